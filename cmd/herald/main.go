@@ -1,0 +1,38 @@
+// Command herald runs all of Herald in one process for a first look: the
+// producer API, the Asynq web UI, a worker, an in-memory Redis and — unless
+// TELEGRAM_BOT_TOKEN is set — a fake Telegram Bot API. Nothing is persisted.
+// For production run cmd/producer and cmd/worker against a real Redis
+// (docker compose up).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/local"
+)
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:8080", "address of the API and web UI")
+	flag.Parse()
+	lc := config.Log{}
+	log := lc.NewLogger(os.Stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := local.Run(ctx, local.Options{
+		Listen:         *listen,
+		TelegramToken:  os.Getenv(config.EnvTelegramToken),
+		TelegramAPIURL: os.Getenv(config.EnvTelegramAPIURL),
+		Out:            os.Stdout,
+		Logger:         log,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "herald:", err)
+		os.Exit(1)
+	}
+}

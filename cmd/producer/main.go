@@ -1,0 +1,62 @@
+// Command producer accepts messages for Telegram and stores them as tasks in
+// Redis: `producer` (or `producer serve`) runs the HTTP API and the web UI,
+// `producer send --chat ID "text"` enqueues one message from the shell, and
+// `producer healthcheck` probes a running API (for container health checks).
+// Configuration comes from the environment, overridden by flags; run
+// `producer -h` for the list.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/app"
+	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/producer"
+)
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	cfg, rest, err := config.LoadProducerArgs(os.Args[1:], os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "producer:", err)
+		return 2
+	}
+	log := cfg.Log.NewLogger(os.Stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmd := "serve"
+	if len(rest) > 0 {
+		cmd, rest = rest[0], rest[1:]
+	}
+	switch cmd {
+	case "serve":
+		if err := app.RunProducer(ctx, cfg, log); err != nil {
+			log.Error("producer stopped", "error", err)
+			return 1
+		}
+		return 0
+	case "send":
+		opts, err := cfg.Redis.UniversalOptions()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "producer:", err)
+			return 2
+		}
+		rdb := redis.NewUniversalClient(opts)
+		defer rdb.Close()
+		enq := app.NewEnqueuer(rdb, cfg)
+		defer enq.Close()
+		return producer.Send(ctx, enq, rest, os.Stdin, os.Stdout, os.Stderr)
+	case "healthcheck":
+		return app.Healthcheck(ctx, cfg.Listen, os.Stderr)
+	default:
+		fmt.Fprintf(os.Stderr, "producer: unknown command %q (want serve, send or healthcheck)\n", cmd)
+		return 2
+	}
+}

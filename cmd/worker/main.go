@@ -1,0 +1,42 @@
+// Command worker sends the queued messages to Telegram, holding Telegram's
+// rate limits across every worker process sharing the Redis. Run as many
+// replicas as you like; `worker healthcheck` probes a running worker.
+// Configuration comes from the environment, overridden by flags; run
+// `worker -h` for the list.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/herald-dev/herald/internal/app"
+	"github.com/herald-dev/herald/internal/config"
+)
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	cfg, rest, err := config.LoadWorkerArgs(os.Args[1:], os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		return 2
+	}
+	log := cfg.Log.NewLogger(os.Stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if len(rest) > 0 && rest[0] == "healthcheck" {
+		return app.Healthcheck(ctx, cfg.Listen, os.Stderr)
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(os.Stderr, "worker: unknown command %q (want no command, or healthcheck)\n", rest[0])
+		return 2
+	}
+	if err := app.RunWorker(ctx, cfg, log); err != nil {
+		log.Error("worker stopped", "error", err)
+		return 1
+	}
+	return 0
+}

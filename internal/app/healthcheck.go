@@ -1,0 +1,37 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Healthcheck asks the local server on listen for /readyz and returns an exit
+// code (0 healthy). It needs no shell or curl in the container image.
+func Healthcheck(ctx context.Context, listen string, stderr io.Writer) int {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "healthcheck: bad listen address %q: %v\n", listen, err)
+		return 2
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(host, port)+"/readyz", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintf(stderr, "healthcheck: %v\n", err)
+		return 1
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(stderr, "healthcheck: /readyz answered %s\n", resp.Status)
+		return 1
+	}
+	return 0
+}

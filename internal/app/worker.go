@@ -1,0 +1,86 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/telegram"
+	"github.com/herald-dev/herald/internal/worker"
+)
+
+// NewSender builds the Bot API client from the worker's settings.
+func NewSender(cfg config.Worker) (*telegram.Client, error) {
+	token, err := cfg.Token()
+	if err != nil {
+		return nil, err
+	}
+	if token == "" {
+		return nil, errors.New("TELEGRAM_BOT_TOKEN (-telegram-bot-token) or TELEGRAM_BOT_TOKEN_FILE is required to run a worker")
+	}
+	return telegram.New(telegram.Config{Token: token, APIURL: cfg.Telegram.APIURL, Timeout: cfg.Telegram.Timeout})
+}
+
+// NewWorker assembles a worker from its settings and a sender.
+func NewWorker(cfg config.Worker, sender worker.Sender, reg prometheus.Registerer, log *slog.Logger) (*worker.Worker, error) {
+	opts, err := cfg.Redis.UniversalOptions()
+	if err != nil {
+		return nil, err
+	}
+	return worker.New(worker.Config{
+		Redis:           opts,
+		Sender:          sender,
+		Limits:          Limits(cfg.Limits),
+		Queues:          cfg.Queues,
+		StrictPriority:  cfg.StrictPriority,
+		Concurrency:     cfg.Concurrency,
+		ShutdownTimeout: cfg.ShutdownTimeout,
+		BackoffBase:     cfg.BackoffBase,
+		BackoffCap:      cfg.BackoffCap,
+		SentRetention:   cfg.SentRetention,
+		Logger:          log,
+		Registerer:      reg,
+	})
+}
+
+// RunWorker runs a worker (and its health/metrics server) until ctx ends.
+func RunWorker(ctx context.Context, cfg config.Worker, log *slog.Logger) error {
+	sender, err := NewSender(cfg)
+	if err != nil {
+		return err
+	}
+	reg := NewRegistry()
+	w, err := NewWorker(cfg, sender, reg, log)
+	if err != nil {
+		return err
+	}
+	log.Info("worker starting", "redis", cfg.Redis.Redacted(), "telegram_api", cfg.Telegram.APIURL,
+		"concurrency", cfg.Concurrency, "queues", cfg.Queues)
+	httpCtx, stopHTTP := context.WithCancel(context.Background())
+	defer stopHTTP()
+	var wg sync.WaitGroup
+	if cfg.Listen != "" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := w.HTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+			if err := worker.ListenAndServe(httpCtx, cfg.Listen, h, log); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("health/metrics server failed", "error", err)
+			}
+		}()
+	}
+	err = w.Run(ctx)
+	stopHTTP()
+	wg.Wait()
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	return nil
+}

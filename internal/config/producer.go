@@ -1,0 +1,271 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Producer environment variables (HERALD_QUEUES is shared with the worker).
+const (
+	EnvListen             = "HERALD_LISTEN"
+	EnvAPIToken           = "HERALD_API_TOKEN"
+	EnvAPITokenFile       = "HERALD_API_TOKEN_FILE"
+	EnvAuthDisabled       = "HERALD_AUTH_DISABLED"
+	EnvDefaultQueue       = "HERALD_DEFAULT_QUEUE"
+	EnvMaxRetry           = "HERALD_MAX_RETRY"
+	EnvTaskTimeout        = "HERALD_TASK_TIMEOUT"
+	EnvIdempotencyWindow  = "HERALD_IDEMPOTENCY_WINDOW"
+	EnvMaxTextLen         = "HERALD_MAX_TEXT_LEN"
+	EnvMaxBodyBytes       = "HERALD_MAX_BODY_BYTES"
+	EnvMonitoringPath     = "HERALD_MONITORING_PATH"
+	EnvMonitoringReadOnly = "HERALD_MONITORING_READONLY"
+)
+
+// Producer defaults.
+const (
+	DefaultListen            = ":8080"
+	DefaultQueue             = "default"
+	DefaultMaxRetry          = 25
+	DefaultTaskTimeout       = 2 * time.Minute
+	DefaultIdempotencyWindow = 24 * time.Hour
+	DefaultMaxTextLen        = 32768
+	DefaultMaxBodyBytes      = 1 << 20
+	DefaultMonitoringPath    = "/monitoring"
+)
+
+// defaultQueueNames returns a fresh copy of the default queue list.
+func defaultQueueNames() []string {
+	return []string{"critical", "default", "low"}
+}
+
+// minBodyBytes is the smallest request body limit accepted.
+const minBodyBytes = 1 << 10
+
+// Producer is the configuration of the producer binary, which accepts
+// messages over HTTP (or its command line) and enqueues SendMessage tasks.
+type Producer struct {
+	Redis Redis
+	Log   Log
+
+	// Listen is the HTTP API address (HERALD_LISTEN, ":8080").
+	Listen string
+	// APIToken is the bearer token clients must present (HERALD_API_TOKEN).
+	APIToken string
+	// APITokenFile is a file holding the API token, trimmed
+	// (HERALD_API_TOKEN_FILE); it excludes APIToken.
+	APITokenFile string
+	// AuthDisabled turns authentication off, for local use only
+	// (HERALD_AUTH_DISABLED). When false a token is required.
+	AuthDisabled bool
+	// DefaultQueue receives messages that name no queue
+	// (HERALD_DEFAULT_QUEUE, "default"); it must be one of Queues.
+	DefaultQueue string
+	// Queues are the queue names clients may use (HERALD_QUEUES, shared with
+	// the worker; priorities there are ignored; default critical,default,low).
+	Queues []string
+	// MaxRetry is how often a task is retried before it is archived
+	// (HERALD_MAX_RETRY, 25).
+	MaxRetry int
+	// TaskTimeout bounds one processing attempt (HERALD_TASK_TIMEOUT, 2m).
+	TaskTimeout time.Duration
+	// IdempotencyWindow is how long an idempotency key blocks a duplicate
+	// (HERALD_IDEMPOTENCY_WINDOW, 24h).
+	IdempotencyWindow time.Duration
+	// MaxTextLen is the longest accepted text in UTF-16 code units
+	// (HERALD_MAX_TEXT_LEN, 32768); the worker splits long texts into
+	// 4096-unit messages.
+	MaxTextLen int
+	// MaxBodyBytes bounds an HTTP request body (HERALD_MAX_BODY_BYTES, 1 MiB).
+	MaxBodyBytes int64
+	// MonitoringPath is where the Asynq web UI is mounted
+	// (HERALD_MONITORING_PATH, "/monitoring"); "" disables it ("off" in the
+	// environment).
+	MonitoringPath string
+	// MonitoringReadOnly hides the UI's mutating actions
+	// (HERALD_MONITORING_READONLY).
+	MonitoringReadOnly bool
+}
+
+// WithDefaults returns p with every zero-valued setting replaced by its
+// default. Because zero counts as unset, MonitoringPath must be cleared
+// after calling it to disable the UI.
+func (p Producer) WithDefaults() Producer {
+	p.Redis = p.Redis.withDefaults()
+	p.Log = p.Log.withDefaults()
+	if p.Listen == "" {
+		p.Listen = DefaultListen
+	}
+	if p.DefaultQueue == "" {
+		p.DefaultQueue = DefaultQueue
+	}
+	if p.Queues == nil {
+		p.Queues = defaultQueueNames()
+	}
+	if p.MaxRetry == 0 {
+		p.MaxRetry = DefaultMaxRetry
+	}
+	if p.TaskTimeout == 0 {
+		p.TaskTimeout = DefaultTaskTimeout
+	}
+	if p.IdempotencyWindow == 0 {
+		p.IdempotencyWindow = DefaultIdempotencyWindow
+	}
+	if p.MaxTextLen == 0 {
+		p.MaxTextLen = DefaultMaxTextLen
+	}
+	if p.MaxBodyBytes == 0 {
+		p.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if p.MonitoringPath == "" {
+		p.MonitoringPath = DefaultMonitoringPath
+	}
+	return p
+}
+
+// Validate reports every problem at once.
+func (p Producer) Validate() error {
+	var pr problems
+	p.Redis.validate(&pr)
+	p.Log.validate(&pr)
+	if p.Listen == "" {
+		pr.add(EnvListen, "must be host:port such as %q, got an empty value", DefaultListen)
+	} else {
+		validateListen(&pr, EnvListen, p.Listen, DefaultListen)
+	}
+	validateSecretPair(&pr, p.APIToken, p.APITokenFile, EnvAPIToken, EnvAPITokenFile)
+	if !p.AuthDisabled && p.APIToken == "" && p.APITokenFile == "" {
+		pr.add(EnvAPIToken, "is required: set %s (or %s), or %s=true for local use",
+			EnvAPIToken, EnvAPITokenFile, EnvAuthDisabled)
+	}
+	p.validateQueues(&pr)
+	if p.MaxRetry < 0 {
+		pr.add(EnvMaxRetry, "must be >= 0, got %d", p.MaxRetry)
+	}
+	if p.TaskTimeout < time.Second {
+		pr.add(EnvTaskTimeout, "must be at least 1s (e.g. 2m), got %s", fmtDur(p.TaskTimeout))
+	}
+	if p.IdempotencyWindow < time.Second {
+		pr.add(EnvIdempotencyWindow, "must be at least 1s (e.g. 24h), got %s", fmtDur(p.IdempotencyWindow))
+	}
+	if p.MaxTextLen < 1 {
+		pr.add(EnvMaxTextLen, "must be >= 1, got %d", p.MaxTextLen)
+	}
+	if p.MaxBodyBytes < minBodyBytes {
+		pr.add(EnvMaxBodyBytes, "must be at least 1KiB (e.g. 1MiB), got %d", p.MaxBodyBytes)
+	}
+	if mp := p.MonitoringPath; mp != "" {
+		if !strings.HasPrefix(mp, "/") || mp == "/" || strings.HasSuffix(mp, "/") || strings.ContainsAny(mp, "?# \t") {
+			pr.add(EnvMonitoringPath, "must be a path such as %q (leading slash, no trailing slash), or \"off\", got %q",
+				DefaultMonitoringPath, mp)
+		}
+	}
+	return pr.err()
+}
+
+// validateQueues checks the queue list and that DefaultQueue is on it.
+func (p Producer) validateQueues(pr *problems) {
+	if len(p.Queues) == 0 {
+		pr.add(EnvQueues, "must name at least one queue, e.g. %q", DefaultQueues)
+	}
+	for i, name := range p.Queues {
+		if !validQueueName(name) {
+			pr.add(EnvQueues, "has queue name %q; names may only use a-z, 0-9, _ and -", name)
+		}
+		if slices.Index(p.Queues, name) != i {
+			pr.add(EnvQueues, "lists queue %q twice; keep one entry per queue", name)
+		}
+	}
+	if len(p.Queues) > 0 && !slices.Contains(p.Queues, p.DefaultQueue) {
+		pr.add(EnvDefaultQueue, "is %q, which is not in %s (%s); pick one of those or add it there",
+			p.DefaultQueue, EnvQueues, strings.Join(p.Queues, ", "))
+	}
+}
+
+// Token returns the API token, reading APITokenFile when it is set. It
+// returns "" and no error when neither is set.
+func (p Producer) Token() (string, error) {
+	return secretPair(p.APIToken, p.APITokenFile, EnvAPIToken, EnvAPITokenFile)
+}
+
+// LogValue renders every setting with secrets masked, so a Producer can be
+// logged with slog.
+func (p Producer) LogValue() slog.Value {
+	return slog.GroupValue(logAttrs(producerSpecs(&p))...)
+}
+
+// String renders every setting as ENV=value with secrets masked.
+func (p Producer) String() string {
+	return render(producerSpecs(&p))
+}
+
+// ProducerSettings describes every producer setting in documentation order.
+func ProducerSettings() []Setting {
+	var p Producer
+	return describe(producerSpecs(&p))
+}
+
+// ProducerUsage writes the producer's flag help to out.
+func ProducerUsage(out io.Writer) error {
+	return Usage(out, ProducerSettings())
+}
+
+// LoadProducer resolves the producer configuration: defaults, then the
+// environment read through getenv (nil means none), then flags in args. It
+// returns every problem at once, and flag.ErrHelp for -h. Positional
+// arguments are an error; use LoadProducerArgs for subcommands.
+func LoadProducer(args []string, getenv func(string) string) (Producer, error) {
+	p, rest, err := LoadProducerArgs(args, getenv)
+	if err != nil {
+		return Producer{}, err
+	}
+	if len(rest) > 0 {
+		return Producer{}, fmt.Errorf("config: unexpected argument %q; use LoadProducerArgs to accept a subcommand", rest[0])
+	}
+	return p, nil
+}
+
+// LoadProducerArgs is LoadProducer that stops at the first non-flag argument
+// and returns it and everything after it, so that
+// "producer -redis-url=... send --chat 1 text" leaves "send --chat 1 text"
+// for the caller.
+func LoadProducerArgs(args []string, getenv func(string) string) (Producer, []string, error) {
+	p := Producer{}.WithDefaults()
+	rest, err := load("producer", producerSpecs(&p), args, getenv)
+	if err != nil {
+		return Producer{}, nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return Producer{}, nil, err
+	}
+	return p, rest, nil
+}
+
+// producerSpecs binds every producer setting to p.
+func producerSpecs(p *Producer) []spec {
+	specs := commonSpecs(&p.Redis, &p.Log)
+	return append(specs,
+		newSpec(EnvListen, DefaultListen, "Address of the HTTP API.", stringVar(&p.Listen)),
+		secretSpec(EnvAPIToken, "Bearer token API clients must send. Prefer the _FILE variant.", stringVar(&p.APIToken)),
+		newSpec(EnvAPITokenFile, "", "File holding the API token (content trimmed); excludes "+EnvAPIToken+".",
+			stringVar(&p.APITokenFile)),
+		newSpec(EnvAuthDisabled, "false", "Accept requests without a token; for local use only.", boolVar(&p.AuthDisabled)),
+		newSpec(EnvDefaultQueue, DefaultQueue, "Queue for messages that name none; must be listed in "+EnvQueues+".",
+			stringVar(&p.DefaultQueue)),
+		newSpec(EnvQueues, "critical,default,low", "Queues clients may use; same variable as the worker's, priorities ignored.",
+			queueNamesVar(&p.Queues)),
+		newSpec(EnvMaxRetry, "25", "Retries of a task before it is archived.", intVar(&p.MaxRetry)),
+		newSpec(EnvTaskTimeout, "2m", "Timeout of one processing attempt of a task.", durationVar(&p.TaskTimeout)),
+		newSpec(EnvIdempotencyWindow, "24h", "How long an idempotency key rejects duplicates.", durationVar(&p.IdempotencyWindow)),
+		newSpec(EnvMaxTextLen, "32768", "Longest accepted text in UTF-16 units; the worker splits it into 4096-unit messages.",
+			intVar(&p.MaxTextLen)),
+		newSpec(EnvMaxBodyBytes, "1MiB", "Largest accepted HTTP request body (bytes, KiB, MiB).", bytesVar(&p.MaxBodyBytes)),
+		newSpec(EnvMonitoringPath, DefaultMonitoringPath, `Path of the Asynq web UI; "off" disables it.`,
+			optStringVar(&p.MonitoringPath)),
+		newSpec(EnvMonitoringReadOnly, "false", "Serve the web UI without its mutating actions.",
+			boolVar(&p.MonitoringReadOnly)),
+	)
+}

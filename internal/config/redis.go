@@ -1,0 +1,391 @@
+package config
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+)
+
+// EnvRedisURL names the Redis connection URL variable shared by both binaries.
+const EnvRedisURL = "REDIS_URL"
+
+// DefaultRedisURL is the Redis URL used when REDIS_URL is not set.
+const DefaultRedisURL = "redis://127.0.0.1:6379/0"
+
+// redisForms lists the accepted URL shapes for error messages.
+const redisForms = "redis://[user:pass@]host:port/db, rediss://[user:pass@]host:port/db (TLS), " +
+	"redis-sentinel://[:pass@]host1:port,host2:port/db?master=NAME or redis-socket:///path/to/redis.sock?db=N"
+
+// redactedMark replaces secrets in rendered URLs.
+const redactedMark = "xxxxx"
+
+// Redis says where Herald's queues live.
+//
+// URL (REDIS_URL) takes one of these forms:
+//
+//	redis://[user:pass@]host[:port][/db]             plain TCP, port 6379 by default
+//	rediss://[user:pass@]host[:port][/db]            TCP with TLS
+//	redis-sentinel://[:pass@]host1:port,host2:port[/db]?master=NAME[&username=U&password=P]
+//	redis-socket://[:pass@]/path/to/redis.sock[?db=N]
+//
+// For sentinel URLs the password in the user part authenticates against the
+// sentinels, as in asynq; the optional username and password query parameters
+// authenticate against the master.
+type Redis struct {
+	URL string
+}
+
+// redisTarget is a parsed Redis URL from which both client option types are
+// built, so Herald's own client and asynq always agree.
+type redisTarget struct {
+	network          string   // "tcp" or "unix"
+	addrs            []string // one address, or the sentinel list
+	username         string
+	password         string
+	sentinelUsername string
+	sentinelPassword string
+	master           string
+	db               int
+	tlsServerName    string // non-empty for rediss://
+}
+
+// String returns the URL with passwords masked; see Redacted.
+func (r Redis) String() string { return r.Redacted() }
+
+// LogValue logs the redacted URL, so slog never prints the password.
+func (r Redis) LogValue() slog.Value { return slog.StringValue(r.Redacted()) }
+
+// Redacted returns the URL with the user part and any password query
+// parameter masked, so it is safe to log. Malformed URLs are masked too.
+func (r Redis) Redacted() string { return redactURL(r.URL) }
+
+// ConnOpt returns the asynq connection option for URL: a RedisClientOpt for
+// redis://, rediss:// and redis-socket://, or a RedisFailoverClientOpt for
+// redis-sentinel://. The error names REDIS_URL and never contains a password.
+func (r Redis) ConnOpt() (asynq.RedisConnOpt, error) {
+	t, err := r.target()
+	if err != nil {
+		return nil, err
+	}
+	if t.master != "" {
+		return asynq.RedisFailoverClientOpt{
+			MasterName:       t.master,
+			SentinelAddrs:    slices.Clone(t.addrs),
+			SentinelUsername: t.sentinelUsername,
+			SentinelPassword: t.sentinelPassword,
+			Username:         t.username,
+			Password:         t.password,
+			DB:               t.db,
+			TLSConfig:        t.tlsConfig(),
+		}, nil
+	}
+	return asynq.RedisClientOpt{
+		Network:   t.network,
+		Addr:      t.addrs[0],
+		Username:  t.username,
+		Password:  t.password,
+		DB:        t.db,
+		TLSConfig: t.tlsConfig(),
+	}, nil
+}
+
+// UniversalOptions returns go-redis options that reach the same server, with
+// the same credentials and database, as ConnOpt. Pass them to
+// redis.NewUniversalClient.
+func (r Redis) UniversalOptions() (*redis.UniversalOptions, error) {
+	t, err := r.target()
+	if err != nil {
+		return nil, err
+	}
+	// go-redis picks the unix network by itself for an absolute path.
+	return &redis.UniversalOptions{
+		Addrs:            slices.Clone(t.addrs),
+		MasterName:       t.master,
+		Username:         t.username,
+		Password:         t.password,
+		SentinelUsername: t.sentinelUsername,
+		SentinelPassword: t.sentinelPassword,
+		DB:               t.db,
+		TLSConfig:        t.tlsConfig(),
+	}, nil
+}
+
+// tlsConfig returns a fresh TLS configuration for rediss://, or nil.
+func (t redisTarget) tlsConfig() *tls.Config {
+	if t.tlsServerName == "" {
+		return nil
+	}
+	return &tls.Config{ServerName: t.tlsServerName, MinVersion: tls.VersionTLS12}
+}
+
+// target parses URL, wrapping any problem in a FieldError for REDIS_URL.
+func (r Redis) target() (redisTarget, error) {
+	t, err := parseRedisURL(r.URL)
+	if err != nil {
+		return redisTarget{}, fieldErr(EnvRedisURL, "%v", err)
+	}
+	return t, nil
+}
+
+// validate records a problem when URL cannot be used.
+func (r Redis) validate(p *problems) {
+	if _, err := r.target(); err != nil {
+		*p = append(*p, err)
+	}
+}
+
+// withDefaults fills an empty URL.
+func (r Redis) withDefaults() Redis {
+	if r.URL == "" {
+		r.URL = DefaultRedisURL
+	}
+	return r
+}
+
+// parseRedisURL understands the four URL forms. Its errors show the URL only
+// in redacted form and never wrap net/url errors, which quote the input.
+func parseRedisURL(raw string) (redisTarget, error) {
+	shown := redactURL(raw)
+	if strings.TrimSpace(raw) == "" {
+		return redisTarget{}, fmt.Errorf("is empty; use one of %s", redisForms)
+	}
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		hint := ""
+		if !strings.ContainsAny(raw, "/?#") && strings.Contains(raw, ":") {
+			hint = fmt.Sprintf(" (did you mean %q?)", "redis://"+shown+"/0")
+		}
+		return redisTarget{}, fmt.Errorf("%q has no scheme%s; use one of %s", shown, hint, redisForms)
+	}
+	switch strings.ToLower(scheme) {
+	case "redis", "rediss":
+		return parseRedisTCP(raw, strings.ToLower(scheme) == "rediss", shown)
+	case "redis-sentinel":
+		return parseRedisSentinel(rest, shown)
+	case "redis-socket":
+		return parseRedisSocket(raw, shown)
+	default:
+		return redisTarget{}, fmt.Errorf("%q has unsupported scheme %q; accepted schemes are redis://, rediss://, redis-sentinel:// and redis-socket:// (%s)",
+			shown, scheme, redisForms)
+	}
+}
+
+// parseURL wraps url.Parse without leaking the input: the underlying reason
+// is only shown when the URL carries no credentials.
+func parseURL(raw, shown string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		reason := ""
+		var ue *url.Error
+		if !strings.Contains(raw, "@") && errors.As(err, &ue) {
+			reason = ": " + ue.Err.Error()
+		}
+		return nil, fmt.Errorf("%q is not a valid URL%s; use one of %s", shown, reason, redisForms)
+	}
+	return u, nil
+}
+
+// parseRedisTCP handles redis:// and rediss://.
+func parseRedisTCP(raw string, useTLS bool, shown string) (redisTarget, error) {
+	u, err := parseURL(raw, shown)
+	if err != nil {
+		return redisTarget{}, err
+	}
+	if err := onlyQuery(u.Query(), shown); err != nil {
+		return redisTarget{}, err
+	}
+	addr, err := hostPort(u.Host, "6379", shown)
+	if err != nil {
+		return redisTarget{}, err
+	}
+	db, err := pathDB(u.Path, shown)
+	if err != nil {
+		return redisTarget{}, err
+	}
+	t := redisTarget{network: "tcp", addrs: []string{addr}, db: db}
+	t.username, t.password = userPass(u.User)
+	if useTLS {
+		t.tlsServerName = u.Hostname()
+	}
+	return t, nil
+}
+
+// parseRedisSentinel handles redis-sentinel://. The host part is split by
+// hand because net/url does not accept a comma-separated list with IPv6
+// literals.
+func parseRedisSentinel(rest, shown string) (redisTarget, error) {
+	authority, tail := rest, ""
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority, tail = rest[:i], rest[i:]
+	}
+	userinfo, hosts := "", authority
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		userinfo, hosts = authority[:at+1], authority[at+1:]
+	}
+	u, err := parseURL("redis-sentinel://"+userinfo+"sentinel"+tail, shown)
+	if err != nil {
+		return redisTarget{}, err
+	}
+	q := u.Query()
+	if err := onlyQuery(q, shown, "master", "username", "password"); err != nil {
+		return redisTarget{}, err
+	}
+	t := redisTarget{network: "tcp", master: q.Get("master"), username: q.Get("username"), password: q.Get("password")}
+	if t.master == "" {
+		return redisTarget{}, fmt.Errorf("%q names no master; add ?master=NAME (the name the sentinels monitor, often \"mymaster\")", shown)
+	}
+	for h := range strings.SplitSeq(hosts, ",") {
+		addr, err := hostPort(strings.TrimSpace(h), "26379", shown)
+		if err != nil {
+			return redisTarget{}, err
+		}
+		t.addrs = append(t.addrs, addr)
+	}
+	if t.db, err = pathDB(u.Path, shown); err != nil {
+		return redisTarget{}, err
+	}
+	t.sentinelUsername, t.sentinelPassword = userPass(u.User)
+	return t, nil
+}
+
+// parseRedisSocket handles redis-socket:///path?db=N.
+func parseRedisSocket(raw, shown string) (redisTarget, error) {
+	u, err := parseURL(raw, shown)
+	if err != nil {
+		return redisTarget{}, err
+	}
+	if u.Host != "" {
+		return redisTarget{}, fmt.Errorf("%q has a host; a socket URL needs an absolute path, e.g. redis-socket:///run/redis/redis.sock", shown)
+	}
+	if !strings.HasPrefix(u.Path, "/") || len(u.Path) < 2 || strings.HasSuffix(u.Path, "/") {
+		return redisTarget{}, fmt.Errorf("%q has no socket path; use e.g. redis-socket:///run/redis/redis.sock", shown)
+	}
+	q := u.Query()
+	if err := onlyQuery(q, shown, "db"); err != nil {
+		return redisTarget{}, err
+	}
+	t := redisTarget{network: "unix", addrs: []string{u.Path}}
+	if v := q.Get("db"); v != "" {
+		if t.db, err = strconv.Atoi(v); err != nil || t.db < 0 {
+			return redisTarget{}, fmt.Errorf("%q has db=%q; it must be a database number >= 0", shown, v)
+		}
+	}
+	t.username, t.password = userPass(u.User)
+	return t, nil
+}
+
+// userPass extracts the decoded user name and password.
+func userPass(ui *url.Userinfo) (string, string) {
+	if ui == nil {
+		return "", ""
+	}
+	pass, _ := ui.Password()
+	return ui.Username(), pass
+}
+
+// onlyQuery rejects query parameters other than the allowed ones, so that a
+// typo does not silently fall back to a default.
+func onlyQuery(q url.Values, shown string, allowed ...string) error {
+	for k := range q {
+		if !slices.Contains(allowed, k) {
+			if len(allowed) == 0 {
+				return fmt.Errorf("%q has query parameter %q; this scheme takes none", shown, k)
+			}
+			return fmt.Errorf("%q has unknown query parameter %q; accepted: %s", shown, k, strings.Join(allowed, ", "))
+		}
+	}
+	return nil
+}
+
+// hostPort checks a host[:port] and adds defPort when the port is missing.
+func hostPort(h, defPort, shown string) (string, error) {
+	if h == "" {
+		return "", fmt.Errorf("%q has no host; use e.g. redis://127.0.0.1:6379/0", shown)
+	}
+	host, port := h, defPort
+	switch {
+	case strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]"):
+		host = h[1 : len(h)-1]
+	case strings.Count(h, ":") == 0:
+	default:
+		var err error
+		if host, port, err = net.SplitHostPort(h); err != nil {
+			return "", fmt.Errorf("%q has a malformed host:port %q; IPv6 addresses need brackets, e.g. [::1]:6379", shown, h)
+		}
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("%q has port %q; it must be a number from 1 to 65535", shown, port)
+	}
+	if host == "" {
+		return "", fmt.Errorf("%q has no host before :%s; use e.g. 127.0.0.1:%s", shown, port, port)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// pathDB reads the database number from a "/N" path; an empty path is 0.
+func pathDB(path, shown string) (int, error) {
+	p := strings.TrimPrefix(path, "/")
+	if p == "" {
+		return 0, nil
+	}
+	db, err := strconv.Atoi(p)
+	if err != nil || db < 0 {
+		return 0, fmt.Errorf("%q has path %q; the path must be the database number, e.g. /0", shown, path)
+	}
+	return db, nil
+}
+
+// redactURL masks the user part (everything before the last '@' of the
+// authority) and password-like query values of a URL-ish string. It works on
+// the raw text so that malformed URLs are masked too; when in doubt it masks
+// more than needed.
+func redactURL(raw string) string {
+	prefix, rest := "", raw
+	if scheme, r, ok := strings.Cut(raw, "://"); ok {
+		prefix, rest = scheme+"://", r
+	}
+	// Everything up to the last '@' may be credentials. A stray '@' later in
+	// the string only causes over-masking, which is harmless.
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		userinfo := rest[:at]
+		user, _, hasPass := strings.Cut(userinfo, ":")
+		if hasPass && user != "" && !strings.ContainsAny(user, "/?#") {
+			userinfo = user + ":" + redactedMark
+		} else if hasPass {
+			userinfo = ":" + redactedMark
+		} else {
+			userinfo = redactedMark
+		}
+		rest = userinfo + rest[at:]
+	}
+	base, query, hasQuery := strings.Cut(rest, "?")
+	if !hasQuery {
+		return prefix + rest
+	}
+	query, frag, hasFrag := strings.Cut(query, "#")
+	parts := strings.Split(query, "&")
+	for i, kv := range parts {
+		k, _, hasV := strings.Cut(kv, "=")
+		name, err := url.QueryUnescape(k)
+		if err != nil {
+			name = k
+		}
+		if hasV && strings.Contains(strings.ToLower(name), "pass") {
+			parts[i] = k + "=" + redactedMark
+		}
+	}
+	out := prefix + base + "?" + strings.Join(parts, "&")
+	if hasFrag {
+		out += "#" + frag
+	}
+	return out
+}

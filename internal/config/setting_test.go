@@ -1,0 +1,176 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestDocumentedDefaultsMatchWithDefaults parses every documented default
+// into a zero struct and expects the result WithDefaults produces, so the
+// README table cannot drift from the code.
+func TestDocumentedDefaultsMatchWithDefaults(t *testing.T) {
+	t.Parallel()
+	var w Worker
+	for _, s := range workerSpecs(&w) {
+		if s.Default != "" {
+			if err := s.set(s.Default); err != nil {
+				t.Fatalf("%s default %q: %v", s.Env, s.Default, err)
+			}
+		}
+	}
+	if want := (Worker{}).WithDefaults(); !reflect.DeepEqual(w, want) {
+		t.Errorf("worker documented defaults give\n%+v\nWithDefaults gives\n%+v", w, want)
+	}
+	var p Producer
+	for _, s := range producerSpecs(&p) {
+		if s.Default != "" {
+			if err := s.set(s.Default); err != nil {
+				t.Fatalf("%s default %q: %v", s.Env, s.Default, err)
+			}
+		}
+	}
+	if want := (Producer{}).WithDefaults(); !reflect.DeepEqual(p, want) {
+		t.Errorf("producer documented defaults give\n%+v\nWithDefaults gives\n%+v", p, want)
+	}
+}
+
+// TestGetSetRoundTrip renders every field and parses it back unchanged.
+func TestGetSetRoundTrip(t *testing.T) {
+	t.Parallel()
+	w, err := LoadWorker(nil, envOf(workerEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := w
+	for _, s := range workerSpecs(&w) {
+		if err := s.set(s.get()); err != nil {
+			t.Errorf("%s: %q does not parse: %v", s.Env, s.get(), err)
+		}
+	}
+	if !reflect.DeepEqual(w, orig) {
+		t.Errorf("worker round trip changed\n%+v\nto\n%+v", orig, w)
+	}
+	p, err := LoadProducer(nil, envOf(producerEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	porig := p
+	for _, s := range producerSpecs(&p) {
+		if err := s.set(s.get()); err != nil {
+			t.Errorf("%s: %q does not parse: %v", s.Env, s.get(), err)
+		}
+	}
+	if !reflect.DeepEqual(p, porig) {
+		t.Errorf("producer round trip changed\n%+v\nto\n%+v", porig, p)
+	}
+}
+
+func TestSettingsTables(t *testing.T) {
+	t.Parallel()
+	for name, settings := range map[string][]Setting{"worker": WorkerSettings(), "producer": ProducerSettings()} {
+		seenEnv, seenFlag := map[string]bool{}, map[string]bool{}
+		for _, s := range settings {
+			if s.Env == "" || s.Help == "" || s.Flag != flagName(s.Env) {
+				t.Errorf("%s: incomplete setting %+v", name, s)
+			}
+			if seenEnv[s.Env] || seenFlag[s.Flag] {
+				t.Errorf("%s: duplicate %s / -%s", name, s.Env, s.Flag)
+			}
+			seenEnv[s.Env], seenFlag[s.Flag] = true, true
+		}
+	}
+	flags := map[string]string{}
+	for _, s := range append(WorkerSettings(), ProducerSettings()...) {
+		flags[s.Env] = s.Flag
+	}
+	for env, flag := range map[string]string{
+		"REDIS_URL": "redis-url", "TELEGRAM_API_URL": "telegram-api-url", "HERALD_CONCURRENCY": "concurrency",
+		"HERALD_LISTEN": "listen", "HERALD_API_TOKEN_FILE": "api-token-file", "HERALD_AUTH_DISABLED": "auth-disabled",
+		"HERALD_LIMIT_BOT": "limit-bot", "HERALD_BURST_BOT": "burst-bot", "HERALD_WORKER_LISTEN": "worker-listen",
+	} {
+		if flags[env] != flag {
+			t.Errorf("%s has flag -%s, want -%s", env, flags[env], flag)
+		}
+	}
+}
+
+func TestUsageAndMarkdown(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	if err := WorkerUsage(&buf); err != nil {
+		t.Fatal(err)
+	}
+	usage := buf.String()
+	md := MarkdownTable(ProducerSettings())
+	for _, s := range WorkerSettings() {
+		if !strings.Contains(usage, "  -"+s.Flag+" value\n") || !strings.Contains(usage, "(env "+s.Env) {
+			t.Errorf("worker usage lacks %s", s.Env)
+		}
+	}
+	if !strings.Contains(usage, `default "critical=6,default=3,low=1"`) {
+		t.Errorf("usage lacks queue default:\n%s", usage)
+	}
+	for _, s := range ProducerSettings() {
+		if !strings.Contains(md, "| `"+s.Env+"` | `-"+s.Flag+"` |") {
+			t.Errorf("markdown lacks %s", s.Env)
+		}
+	}
+	if n := strings.Count(md, "\n"); n != len(ProducerSettings())+2 {
+		t.Errorf("markdown has %d lines, want %d", n, len(ProducerSettings())+2)
+	}
+	if got := MarkdownTable([]Setting{{Env: "A", Flag: "a", Help: "x | y"}}); !strings.Contains(got, `x \| y`) {
+		t.Errorf("pipe not escaped: %s", got)
+	}
+	buf.Reset()
+	if err := ProducerUsage(&buf); err != nil || !strings.Contains(buf.String(), "-api-token value") {
+		t.Errorf("producer usage: %v\n%s", err, buf.String())
+	}
+}
+
+// TestSecretsNeverRendered checks every way a config may end up in a log.
+func TestSecretsNeverRendered(t *testing.T) {
+	t.Parallel()
+	const redisPW, botToken, apiToken = "redisPW-123", "999:botTOKEN", "apiTOKEN-456"
+	w := Worker{Redis: Redis{URL: "redis://u:" + redisPW + "@cache:6379/0"}, Telegram: Telegram{Token: botToken}}.WithDefaults()
+	p := Producer{Redis: Redis{URL: "redis-sentinel://:" + redisPW + "@a,b/0?master=m&password=" + redisPW}, APIToken: apiToken}.WithDefaults()
+
+	var buf bytes.Buffer
+	l := slog.New(slog.NewJSONHandler(&buf, nil))
+	l.Info("start", "worker", w, "producer", p, "telegram", w.Telegram, "redis", w.Redis)
+	outs := map[string]string{
+		"slog":         buf.String(),
+		"w.String":     w.String(),
+		"p.String":     p.String(),
+		"%+v worker":   fmt.Sprintf("%+v", w),
+		"%v producer":  fmt.Sprintf("%v", p),
+		"%+v telegram": fmt.Sprintf("%+v", w.Telegram),
+	}
+	for name, out := range outs {
+		for _, secret := range []string{redisPW, botToken, apiToken} {
+			if strings.Contains(out, secret) {
+				t.Errorf("%s leaks %q: %s", name, secret, out)
+			}
+		}
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
+		t.Fatal(err)
+	}
+	worker, _ := rec["worker"].(map[string]any)
+	if worker["TELEGRAM_BOT_TOKEN"] != redactedValue || worker["HERALD_CONCURRENCY"] != "64" ||
+		worker["REDIS_URL"] != "redis://u:xxxxx@cache:6379/0" {
+		t.Errorf("worker log value = %v", worker)
+	}
+	producer, _ := rec["producer"].(map[string]any)
+	if producer["HERALD_API_TOKEN"] != redactedValue || producer["HERALD_API_TOKEN_FILE"] != "" {
+		t.Errorf("producer log value = %v", producer)
+	}
+	if !strings.Contains(w.String(), "HERALD_QUEUES=critical=6,default=3,low=1") {
+		t.Errorf("String() = %s", w.String())
+	}
+}

@@ -1,0 +1,102 @@
+package config
+
+import (
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Telegram environment variables.
+const (
+	EnvTelegramToken     = "TELEGRAM_BOT_TOKEN"
+	EnvTelegramTokenFile = "TELEGRAM_BOT_TOKEN_FILE"
+	EnvTelegramAPIURL    = "TELEGRAM_API_URL"
+	EnvTelegramTimeout   = "TELEGRAM_TIMEOUT"
+)
+
+// Telegram defaults.
+const (
+	DefaultTelegramAPIURL  = "https://api.telegram.org"
+	DefaultTelegramTimeout = 15 * time.Second
+)
+
+// Telegram holds what the worker needs to reach the Bot API.
+type Telegram struct {
+	// Token is the bot token (TELEGRAM_BOT_TOKEN). It may be empty when the
+	// worker runs against a fake Bot API.
+	Token string
+	// TokenFile is a file holding the token (TELEGRAM_BOT_TOKEN_FILE); its
+	// content is trimmed. It cannot be combined with Token.
+	TokenFile string
+	// APIURL is the Bot API base URL (TELEGRAM_API_URL), without a trailing
+	// slash; default https://api.telegram.org.
+	APIURL string
+	// Timeout bounds one Bot API request (TELEGRAM_TIMEOUT, default 15s).
+	Timeout time.Duration
+}
+
+// Endpoint returns the API endpoint pattern for
+// tgbotapi.NewBotAPIWithAPIEndpoint: APIURL followed by "/bot%s/%s", where the
+// placeholders take the token and the method name. Any '%' already in
+// APIURL is escaped.
+func (t Telegram) Endpoint() string {
+	return strings.ReplaceAll(strings.TrimRight(t.APIURL, "/"), "%", "%%") + "/bot%s/%s"
+}
+
+// String describes the settings with the token masked.
+func (t Telegram) String() string {
+	tok := ""
+	if t.Token != "" {
+		tok = redactedValue
+	}
+	return "{Token:" + tok + " TokenFile:" + t.TokenFile + " APIURL:" + t.APIURL + " Timeout:" + fmtDur(t.Timeout) + "}"
+}
+
+// LogValue logs the settings with the token masked.
+func (t Telegram) LogValue() slog.Value {
+	tok := ""
+	if t.Token != "" {
+		tok = redactedValue
+	}
+	return slog.GroupValue(
+		slog.String("token", tok),
+		slog.String("token_file", t.TokenFile),
+		slog.String("api_url", t.APIURL),
+		slog.String("timeout", fmtDur(t.Timeout)),
+	)
+}
+
+// withDefaults fills the API URL and timeout.
+func (t Telegram) withDefaults() Telegram {
+	if t.APIURL == "" {
+		t.APIURL = DefaultTelegramAPIURL
+	}
+	if t.Timeout == 0 {
+		t.Timeout = DefaultTelegramTimeout
+	}
+	return t
+}
+
+// token returns the configured token, reading TokenFile when set.
+func (t Telegram) token() (string, error) {
+	return secretPair(t.Token, t.TokenFile, EnvTelegramToken, EnvTelegramTokenFile)
+}
+
+// validate checks token exclusivity and readability, the URL and the timeout.
+func (t Telegram) validate(p *problems) {
+	validateSecretPair(p, t.Token, t.TokenFile, EnvTelegramToken, EnvTelegramTokenFile)
+	u, err := url.Parse(t.APIURL)
+	switch {
+	case err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https"):
+		p.add(EnvTelegramAPIURL, "must be an http:// or https:// URL such as %s, got %q", DefaultTelegramAPIURL, redactURL(t.APIURL))
+	case strings.Contains(u.Path, "/bot"):
+		// The path may hold the token; do not echo it.
+		p.add(EnvTelegramAPIURL, "must be the base URL only (e.g. %s), without /bot<token>", DefaultTelegramAPIURL)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		p.add(EnvTelegramAPIURL, "must be a plain base URL without user, query or fragment, got %q", redactURL(t.APIURL))
+	}
+	if t.Timeout <= 0 {
+		p.add(EnvTelegramTimeout, "must be > 0 (e.g. 15s), got %s", fmtDur(t.Timeout))
+	}
+}

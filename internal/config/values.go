@@ -1,0 +1,352 @@
+package config
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// binding connects a setting to one field: set parses text into the field,
+// get renders the field back in a form set accepts.
+type binding struct {
+	set     func(string) error
+	get     func() string
+	boolean bool // the flag may be given without a value
+}
+
+// offWord is how a setting whose empty value means "disabled" is written in
+// the environment, where an empty variable is indistinguishable from an
+// unset one.
+const offWord = "off"
+
+// redactedValue stands in for a secret that is set.
+const redactedValue = "[redacted]"
+
+func stringVar(p *string) binding {
+	return binding{
+		set: func(s string) error { *p = s; return nil },
+		get: func() string { return *p },
+	}
+}
+
+// optStringVar is a string where "off" (any case) stores "" to disable.
+func optStringVar(p *string) binding {
+	return binding{
+		set: func(s string) error {
+			if strings.EqualFold(s, offWord) {
+				s = ""
+			}
+			*p = s
+			return nil
+		},
+		get: func() string {
+			if *p == "" {
+				return offWord
+			}
+			return *p
+		},
+	}
+}
+
+// baseURLVar is a URL stored without trailing slashes.
+func baseURLVar(p *string) binding {
+	return binding{
+		set: func(s string) error { *p = strings.TrimRight(s, "/"); return nil },
+		get: func() string { return *p },
+	}
+}
+
+func intVar(p *int) binding {
+	return binding{
+		set: func(s string) error {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return errors.New("must be a whole number")
+			}
+			*p = n
+			return nil
+		},
+		get: func() string { return strconv.Itoa(*p) },
+	}
+}
+
+func boolVar(p *bool) binding {
+	return binding{
+		boolean: true,
+		set: func(s string) error {
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				return errors.New("must be true or false")
+			}
+			*p = b
+			return nil
+		},
+		get: func() string { return strconv.FormatBool(*p) },
+	}
+}
+
+func durationVar(p *time.Duration) binding {
+	return binding{
+		set: func(s string) error {
+			d, err := time.ParseDuration(s)
+			if err != nil {
+				return errors.New("must be a duration with a unit, such as 500ms, 30s, 5m or 24h")
+			}
+			*p = d
+			return nil
+		},
+		get: func() string { return fmtDur(*p) },
+	}
+}
+
+func rateVar(p *Rate) binding {
+	return binding{
+		set: func(s string) error {
+			r, err := parseRate(s)
+			if err != nil {
+				return err
+			}
+			*p = r
+			return nil
+		},
+		get: func() string { return p.String() },
+	}
+}
+
+func levelVar(p *slog.Level) binding {
+	return binding{
+		set: func(s string) error {
+			lv, err := parseLevel(s)
+			if err != nil {
+				return err
+			}
+			*p = lv
+			return nil
+		},
+		get: func() string { return strings.ToLower(p.String()) },
+	}
+}
+
+func formatVar(p *string) binding {
+	return binding{
+		set: func(s string) error {
+			f, err := parseFormat(s)
+			if err != nil {
+				return err
+			}
+			*p = f
+			return nil
+		},
+		get: func() string { return *p },
+	}
+}
+
+// byteUnits maps size suffixes (lower case) to multipliers.
+var byteUnits = map[string]int64{
+	"": 1, "b": 1,
+	"kb": 1000, "mb": 1000 * 1000, "gb": 1000 * 1000 * 1000,
+	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30,
+}
+
+// parseBytes reads a size such as "1048576", "512KiB", "1MiB" or "2MB".
+func parseBytes(s string) (int64, error) {
+	bad := errors.New("must be a size in bytes such as 1048576, 512KiB or 1MiB")
+	i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+	num, unit := s, ""
+	if i >= 0 {
+		num, unit = s[:i], strings.TrimSpace(s[i:])
+	}
+	mul, ok := byteUnits[strings.ToLower(unit)]
+	if num == "" || !ok {
+		return 0, bad
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n > math.MaxInt64/mul {
+		return 0, bad
+	}
+	return n * mul, nil
+}
+
+// formatBytes renders a size in the largest binary unit that divides it.
+func formatBytes(n int64) string {
+	switch {
+	case n != 0 && n%(1<<30) == 0:
+		return strconv.FormatInt(n>>30, 10) + "GiB"
+	case n != 0 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + "MiB"
+	case n != 0 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + "KiB"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func bytesVar(p *int64) binding {
+	return binding{
+		set: func(s string) error {
+			n, err := parseBytes(s)
+			if err != nil {
+				return err
+			}
+			*p = n
+			return nil
+		},
+		get: func() string { return formatBytes(*p) },
+	}
+}
+
+// queueEntry is one item of a HERALD_QUEUES list.
+type queueEntry struct {
+	name     string
+	priority int
+}
+
+// parseQueueList reads "critical=6,default=3,low=1"; a missing priority
+// counts as 1. Names are checked later by validation.
+func parseQueueList(s string) ([]queueEntry, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []queueEntry
+	for item := range strings.SplitSeq(s, ",") {
+		name, prio, hasPrio := strings.Cut(strings.TrimSpace(item), "=")
+		name = strings.TrimSpace(name)
+		if name == "" {
+			return nil, errors.New(`has an empty queue name; use NAME=PRIORITY pairs such as "critical=6,default=3,low=1"`)
+		}
+		e := queueEntry{name: name, priority: 1}
+		if hasPrio {
+			n, err := strconv.Atoi(strings.TrimSpace(prio))
+			if err != nil {
+				return nil, fmt.Errorf("gives queue %q the priority %q; priorities must be whole numbers, as in \"critical=6,default=3,low=1\"", name, prio)
+			}
+			e.priority = n
+		}
+		if slices.ContainsFunc(out, func(o queueEntry) bool { return o.name == name }) {
+			return nil, fmt.Errorf("lists queue %q twice; keep one entry per queue", name)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// queueMapVar binds the worker's queue→priority map.
+func queueMapVar(p *map[string]int) binding {
+	return binding{
+		set: func(s string) error {
+			list, err := parseQueueList(s)
+			if err != nil {
+				return err
+			}
+			m := make(map[string]int, len(list))
+			for _, e := range list {
+				m[e.name] = e.priority
+			}
+			*p = m
+			return nil
+		},
+		get: func() string { return formatQueueMap(*p) },
+	}
+}
+
+// formatQueueMap renders queues by descending priority, then by name.
+func formatQueueMap(m map[string]int) string {
+	names := slices.SortedFunc(maps.Keys(m), func(a, b string) int {
+		return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a, b))
+	})
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + "=" + strconv.Itoa(m[n])
+	}
+	return strings.Join(parts, ",")
+}
+
+// queueNamesVar binds the producer's queue list; priorities are accepted
+// (the variable is shared with the worker) but not kept.
+func queueNamesVar(p *[]string) binding {
+	return binding{
+		set: func(s string) error {
+			list, err := parseQueueList(s)
+			if err != nil {
+				return err
+			}
+			names := make([]string, len(list))
+			for i, e := range list {
+				names[i] = e.name
+			}
+			*p = names
+			return nil
+		},
+		get: func() string { return strings.Join(*p, ",") },
+	}
+}
+
+// queueRatesVar binds "default=20/s,low=5/s".
+func queueRatesVar(p *map[string]Rate) binding {
+	return binding{
+		set: func(s string) error {
+			if strings.TrimSpace(s) == "" {
+				*p = nil
+				return nil
+			}
+			m := map[string]Rate{}
+			for item := range strings.SplitSeq(s, ",") {
+				name, rate, ok := strings.Cut(strings.TrimSpace(item), "=")
+				name = strings.TrimSpace(name)
+				if !ok || name == "" {
+					return errors.New(`must be NAME=RATE pairs such as "default=20/s,low=5/s"`)
+				}
+				if _, dup := m[name]; dup {
+					return fmt.Errorf("lists queue %q twice; keep one entry per queue", name)
+				}
+				r, err := parseRate(rate)
+				if err != nil {
+					return fmt.Errorf("has rate %q for queue %q, which %v", strings.TrimSpace(rate), name, err)
+				}
+				m[name] = r
+			}
+			*p = m
+			return nil
+		},
+		get: func() string {
+			names := slices.Sorted(maps.Keys(*p))
+			parts := make([]string, len(names))
+			for i, n := range names {
+				parts[i] = n + "=" + (*p)[n].String()
+			}
+			return strings.Join(parts, ",")
+		},
+	}
+}
+
+// validQueueName reports whether name matches [a-z0-9_-]+.
+func validQueueName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// fmtDur renders a duration like time.Duration.String but without trailing
+// zero units, so 10m0s reads 10m and 168h0m0s reads 168h.
+func fmtDur(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}

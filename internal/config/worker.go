@@ -1,0 +1,329 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Worker environment variables (see also the Redis, Log and Telegram ones).
+const (
+	EnvConcurrency     = "HERALD_CONCURRENCY"
+	EnvQueues          = "HERALD_QUEUES"
+	EnvStrictPriority  = "HERALD_STRICT_PRIORITY"
+	EnvShutdownTimeout = "HERALD_SHUTDOWN_TIMEOUT"
+	EnvBackoffBase     = "HERALD_BACKOFF_BASE"
+	EnvBackoffCap      = "HERALD_BACKOFF_CAP"
+	EnvSentRetention   = "HERALD_SENT_RETENTION"
+	EnvWorkerListen    = "HERALD_WORKER_LISTEN"
+	EnvLimitBot        = "HERALD_LIMIT_BOT"
+	EnvBurstBot        = "HERALD_BURST_BOT"
+	EnvLimitPrivate    = "HERALD_LIMIT_PRIVATE"
+	EnvBurstPrivate    = "HERALD_BURST_PRIVATE"
+	EnvLimitGroup      = "HERALD_LIMIT_GROUP"
+	EnvBurstGroup      = "HERALD_BURST_GROUP"
+	EnvLimitQueues     = "HERALD_LIMIT_QUEUES"
+)
+
+// Worker defaults.
+const (
+	DefaultConcurrency     = 64
+	DefaultQueues          = "critical=6,default=3,low=1"
+	DefaultShutdownTimeout = 25 * time.Second
+	DefaultBackoffBase     = 2 * time.Second
+	DefaultBackoffCap      = 10 * time.Minute
+	DefaultSentRetention   = 168 * time.Hour
+	DefaultWorkerListen    = ":9091"
+)
+
+// defaultQueueMap returns a fresh copy of the default queue priorities.
+func defaultQueueMap() map[string]int {
+	return map[string]int{"critical": 6, "default": 3, "low": 1}
+}
+
+// Limits are the Telegram send limits the worker enforces before calling the
+// Bot API. A zero Rate disables that limit.
+type Limits struct {
+	// Bot caps all sends of the bot (HERALD_LIMIT_BOT "30/s",
+	// HERALD_BURST_BOT 10).
+	Bot Limit
+	// Private caps sends to one private chat (HERALD_LIMIT_PRIVATE "1/s",
+	// HERALD_BURST_PRIVATE 1).
+	Private Limit
+	// Group caps sends to one group, supergroup or channel
+	// (HERALD_LIMIT_GROUP "20/m", HERALD_BURST_GROUP 1).
+	Group Limit
+	// Queues caps how fast tasks of a queue are sent
+	// (HERALD_LIMIT_QUEUES, e.g. "default=20/s,low=5/s"; empty by default).
+	Queues map[string]Rate
+}
+
+// Default limits, as written in the environment.
+const (
+	DefaultLimitBot     = "30/s"
+	DefaultBurstBot     = 10
+	DefaultLimitPrivate = "1/s"
+	DefaultBurstPrivate = 1
+	DefaultLimitGroup   = "20/m"
+	DefaultBurstGroup   = 1
+)
+
+// withDefaults fills zero rates and bursts.
+func (l Limits) withDefaults() Limits {
+	fill := func(lim *Limit, rate Rate, burst int) {
+		if lim.Rate.IsZero() {
+			lim.Rate = rate
+		}
+		if lim.Burst == 0 {
+			lim.Burst = burst
+		}
+	}
+	fill(&l.Bot, Rate{Events: 30, Per: time.Second}, DefaultBurstBot)
+	fill(&l.Private, Rate{Events: 1, Per: time.Second}, DefaultBurstPrivate)
+	fill(&l.Group, Rate{Events: 20, Per: time.Minute}, DefaultBurstGroup)
+	return l
+}
+
+// validate checks rates, bursts and that per-queue limits name known queues.
+func (l Limits) validate(p *problems, queues map[string]int) {
+	check := func(lim Limit, envRate, envBurst string) {
+		if err := lim.Rate.check(); err != nil {
+			p.add(envRate, "%v (got %v events per %s)", err, lim.Rate.Events, fmtDur(lim.Rate.Per))
+			return
+		}
+		switch {
+		case lim.Burst < 0:
+			p.add(envBurst, "must be >= 1, got %d", lim.Burst)
+		case !lim.Rate.IsZero() && lim.Burst < 1:
+			p.add(envBurst, "must be >= 1 while %s is %s, got %d; raise it or set %s=off", envRate, lim.Rate, lim.Burst, envRate)
+		}
+	}
+	check(l.Bot, EnvLimitBot, EnvBurstBot)
+	check(l.Private, EnvLimitPrivate, EnvBurstPrivate)
+	check(l.Group, EnvLimitGroup, EnvBurstGroup)
+	for _, name := range slices.Sorted(maps.Keys(l.Queues)) {
+		if err := l.Queues[name].check(); err != nil {
+			p.add(EnvLimitQueues, "has a rate for queue %q that %v", name, err)
+		}
+		if _, ok := queues[name]; !ok {
+			p.add(EnvLimitQueues, "limits queue %q, which is not in %s (%s); add it there or drop the limit",
+				name, EnvQueues, strings.Join(slices.Sorted(maps.Keys(queues)), ", "))
+		}
+	}
+}
+
+// Worker is the configuration of the worker binary, which takes SendMessage
+// tasks from the queues and sends them through the Bot API.
+type Worker struct {
+	Redis    Redis
+	Log      Log
+	Telegram Telegram
+	Limits   Limits
+
+	// Concurrency is how many tasks run at once (HERALD_CONCURRENCY, 64).
+	Concurrency int
+	// Queues maps queue names to weighted priorities (HERALD_QUEUES,
+	// "critical=6,default=3,low=1"). Names must match [a-z0-9_-]+.
+	Queues map[string]int
+	// StrictPriority drains higher-priority queues first instead of
+	// weighting them (HERALD_STRICT_PRIORITY, false).
+	StrictPriority bool
+	// ShutdownTimeout is how long running tasks get to finish on shutdown
+	// (HERALD_SHUTDOWN_TIMEOUT, 25s).
+	ShutdownTimeout time.Duration
+	// BackoffBase is the longest first wait after a 5xx or transport error;
+	// later waits double (HERALD_BACKOFF_BASE, 2s).
+	BackoffBase time.Duration
+	// BackoffCap bounds any single retry wait (HERALD_BACKOFF_CAP, 10m).
+	BackoffCap time.Duration
+	// SentRetention is how long "already sent" markers are kept so a retried
+	// task is not delivered twice (HERALD_SENT_RETENTION, 168h).
+	SentRetention time.Duration
+	// Listen is the address of the health and metrics server
+	// (HERALD_WORKER_LISTEN, ":9091"); "" disables it ("off" in the
+	// environment).
+	Listen string
+}
+
+// WithDefaults returns w with every zero-valued setting replaced by its
+// default. Because zero counts as unset, fields that "" or a zero Rate would
+// disable (Listen, the limits) must be cleared after calling it.
+func (w Worker) WithDefaults() Worker {
+	w.Redis = w.Redis.withDefaults()
+	w.Log = w.Log.withDefaults()
+	w.Telegram = w.Telegram.withDefaults()
+	w.Limits = w.Limits.withDefaults()
+	if w.Concurrency == 0 {
+		w.Concurrency = DefaultConcurrency
+	}
+	if w.Queues == nil {
+		w.Queues = defaultQueueMap()
+	}
+	if w.ShutdownTimeout == 0 {
+		w.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if w.BackoffBase == 0 {
+		w.BackoffBase = DefaultBackoffBase
+	}
+	if w.BackoffCap == 0 {
+		w.BackoffCap = DefaultBackoffCap
+	}
+	if w.SentRetention == 0 {
+		w.SentRetention = DefaultSentRetention
+	}
+	if w.Listen == "" {
+		w.Listen = DefaultWorkerListen
+	}
+	return w
+}
+
+// Validate reports every problem at once. The Telegram token may be absent
+// (a fake Bot API needs none); only its exclusivity and file are checked.
+func (w Worker) Validate() error {
+	var p problems
+	w.Redis.validate(&p)
+	w.Log.validate(&p)
+	w.Telegram.validate(&p)
+	if w.Concurrency < 1 {
+		p.add(EnvConcurrency, "must be >= 1, got %d", w.Concurrency)
+	}
+	validateQueueMap(&p, w.Queues)
+	if w.ShutdownTimeout <= 0 {
+		p.add(EnvShutdownTimeout, "must be > 0 (e.g. 25s), got %s", fmtDur(w.ShutdownTimeout))
+	}
+	if w.BackoffBase <= 0 {
+		p.add(EnvBackoffBase, "must be > 0 (e.g. 2s), got %s", fmtDur(w.BackoffBase))
+	}
+	if w.BackoffCap <= 0 {
+		p.add(EnvBackoffCap, "must be > 0 (e.g. 10m), got %s", fmtDur(w.BackoffCap))
+	}
+	if w.BackoffBase > 0 && w.BackoffCap > 0 && w.BackoffBase > w.BackoffCap {
+		p.add(EnvBackoffBase, "is %s, above %s which is %s; lower the base or raise the cap",
+			fmtDur(w.BackoffBase), ref(EnvBackoffCap), fmtDur(w.BackoffCap))
+	}
+	if w.SentRetention < time.Second {
+		p.add(EnvSentRetention, "must be at least 1s (e.g. 168h), got %s", fmtDur(w.SentRetention))
+	}
+	if w.Listen != "" {
+		validateListen(&p, EnvWorkerListen, w.Listen, DefaultWorkerListen)
+	}
+	w.Limits.validate(&p, w.Queues)
+	return p.err()
+}
+
+// validateQueueMap checks names and priorities of the worker's queues.
+func validateQueueMap(p *problems, queues map[string]int) {
+	if len(queues) == 0 {
+		p.add(EnvQueues, "must name at least one queue, e.g. %q", DefaultQueues)
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(queues)) {
+		if !validQueueName(name) {
+			p.add(EnvQueues, "has queue name %q; names may only use a-z, 0-9, _ and -", name)
+		}
+		if prio := queues[name]; prio < 1 {
+			p.add(EnvQueues, "gives queue %q priority %d; priorities must be >= 1", name, prio)
+		}
+	}
+}
+
+// Token returns the bot token, reading TokenFile when it is set. It returns
+// "" and no error when neither is set.
+func (w Worker) Token() (string, error) {
+	return w.Telegram.token()
+}
+
+// LogValue renders every setting with secrets masked, so a Worker can be
+// logged with slog.
+func (w Worker) LogValue() slog.Value {
+	return slog.GroupValue(logAttrs(workerSpecs(&w))...)
+}
+
+// String renders every setting as ENV=value with secrets masked.
+func (w Worker) String() string {
+	return render(workerSpecs(&w))
+}
+
+// WorkerSettings describes every worker setting in documentation order.
+func WorkerSettings() []Setting {
+	var w Worker
+	return describe(workerSpecs(&w))
+}
+
+// WorkerUsage writes the worker's flag help to out.
+func WorkerUsage(out io.Writer) error {
+	return Usage(out, WorkerSettings())
+}
+
+// LoadWorker resolves the worker configuration: defaults, then the
+// environment read through getenv (nil means none), then flags in args. It
+// returns every problem at once, and flag.ErrHelp for -h. Positional
+// arguments are an error; use LoadWorkerArgs to accept them.
+func LoadWorker(args []string, getenv func(string) string) (Worker, error) {
+	w, rest, err := LoadWorkerArgs(args, getenv)
+	if err != nil {
+		return Worker{}, err
+	}
+	if len(rest) > 0 {
+		return Worker{}, fmt.Errorf("config: unexpected argument %q; the worker takes only flags", rest[0])
+	}
+	return w, nil
+}
+
+// LoadWorkerArgs is LoadWorker that also returns the arguments after the
+// flags.
+func LoadWorkerArgs(args []string, getenv func(string) string) (Worker, []string, error) {
+	w := Worker{}.WithDefaults()
+	rest, err := load("worker", workerSpecs(&w), args, getenv)
+	if err != nil {
+		return Worker{}, nil, err
+	}
+	if err := w.Validate(); err != nil {
+		return Worker{}, nil, err
+	}
+	return w, rest, nil
+}
+
+// workerSpecs binds every worker setting to w.
+func workerSpecs(w *Worker) []spec {
+	listen := newSpec(EnvWorkerListen, DefaultWorkerListen,
+		`Address of the health and metrics HTTP server; "off" disables it.`, optStringVar(&w.Listen))
+	listen.alias = "listen"
+	specs := commonSpecs(&w.Redis, &w.Log)
+	return append(specs,
+		secretSpec(EnvTelegramToken, "Telegram bot token; may stay empty when a fake Bot API is used. Prefer the _FILE variant.",
+			stringVar(&w.Telegram.Token)),
+		newSpec(EnvTelegramTokenFile, "", "File holding the bot token (content trimmed); excludes "+EnvTelegramToken+".",
+			stringVar(&w.Telegram.TokenFile)),
+		newSpec(EnvTelegramAPIURL, DefaultTelegramAPIURL, "Bot API base URL, http:// or https://.",
+			baseURLVar(&w.Telegram.APIURL)),
+		newSpec(EnvTelegramTimeout, "15s", "Timeout of one Bot API request.", durationVar(&w.Telegram.Timeout)),
+		newSpec(EnvConcurrency, "64", "Number of tasks processed at the same time.", intVar(&w.Concurrency)),
+		newSpec(EnvQueues, DefaultQueues, "Queues to serve as NAME=PRIORITY pairs; names use a-z, 0-9, _ and -.",
+			queueMapVar(&w.Queues)),
+		newSpec(EnvStrictPriority, "false", "Empty higher-priority queues first instead of weighting them.",
+			boolVar(&w.StrictPriority)),
+		newSpec(EnvShutdownTimeout, "25s", "Time running tasks get to finish on shutdown.", durationVar(&w.ShutdownTimeout)),
+		newSpec(EnvBackoffBase, "2s", "Longest first wait after a 5xx or transport error; doubles per retry.",
+			durationVar(&w.BackoffBase)),
+		newSpec(EnvBackoffCap, "10m", "Upper bound of any retry wait.", durationVar(&w.BackoffCap)),
+		newSpec(EnvSentRetention, "168h", `How long "already sent" markers are kept to avoid duplicate deliveries.`,
+			durationVar(&w.SentRetention)),
+		listen,
+		newSpec(EnvLimitBot, DefaultLimitBot, `Send rate of the whole bot ("N/s", "N/m", "N/h" or "off").`,
+			rateVar(&w.Limits.Bot.Rate)),
+		newSpec(EnvBurstBot, "10", "Sends the bot may make at once before "+EnvLimitBot+" applies.",
+			intVar(&w.Limits.Bot.Burst)),
+		newSpec(EnvLimitPrivate, DefaultLimitPrivate, "Send rate to one private chat.", rateVar(&w.Limits.Private.Rate)),
+		newSpec(EnvBurstPrivate, "1", "Burst for one private chat.", intVar(&w.Limits.Private.Burst)),
+		newSpec(EnvLimitGroup, DefaultLimitGroup, "Send rate to one group, supergroup or channel.",
+			rateVar(&w.Limits.Group.Rate)),
+		newSpec(EnvBurstGroup, "1", "Burst for one group, supergroup or channel.", intVar(&w.Limits.Group.Burst)),
+		newSpec(EnvLimitQueues, "", `Per-queue send rates as NAME=RATE pairs, e.g. "default=20/s,low=5/s".`,
+			queueRatesVar(&w.Limits.Queues)),
+	)
+}

@@ -1,0 +1,444 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// envOf turns a map into a getenv function.
+func envOf(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestLoadWorkerDefaults(t *testing.T) {
+	t.Parallel()
+	w, err := LoadWorker(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Worker{
+		Redis:    Redis{URL: "redis://127.0.0.1:6379/0"},
+		Log:      Log{Level: slog.LevelInfo, Format: "auto"},
+		Telegram: Telegram{APIURL: "https://api.telegram.org", Timeout: 15 * time.Second},
+		Limits: Limits{
+			Bot:     Limit{Rate{30, time.Second}, 10},
+			Private: Limit{Rate{1, time.Second}, 1},
+			Group:   Limit{Rate{20, time.Minute}, 1},
+		},
+		Concurrency:     64,
+		Queues:          map[string]int{"critical": 6, "default": 3, "low": 1},
+		ShutdownTimeout: 25 * time.Second,
+		BackoffBase:     2 * time.Second,
+		BackoffCap:      10 * time.Minute,
+		SentRetention:   168 * time.Hour,
+		Listen:          ":9091",
+	}
+	if !reflect.DeepEqual(w, want) {
+		t.Fatalf("defaults:\n got %+v\nwant %+v", w, want)
+	}
+	if !reflect.DeepEqual(Worker{}.WithDefaults(), want) {
+		t.Fatalf("WithDefaults differs from loaded defaults")
+	}
+}
+
+// workerEnv sets every worker variable to a value different from its default.
+var workerEnv = map[string]string{
+	"REDIS_URL":               "rediss://:pw@cache:6380/2",
+	"LOG_LEVEL":               "debug",
+	"LOG_FORMAT":              "json",
+	"TELEGRAM_BOT_TOKEN":      "123:abc",
+	"TELEGRAM_BOT_TOKEN_FILE": "",
+	"TELEGRAM_API_URL":        "http://127.0.0.1:8081/",
+	"TELEGRAM_TIMEOUT":        "3s",
+	"HERALD_CONCURRENCY":      "8",
+	"HERALD_QUEUES":           "alerts=5, bulk_low=1",
+	"HERALD_STRICT_PRIORITY":  "true",
+	"HERALD_SHUTDOWN_TIMEOUT": "5s",
+	"HERALD_BACKOFF_BASE":     "1s",
+	"HERALD_BACKOFF_CAP":      "1m",
+	"HERALD_SENT_RETENTION":   "48h",
+	"HERALD_WORKER_LISTEN":    "127.0.0.1:0",
+	"HERALD_LIMIT_BOT":        "25/s",
+	"HERALD_BURST_BOT":        "5",
+	"HERALD_LIMIT_PRIVATE":    "off",
+	"HERALD_BURST_PRIVATE":    "2",
+	"HERALD_LIMIT_GROUP":      "10/m",
+	"HERALD_BURST_GROUP":      "3",
+	"HERALD_LIMIT_QUEUES":     "alerts=20/s,bulk_low=0.5/s",
+}
+
+func TestLoadWorkerEnv(t *testing.T) {
+	t.Parallel()
+	for _, s := range WorkerSettings() {
+		if _, ok := workerEnv[s.Env]; !ok {
+			t.Errorf("test table misses %s", s.Env)
+		}
+	}
+	w, err := LoadWorker(nil, envOf(workerEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Worker{
+		Redis:    Redis{URL: "rediss://:pw@cache:6380/2"},
+		Log:      Log{Level: slog.LevelDebug, Format: "json"},
+		Telegram: Telegram{Token: "123:abc", APIURL: "http://127.0.0.1:8081", Timeout: 3 * time.Second},
+		Limits: Limits{
+			Bot:     Limit{Rate{25, time.Second}, 5},
+			Private: Limit{Rate{}, 2},
+			Group:   Limit{Rate{10, time.Minute}, 3},
+			Queues:  map[string]Rate{"alerts": {20, time.Second}, "bulk_low": {0.5, time.Second}},
+		},
+		Concurrency:     8,
+		Queues:          map[string]int{"alerts": 5, "bulk_low": 1},
+		StrictPriority:  true,
+		ShutdownTimeout: 5 * time.Second,
+		BackoffBase:     time.Second,
+		BackoffCap:      time.Minute,
+		SentRetention:   48 * time.Hour,
+		Listen:          "127.0.0.1:0",
+	}
+	if !reflect.DeepEqual(w, want) {
+		t.Fatalf("env:\n got %+v\nwant %+v", w, want)
+	}
+}
+
+func TestLoadWorkerPrecedence(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		env   map[string]string
+		args  []string
+		check func(Worker) bool
+	}{
+		{"env over default", map[string]string{"HERALD_CONCURRENCY": "8"}, nil,
+			func(w Worker) bool { return w.Concurrency == 8 }},
+		{"flag over env", map[string]string{"HERALD_CONCURRENCY": "8"}, []string{"-concurrency", "16"},
+			func(w Worker) bool { return w.Concurrency == 16 }},
+		{"flag with double dash and =", nil, []string{"--concurrency=3"},
+			func(w Worker) bool { return w.Concurrency == 3 }},
+		{"flag overrides a broken env value", map[string]string{"HERALD_CONCURRENCY": "many"}, []string{"-concurrency=2"},
+			func(w Worker) bool { return w.Concurrency == 2 }},
+		{"flag map replaces env map", map[string]string{"HERALD_QUEUES": "a=1,b=2"}, []string{"-queues", "c=3"},
+			func(w Worker) bool { return reflect.DeepEqual(w.Queues, map[string]int{"c": 3}) }},
+		{"bool flag without value", map[string]string{"HERALD_STRICT_PRIORITY": "false"}, []string{"-strict-priority"},
+			func(w Worker) bool { return w.StrictPriority }},
+		{"bool flag false over env true", map[string]string{"HERALD_STRICT_PRIORITY": "1"}, []string{"-strict-priority=false"},
+			func(w Worker) bool { return !w.StrictPriority }},
+		{"env off disables listen", map[string]string{"HERALD_WORKER_LISTEN": "off"}, nil,
+			func(w Worker) bool { return w.Listen == "" }},
+		{"empty flag disables listen", nil, []string{"-worker-listen="},
+			func(w Worker) bool { return w.Listen == "" }},
+		{"listen alias", nil, []string{"-listen", "127.0.0.1:9999"},
+			func(w Worker) bool { return w.Listen == "127.0.0.1:9999" }},
+		{"env off disables a limit", map[string]string{"HERALD_LIMIT_BOT": "off"}, nil,
+			func(w Worker) bool { return w.Limits.Bot.Rate.IsZero() && w.Limits.Bot.Burst == 10 }},
+		{"flag rate over env", map[string]string{"HERALD_LIMIT_GROUP": "off"}, []string{"-limit-group", "15/m", "-burst-group", "2"},
+			func(w Worker) bool { return w.Limits.Group == Limit{Rate{15, time.Minute}, 2} }},
+		{"whitespace trimmed", map[string]string{"TELEGRAM_BOT_TOKEN": " 1:x\n", "LOG_LEVEL": " WARN "}, nil,
+			func(w Worker) bool { return w.Telegram.Token == "1:x" && w.Log.Level == slog.LevelWarn }},
+		{"blank env counts as unset", map[string]string{"HERALD_CONCURRENCY": "  "}, nil,
+			func(w Worker) bool { return w.Concurrency == 64 }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w, err := LoadWorker(tc.args, envOf(tc.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.check(w) {
+				t.Fatalf("unexpected config %+v", w)
+			}
+		})
+	}
+}
+
+func TestLoadWorkerParseErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		env   map[string]string
+		args  []string
+		wants []string
+	}{
+		{"bad env int", map[string]string{"HERALD_CONCURRENCY": "many"}, nil,
+			[]string{`HERALD_CONCURRENCY (-concurrency) must be a whole number, got "many"`}},
+		{"bad env duration", map[string]string{"HERALD_BACKOFF_CAP": "10"}, nil,
+			[]string{`HERALD_BACKOFF_CAP (-backoff-cap) must be a duration with a unit`}},
+		{"bad env bool", map[string]string{"HERALD_STRICT_PRIORITY": "yes"}, nil,
+			[]string{`HERALD_STRICT_PRIORITY (-strict-priority) must be true or false`}},
+		{"bad env rate", map[string]string{"HERALD_LIMIT_BOT": "30 per second"}, nil,
+			[]string{`HERALD_LIMIT_BOT (-limit-bot) must look like "N/s", "N/m" or "N/h"`}},
+		{"bad queue rate", map[string]string{"HERALD_LIMIT_QUEUES": "default=fast"}, nil,
+			[]string{`HERALD_LIMIT_QUEUES (-limit-queues) has rate "fast" for queue "default"`}},
+		{"queue rate without name", map[string]string{"HERALD_LIMIT_QUEUES": "20/s"}, nil,
+			[]string{`HERALD_LIMIT_QUEUES (-limit-queues) must be NAME=RATE pairs`}},
+		{"bad priority", map[string]string{"HERALD_QUEUES": "critical=high"}, nil,
+			[]string{`HERALD_QUEUES (-queues) gives queue "critical" the priority "high"`}},
+		{"duplicate queue", map[string]string{"HERALD_QUEUES": "a=1,a=2"}, nil,
+			[]string{`HERALD_QUEUES (-queues) lists queue "a" twice`}},
+		{"bad level", map[string]string{"LOG_LEVEL": "loud"}, nil,
+			[]string{`LOG_LEVEL (-log-level) must be debug, info, warn or error`}},
+		{"bad format", map[string]string{"LOG_FORMAT": "xml"}, nil,
+			[]string{`LOG_FORMAT (-log-format) must be json, text or auto`}},
+		{"all env problems at once", map[string]string{"HERALD_CONCURRENCY": "x", "HERALD_BURST_BOT": "y"}, nil,
+			[]string{"HERALD_CONCURRENCY (-concurrency)", "HERALD_BURST_BOT (-burst-bot)"}},
+		{"bad flag names flag and env", nil, []string{"-concurrency", "x"},
+			[]string{`invalid value "x" for flag -concurrency: must be a whole number (env HERALD_CONCURRENCY)`}},
+		{"bad bool flag", nil, []string{"-strict-priority=maybe"},
+			[]string{"-strict-priority", "must be true or false (env HERALD_STRICT_PRIORITY)"}},
+		{"unknown flag", nil, []string{"-concurency", "3"},
+			[]string{"flag provided but not defined: -concurency"}},
+		{"positional argument", nil, []string{"serve"},
+			[]string{`unexpected argument "serve"`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w, err := LoadWorker(tc.args, envOf(tc.env))
+			if err == nil {
+				t.Fatalf("no error; config %+v", w)
+			}
+			for _, want := range tc.wants {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+			if !reflect.DeepEqual(w, Worker{}) {
+				t.Errorf("a failed load returned a non-zero config")
+			}
+		})
+	}
+}
+
+func TestLoadWorkerHelp(t *testing.T) {
+	t.Parallel()
+	for _, arg := range []string{"-h", "-help", "--help"} {
+		if _, err := LoadWorker([]string{arg}, nil); !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("%s: err = %v, want flag.ErrHelp", arg, err)
+		}
+	}
+}
+
+func TestLoadWorkerArgs(t *testing.T) {
+	t.Parallel()
+	w, rest, err := LoadWorkerArgs([]string{"-concurrency=2", "extra", "-x"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Concurrency != 2 || !reflect.DeepEqual(rest, []string{"extra", "-x"}) {
+		t.Fatalf("got %d %q", w.Concurrency, rest)
+	}
+}
+
+func TestWorkerValidate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tests := []struct {
+		name   string
+		mutate func(*Worker)
+		want   string
+	}{
+		{"concurrency", func(w *Worker) { w.Concurrency = 0 },
+			"HERALD_CONCURRENCY (-concurrency) must be >= 1, got 0"},
+		{"no queues", func(w *Worker) { w.Queues = map[string]int{} },
+			"HERALD_QUEUES (-queues) must name at least one queue"},
+		{"queue name", func(w *Worker) { w.Queues = map[string]int{"Critical": 1} },
+			`HERALD_QUEUES (-queues) has queue name "Critical"; names may only use a-z, 0-9, _ and -`},
+		{"queue priority", func(w *Worker) { w.Queues = map[string]int{"low": 0} },
+			`HERALD_QUEUES (-queues) gives queue "low" priority 0; priorities must be >= 1`},
+		{"shutdown", func(w *Worker) { w.ShutdownTimeout = -time.Second },
+			"HERALD_SHUTDOWN_TIMEOUT (-shutdown-timeout) must be > 0"},
+		{"backoff base", func(w *Worker) { w.BackoffBase = -1 },
+			"HERALD_BACKOFF_BASE (-backoff-base) must be > 0"},
+		{"backoff cap", func(w *Worker) { w.BackoffCap = -1 },
+			"HERALD_BACKOFF_CAP (-backoff-cap) must be > 0"},
+		{"backoff order", func(w *Worker) { w.BackoffBase = time.Hour },
+			"HERALD_BACKOFF_BASE (-backoff-base) is 1h, above HERALD_BACKOFF_CAP (-backoff-cap) which is 10m; lower the base or raise the cap"},
+		{"retention", func(w *Worker) { w.SentRetention = time.Millisecond },
+			"HERALD_SENT_RETENTION (-sent-retention) must be at least 1s"},
+		{"listen", func(w *Worker) { w.Listen = "9091" },
+			`HERALD_WORKER_LISTEN (-worker-listen) must be host:port such as ":9091"`},
+		{"listen port", func(w *Worker) { w.Listen = ":99999" },
+			`HERALD_WORKER_LISTEN (-worker-listen) must be host:port`},
+		{"burst", func(w *Worker) { w.Limits.Bot.Burst = -2 },
+			"HERALD_BURST_BOT (-burst-bot) must be >= 1, got -2"},
+		{"burst while rate set", func(w *Worker) { w.Limits.Private.Burst = 0 },
+			"HERALD_BURST_PRIVATE (-burst-private) must be >= 1 while HERALD_LIMIT_PRIVATE is 1/s, got 0; raise it or set HERALD_LIMIT_PRIVATE=off"},
+		{"malformed rate", func(w *Worker) { w.Limits.Group.Rate = Rate{Events: -1, Per: time.Second} },
+			"HERALD_LIMIT_GROUP (-limit-group) must look like"},
+		{"queue limit unknown queue", func(w *Worker) { w.Limits.Queues = map[string]Rate{"bulk": {1, time.Second}} },
+			`HERALD_LIMIT_QUEUES (-limit-queues) limits queue "bulk", which is not in HERALD_QUEUES (critical, default, low); add it there or drop the limit`},
+		{"queue limit malformed", func(w *Worker) { w.Limits.Queues = map[string]Rate{"low": {Events: 1}} },
+			`HERALD_LIMIT_QUEUES (-limit-queues) has a rate for queue "low" that must look like`},
+		{"telegram both", func(w *Worker) { w.Telegram.Token = "1:a"; w.Telegram.TokenFile = "/run/secrets/tg" },
+			"TELEGRAM_BOT_TOKEN (-telegram-bot-token) and TELEGRAM_BOT_TOKEN_FILE (-telegram-bot-token-file) are both set; keep only one"},
+		{"telegram file missing", func(w *Worker) { w.Telegram.TokenFile = filepath.Join(dir, "nope") },
+			`TELEGRAM_BOT_TOKEN_FILE (-telegram-bot-token-file) cannot read "` + filepath.Join(dir, "nope") + `": no such file or directory`},
+		{"telegram file is dir", func(w *Worker) { w.Telegram.TokenFile = dir },
+			`TELEGRAM_BOT_TOKEN_FILE (-telegram-bot-token-file) cannot read "` + dir + `"`},
+		{"telegram url scheme", func(w *Worker) { w.Telegram.APIURL = "ftp://api.telegram.org" },
+			`TELEGRAM_API_URL (-telegram-api-url) must be an http:// or https:// URL`},
+		{"telegram url no host", func(w *Worker) { w.Telegram.APIURL = "api.telegram.org" },
+			`TELEGRAM_API_URL (-telegram-api-url) must be an http:// or https:// URL`},
+		{"telegram url query", func(w *Worker) { w.Telegram.APIURL = "https://api.telegram.org?x=1" },
+			`TELEGRAM_API_URL (-telegram-api-url) must be a plain base URL`},
+		{"telegram timeout", func(w *Worker) { w.Telegram.Timeout = 0 },
+			"TELEGRAM_TIMEOUT (-telegram-timeout) must be > 0"},
+		{"redis scheme", func(w *Worker) { w.Redis.URL = "memcached://x" },
+			"REDIS_URL (-redis-url) \"memcached://x\" has unsupported scheme \"memcached\"; accepted schemes are redis://, rediss://, redis-sentinel:// and redis-socket://"},
+		{"log format", func(w *Worker) { w.Log.Format = "xml" },
+			`LOG_FORMAT (-log-format) must be json, text or auto, got "xml"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := Worker{}.WithDefaults()
+			if err := w.Validate(); err != nil {
+				t.Fatalf("defaults do not validate: %v", err)
+			}
+			tc.mutate(&w)
+			err := w.Validate()
+			if err == nil {
+				t.Fatal("Validate accepted the config")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q\nlacks %q", err, tc.want)
+			}
+			checkFieldErrors(t, err)
+		})
+	}
+}
+
+// checkFieldErrors asserts that every joined problem is a FieldError whose
+// flag matches its environment variable.
+func checkFieldErrors(t *testing.T, err error) {
+	t.Helper()
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		var fe *FieldError
+		if !errors.As(e, &fe) {
+			t.Errorf("problem %q is not a *FieldError", e)
+			continue
+		}
+		if fe.Flag != flagName(fe.Env) || !strings.HasPrefix(e.Error(), fe.Env+" (-"+fe.Flag+") ") {
+			t.Errorf("problem %q does not name %s and its flag", e, fe.Env)
+		}
+	}
+}
+
+func TestWorkerValidateReportsEverything(t *testing.T) {
+	t.Parallel()
+	w := Worker{}.WithDefaults()
+	w.Concurrency = -1
+	w.BackoffBase = time.Hour
+	w.Limits.Bot.Burst = 0
+	err := w.Validate()
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok || len(j.Unwrap()) != 3 {
+		t.Fatalf("want 3 joined problems, got %v", err)
+	}
+	checkFieldErrors(t, err)
+}
+
+func TestWorkerAllowsDisabledParts(t *testing.T) {
+	t.Parallel()
+	w := Worker{}.WithDefaults()
+	w.Listen = ""
+	w.Limits.Bot = Limit{}
+	w.Limits.Private = Limit{}
+	w.Limits.Group = Limit{}
+	w.Limits.Queues = map[string]Rate{"low": {}}
+	if err := w.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWorkerToken(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "token")
+	if err := os.WriteFile(good, []byte("  123:secret-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, []byte(" \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big")
+	if err := os.WriteFile(big, []byte(strings.Repeat("secret-token", 10000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		tg        Telegram
+		want      string
+		errSubstr string
+	}{
+		{"neither", Telegram{}, "", ""},
+		{"inline", Telegram{Token: "1:a"}, "1:a", ""},
+		{"file trimmed", Telegram{TokenFile: good}, "123:secret-token", ""},
+		{"both", Telegram{Token: "1:a", TokenFile: good}, "", "are both set"},
+		{"missing", Telegram{TokenFile: filepath.Join(dir, "missing")}, "", `cannot read "` + filepath.Join(dir, "missing") + `"`},
+		{"empty", Telegram{TokenFile: empty}, "", "is empty"},
+		{"too big", Telegram{TokenFile: big}, "", "is larger than"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := Worker{Telegram: tc.tg}.Token()
+			if tc.errSubstr == "" {
+				if err != nil || got != tc.want {
+					t.Fatalf("Token() = %q, %v; want %q", got, err, tc.want)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.errSubstr) {
+				t.Fatalf("Token() error %v, want it to contain %q", err, tc.errSubstr)
+			}
+			if strings.Contains(err.Error(), "secret-token") {
+				t.Fatalf("error leaks the file content: %v", err)
+			}
+			if !strings.HasPrefix(err.Error(), "TELEGRAM_BOT_TOKEN") {
+				t.Fatalf("error %q does not name the variable", err)
+			}
+		})
+	}
+}
+
+func TestTelegramEndpoint(t *testing.T) {
+	t.Parallel()
+	tests := map[string]string{
+		"https://api.telegram.org": "https://api.telegram.org/bot%s/%s",
+		"http://127.0.0.1:8081/":   "http://127.0.0.1:8081/bot%s/%s",
+		"http://h/proxy%20path":    "http://h/proxy%%20path/bot%s/%s",
+	}
+	for in, want := range tests {
+		if got := (Telegram{APIURL: in}).Endpoint(); got != want {
+			t.Errorf("Endpoint(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestTelegramAPIURLWithTokenNotEchoed(t *testing.T) {
+	t.Parallel()
+	w := Worker{}.WithDefaults()
+	w.Telegram.APIURL = "https://api.telegram.org/bot123:SECRETTOKEN"
+	err := w.Validate()
+	if err == nil || !strings.Contains(err.Error(), "without /bot<token>") {
+		t.Fatalf("err = %v", err)
+	}
+	if strings.Contains(err.Error(), "SECRETTOKEN") {
+		t.Fatalf("error echoes the token: %v", err)
+	}
+}

@@ -1,0 +1,160 @@
+package jobs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/keys"
+)
+
+// Queue names Herald uses by default, highest priority first.
+const (
+	QueueCritical = "critical"
+	QueueDefault  = "default"
+	QueueLow      = "low"
+)
+
+// EnqueueConfig holds the enqueue policy.
+type EnqueueConfig struct {
+	// Queues a caller may choose; default critical, default, low.
+	Queues []string
+	// DefaultQueue is used when a caller names none; default "default".
+	DefaultQueue string
+	// MaxRetry is the number of failed attempts after the first before a task
+	// is archived; default 25. Rate-limit waits and 429s never count.
+	MaxRetry int
+	// Timeout bounds one attempt; default 2m.
+	Timeout time.Duration
+	// IdempotencyWindow is how long an idempotency key is remembered after the
+	// task completes; default 24h.
+	IdempotencyWindow time.Duration
+	// Limits bound the accepted payload.
+	Limits Limits
+}
+
+// WithDefaults returns the config with zero fields set to their defaults.
+func (c EnqueueConfig) WithDefaults() EnqueueConfig {
+	if len(c.Queues) == 0 {
+		c.Queues = []string{QueueCritical, QueueDefault, QueueLow}
+	}
+	if c.DefaultQueue == "" {
+		c.DefaultQueue = QueueDefault
+	}
+	if c.MaxRetry == 0 {
+		c.MaxRetry = 25
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 2 * time.Minute
+	}
+	if c.IdempotencyWindow == 0 {
+		c.IdempotencyWindow = 24 * time.Hour
+	}
+	return c
+}
+
+// Enqueuer puts SendMessage tasks into Redis.
+type Enqueuer struct {
+	client *asynq.Client
+	rdb    redis.UniversalClient
+	cfg    EnqueueConfig
+	now    func() time.Time
+}
+
+// NewEnqueuer builds an Enqueuer on an existing go-redis client (shared with
+// the caller, not closed by Close).
+func NewEnqueuer(rdb redis.UniversalClient, cfg EnqueueConfig) *Enqueuer {
+	return &Enqueuer{client: asynq.NewClientFromRedisClient(rdb), rdb: rdb, cfg: cfg.WithDefaults(), now: time.Now}
+}
+
+// Close releases the asynq client (not the shared Redis client).
+func (e *Enqueuer) Close() error { return e.client.Close() }
+
+// Request is what a producer asks to send.
+type Request struct {
+	Message SendMessage
+	// Queue is the priority queue; "" means the default.
+	Queue string
+}
+
+// Result tells where a message went.
+type Result struct {
+	TaskID string `json:"task_id"`
+	Queue  string `json:"queue"`
+	// Duplicate is true when the idempotency key was seen within the window
+	// and nothing new was enqueued.
+	Duplicate bool `json:"duplicate"`
+}
+
+// ErrUnavailable wraps Redis failures: the message was NOT stored and the
+// caller must retry (HTTP 503).
+var ErrUnavailable = errors.New("queue unavailable")
+
+// TaskIDForKey maps an idempotency key to a stable asynq task id.
+func TaskIDForKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return "idem-" + hex.EncodeToString(sum[:16])
+}
+
+// Enqueue validates and stores one message. It returns a *ValidationError for
+// bad input and an error wrapping ErrUnavailable when Redis did not take it.
+func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
+	msg := req.Message
+	queue := req.Queue
+	if queue == "" {
+		queue = e.cfg.DefaultQueue
+	}
+	verr := &ValidationError{}
+	if !contains(e.cfg.Queues, queue) {
+		verr.add("queue", "%q is not one of %v", queue, e.cfg.Queues)
+	}
+	if err := msg.Normalize(e.cfg.Limits, e.now()); err != nil {
+		var v *ValidationError
+		if errors.As(err, &v) {
+			verr.Fields = append(verr.Fields, v.Fields...)
+		} else {
+			return Result{}, err
+		}
+	}
+	if len(verr.Fields) > 0 {
+		return Result{}, verr
+	}
+	payload, err := msg.Encode()
+	if err != nil {
+		return Result{}, fmt.Errorf("encode payload: %w", err)
+	}
+	opts := []asynq.Option{
+		asynq.Queue(queue),
+		asynq.MaxRetry(e.cfg.MaxRetry),
+		asynq.Timeout(e.cfg.Timeout),
+	}
+	if msg.IdempotencyKey != "" {
+		opts = append(opts, asynq.TaskID(TaskIDForKey(msg.IdempotencyKey)), asynq.Retention(e.cfg.IdempotencyWindow))
+	}
+	info, err := e.client.EnqueueContext(ctx, asynq.NewTask(TypeSendMessage, payload), opts...)
+	switch {
+	case errors.Is(err, asynq.ErrTaskIDConflict):
+		return Result{TaskID: TaskIDForKey(msg.IdempotencyKey), Queue: queue, Duplicate: true}, nil
+	case err != nil:
+		return Result{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	// Wake idle workers now rather than at their next poll. Best effort: the
+	// task is already stored, and workers poll anyway.
+	_ = e.rdb.Publish(ctx, keys.WakeChannel, queue).Err()
+	return Result{TaskID: info.ID, Queue: info.Queue}, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,175 @@
+package jobs
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/herald-dev/herald/internal/markup"
+)
+
+// TypeSendMessage is the asynq task type of a SendMessage task.
+const TypeSendMessage = "telegram:send_message"
+
+// PayloadVersion is the payload version this build writes. Workers refuse
+// payloads from a newer version (archived with a reason) rather than guess.
+const PayloadVersion = 1
+
+// DefaultMaxTextLen bounds a message's text, in UTF-16 code units. Texts longer
+// than Telegram's 4096 are split by the worker into several messages.
+const DefaultMaxTextLen = 32768
+
+// SendMessage is one message to deliver to one chat. Its JSON form is the task
+// payload stored in Redis and shown in the web UI.
+type SendMessage struct {
+	// V is the payload version; zero means PayloadVersion.
+	V int `json:"v"`
+	// Chat is a numeric chat id ("123", "-100123") or a public @username.
+	Chat string `json:"chat"`
+	// Text is the message body, formatted per ParseMode.
+	Text string `json:"text"`
+	// ParseMode is "", "HTML" or "MarkdownV2".
+	ParseMode           string `json:"parse_mode,omitempty"`
+	DisableNotification bool   `json:"disable_notification,omitempty"`
+	// MessageThreadID targets a forum topic in a supergroup.
+	MessageThreadID    int  `json:"message_thread_id,omitempty"`
+	DisableLinkPreview bool `json:"disable_link_preview,omitempty"`
+	ProtectContent     bool `json:"protect_content,omitempty"`
+	// IdempotencyKey, when set, makes a repeated enqueue within the
+	// idempotency window a no-op.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// CreatedAt is when the producer accepted the message.
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// FieldError names one invalid field of a request.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+func (e FieldError) Error() string { return e.Field + ": " + e.Message }
+
+// ValidationError lists every invalid field, so a client fixes them at once.
+type ValidationError struct {
+	Fields []FieldError
+}
+
+func (e *ValidationError) Error() string {
+	parts := make([]string, len(e.Fields))
+	for i, f := range e.Fields {
+		parts[i] = f.Error()
+	}
+	return "invalid message: " + strings.Join(parts, "; ")
+}
+
+func (e *ValidationError) add(field, format string, args ...any) {
+	e.Fields = append(e.Fields, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// usernameRE is Telegram's public username syntax: 5 to 32 characters,
+// letters, digits and underscores, starting with a letter.
+var usernameRE = regexp.MustCompile(`^@[A-Za-z][A-Za-z0-9_]{4,31}$`)
+
+// ValidateChat checks a chat reference and returns it normalised.
+func ValidateChat(chat string) (string, error) {
+	chat = strings.TrimSpace(chat)
+	switch {
+	case chat == "":
+		return "", fmt.Errorf("is required: a numeric chat id or an @channel username")
+	case strings.HasPrefix(chat, "@"):
+		if !usernameRE.MatchString(chat) {
+			return "", fmt.Errorf("%q is not a valid @username (5-32 letters, digits or _, starting with a letter)", chat)
+		}
+		return chat, nil
+	default:
+		id, err := strconv.ParseInt(chat, 10, 64)
+		if err != nil || id == 0 {
+			return "", fmt.Errorf("%q is neither a numeric chat id nor an @username", chat)
+		}
+		return strconv.FormatInt(id, 10), nil
+	}
+}
+
+// Limits bound what Validate accepts.
+type Limits struct {
+	// MaxTextLen in UTF-16 code units; 0 means DefaultMaxTextLen.
+	MaxTextLen int
+}
+
+// Normalize fills defaults and canonical forms (version, chat spelling, parse
+// mode casing, creation time) and validates the result.
+func (m *SendMessage) Normalize(lim Limits, now time.Time) error {
+	if m.V == 0 {
+		m.V = PayloadVersion
+	}
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = now.UTC()
+	}
+	if c, err := ValidateChat(m.Chat); err == nil {
+		m.Chat = c
+	}
+	if mode, err := markup.ParseMode(m.ParseMode); err == nil {
+		m.ParseMode = string(mode)
+	}
+	return m.Validate(lim)
+}
+
+// Validate reports every invalid field.
+func (m *SendMessage) Validate(lim Limits) error {
+	maxLen := lim.MaxTextLen
+	if maxLen <= 0 {
+		maxLen = DefaultMaxTextLen
+	}
+	var verr ValidationError
+	if m.V < 0 || m.V > PayloadVersion {
+		verr.add("v", "payload version %d is not supported by this build (max %d): upgrade the worker", m.V, PayloadVersion)
+	}
+	if _, err := ValidateChat(m.Chat); err != nil {
+		verr.add("chat", "%s", err.Error())
+	}
+	if strings.TrimSpace(m.Text) == "" {
+		verr.add("text", "is required and must not be blank")
+	} else if n := markup.UTF16Len(m.Text); n > maxLen {
+		verr.add("text", "is %d UTF-16 code units long; the limit is %d", n, maxLen)
+	}
+	if _, err := markup.ParseMode(m.ParseMode); err != nil {
+		verr.add("parse_mode", "%s", err.Error())
+	}
+	if m.MessageThreadID < 0 {
+		verr.add("message_thread_id", "must be a positive forum topic id, got %d", m.MessageThreadID)
+	}
+	if len(m.IdempotencyKey) > 256 {
+		verr.add("idempotency_key", "is %d bytes long; the limit is 256", len(m.IdempotencyKey))
+	}
+	if len(verr.Fields) > 0 {
+		return &verr
+	}
+	return nil
+}
+
+// Encode returns the task payload.
+func (m SendMessage) Encode() ([]byte, error) { return json.Marshal(m) }
+
+// Decode parses and validates a task payload. Unknown fields are tolerated
+// (a newer producer may add optional ones); a newer version is refused.
+func Decode(payload []byte) (SendMessage, error) {
+	var m SendMessage
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	if err := dec.Decode(&m); err != nil {
+		return m, fmt.Errorf("payload is not a SendMessage JSON object: %w", err)
+	}
+	if m.V == 0 {
+		m.V = PayloadVersion
+	}
+	// The producer enforced its own text limit; the worker only needs a
+	// bound that keeps memory sane.
+	if err := m.Validate(Limits{MaxTextLen: 1 << 20}); err != nil {
+		return m, err
+	}
+	return m, nil
+}

@@ -1,0 +1,221 @@
+package markup
+
+import "strings"
+
+// renderer writes the parts of a split document.
+type renderer struct {
+	d     *doc
+	split []bool // entities that span a cut
+}
+
+// part renders tokens [from, to) with the entities in open re-opened at the
+// start and the entities in close closed at the end.
+func (r *renderer) part(from, to int, open, close []int) string {
+	if r.d.mode == HTML {
+		return r.htmlPart(from, to, open, close)
+	}
+	return r.mdPart(from, to, open, close)
+}
+
+// textSrc returns the markup for a visible character in a part.
+func (r *renderer) textSrc(t *token) string {
+	if t.lenient {
+		return Escape(t.vis, r.d.mode)
+	}
+	return r.d.src[t.start:t.end]
+}
+
+// htmlOpenTag returns the start tag that (re-)opens entity e.
+func (r *renderer) htmlOpenTag(e int) string {
+	ent := &r.d.ents[e]
+	if ent.noURL && r.split[e] {
+		return `<a href="` + EscapeHTML(r.d.entityText(e)) + `">`
+	}
+	t := &r.d.toks[ent.openTok]
+	return r.d.src[t.start:t.end]
+}
+
+// htmlPart renders one HTML part.
+func (r *renderer) htmlPart(from, to int, open, close []int) string {
+	var b strings.Builder
+	for _, e := range open {
+		b.WriteString(r.htmlOpenTag(e))
+	}
+	for i := from; i < to; i++ {
+		t := &r.d.toks[i]
+		switch t.kind {
+		case tText:
+			b.WriteString(r.textSrc(t))
+		case tOpen:
+			b.WriteString(r.htmlOpenTag(t.ent))
+		default:
+			b.WriteString(r.d.src[t.start:t.end])
+		}
+	}
+	for i := len(close) - 1; i >= 0; i-- {
+		b.WriteString("</" + r.d.ents[close[i]].tag + ">")
+	}
+	return b.String()
+}
+
+// mdPiece is a fragment of a MarkdownV2 part.
+type mdPiece struct {
+	s      string
+	marker bool // entity markup (as opposed to visible text)
+	pre    int  // entity index + 1 of a re-opened pre block; s is filled in at join time
+}
+
+// mdOpenMarker returns the markup that re-opens entity e.
+func (r *renderer) mdOpenMarker(e int) string {
+	switch r.d.ents[e].kind {
+	case kBold:
+		return "*"
+	case kItalic:
+		return "_"
+	case kUnderline:
+		return "__"
+	case kStrike:
+		return "~"
+	case kSpoiler:
+		return "||"
+	case kLink:
+		return "["
+	case kEmoji:
+		return "!["
+	case kCode:
+		return "`"
+	case kPre:
+		return "```" + r.d.ents[e].arg
+	default:
+		return ">"
+	}
+}
+
+// mdCloseMarker returns the markup that closes entity e at a cut.
+func (r *renderer) mdCloseMarker(e int) string {
+	ent := &r.d.ents[e]
+	switch ent.kind {
+	case kBold:
+		return "*"
+	case kItalic:
+		return "_"
+	case kUnderline:
+		return "__"
+	case kStrike:
+		return "~"
+	case kSpoiler:
+		return "||"
+	case kLink, kEmoji:
+		return r.mdLinkClose(e)
+	case kCode:
+		return "`"
+	case kPre:
+		return "```"
+	default:
+		if ent.expandable {
+			return "||"
+		}
+		return ""
+	}
+}
+
+// mdLinkClose returns the "](url)" markup of a link or custom emoji.
+func (r *renderer) mdLinkClose(e int) string {
+	ent := &r.d.ents[e]
+	if ent.noURL && r.split[e] {
+		return "](" + escapeMarkdownV2URL(r.d.entityText(e)) + ")"
+	}
+	t := &r.d.toks[ent.closeTok]
+	return r.d.src[t.start:t.end]
+}
+
+// mdPart renders one MarkdownV2 part.
+func (r *renderer) mdPart(from, to int, open, close []int) string {
+	d := r.d
+	pieces := make([]mdPiece, 0, len(open)+(to-from)+len(close))
+	for _, e := range open {
+		if d.ents[e].kind == kPre {
+			pieces = append(pieces, mdPiece{marker: true, pre: e + 1})
+			continue
+		}
+		pieces = append(pieces, mdPiece{s: r.mdOpenMarker(e), marker: true})
+	}
+	lastText := -1
+	for i := from; i < to; i++ {
+		t := &d.toks[i]
+		src := d.src[t.start:t.end]
+		switch t.kind {
+		case tText:
+			lastText = len(pieces)
+			pieces = append(pieces, mdPiece{s: r.textSrc(t)})
+		case tOpen:
+			pieces = append(pieces, mdPiece{s: src, marker: true})
+		case tClose:
+			if k := d.ents[t.ent].kind; k == kLink || k == kEmoji {
+				src = r.mdLinkClose(t.ent)
+			}
+			pieces = append(pieces, mdPiece{s: src, marker: true})
+		case tHidden:
+			if src == ">" && lastText < 0 {
+				continue // the re-opened quotation already starts the line
+			}
+			if src != ">" && d.ents[t.ent].closeTok >= to {
+				continue // expandability mark of a quotation that ends in a later part
+			}
+			pieces = append(pieces, mdPiece{s: src, marker: true})
+		}
+	}
+	closers := make([]mdPiece, 0, len(close))
+	quoteOpen := false
+	for i := len(close) - 1; i >= 0; i-- {
+		if d.ents[close[i]].kind == kQuote {
+			quoteOpen = true
+		}
+		closers = append(closers, mdPiece{s: r.mdCloseMarker(close[i]), marker: true})
+	}
+	if quoteOpen && lastText >= 0 && pieces[lastText].s == "\n" {
+		// A raw newline at the end of the part ends the quotation itself, so
+		// everything still open must be closed before it.
+		tail := append([]mdPiece(nil), pieces[lastText:]...)
+		pieces = append(append(pieces[:lastText], closers...), tail...)
+	} else {
+		pieces = append(pieces, closers...)
+	}
+	return r.joinMarkdownV2(pieces)
+}
+
+// joinMarkdownV2 concatenates pieces. Two adjacent markers made of '_' would
+// be read as a different italic/underline sequence, so an empty bold entity
+// ("**", which Telegram drops) is put between them.
+func (r *renderer) joinMarkdownV2(pieces []mdPiece) string {
+	var b strings.Builder
+	underscore := false
+	for i := range pieces {
+		p := &pieces[i]
+		s := p.s
+		if p.pre != 0 {
+			// The newline after the language is skipped by the parser; a "\r\n"
+			// is used when the content itself starts with '\r', so that the
+			// parser does not swallow it as part of the line break.
+			nl := "\n"
+			for j := i + 1; j < len(pieces); j++ {
+				if pieces[j].pre != 0 || pieces[j].s != "" {
+					if pieces[j].pre == 0 && pieces[j].s[0] == '\r' {
+						nl = "\r\n"
+					}
+					break
+				}
+			}
+			s = r.mdOpenMarker(p.pre-1) + nl
+		}
+		if s == "" {
+			continue
+		}
+		if p.marker && underscore && s[0] == '_' {
+			b.WriteString("**")
+		}
+		b.WriteString(s)
+		underscore = p.marker && s[len(s)-1] == '_'
+	}
+	return b.String()
+}

@@ -1,0 +1,183 @@
+package producer
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/jobs"
+)
+
+// Config configures the API.
+type Config struct {
+	// Enqueuer stores messages. Required.
+	Enqueuer *jobs.Enqueuer
+	// Redis is pinged by /readyz. Required.
+	Redis redis.UniversalClient
+	// APIToken is the bearer token clients must present. Required unless
+	// AuthDisabled.
+	APIToken string
+	// AuthDisabled turns authentication off, for local use only.
+	AuthDisabled bool
+	// MaxBodyBytes bounds request bodies; default 1 MiB.
+	MaxBodyBytes int64
+	// Monitoring, when set, is served under MonitoringPath behind the same
+	// authentication (browsers may use basic auth with the token as password).
+	Monitoring     http.Handler
+	MonitoringPath string
+	// Metrics, when set, is served at /metrics (no authentication: bind the
+	// port privately).
+	Metrics http.Handler
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Registerer receives the API's metrics; nil means none.
+	Registerer prometheus.Registerer
+}
+
+// API is the producer's HTTP interface.
+type API struct {
+	cfg      Config
+	requests *prometheus.CounterVec
+}
+
+// NewAPI validates cfg and returns the API.
+func NewAPI(cfg Config) (*API, error) {
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	var errs []error
+	if cfg.Enqueuer == nil {
+		errs = append(errs, errors.New("producer: Config.Enqueuer is required"))
+	}
+	if cfg.Redis == nil {
+		errs = append(errs, errors.New("producer: Config.Redis is required"))
+	}
+	if cfg.APIToken == "" && !cfg.AuthDisabled {
+		errs = append(errs, errors.New("producer: an API token is required: set HERALD_API_TOKEN, or HERALD_AUTH_DISABLED=true for local use"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	a := &API{cfg: cfg, requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_api_requests_total",
+		Help: "API requests by route and HTTP status code.",
+	}, []string{"route", "code"})}
+	if cfg.Registerer != nil {
+		cfg.Registerer.MustRegister(a.requests)
+	}
+	return a, nil
+}
+
+// Handler returns the API's routes.
+func (a *API) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("POST /v1/messages", a.authed(http.HandlerFunc(a.postMessage)))
+	mux.HandleFunc("/v1/messages", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Allow", "POST")
+		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "use POST")
+	})
+	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", a.readyz)
+	if a.cfg.Metrics != nil {
+		mux.Handle("GET /metrics", a.cfg.Metrics)
+	}
+	if a.cfg.Monitoring != nil && a.cfg.MonitoringPath != "" {
+		p := strings.TrimSuffix(a.cfg.MonitoringPath, "/")
+		mux.Handle(p+"/", a.authed(a.cfg.Monitoring))
+		mux.Handle(p, http.RedirectHandler(p+"/", http.StatusFound))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, http.StatusNotFound, CodeNotFound, "no such endpoint; see POST /v1/messages")
+	})
+	return mux
+}
+
+// authed requires the bearer token (or, for browsers, basic auth whose
+// password is the token), compared in constant time.
+func (a *API) authed(next http.Handler) http.Handler {
+	if a.cfg.AuthDisabled {
+		return next
+	}
+	want := []byte(a.cfg.APIToken)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var got string
+		if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+			got = strings.TrimSpace(h[7:])
+		} else if _, pw, ok := r.BasicAuth(); ok {
+			got = pw
+		}
+		if got == "" || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="herald", Basic realm="herald"`)
+			writeError(w, http.StatusUnauthorized, CodeUnauthorized, "missing or wrong API token: send Authorization: Bearer <HERALD_API_TOKEN>")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (a *API) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := a.cfg.Redis.Ping(ctx).Err(); err != nil {
+		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "redis is unavailable")
+		return
+	}
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+func (a *API) postMessage(w http.ResponseWriter, r *http.Request) {
+	status := a.handleMessage(w, r)
+	a.requests.WithLabelValues("/v1/messages", strconv.Itoa(status)).Inc()
+}
+
+func (a *API) handleMessage(w http.ResponseWriter, r *http.Request) int {
+	var req MessageRequest
+	if err := decodeJSON(w, r, a.cfg.MaxBodyBytes, &req); err != nil {
+		var re *requestError
+		errors.As(err, &re)
+		writeError(w, re.status, re.code, re.msg, re.fields...)
+		return re.status
+	}
+	if h := r.Header.Get("Idempotency-Key"); h != "" {
+		if req.IdempotencyKey != "" && req.IdempotencyKey != h {
+			writeError(w, http.StatusBadRequest, CodeInvalidField, "conflicting idempotency keys",
+				jobs.FieldError{Field: "idempotency_key", Message: "differs from the Idempotency-Key header; send one or make them equal"})
+			return http.StatusBadRequest
+		}
+		req.IdempotencyKey = h
+	}
+	res, err := a.cfg.Enqueuer.Enqueue(r.Context(), jobs.Request{Queue: req.Queue, Message: jobs.SendMessage{
+		Chat: req.Chat, Text: req.Text, ParseMode: req.ParseMode,
+		DisableNotification: req.DisableNotification, MessageThreadID: req.MessageThreadID,
+		DisableLinkPreview: req.DisableLinkPreview, ProtectContent: req.ProtectContent,
+		IdempotencyKey: req.IdempotencyKey,
+	}})
+	var verr *jobs.ValidationError
+	switch {
+	case errors.As(err, &verr):
+		writeError(w, http.StatusBadRequest, CodeInvalidField, "invalid message", verr.Fields...)
+		return http.StatusBadRequest
+	case err != nil:
+		a.cfg.Logger.Error("enqueue failed; answering 503", "error", err)
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the queue is unavailable; nothing was stored, retry later")
+		return http.StatusServiceUnavailable
+	}
+	if res.Duplicate {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	writeJSON(w, http.StatusAccepted, res)
+	a.cfg.Logger.Debug("message accepted", "task_id", res.TaskID, "queue", res.Queue, "duplicate", res.Duplicate)
+	return http.StatusAccepted
+}

@@ -1,0 +1,190 @@
+// Package redistest starts a real redis-server for integration tests: on a
+// free loopback port, in a temporary directory, owned by the test so it can be
+// killed and restarted on the same data.
+//
+// When redis-server is not installed the test is skipped with a one-line
+// reason, so `go test ./...` passes on a fresh machine; with
+// HERALD_REQUIRE_REDIS=1 (as .ci/run sets it) a missing server fails the test.
+package redistest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Server is one redis-server process.
+type Server struct {
+	Addr string // "127.0.0.1:port"
+	Dir  string // working directory holding the AOF, kept across restarts
+
+	bin  string
+	args []string
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// Options tune the server.
+type Options struct {
+	// AppendOnly turns on the AOF with appendfsync always, so a SIGKILL loses
+	// nothing that was acknowledged.
+	AppendOnly bool
+}
+
+// Binary returns the path of redis-server, or skips (or fails, when
+// HERALD_REQUIRE_REDIS=1) the test when it is missing.
+func Binary(tb testing.TB) string {
+	tb.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("HERALD_REQUIRE_REDIS") == "1" {
+			tb.Fatalf("redis-server not found in PATH and HERALD_REQUIRE_REDIS=1: install it (apt-get install -y redis-server)")
+		}
+		tb.Skip("redis-server not installed; skipping integration test (set HERALD_REQUIRE_REDIS=1 to fail instead)")
+	}
+	return bin
+}
+
+// Start launches redis-server for the test and stops it at cleanup.
+func Start(tb testing.TB, opts ...Options) *Server {
+	tb.Helper()
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	bin := Binary(tb)
+	dir := tb.TempDir()
+	port, err := FreePort()
+	if err != nil {
+		tb.Fatalf("redistest: free port: %v", err)
+	}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, bin: bin}
+	s.args = []string{
+		"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+		"--save", "", "--protected-mode", "yes", "--loglevel", "warning",
+		"--maxmemory-policy", "noeviction",
+	}
+	if o.AppendOnly {
+		s.args = append(s.args, "--appendonly", "yes", "--appendfsync", "always")
+	} else {
+		s.args = append(s.args, "--appendonly", "no")
+	}
+	if err := s.start(); err != nil {
+		tb.Fatalf("redistest: %v", err)
+	}
+	tb.Cleanup(s.Kill)
+	return s
+}
+
+// URL returns the redis:// URL of the server.
+func (s *Server) URL() string { return "redis://" + s.Addr + "/0" }
+
+// Client returns a go-redis client closed at test cleanup.
+func (s *Server) Client(tb testing.TB) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func (s *Server) start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cmd := exec.Command(s.bin, s.args...)
+	cmd.Dir = s.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	logf, err := os.Create(filepath.Join(s.Dir, "redis.log"))
+	if err != nil {
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("start redis-server: %w", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); logf.Close(); close(done) }()
+	s.cmd, s.done = cmd, done
+	return s.waitReady(done)
+}
+
+func (s *Server) waitReady(done chan struct{}) error {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		select {
+		case <-done:
+			return fmt.Errorf("redis-server exited at start: %s", s.logTail())
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err := c.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("redis-server on %s not ready after 10s: %v", s.Addr, err)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a port that is not listening yet: no signal exists
+	}
+}
+
+func (s *Server) logTail() string {
+	f, err := os.Open(filepath.Join(s.Dir, "redis.log"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var last string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		last = sc.Text()
+	}
+	return last
+}
+
+// Kill stops the server with SIGKILL (a crash, not a shutdown) and waits for it.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Kill()
+	<-done
+}
+
+// Restart starts the server again on the same port and directory (and so the
+// same AOF, when AppendOnly is on).
+func (s *Server) Restart(tb testing.TB) {
+	tb.Helper()
+	s.Kill()
+	if err := s.start(); err != nil {
+		tb.Fatalf("redistest: restart: %v", err)
+	}
+}
+
+// FreePort asks the kernel for an unused loopback TCP port.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

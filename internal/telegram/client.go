@@ -1,0 +1,164 @@
+package telegram
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+)
+
+// Client sends Bot API requests for one bot. It is safe for concurrent use.
+type Client struct {
+	token    string
+	forms    []string // spellings of token to redact
+	apiURL   string
+	endpoint string // tgbotapi endpoint format: <apiURL>/bot%s/%s
+	timeout  time.Duration
+	http     *http.Client
+	log      *slog.Logger
+}
+
+// User is the bot's own account as reported by getMe.
+type User struct {
+	// ID is the bot's user id.
+	ID int64
+	// Username is the bot's @username without the '@'.
+	Username string
+}
+
+// New checks cfg, fills in defaults and returns a Client. It does not
+// contact Telegram; call GetMe to verify the token.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	apiURL := DefaultAPIURL
+	if cfg.APIURL != "" {
+		apiURL, _ = parseAPIURL(cfg.APIURL) // validated above
+	}
+	timeout := cfg.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = defaultHTTPClient(timeout)
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Client{
+		token:  cfg.Token,
+		forms:  tokenForms(cfg.Token),
+		apiURL: apiURL,
+		// A '%' in the base URL must survive tgbotapi's Sprintf.
+		endpoint: strings.ReplaceAll(apiURL, "%", "%%") + "/bot%s/%s",
+		timeout:  timeout,
+		http:     hc,
+		log:      logger,
+	}, nil
+}
+
+// Send delivers m with sendMessage. A failure is always an *Error, except
+// when ctx is already done on entry: then ctx.Err() is returned and nothing
+// is sent. If Telegram accepted the message but its reply could not be
+// decoded, Send returns a zero Sent and a nil error, so that the message is
+// not sent twice.
+func (c *Client) Send(ctx context.Context, m Message) (Sent, error) {
+	if err := ctx.Err(); err != nil {
+		return Sent{}, err
+	}
+	params, perr := m.params()
+	if perr != nil {
+		return Sent{}, perr
+	}
+	result, err := c.call(ctx, "sendMessage", params)
+	if err != nil {
+		return Sent{}, err
+	}
+	var msg struct {
+		MessageID int `json:"message_id"`
+		Chat      struct {
+			ID int64 `json:"id"`
+		} `json:"chat"`
+	}
+	if jerr := json.Unmarshal(result, &msg); jerr != nil {
+		c.log.LogAttrs(ctx, slog.LevelWarn, "telegram accepted the message but its result did not decode",
+			slog.String("error", c.Redact(jerr.Error())))
+		return Sent{}, nil
+	}
+	return Sent{MessageID: msg.MessageID, ChatID: msg.Chat.ID}, nil
+}
+
+// GetMe asks Telegram who the bot is, which also proves that the token and
+// API URL work. Failures are classified like Send's.
+func (c *Client) GetMe(ctx context.Context) (User, error) {
+	if err := ctx.Err(); err != nil {
+		return User{}, err
+	}
+	result, err := c.call(ctx, "getMe", nil)
+	if err != nil {
+		return User{}, err
+	}
+	var u tgbotapi.User
+	if jerr := json.Unmarshal(result, &u); jerr != nil {
+		return User{}, &Error{
+			Reason:      ReasonServerError,
+			Description: "getMe result did not decode: " + c.Redact(jerr.Error()),
+		}
+	}
+	return User{ID: u.ID, Username: u.UserName}, nil
+}
+
+// CloseIdleConnections closes the HTTP client's idle keep-alive
+// connections, for example at shutdown.
+func (c *Client) CloseIdleConnections() {
+	c.http.CloseIdleConnections()
+}
+
+// Format implements fmt.Formatter so that printing a Client with any verb
+// shows its API URL but never its token.
+func (c *Client) Format(s fmt.State, _ rune) {
+	if c == nil {
+		writeString(s, "(*telegram.Client)(nil)")
+		return
+	}
+	_, _ = fmt.Fprintf(s, "&telegram.Client{APIURL:%q, Timeout:%s}", c.apiURL, c.timeout)
+}
+
+// call runs one Bot API method and returns its result, or an *Error.
+func (c *Client) call(ctx context.Context, method string, params tgbotapi.Params) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+
+	x := &exchange{}
+	// A fresh BotAPI per call carries this call's context; the library
+	// offers no other way to pass one. The struct is cheap and holds no
+	// connections: those live in the shared http.Client.
+	bot := &tgbotapi.BotAPI{
+		Token:  c.token,
+		Client: &callDoer{ctx: ctx, base: c.http, x: x},
+		Buffer: 100,
+	}
+	bot.SetAPIEndpoint(c.endpoint)
+
+	resp, err := bot.MakeRequest(method, params)
+	if err == nil {
+		return resp.Result, nil
+	}
+	e := c.classify(err, x.snapshot())
+	c.log.LogAttrs(ctx, slog.LevelDebug, "telegram request failed",
+		slog.String("method", method),
+		slog.String("reason", string(e.Reason)),
+		slog.Int("code", e.Code),
+		slog.Bool("ambiguous", e.Ambiguous),
+		slog.String("error", e.Error()),
+	)
+	return nil, e
+}

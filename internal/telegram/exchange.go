@@ -1,0 +1,121 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"sync"
+)
+
+// headLimit is how many leading response bytes an exchange keeps, to quote
+// a non-JSON body in an error description.
+const headLimit = 512
+
+// exchange records what happened on the wire during one Bot API call: whether
+// the request was fully written, the response status, and any failure while
+// reading the response body. The library's MakeRequest hides all of this,
+// so the call's HTTPClient fills it in.
+type exchange struct {
+	mu        sync.Mutex
+	written   bool  // the last attempt wrote the whole request
+	doErr     error // error from http.Client.Do
+	responded bool  // response headers arrived
+	status    int
+	readErr   error  // first non-EOF error while reading the body
+	head      []byte // first headLimit bytes of the body
+}
+
+// snapshot is a race-free copy of an exchange's fields.
+type snapshot struct {
+	written   bool
+	doErr     error
+	responded bool
+	status    int
+	readErr   error
+	head      []byte
+}
+
+func (x *exchange) snapshot() snapshot {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return snapshot{
+		written:   x.written,
+		doErr:     x.doErr,
+		responded: x.responded,
+		status:    x.status,
+		readErr:   x.readErr,
+		head:      append([]byte(nil), x.head...),
+	}
+}
+
+func (x *exchange) setWritten(v bool) {
+	x.mu.Lock()
+	x.written = v
+	x.mu.Unlock()
+}
+
+// callDoer is the tgbotapi.HTTPClient of a single call. It puts the call's
+// context, with write tracing, on the request and wraps the response body
+// to observe it.
+type callDoer struct {
+	ctx  context.Context
+	base *http.Client
+	x    *exchange
+}
+
+// Do sends req with the call's context and records the outcome.
+func (d *callDoer) Do(req *http.Request) (*http.Response, error) {
+	x := d.x
+	trace := &httptrace.ClientTrace{
+		// The transport may retry on a fresh connection when nothing was
+		// written; each attempt starts with GetConn.
+		GetConn: func(string) { x.setWritten(false) },
+		WroteRequest: func(info httptrace.WroteRequestInfo) {
+			x.setWritten(info.Err == nil)
+		},
+	}
+	resp, err := d.base.Do(req.WithContext(httptrace.WithClientTrace(d.ctx, trace)))
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err != nil {
+		x.doErr = err
+		return nil, err
+	}
+	x.responded = true
+	x.status = resp.StatusCode
+	resp.Body = &watchedBody{ReadCloser: resp.Body, x: x}
+	return resp, nil
+}
+
+// watchedBody keeps the first bytes of a response body and its first read
+// error in the exchange.
+type watchedBody struct {
+	io.ReadCloser
+	x *exchange
+}
+
+// Read reads from the body and records what it saw.
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.x.mu.Lock()
+	defer b.x.mu.Unlock()
+	if room := headLimit - len(b.x.head); room > 0 && n > 0 {
+		b.x.head = append(b.x.head, p[:min(n, room)]...)
+	}
+	if err != nil && !errors.Is(err, io.EOF) && b.x.readErr == nil {
+		b.x.readErr = err
+	}
+	return n, err
+}
+
+// drainLimit is how much unread body Close discards so that the keep-alive
+// connection can be reused; json.Decoder may stop short of EOF.
+const drainLimit = 4 << 10
+
+// Close drains a little of what is left of the body, then closes it.
+func (b *watchedBody) Close() error {
+	_, _ = io.CopyN(io.Discard, b.ReadCloser, drainLimit)
+	return b.ReadCloser.Close()
+}

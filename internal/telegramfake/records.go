@@ -1,0 +1,126 @@
+package telegramfake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+)
+
+// ErrClosed is returned by Wait once the server is closed.
+var ErrClosed = errors.New("telegramfake: server closed")
+
+// Message is the record of one accepted sendMessage.
+type Message struct {
+	// MessageID is the id returned to the client; it counts up per chat.
+	MessageID int `json:"message_id"`
+	// ChatID is the numeric chat id; @name chats get a stable -100… id.
+	ChatID int64 `json:"chat_id"`
+	// ChatUsername is the channel username without the @, for chats known
+	// by name.
+	ChatUsername string `json:"chat_username,omitempty"`
+	// Text is the text as sent, markup included.
+	Text string `json:"text"`
+	// ParseMode is the canonical parse mode ("", "HTML" or "MarkdownV2").
+	ParseMode           string `json:"parse_mode,omitempty"`
+	MessageThreadID     int    `json:"message_thread_id,omitempty"`
+	DisableNotification bool   `json:"disable_notification,omitempty"`
+	ProtectContent      bool   `json:"protect_content,omitempty"`
+	LinkPreviewDisabled bool   `json:"link_preview_disabled,omitempty"`
+	// At is when the message was accepted, read from Config.Now.
+	At time.Time `json:"at"`
+}
+
+// Stats counts Bot API requests by outcome since New or the last Reset.
+// TooMany = TooManyFlood + TooManyBot + the sum of TooManyByChat + 429s
+// injected by faults.
+type Stats struct {
+	// Requests counts every request to a /bot… path.
+	Requests int64 `json:"requests"`
+	// Accepted counts delivered messages, including FaultAcceptThenHang.
+	Accepted int64 `json:"accepted"`
+	// TooMany counts all 429 answers.
+	TooMany int64 `json:"too_many"`
+	// TooManyFlood counts 429s caused by Force429.
+	TooManyFlood int64 `json:"too_many_flood"`
+	// TooManyBot counts 429s caused by the bot-wide limit.
+	TooManyBot int64 `json:"too_many_bot"`
+	// TooManyByChat counts 429s caused by a chat's own limit, keyed as
+	// Server.ChatKey names the chat: "@name" or the decimal id.
+	TooManyByChat map[string]int64 `json:"too_many_by_chat"`
+	// ServerErrors counts 5xx answers: injected faults and outages.
+	ServerErrors int64 `json:"server_errors"`
+	// Hangs counts requests held without an answer.
+	Hangs int64 `json:"hangs"`
+	// Rejected counts 4xx answers other than 429.
+	Rejected int64 `json:"rejected"`
+	// Penalties counts lockout extensions charged under Config.Penalty.
+	Penalties int64 `json:"penalties"`
+	// Injected counts faults taken from FailNext or SetFaultRates.
+	Injected int64 `json:"injected"`
+}
+
+// Messages returns a copy of every accepted message, in order of acceptance.
+func (s *Server) Messages() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Message(nil), s.messages...)
+}
+
+// Stats returns a snapshot of the counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.TooManyByChat = maps.Clone(s.stats.TooManyByChat)
+	st.Penalties = s.limits.penalties
+	return st
+}
+
+// Wait blocks until at least n messages have been accepted since New or the
+// last Reset. It returns the context's error if ctx ends first and ErrClosed
+// if the server is closed with fewer messages.
+func (s *Server) Wait(ctx context.Context, n int) error {
+	for {
+		s.mu.Lock()
+		have, closed, changed := len(s.messages), s.closed, s.changed
+		s.mu.Unlock()
+		switch {
+		case have >= n:
+			return nil
+		case closed:
+			return ErrClosed
+		}
+		select {
+		case <-changed:
+		case <-s.closing:
+		case <-ctx.Done():
+			return fmt.Errorf("telegramfake: waiting for %d messages, have %d: %w", n, have, context.Cause(ctx))
+		}
+	}
+}
+
+// Reset forgets messages, counters, flood-control state, chat behaviours and
+// pending faults, as if the server had just been created with its Config.
+func (s *Server) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resetLocked()
+	s.notifyLocked()
+}
+
+func (s *Server) resetLocked() {
+	s.messages = nil
+	s.nextID = make(map[int64]int)
+	s.stats = Stats{TooManyByChat: make(map[string]int64)}
+	s.limits = newLimiter(s.cfg)
+	s.behaviors = make(map[int64]ChatBehavior)
+	s.faults = faultState{}
+}
+
+// notifyLocked wakes every Wait call so it can look at the records again.
+func (s *Server) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}

@@ -1,0 +1,226 @@
+package telegramfake
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/herald-dev/herald/internal/markup"
+)
+
+// sendRequest is a validated sendMessage call.
+type sendRequest struct {
+	chat                chatRef
+	text                string
+	plain               string // text as the user sees it
+	mode                markup.Mode
+	threadID            int
+	disableNotification bool
+	protectContent      bool
+	linkPreviewDisabled bool
+}
+
+// linkPreviewOptions is the part of LinkPreviewOptions the fake reads and
+// echoes back.
+type linkPreviewOptions struct {
+	IsDisabled bool `json:"is_disabled"`
+}
+
+// messageJSON is Telegram's Message object for a sent text message, fields
+// in the order Telegram sends them. Channel posts carry sender_chat instead
+// of from.
+type messageJSON struct {
+	MessageID           int                 `json:"message_id"`
+	MessageThreadID     int                 `json:"message_thread_id,omitempty"`
+	From                *userJSON           `json:"from,omitempty"`
+	SenderChat          *chatJSON           `json:"sender_chat,omitempty"`
+	Chat                chatJSON            `json:"chat"`
+	Date                int64               `json:"date"`
+	IsTopicMessage      bool                `json:"is_topic_message,omitempty"`
+	HasProtectedContent bool                `json:"has_protected_content,omitempty"`
+	Text                string              `json:"text"`
+	LinkPreviewOptions  *linkPreviewOptions `json:"link_preview_options,omitempty"`
+}
+
+// sendMessage validates, applies chat behaviours and flood control, and
+// records the message.
+func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	fault := s.takeFaultLocked()
+	s.mu.Unlock()
+	switch fault {
+	case FaultServerError:
+		s.fail(w, errInternal)
+		return
+	case FaultBadGateway:
+		s.count(http.StatusBadGateway)
+		writeGatewayPage(w)
+		return
+	case FaultHang:
+		s.hang(r)
+		return
+	case FaultTooMany:
+		s.fail(w, tooMany(1))
+		return
+	}
+
+	params, err := readParams(w, r)
+	if err != nil {
+		s.fail(w, badRequest("can't parse request: "+err.Error()))
+		return
+	}
+	req, e := parseSendRequest(params)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	msg, e := s.deliver(req)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	if fault == FaultAcceptThenHang {
+		s.hang(r)
+		return
+	}
+	writeResult(w, msg)
+}
+
+// parseSendRequest checks the parameters of sendMessage in the order the
+// Bot API reports problems with them.
+func parseSendRequest(p map[string]string) (sendRequest, *apiError) {
+	var req sendRequest
+	chatID := strings.TrimSpace(p["chat_id"])
+	if chatID == "" {
+		return req, badRequest("chat_id is empty")
+	}
+	chat, err := parseChatRef(chatID)
+	if err != nil {
+		return req, badRequest("chat not found")
+	}
+	req.chat = chat
+
+	req.text = p["text"]
+	if strings.TrimSpace(req.text) == "" {
+		return req, badRequest("message text is empty")
+	}
+	mode, err := telegramParseMode(p["parse_mode"])
+	if err != nil {
+		return req, badRequest("unsupported parse_mode")
+	}
+	req.mode = mode
+	if err := markup.Validate(req.text, mode); err != nil {
+		return req, badRequest(err.Error())
+	}
+	n, err := markup.VisibleLen(req.text, mode)
+	switch {
+	case err != nil:
+		return req, badRequest(err.Error())
+	case n == 0:
+		return req, badRequest("message text is empty")
+	case n > markup.MaxMessageLen:
+		return req, badRequest("message is too long")
+	}
+	if req.plain, err = markup.Plain(req.text, mode); err != nil {
+		return req, badRequest(err.Error())
+	}
+
+	if v := strings.TrimSpace(p["message_thread_id"]); v != "" {
+		id, err := strconv.Atoi(v)
+		if err != nil || id < 0 {
+			return req, badRequest("message thread not found")
+		}
+		req.threadID = id
+	}
+	req.disableNotification = paramBool(p["disable_notification"])
+	req.protectContent = paramBool(p["protect_content"])
+	req.linkPreviewDisabled = paramBool(p["disable_web_page_preview"])
+	if v := strings.TrimSpace(p["link_preview_options"]); v != "" {
+		var opts linkPreviewOptions
+		if err := json.Unmarshal([]byte(v), &opts); err != nil {
+			return req, badRequest("can't parse link preview options JSON object")
+		}
+		req.linkPreviewDisabled = req.linkPreviewDisabled || opts.IsDisabled
+	}
+	return req, nil
+}
+
+// telegramParseMode reads parse_mode as the Bot API does: empty for plain
+// text, otherwise HTML or MarkdownV2 in any letter case. The extra spellings
+// markup.ParseMode allows for Herald's own configuration ("none", "plain")
+// are not part of the Bot API and are refused, and so is legacy Markdown,
+// which markup does not implement.
+func telegramParseMode(v string) (markup.Mode, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "none", "plain":
+		return markup.None, fmt.Errorf("parse_mode %q is not a Bot API value", v)
+	}
+	return markup.ParseMode(v)
+}
+
+// paramBool reads a Boolean parameter; Telegram takes true/false and 1/0.
+func paramBool(v string) bool {
+	v = strings.TrimSpace(v)
+	return strings.EqualFold(v, "true") || v == "1"
+}
+
+// deliver applies the chat's behaviour and flood control to req and, when
+// both let it through, records the message and returns its Message object.
+func (s *Server) deliver(req sendRequest) (messageJSON, *apiError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.cfg.Now()
+	username := s.rememberChatLocked(req.chat)
+	chat := describeChat(req.chat.id, username)
+	if e := s.behaviors[chat.ID].refusal(chat); e != nil {
+		return messageJSON{}, e
+	}
+
+	switch scope, wait := s.limits.admit(now, chat.ID); scope {
+	case scopeBot:
+		s.stats.TooManyBot++
+		return messageJSON{}, tooMany(s.retryAfterSeconds(wait))
+	case scopeChat:
+		s.stats.TooManyByChat[chatKey(chat.ID, username)]++
+		return messageJSON{}, tooMany(s.retryAfterSeconds(wait))
+	}
+
+	s.nextID[chat.ID]++
+	rec := Message{
+		MessageID:           s.nextID[chat.ID],
+		ChatID:              chat.ID,
+		ChatUsername:        username,
+		Text:                req.text,
+		ParseMode:           string(req.mode),
+		MessageThreadID:     req.threadID,
+		DisableNotification: req.disableNotification,
+		ProtectContent:      req.protectContent,
+		LinkPreviewDisabled: req.linkPreviewDisabled,
+		At:                  now,
+	}
+	s.messages = append(s.messages, rec)
+	s.stats.Accepted++
+	s.notifyLocked()
+
+	out := messageJSON{
+		MessageID:           rec.MessageID,
+		MessageThreadID:     rec.MessageThreadID,
+		Chat:                chat,
+		Date:                now.Unix(),
+		IsTopicMessage:      rec.MessageThreadID != 0,
+		HasProtectedContent: rec.ProtectContent,
+		Text:                req.plain,
+	}
+	if chat.Type == chatChannel {
+		out.SenderChat = &chat
+	} else {
+		bot := s.bot
+		out.From = &bot
+	}
+	if rec.LinkPreviewDisabled {
+		out.LinkPreviewOptions = &linkPreviewOptions{IsDisabled: true}
+	}
+	return out, nil
+}

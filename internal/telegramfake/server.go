@@ -1,0 +1,246 @@
+package telegramfake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Server is a fake Telegram Bot API. It is safe for concurrent use.
+type Server struct {
+	cfg  Config
+	log  *slog.Logger
+	unit time.Duration
+	bot  userJSON
+
+	closing  chan struct{} // closed by Close
+	inflight sync.WaitGroup
+
+	mu        sync.Mutex
+	closed    bool
+	changed   chan struct{} // closed and replaced whenever records change
+	messages  []Message
+	nextID    map[int64]int
+	stats     Stats
+	limits    *limiter
+	behaviors map[int64]ChatBehavior
+	usernames map[int64]string
+	faults    faultState
+	onHang    func() // test hook: called when a request starts hanging
+
+	httpSrv   *http.Server
+	url       string
+	serveDone chan struct{}
+}
+
+// New returns a Server that is not listening; mount it with ServeHTTP or
+// Handler, or use Start for a listening one.
+func New(cfg Config) *Server {
+	cfg = cfg.withDefaults()
+	s := &Server{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		unit:      retryUnit(cfg.TimeScale),
+		bot:       userJSON{ID: botID(cfg.Token), IsBot: true, FirstName: cfg.BotName, Username: cfg.BotUsername},
+		closing:   make(chan struct{}),
+		changed:   make(chan struct{}),
+		usernames: make(map[int64]string),
+	}
+	s.resetLocked()
+	return s
+}
+
+// botID reads the bot's user id from the digits before the colon of its
+// token, as Telegram tokens carry it; other tokens give id 1.
+func botID(token string) int64 {
+	digits, _, _ := strings.Cut(token, ":")
+	if id, err := strconv.ParseInt(digits, 10, 64); err == nil && id > 0 {
+		return id
+	}
+	return 1
+}
+
+// Start creates a Server and serves Handler on Config.Addr (by default a
+// free port on 127.0.0.1) until Close.
+func Start(cfg Config) (*Server, error) {
+	s := New(cfg)
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("telegramfake: listening on Config.Addr %q: %w", s.cfg.Addr, err)
+	}
+	s.url = "http://" + ln.Addr().String()
+	s.httpSrv = &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	s.serveDone = make(chan struct{})
+	go func() {
+		defer close(s.serveDone)
+		if err := s.httpSrv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("telegramfake: serving stopped", "err", err)
+		}
+	}()
+	s.log.Debug("telegramfake: listening", "url", s.url)
+	return s, nil
+}
+
+// URL returns the base URL of a started server, such as
+// "http://127.0.0.1:41234", or "" for a server made with New. Clients use
+// URL()+"/bot%s/%s" as their API endpoint.
+func (s *Server) URL() string { return s.url }
+
+// Close stops the listener of a started server, releases every hung request
+// by dropping its connection, and waits for the requests being served to
+// return. Wait calls return ErrClosed. Close is idempotent.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.closing)
+	s.mu.Unlock()
+
+	var err error
+	if s.httpSrv != nil {
+		err = s.httpSrv.Close()
+		<-s.serveDone
+	}
+	s.inflight.Wait()
+	return err
+}
+
+// enter registers a request as in flight; it fails once Close has begun.
+func (s *Server) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.inflight.Add(1)
+	return true
+}
+
+// ServeHTTP serves the Bot API: /bot<token>/getMe and /bot<token>/sendMessage
+// at the root of the request path (mount under a prefix with
+// http.StripPrefix). Method names are matched without regard to case, as
+// Telegram does; other paths get Telegram's 404 answer.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.enter() {
+		writeGatewayPage(w)
+		return
+	}
+	defer s.inflight.Done()
+
+	s.mu.Lock()
+	s.stats.Requests++
+	outage := s.faults.outage
+	s.mu.Unlock()
+	if outage {
+		s.count(http.StatusBadGateway)
+		writeGatewayPage(w)
+		return
+	}
+
+	token, method, ok := splitBotPath(r.URL.Path)
+	switch {
+	case !ok:
+		s.fail(w, errNotFound)
+		return
+	case token != s.cfg.Token:
+		s.fail(w, errUnauthorized)
+		return
+	}
+	var serve func(http.ResponseWriter, *http.Request)
+	switch strings.ToLower(method) {
+	case "getme":
+		serve = s.getMe
+	case "sendmessage":
+		serve = s.sendMessage
+	default:
+		s.fail(w, errNotFound)
+		return
+	}
+	if !s.delay(r) {
+		return
+	}
+	if e := s.floodError(); e != nil {
+		s.fail(w, e)
+		return
+	}
+	serve(w, r)
+}
+
+// splitBotPath splits "/bot<token>/<method>".
+func splitBotPath(path string) (token, method string, ok bool) {
+	rest, ok := strings.CutPrefix(path, "/bot")
+	if !ok {
+		return "", "", false
+	}
+	token, method, ok = strings.Cut(rest, "/")
+	if !ok || token == "" || method == "" || strings.Contains(method, "/") {
+		return "", "", false
+	}
+	return token, method, true
+}
+
+// delay applies Config.Latency; it reports false when the client left.
+func (s *Server) delay(r *http.Request) bool {
+	d := toReal(s.cfg.Latency, s.cfg.TimeScale)
+	if d == 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	case <-s.closing:
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// floodError returns the 429 owed during a Force429 flood wait, or nil.
+func (s *Server) floodError() *apiError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.cfg.Now()
+	if !now.Before(s.faults.floodUntil) {
+		return nil
+	}
+	s.stats.TooManyFlood++
+	return tooMany(s.retryAfterSeconds(s.faults.floodUntil.Sub(now)))
+}
+
+// fail counts and writes an error answer.
+func (s *Server) fail(w http.ResponseWriter, e *apiError) {
+	s.count(e.code)
+	s.log.LogAttrs(context.Background(), slog.LevelDebug, "telegramfake: refused",
+		slog.Int("code", e.code), slog.String("description", e.desc))
+	writeAPIError(w, e)
+}
+
+// count adds an answer with status code to the counters.
+func (s *Server) count(code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case code == http.StatusTooManyRequests:
+		s.stats.TooMany++
+	case code >= 500:
+		s.stats.ServerErrors++
+	case code >= 400:
+		s.stats.Rejected++
+	}
+}

@@ -1,0 +1,182 @@
+// Package wake removes asynq's polling delay.
+//
+// asynq's processor polls: when every queue is empty it sleeps about
+// TaskCheckInterval before it asks Redis again, and moves due retries back to
+// their queues on a timer of its own. Herald instead runs the processor with a
+// tiny TaskCheckInterval and installs a go-redis hook on the worker's Redis
+// client. When a dequeue round finds every queue empty, the hook holds the
+// round until there is news: a producer's publish on keys.WakeChannel, a
+// forward of due tasks seen on the same client, a local Wake call (a deferred
+// task made due), or MaxIdle elapsing. An idle worker thus costs a few Redis
+// commands per MaxIdle, and a new message is picked up within milliseconds.
+package wake
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/keys"
+)
+
+// Waker holds idle dequeue rounds and releases them on news.
+type Waker struct {
+	queues  map[string]bool
+	maxIdle time.Duration
+	ch      chan struct{}
+	quit    chan struct{}
+	once    sync.Once
+
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+// New returns a Waker for a worker serving queues. maxIdle bounds how long an
+// idle round is held (default 1s).
+func New(queues []string, maxIdle time.Duration) *Waker {
+	if maxIdle <= 0 {
+		maxIdle = time.Second
+	}
+	w := &Waker{queues: map[string]bool{}, maxIdle: maxIdle, ch: make(chan struct{}, 1),
+		quit: make(chan struct{}), seen: map[string]bool{}}
+	for _, q := range queues {
+		w.queues[q] = true
+	}
+	return w
+}
+
+// Wake releases a held round, or the next one if none is held.
+func (w *Waker) Wake() {
+	select {
+	case w.ch <- struct{}{}:
+	default:
+	}
+}
+
+// Close releases any held round and stops holding rounds.
+func (w *Waker) Close() { w.once.Do(func() { close(w.quit) }) }
+
+// Listen forwards publishes on keys.WakeChannel to Wake until ctx ends. It
+// resubscribes by itself after connection loss (go-redis does).
+func (w *Waker) Listen(ctx context.Context, rdb redis.UniversalClient, log *slog.Logger) {
+	sub := rdb.Subscribe(ctx, keys.WakeChannel)
+	defer sub.Close()
+	ch := sub.Channel()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+			w.Wake()
+		}
+	}
+}
+
+// Hook returns the go-redis hook to add to the Redis client handed to asynq.
+func (w *Waker) Hook() redis.Hook { return hook{w} }
+
+type hook struct{ w *Waker }
+
+func (h hook) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return next(ctx, network, addr)
+	}
+}
+
+func (h hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		switch kind, queue := classify(cmd); kind {
+		case dequeue:
+			h.w.afterDequeue(queue, err == redis.Nil)
+		case forward:
+			if n, ok := cmd.(*redis.Cmd); ok {
+				if v, _ := n.Int64(); v > 0 {
+					h.w.Wake()
+				}
+			}
+		}
+		return err
+	}
+}
+
+type scriptKind int
+
+const (
+	other scriptKind = iota
+	dequeue
+	forward
+)
+
+// classify recognises asynq's dequeue and forward scripts by their keys:
+// dequeue runs on (pending, paused, active, lease) of one queue; forward on
+// (scheduled or retry, pending). Key names are asynq's stable layout
+// "asynq:{queue}:...".
+func classify(cmd redis.Cmder) (scriptKind, string) {
+	name := cmd.Name()
+	if name != "evalsha" && name != "eval" {
+		return other, ""
+	}
+	args := cmd.Args()
+	if len(args) < 5 {
+		return other, ""
+	}
+	k1, _ := args[3].(string)
+	k2, _ := args[4].(string)
+	switch {
+	case strings.HasSuffix(k1, ":pending") && strings.HasSuffix(k2, ":paused"):
+		return dequeue, queueOf(k1)
+	case (strings.HasSuffix(k1, ":scheduled") || strings.HasSuffix(k1, ":retry")) && strings.HasSuffix(k2, ":pending"):
+		return forward, queueOf(k1)
+	}
+	return other, ""
+}
+
+func queueOf(key string) string {
+	i := strings.IndexByte(key, '{')
+	j := strings.IndexByte(key, '}')
+	if i < 0 || j < i {
+		return ""
+	}
+	return key[i+1 : j]
+}
+
+// afterDequeue tracks one dequeue round: asynq's processor asks each queue in
+// turn from a single goroutine, so once every served queue answered empty the
+// round is over, and the hook holds it until there is news.
+func (w *Waker) afterDequeue(queue string, empty bool) {
+	w.mu.Lock()
+	if !empty {
+		clear(w.seen)
+		w.mu.Unlock()
+		return
+	}
+	w.seen[queue] = true
+	idle := len(w.seen) >= len(w.queues)
+	if idle {
+		clear(w.seen)
+	}
+	w.mu.Unlock()
+	if !idle {
+		return
+	}
+	t := time.NewTimer(w.maxIdle)
+	defer t.Stop()
+	select {
+	case <-w.ch:
+	case <-t.C:
+	case <-w.quit:
+	}
+}

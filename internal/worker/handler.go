@@ -1,0 +1,280 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/markup"
+	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/internal/telegram"
+)
+
+// Sender delivers one message to Telegram. *telegram.Client implements it;
+// its errors are *telegram.Error.
+type Sender interface {
+	Send(ctx context.Context, m telegram.Message) (telegram.Sent, error)
+}
+
+// Handler processes SendMessage tasks.
+type Handler struct {
+	rdb      redis.UniversalClient
+	sender   Sender
+	limiter  *ratelimit.Limiter
+	promoter *promoter
+	metrics  *Metrics
+	log      *slog.Logger
+
+	backoffBase, backoffCap time.Duration
+	sentRetention           time.Duration
+}
+
+// progress is what Redis remembers of a task's sending: how many parts went
+// out, and from which part on the text is sent as plain text after a parse
+// error. It is written after each accepted part, before the task is acked.
+type progress struct {
+	done      int
+	plainFrom int // -1: not downgraded
+}
+
+func (h *Handler) loadProgress(ctx context.Context, id string) (progress, error) {
+	p := progress{plainFrom: -1}
+	vals, err := h.rdb.HMGet(ctx, keys.Sent(id), "parts", "plain_from").Result()
+	if err != nil {
+		return p, err
+	}
+	if s, ok := vals[0].(string); ok {
+		p.done, _ = strconv.Atoi(s)
+	}
+	if s, ok := vals[1].(string); ok {
+		p.plainFrom, _ = strconv.Atoi(s)
+	}
+	return p, nil
+}
+
+func (h *Handler) saveProgress(ctx context.Context, id string, p progress, messageID int) error {
+	// A fresh context: a cancelled attempt must still record a send that
+	// Telegram accepted, or the task would be sent twice.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	pipe := h.rdb.TxPipeline()
+	pipe.HSet(ctx, keys.Sent(id), "parts", p.done, "plain_from", p.plainFrom, "last_message_id", messageID)
+	pipe.Expire(ctx, keys.Sent(id), h.sentRetention)
+	_, err := pipe.Exec(ctx)
+	return err
+}
+
+// parts splits the text as it will be sent, given the progress.
+func parts(msg jobs.SendMessage, p progress) ([]string, []markup.Mode) {
+	mode := markup.Mode(msg.ParseMode)
+	ps, err := markup.Split(msg.Text, mode, markup.MaxMessageLen)
+	if err != nil {
+		// Herald's parser rejects the markup; Telegram would too. Send it as
+		// plain text from the start (Split already cut it as plain text).
+		mode = markup.None
+	}
+	modes := make([]markup.Mode, len(ps))
+	for i := range modes {
+		modes[i] = mode
+	}
+	if p.plainFrom >= 0 && p.plainFrom < len(ps) && mode != markup.None {
+		rest := strings.Join(ps[p.plainFrom:], "")
+		plain, _ := markup.Split(rest, markup.None, markup.MaxMessageLen)
+		ps = append(ps[:p.plainFrom:p.plainFrom], plain...)
+		modes = modes[:p.plainFrom]
+		for range plain {
+			modes = append(modes, markup.None)
+		}
+	}
+	return ps, modes
+}
+
+// ProcessTask implements asynq.Handler.
+func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
+	id, _ := asynq.GetTaskID(ctx)
+	queue, _ := asynq.GetQueueName(ctx)
+	attempt, _ := asynq.GetRetryCount(ctx)
+	log := h.log.With("task_id", id, "queue", queue, "attempt", attempt)
+
+	msg, err := jobs.Decode(t.Payload())
+	if err != nil {
+		h.metrics.Archived.WithLabelValues("invalid_payload").Inc()
+		log.Error("archiving task with an invalid payload", "error", err)
+		return permanent("invalid_payload", err)
+	}
+	prog, err := h.loadProgress(ctx, id)
+	if err != nil {
+		return h.retryLater(log, queue, id, attempt, "redis", err)
+	}
+	chat, err := h.resolveChat(ctx, msg.Chat)
+	if err != nil {
+		return h.retryLater(log, queue, id, attempt, "redis", err)
+	}
+	texts, modes := parts(msg, prog)
+	if prog.done >= len(texts) {
+		h.metrics.SkippedAlreadySent.Inc()
+		log.Info("task was already sent; not sending again", "parts", prog.done)
+		return nil
+	}
+	migrations := 0
+	for prog.done < len(texts) {
+		i := prog.done
+		if err := h.waitTurn(ctx, log, chat, queue, id); err != nil {
+			return err
+		}
+		sent, err := h.sender.Send(ctx, telegram.Message{
+			Chat:                chat,
+			Text:                texts[i],
+			ParseMode:           string(modes[i]),
+			DisableNotification: msg.DisableNotification,
+			ProtectContent:      msg.ProtectContent,
+			MessageThreadID:     msg.MessageThreadID,
+			DisableLinkPreview:  msg.DisableLinkPreview,
+		})
+		if err == nil {
+			prog.done++
+			if err := h.saveProgress(ctx, id, prog, sent.MessageID); err != nil {
+				// Telegram has the message; without the record a redelivery
+				// would send it again. Say so loudly and carry on.
+				log.Error("could not record a sent message; a redelivery may duplicate it", "error", err)
+			}
+			outcome := "sent"
+			if modes[i] == markup.None && markup.Mode(msg.ParseMode) != markup.None {
+				outcome = "downgraded"
+			}
+			h.metrics.Sent.WithLabelValues(queue, outcome).Inc()
+			if i == 0 && !msg.CreatedAt.IsZero() {
+				h.metrics.Latency.Observe(time.Since(msg.CreatedAt).Seconds())
+			}
+			log.Debug("sent", "part", i+1, "parts", len(texts), "message_id", sent.MessageID)
+			continue
+		}
+		tgErr, ok := telegram.AsError(err)
+		if !ok {
+			return h.retryLater(log, queue, id, attempt, "unknown", err)
+		}
+		switch tgErr.Reason {
+		case telegram.ReasonRateLimited:
+			h.metrics.TooMany.Inc()
+			pause := tgErr.RetryAfter
+			if pause <= 0 {
+				pause = time.Second
+			}
+			pause += rand.N(pause/10 + 50*time.Millisecond)
+			global, perr := h.limiter.Penalize(ctx, chat, pause)
+			if perr != nil {
+				log.Warn("could not record 429 in the limiter", "error", perr)
+			}
+			log.Warn("telegram answered 429; pausing", "retry_after", tgErr.RetryAfter, "bot_wide", global)
+			// The next turn respects the pause; the slot is owned again.
+			continue
+		case telegram.ReasonParseEntities:
+			if modes[i] == markup.None {
+				return h.archive(ctx, log, "parse_entities", tgErr)
+			}
+			prog.plainFrom = i
+			texts, modes = parts(msg, prog)
+			log.Warn("telegram could not parse the markup; resending as plain text", "part", i+1, "error", tgErr.Description)
+			continue
+		case telegram.ReasonMigrated:
+			if tgErr.MigrateTo == 0 || migrations >= 2 {
+				return h.archive(ctx, log, "chat_migrated", tgErr)
+			}
+			migrations++
+			to := strconv.FormatInt(tgErr.MigrateTo, 10)
+			if err := h.rdb.HSet(ctx, keys.Migrations(), chat, to).Err(); err != nil {
+				log.Warn("could not remember chat migration", "error", err)
+			}
+			log.Info("chat was migrated to a supergroup; following", "from", chat, "to", to)
+			chat = to
+			continue
+		case telegram.ReasonTimeout:
+			h.metrics.PossibleDuplicates.Inc()
+			log.Warn("telegram did not answer after the request was sent; retrying, the message may arrive twice", "error", tgErr)
+			return h.retryLater(log, queue, id, attempt, string(tgErr.Reason), tgErr)
+		}
+		if tgErr.Temporary() {
+			return h.retryLater(log, queue, id, attempt, string(tgErr.Reason), tgErr)
+		}
+		return h.archive(ctx, log, string(tgErr.Reason), tgErr)
+	}
+	return nil
+}
+
+// waitTurn blocks for short limiter waits and defers the task for long ones.
+func (h *Handler) waitTurn(ctx context.Context, log *slog.Logger, chat, queue, id string) error {
+	for {
+		d, err := h.limiter.Acquire(ctx, chat, queue, id)
+		if err != nil {
+			return h.retryLater(log, queue, id, 0, "redis", err)
+		}
+		h.metrics.RateWait.Observe(d.Wait.Seconds())
+		if d.Kind == ratelimit.Defer {
+			h.metrics.Deferrals.WithLabelValues(queue).Inc()
+			h.promoter.schedule(queue, id, time.Now().Add(d.Wait))
+			return &laterError{Delay: d.Wait, Reason: "rate limited"}
+		}
+		if d.Wait > 0 {
+			t := time.NewTimer(d.Wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+		if d.Kind == ratelimit.Go {
+			return nil
+		}
+	}
+}
+
+// retryLater backs off after a temporary failure.
+func (h *Handler) retryLater(log *slog.Logger, queue, id string, attempt int, reason string, err error) error {
+	d := backoff(attempt, h.backoffBase, h.backoffCap)
+	h.metrics.Retries.WithLabelValues(reason).Inc()
+	log.Warn("temporary failure; will retry", "reason", reason, "retry_in", d, "error", err)
+	h.promoter.schedule(queue, id, time.Now().Add(d))
+	return &laterError{Delay: d, Failure: true, Reason: reason, Err: err}
+}
+
+// archive stops retrying: the task is archived with the reason as its error,
+// and the failure is appended to the durable failure log.
+func (h *Handler) archive(ctx context.Context, log *slog.Logger, reason string, err error) error {
+	h.metrics.Archived.WithLabelValues(reason).Inc()
+	log.Error("permanent failure; archiving the task", "reason", reason, "error", err)
+	id, _ := asynq.GetTaskID(ctx)
+	queue, _ := asynq.GetQueueName(ctx)
+	xctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if xerr := h.rdb.XAdd(xctx, &redis.XAddArgs{
+		Stream: keys.Failures(),
+		MaxLen: 1_000_000,
+		Approx: true,
+		Values: map[string]any{"task_id": id, "queue": queue, "reason": reason, "error": err.Error()},
+	}).Err(); xerr != nil {
+		log.Warn("could not append to the failure log", "error", xerr)
+	}
+	return permanent(reason, err)
+}
+
+func (h *Handler) resolveChat(ctx context.Context, chat string) (string, error) {
+	to, err := h.rdb.HGet(ctx, keys.Migrations(), chat).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return chat, nil
+	case err != nil:
+		return "", fmt.Errorf("read chat migrations: %w", err)
+	}
+	return to, nil
+}

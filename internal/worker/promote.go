@@ -1,0 +1,154 @@
+package worker
+
+import (
+	"container/heap"
+	"context"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// promoteScript moves one task from its queue's retry set to the front of the
+// pending list, so a task whose reserved slot has come is the next one a
+// worker picks up (asynq's own forwarder has one-second resolution and
+// appends to the back). It relies on asynq v0.26's key layout, which the
+// integration tests pin.
+//
+// KEYS[1] asynq:{q}:t:<id>, KEYS[2] asynq:{q}:retry, KEYS[3] asynq:{q}:pending.
+// ARGV[1] task id, ARGV[2] now in unix nanoseconds.
+// Returns 1 when moved, 0 when the task was not in the retry set.
+var promoteScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], 'state') ~= 'retry' then return 0 end
+if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return 0 end
+redis.call('RPUSH', KEYS[3], ARGV[1])
+redis.call('HSET', KEYS[1], 'state', 'pending', 'pending_since', ARGV[2])
+return 1
+`)
+
+func asynqKey(queue, suffix string) string { return "asynq:{" + queue + "}:" + suffix }
+
+// promoter returns deferred tasks to their queue at their due time. Each
+// worker process promotes the tasks it deferred; if the process dies, asynq's
+// forwarder moves them a second or two later (the retry score is rounded up
+// so it never moves them early).
+type promoter struct {
+	rdb  redis.Scripter
+	wake func()
+	log  *slog.Logger
+
+	mu    sync.Mutex
+	items dueHeap
+	kick  chan struct{}
+}
+
+type dueItem struct {
+	at    time.Time
+	queue string
+	id    string
+	tries int
+}
+
+type dueHeap []dueItem
+
+func (h dueHeap) Len() int           { return len(h) }
+func (h dueHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *dueHeap) Push(x any)        { *h = append(*h, x.(dueItem)) }
+func (h *dueHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return it
+}
+
+func newPromoter(rdb redis.Scripter, wake func(), log *slog.Logger) *promoter {
+	return &promoter{rdb: rdb, wake: wake, log: log, kick: make(chan struct{}, 1)}
+}
+
+// schedule asks for task id of queue to be made pending at at.
+func (p *promoter) schedule(queue, id string, at time.Time) {
+	p.mu.Lock()
+	heap.Push(&p.items, dueItem{at: at, queue: queue, id: id})
+	p.mu.Unlock()
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// pending reports how many promotions are waiting.
+func (p *promoter) pending() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.items)
+}
+
+// run promotes due tasks until ctx ends.
+func (p *promoter) run(ctx context.Context) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		p.mu.Lock()
+		var next time.Duration = time.Hour
+		if len(p.items) > 0 {
+			next = time.Until(p.items[0].at)
+		}
+		p.mu.Unlock()
+		if next <= 0 {
+			p.promoteDue(ctx)
+			continue
+		}
+		timer.Reset(next)
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.kick:
+			if !timer.Stop() {
+				<-timer.C
+			}
+		case <-timer.C:
+		}
+	}
+}
+
+func (p *promoter) promoteDue(ctx context.Context) {
+	now := time.Now()
+	var due []dueItem
+	p.mu.Lock()
+	for len(p.items) > 0 && !p.items[0].at.After(now) {
+		due = append(due, heap.Pop(&p.items).(dueItem))
+	}
+	p.mu.Unlock()
+	moved := 0
+	for _, it := range due {
+		n, err := promoteScript.Run(ctx, p.rdb,
+			[]string{asynqKey(it.queue, "t:"+it.id), asynqKey(it.queue, "retry"), asynqKey(it.queue, "pending")},
+			it.id, strconv.FormatInt(now.UnixNano(), 10)).Int()
+		switch {
+		case err != nil && ctx.Err() == nil && it.tries < 5:
+			// Redis hiccup: try again shortly; asynq's forwarder is the backstop.
+			it.tries++
+			it.at = now.Add(time.Duration(it.tries) * 100 * time.Millisecond)
+			p.mu.Lock()
+			heap.Push(&p.items, it)
+			p.mu.Unlock()
+		case err != nil:
+			p.log.Warn("promote deferred task failed; asynq's forwarder will move it", "task_id", it.id, "queue", it.queue, "error", err)
+		case n == 0 && it.tries < 3 && ctx.Err() == nil:
+			// The processor may not have stored the task as retry yet.
+			it.tries++
+			it.at = now.Add(20 * time.Millisecond)
+			p.mu.Lock()
+			heap.Push(&p.items, it)
+			p.mu.Unlock()
+		case n == 1:
+			moved++
+		}
+	}
+	if moved > 0 {
+		p.wake()
+	}
+}

@@ -1,0 +1,239 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/internal/wake"
+)
+
+// Config configures a worker process.
+type Config struct {
+	// Redis is the connection; the worker builds its own client from it so it
+	// can install the wake hook. Required.
+	Redis *redis.UniversalOptions
+	// Sender delivers messages. Required.
+	Sender Sender
+	// Limits are the fleet-wide rate limits (see ratelimit.Config defaults).
+	Limits ratelimit.Config
+	// Queues maps queue names to weights; default critical=6, default=3, low=1.
+	Queues map[string]int
+	// StrictPriority empties higher queues first instead of weighting.
+	StrictPriority bool
+	// Concurrency is the number of tasks handled at once; default 64.
+	Concurrency int
+	// ShutdownTimeout bounds how long in-flight sends may finish after
+	// SIGTERM; default 25s.
+	ShutdownTimeout time.Duration
+	// BackoffBase and BackoffCap shape retries after 5xx, transport errors
+	// and timeouts; defaults 2s and 10m.
+	BackoffBase, BackoffCap time.Duration
+	// SentRetention is how long "already sent" records are kept; default 7 days.
+	SentRetention time.Duration
+	// MaxIdle bounds how long an idle worker waits between dequeue rounds;
+	// default 1s. New messages wake it at once.
+	MaxIdle time.Duration
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Registerer receives the worker's metrics; nil means none.
+	Registerer prometheus.Registerer
+}
+
+// WithDefaults returns the config with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if len(c.Queues) == 0 {
+		c.Queues = map[string]int{jobs.QueueCritical: 6, jobs.QueueDefault: 3, jobs.QueueLow: 1}
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 64
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = 25 * time.Second
+	}
+	if c.BackoffBase == 0 {
+		c.BackoffBase = 2 * time.Second
+	}
+	if c.BackoffCap == 0 {
+		c.BackoffCap = 10 * time.Minute
+	}
+	if c.SentRetention == 0 {
+		c.SentRetention = 7 * 24 * time.Hour
+	}
+	if c.MaxIdle == 0 {
+		c.MaxIdle = time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	c.Limits = c.Limits.WithDefaults()
+	return c
+}
+
+func (c Config) validate() error {
+	var errs []error
+	if c.Redis == nil {
+		errs = append(errs, errors.New("worker: Config.Redis is required"))
+	}
+	if c.Sender == nil {
+		errs = append(errs, errors.New("worker: Config.Sender is required"))
+	}
+	if c.Concurrency < 1 {
+		errs = append(errs, fmt.Errorf("worker: Config.Concurrency must be >= 1, got %d", c.Concurrency))
+	}
+	if c.BackoffBase > c.BackoffCap {
+		errs = append(errs, fmt.Errorf("worker: Config.BackoffBase (%v) must not exceed BackoffCap (%v)", c.BackoffBase, c.BackoffCap))
+	}
+	return errors.Join(errs...)
+}
+
+// Worker is one worker process's asynq server plus Herald's helpers.
+type Worker struct {
+	cfg      Config
+	rdb      redis.UniversalClient
+	waker    *wake.Waker
+	promoter *promoter
+	handler  *Handler
+	srv      *asynq.Server
+	Metrics  *Metrics
+}
+
+// New builds a Worker; Run starts it.
+func New(cfg Config) (*Worker, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	queues := make([]string, 0, len(cfg.Queues))
+	for q := range cfg.Queues {
+		queues = append(queues, q)
+	}
+	sort.Strings(queues)
+	rdb := redis.NewUniversalClient(cfg.Redis)
+	waker := wake.New(queues, cfg.MaxIdle)
+	rdb.AddHook(waker.Hook())
+	lim, err := ratelimit.New(rdb, cfg.Limits)
+	if err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	metrics := NewMetrics(cfg.Registerer)
+	prom := newPromoter(rdb, waker.Wake, cfg.Logger)
+	h := &Handler{
+		rdb: rdb, sender: cfg.Sender, limiter: lim, promoter: prom, metrics: metrics, log: cfg.Logger,
+		backoffBase: cfg.BackoffBase, backoffCap: cfg.BackoffCap, sentRetention: cfg.SentRetention,
+	}
+	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		Concurrency:    cfg.Concurrency,
+		Queues:         cfg.Queues,
+		StrictPriority: cfg.StrictPriority,
+		// Idle rounds are held by the wake hook, not by this sleep; a tiny
+		// interval means a woken round starts at once.
+		TaskCheckInterval: time.Millisecond,
+		// Herald promotes deferred tasks itself at their exact time; asynq's
+		// forwarder is the backstop for tasks of a dead process.
+		DelayedTaskCheckInterval: time.Second,
+		RetryDelayFunc:           retryDelay,
+		IsFailure:                isFailure,
+		ShutdownTimeout:          cfg.ShutdownTimeout,
+		Logger:                   asynqLogger{cfg.Logger},
+		LogLevel:                 asynq.WarnLevel,
+	})
+	return &Worker{cfg: cfg, rdb: rdb, waker: waker, promoter: prom, handler: h, srv: srv, Metrics: metrics}, nil
+}
+
+// Handler returns the task handler (for tests and custom muxes).
+func (w *Worker) Handler() *Handler { return w.handler }
+
+// Ping checks Redis (readiness).
+func (w *Worker) Ping(ctx context.Context) error { return w.rdb.Ping(ctx).Err() }
+
+// Run serves until ctx is done, then shuts down gracefully: it stops taking
+// tasks, lets in-flight sends finish within ShutdownTimeout, and hands
+// unfinished ones back to Redis.
+func (w *Worker) Run(ctx context.Context) error {
+	mux := asynq.NewServeMux()
+	mux.Handle(jobs.TypeSendMessage, w.handler)
+	bg, stopBG := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); w.waker.Listen(bg, w.rdb, w.cfg.Logger) }()
+	go func() { defer wg.Done(); w.promoter.run(bg) }()
+	if err := w.srv.Start(mux); err != nil {
+		stopBG()
+		wg.Wait()
+		w.rdb.Close()
+		return fmt.Errorf("worker: start: %w", err)
+	}
+	<-ctx.Done()
+	w.cfg.Logger.Info("worker shutting down", "timeout", w.cfg.ShutdownTimeout)
+	w.srv.Stop()
+	w.waker.Close()
+	w.srv.Shutdown()
+	stopBG()
+	wg.Wait()
+	return w.rdb.Close()
+}
+
+// HTTPHandler serves /livez, /readyz and, when gather is non-nil, /metrics.
+func (w *Worker) HTTPHandler(metrics http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /livez", func(rw http.ResponseWriter, _ *http.Request) { _, _ = rw.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", func(rw http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := w.Ping(ctx); err != nil {
+			http.Error(rw, "redis unavailable\n", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = rw.Write([]byte("ok\n"))
+	})
+	if metrics != nil {
+		mux.Handle("GET /metrics", metrics)
+	}
+	return mux
+}
+
+// ListenAndServe serves h on addr until ctx ends.
+func ListenAndServe(ctx context.Context, addr string, h http.Handler, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	log.Info("listening", "addr", ln.Addr().String())
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// asynqLogger routes asynq's log lines into slog.
+type asynqLogger struct{ l *slog.Logger }
+
+func (a asynqLogger) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...), "component", "asynq") }
+func (a asynqLogger) Info(args ...any)  { a.l.Info(fmt.Sprint(args...), "component", "asynq") }
+func (a asynqLogger) Warn(args ...any)  { a.l.Warn(fmt.Sprint(args...), "component", "asynq") }
+func (a asynqLogger) Error(args ...any) { a.l.Error(fmt.Sprint(args...), "component", "asynq") }
+func (a asynqLogger) Fatal(args ...any) {
+	a.l.Error(fmt.Sprint(args...), "component", "asynq", "fatal", true)
+	panic(fmt.Sprint(args...))
+}
