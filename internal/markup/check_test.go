@@ -9,25 +9,21 @@ import (
 // formatting applied to it (entity kinds with their arguments, innermost last).
 func styleOf(d *doc) []string {
 	var out []string
-	var stack []int
+	styles := []string{""} // style of the text at each stack depth
 	for i := range d.toks {
 		t := &d.toks[i]
 		switch t.kind {
 		case tOpen:
-			stack = append(stack, t.ent)
-		case tClose:
-			stack = stack[:len(stack)-1]
-		case tText:
-			var b strings.Builder
-			for _, e := range stack {
-				ent := &d.ents[e]
-				arg := ent.arg
-				if ent.kind == kLink && ent.noURL {
-					arg = d.entityText(e) // Telegram uses the text as the URL
-				}
-				fmt.Fprintf(&b, "%s(%s,%v)", ent.kind.name(), arg, ent.expandable)
+			ent := &d.ents[t.ent]
+			arg := ent.arg
+			if ent.kind == kLink && ent.noURL {
+				arg = d.entityText(t.ent) // Telegram uses the text as the URL
 			}
-			out = append(out, b.String())
+			styles = append(styles, styles[len(styles)-1]+fmt.Sprintf("%s(%s,%v)", ent.kind.name(), arg, ent.expandable))
+		case tClose:
+			styles = styles[:len(styles)-1]
+		case tText:
+			out = append(out, styles[len(styles)-1])
 		}
 	}
 	return out

@@ -5,7 +5,21 @@ import "strings"
 // renderer writes the parts of a split document.
 type renderer struct {
 	d     *doc
-	split []bool // entities that span a cut
+	split []bool         // entities that span a cut
+	texts map[int]string // visible text of cut links without a URL
+}
+
+// linkText returns the visible text of entity e, computed once.
+func (r *renderer) linkText(e int) string {
+	if s, ok := r.texts[e]; ok {
+		return s
+	}
+	if r.texts == nil {
+		r.texts = make(map[int]string)
+	}
+	s := r.d.entityText(e)
+	r.texts[e] = s
+	return s
 }
 
 // part renders tokens [from, to) with the entities in open re-opened at the
@@ -29,7 +43,7 @@ func (r *renderer) textSrc(t *token) string {
 func (r *renderer) htmlOpenTag(e int) string {
 	ent := &r.d.ents[e]
 	if ent.noURL && r.split[e] {
-		return `<a href="` + EscapeHTML(r.d.entityText(e)) + `">`
+		return `<a href="` + EscapeHTML(r.linkText(e)) + `">`
 	}
 	t := &r.d.toks[ent.openTok]
 	return r.d.src[t.start:t.end]
@@ -123,7 +137,7 @@ func (r *renderer) mdCloseMarker(e int) string {
 func (r *renderer) mdLinkClose(e int) string {
 	ent := &r.d.ents[e]
 	if ent.noURL && r.split[e] {
-		return "](" + escapeMarkdownV2URL(r.d.entityText(e)) + ")"
+		return "](" + escapeMarkdownV2URL(r.linkText(e)) + ")"
 	}
 	t := &r.d.toks[ent.closeTok]
 	return r.d.src[t.start:t.end]

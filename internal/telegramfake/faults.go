@@ -27,6 +27,11 @@ const (
 	// A request that fails validation or flood control gets that error
 	// instead, since there is nothing to deliver.
 	FaultAcceptThenHang
+	// FaultParseEntities answers a formatted message (one with a
+	// parse_mode) 400 "can't parse entities", as Telegram does when its
+	// parser disagrees with the client's; a plain-text message is delivered
+	// as usual. It models markup that only Telegram rejects.
+	FaultParseEntities
 )
 
 var faultNames = map[Fault]string{
@@ -35,6 +40,7 @@ var faultNames = map[Fault]string{
 	FaultHang:           "hang",
 	FaultTooMany:        "too_many",
 	FaultAcceptThenHang: "accept_then_hang",
+	FaultParseEntities:  "parse_entities",
 }
 
 // String returns the snake_case name used by the /fake/fail endpoint.
@@ -52,7 +58,7 @@ func ParseFault(name string) (Fault, error) {
 			return f, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown fault %q: use server_error, bad_gateway, hang, too_many or accept_then_hang", name)
+	return 0, fmt.Errorf("unknown fault %q: use server_error, bad_gateway, hang, too_many, accept_then_hang or parse_entities", name)
 }
 
 // FaultRates injects faults at random into sendMessage requests that no

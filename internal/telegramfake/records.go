@@ -36,7 +36,7 @@ type Message struct {
 // TooMany = TooManyFlood + TooManyBot + the sum of TooManyByChat + 429s
 // injected by faults.
 type Stats struct {
-	// Requests counts every request to a /bot… path.
+	// Requests counts every request that reached the Bot API handler.
 	Requests int64 `json:"requests"`
 	// Accepted counts delivered messages, including FaultAcceptThenHang.
 	Accepted int64 `json:"accepted"`

@@ -76,6 +76,10 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, e)
 		return
 	}
+	if fault == FaultParseEntities && req.mode != markup.None {
+		s.fail(w, badRequest(`can't parse entities: Unsupported start tag "tg-unknown" at byte offset 0`))
+		return
+	}
 	msg, e := s.deliver(req)
 	if e != nil {
 		s.fail(w, e)

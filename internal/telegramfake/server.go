@@ -97,9 +97,11 @@ func Start(cfg Config) (*Server, error) {
 // URL()+"/bot%s/%s" as their API endpoint.
 func (s *Server) URL() string { return s.url }
 
-// Close stops the listener of a started server, releases every hung request
-// by dropping its connection, and waits for the requests being served to
-// return. Wait calls return ErrClosed. Close is idempotent.
+// Close stops the listener of a started server, releases every hung or
+// delayed request by dropping its connection (the handler panics with
+// http.ErrAbortHandler, which net/http turns into a closed connection), and
+// waits for the requests being served to return. Later Bot API requests get
+// the 502 gateway page and Wait calls return ErrClosed. Close is idempotent.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {

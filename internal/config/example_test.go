@@ -1,0 +1,71 @@
+package config_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/herald-dev/herald/internal/config"
+)
+
+func ExampleParseRate() {
+	r, err := config.ParseRate("20/m")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(r, r.Interval())
+	_, err = config.ParseRate("20 per minute")
+	fmt.Println(err)
+	// Output:
+	// 20/m 3s
+	// config: rate "20 per minute" must look like "N/s", "N/m" or "N/h" (e.g. "30/s", "0.5/s", "20/m"), or "off" to disable
+}
+
+func ExampleLoadWorker() {
+	env := map[string]string{
+		"HERALD_CONCURRENCY": "8",
+		"HERALD_LIMIT_BOT":   "25/s",
+	}
+	// The flag wins over the environment.
+	w, err := config.LoadWorker([]string{"-concurrency", "16"}, func(k string) string { return env[k] })
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(w.Concurrency, w.Limits.Bot, w.Limits.Group)
+	// Output: 16 25/s burst 10 20/m burst 1
+}
+
+func ExampleLoadProducerArgs() {
+	env := map[string]string{"HERALD_API_TOKEN": "change-me"}
+	p, rest, err := config.LoadProducerArgs(
+		[]string{"-default-queue", "critical", "send", "--chat", "1", "disk full"},
+		func(k string) string { return env[k] })
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(p.DefaultQueue, rest)
+	// Output: critical [send --chat 1 disk full]
+}
+
+func ExampleWorker_Validate() {
+	w := config.Worker{}.WithDefaults()
+	w.Concurrency = 0
+	w.BackoffBase = time.Hour
+	fmt.Println(w.Validate())
+	// Output:
+	// HERALD_CONCURRENCY (-concurrency) must be >= 1, got 0
+	// HERALD_BACKOFF_BASE (-backoff-base) is 1h, above HERALD_BACKOFF_CAP (-backoff-cap) which is 10m; lower the base or raise the cap
+}
+
+func ExampleRedis_Redacted() {
+	r := config.Redis{URL: "redis-sentinel://:hunter2@10.0.0.1:26379,10.0.0.2:26379/0?master=mymaster"}
+	fmt.Println(r.Redacted())
+	// Output: redis-sentinel://:xxxxx@10.0.0.1:26379,10.0.0.2:26379/0?master=mymaster
+}
+
+func ExampleMarkdownTable() {
+	fmt.Print(config.MarkdownTable(config.WorkerSettings()[7:8]))
+	// Output:
+	// | Environment | Flag | Default | Description |
+	// |---|---|---|---|
+	// | `HERALD_CONCURRENCY` | `-concurrency` | `64` | Number of tasks processed at the same time. |
+}

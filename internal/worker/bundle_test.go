@@ -1,0 +1,247 @@
+package worker_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/internal/redistest"
+	"github.com/herald-dev/herald/internal/telegram"
+	"github.com/herald-dev/herald/internal/telegramfake"
+	"github.com/herald-dev/herald/internal/worker"
+)
+
+// scale runs Telegram's clock (in the fake) and Herald's limits 10x faster,
+// so tests exercise the real limits without waiting minutes.
+const scale = 10
+
+func scaledLimits() ratelimit.Config {
+	return ratelimit.Config{
+		Bot:     ratelimit.Per(30*scale, time.Second, 10),
+		Private: ratelimit.Per(1*scale, time.Second, 1),
+		Group:   ratelimit.Per(20*scale, time.Minute, 1),
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type testBundle struct {
+	redis   *redistest.Server
+	rdb     *redis.Client
+	fake    *telegramfake.Server
+	enq     *jobs.Enqueuer
+	insp    *asynq.Inspector
+	worker  *worker.Worker
+	logs    *syncBuffer
+	ctx     context.Context
+	token   string
+	metrics *prometheus.Registry
+}
+
+type options struct {
+	token       string // the worker's token; default the fake's
+	apiURL      string // default the fake's URL
+	timeout     time.Duration
+	concurrency int
+	maxRetry    int
+}
+
+func setup(t *testing.T, o options) *testBundle {
+	t.Helper()
+	srv := redistest.Start(t)
+	fake, err := telegramfake.Start(telegramfake.Config{
+		TimeScale: scale,
+		Private:   telegramfake.Limit{Rate: 1, Per: time.Second, Burst: 2},
+		Group:     telegramfake.Limit{Rate: 20, Per: time.Minute, Burst: 2},
+		Bot:       telegramfake.Limit{Rate: 30, Per: time.Second, Burst: 30},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fake.Close() })
+	if o.token == "" {
+		o.token = telegramfake.DefaultToken
+	}
+	if o.apiURL == "" {
+		o.apiURL = fake.URL()
+	}
+	if o.timeout == 0 {
+		o.timeout = 5 * time.Second
+	}
+	sender, err := telegram.New(telegram.Config{Token: o.token, APIURL: o.apiURL, Timeout: o.timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	reg := prometheus.NewRegistry()
+	w, err := worker.New(worker.Config{
+		Redis:           &redis.UniversalOptions{Addrs: []string{srv.Addr}},
+		Sender:          sender,
+		Limits:          scaledLimits(),
+		Concurrency:     o.concurrency,
+		BackoffBase:     100 * time.Millisecond,
+		BackoffCap:      time.Second,
+		ShutdownTimeout: 5 * time.Second,
+		Logger:          slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Registerer:      reg,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("worker.Run: %v", err)
+		}
+	})
+	rdb := srv.Client(t)
+	maxRetry := o.maxRetry
+	if maxRetry == 0 {
+		maxRetry = 5
+	}
+	enq := jobs.NewEnqueuer(rdb, jobs.EnqueueConfig{MaxRetry: maxRetry})
+	t.Cleanup(func() { _ = enq.Close() })
+	insp := asynq.NewInspector(asynq.RedisClientOpt{Addr: srv.Addr})
+	t.Cleanup(func() { _ = insp.Close() })
+	tctx, tcancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(tcancel)
+	return &testBundle{redis: srv, rdb: rdb, fake: fake, enq: enq, insp: insp, worker: w, logs: logs, ctx: tctx, token: o.token, metrics: reg}
+}
+
+func (b *testBundle) send(t *testing.T, m jobs.SendMessage, queue string) jobs.Result {
+	t.Helper()
+	res, err := b.enq.Enqueue(b.ctx, jobs.Request{Message: m, Queue: queue})
+	if err != nil {
+		t.Fatalf("enqueue: %v", err)
+	}
+	return res
+}
+
+// waitTask polls the task's state until cond holds. asynq has no change
+// notification, so polling with a deadline is the only way to observe it.
+func (b *testBundle) waitTask(t *testing.T, queue, id string, cond func(*asynq.TaskInfo) bool) *asynq.TaskInfo {
+	t.Helper()
+	for {
+		info, err := b.insp.GetTaskInfo(queue, id)
+		if err == nil && cond(info) {
+			return info
+		}
+		if b.ctx.Err() != nil {
+			t.Fatalf("task %s: condition not met before deadline (last: %+v, err %v)", id, info, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitGone waits until a task finished (asynq deletes completed tasks that
+// have no retention).
+func (b *testBundle) waitGone(t *testing.T, queue, id string) {
+	t.Helper()
+	for {
+		_, err := b.insp.GetTaskInfo(queue, id)
+		if errors.Is(err, asynq.ErrTaskNotFound) {
+			return
+		}
+		if b.ctx.Err() != nil {
+			t.Fatalf("task %s still present at deadline (err %v)", id, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (b *testBundle) counter(t *testing.T, name string, labels map[string]string) float64 {
+	t.Helper()
+	mfs, err := b.metrics.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	metric:
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if v, ok := labels[lp.GetName()]; ok && v != lp.GetValue() {
+					continue metric
+				}
+			}
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
+}
+
+// dumpRedis returns every key and value in Redis as text.
+func dumpRedis(t *testing.T, rdb *redis.Client) string {
+	t.Helper()
+	ctx := context.Background()
+	var sb strings.Builder
+	iter := rdb.Scan(ctx, 0, "*", 100).Iterator()
+	for iter.Next(ctx) {
+		k := iter.Val()
+		sb.WriteString(k + "\n")
+		switch rdb.Type(ctx, k).Val() {
+		case "string":
+			sb.WriteString(rdb.Get(ctx, k).Val())
+		case "hash":
+			for f, v := range rdb.HGetAll(ctx, k).Val() {
+				sb.WriteString(f + "=" + v + "\n")
+			}
+		case "list":
+			sb.WriteString(strings.Join(rdb.LRange(ctx, k, 0, -1).Val(), "\n"))
+		case "set":
+			sb.WriteString(strings.Join(rdb.SMembers(ctx, k).Val(), "\n"))
+		case "zset":
+			sb.WriteString(strings.Join(rdb.ZRange(ctx, k, 0, -1).Val(), "\n"))
+		case "stream":
+			for _, m := range rdb.XRange(ctx, k, "-", "+").Val() {
+				for f, v := range m.Values {
+					sb.WriteString(f + "=" + toString(v) + "\n")
+				}
+			}
+		}
+		sb.WriteString("\n")
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return sb.String()
+}
+
+func toString(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return ""
+}

@@ -1,0 +1,247 @@
+package worker_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/markup"
+	"github.com/herald-dev/herald/internal/telegramfake"
+)
+
+func TestDeliversEveryField(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	b.send(t, jobs.SendMessage{
+		Chat: "-1001234567890", Text: "<b>disk</b> full on db-1", ParseMode: "HTML",
+		DisableNotification: true, MessageThreadID: 7, DisableLinkPreview: true, ProtectContent: true,
+	}, "critical")
+	if err := b.fake.Wait(b.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	m := b.fake.Messages()[0]
+	if m.ChatID != -1001234567890 || m.Text != "<b>disk</b> full on db-1" || m.ParseMode != "HTML" ||
+		!m.DisableNotification || m.MessageThreadID != 7 || !m.LinkPreviewDisabled || !m.ProtectContent {
+		t.Fatalf("delivered message differs from the request: %+v", m)
+	}
+}
+
+func TestTooManyRequestsWaitsAndDelivers(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	b.fake.FailNext(1, telegramfake.FaultTooMany)
+	res := b.send(t, jobs.SendMessage{Chat: "42", Text: "after a 429"}, "")
+	if err := b.fake.Wait(b.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	b.waitGone(t, res.Queue, res.TaskID)
+	if got := b.fake.Stats().TooMany; got != 1 {
+		t.Fatalf("fake answered %d 429s, want exactly the injected one", got)
+	}
+	q, err := b.insp.GetQueueInfo(res.Queue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Failed != 0 || q.Archived != 0 {
+		t.Fatalf("a 429 must not count as a failure nor archive: failed=%d archived=%d", q.Failed, q.Archived)
+	}
+	if got := b.counter(t, "herald_telegram_429_total", nil); got != 1 {
+		t.Fatalf("herald_telegram_429_total = %v, want 1", got)
+	}
+}
+
+func TestPermanentErrorsArchiveWithReason(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	cases := []struct {
+		chat   string
+		setup  telegramfake.ChatBehavior
+		reason string
+	}{
+		{"501", telegramfake.ChatBehavior{Blocked: true}, "blocked"},
+		{"-1009001", telegramfake.ChatBehavior{Kicked: true}, "kicked"},
+		{"502", telegramfake.ChatBehavior{NotFound: true}, "chat_not_found"},
+	}
+	for _, c := range cases {
+		b.fake.SetChat(c.chat, c.setup)
+		res := b.send(t, jobs.SendMessage{Chat: c.chat, Text: "hello"}, "")
+		info := b.waitTask(t, res.Queue, res.TaskID, func(i *asynq.TaskInfo) bool { return i.State == asynq.TaskStateArchived })
+		if !strings.Contains(info.LastErr, c.reason) {
+			t.Errorf("chat %s: archived with %q, want the reason %q in it", c.chat, info.LastErr, c.reason)
+		}
+		if info.Retried != 0 {
+			t.Errorf("chat %s: permanent error was retried %d times", c.chat, info.Retried)
+		}
+	}
+	if n := b.rdb.XLen(b.ctx, keys.Failures()).Val(); n != int64(len(cases)) {
+		t.Fatalf("failure log holds %d entries, want %d", n, len(cases))
+	}
+	if len(b.fake.Messages()) != 0 {
+		t.Fatal("nothing should have been delivered")
+	}
+}
+
+func TestMigratedChatIsFollowedAndRemembered(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	b.fake.SetChat("-4001", telegramfake.ChatBehavior{MigrateTo: -1004001})
+	b.send(t, jobs.SendMessage{Chat: "-4001", Text: "first"}, "")
+	if err := b.fake.Wait(b.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.rdb.HGet(b.ctx, keys.Migrations(), "-4001").Val(); got != "-1004001" {
+		t.Fatalf("migration not remembered: %q", got)
+	}
+	before := b.fake.Stats().Rejected
+	b.send(t, jobs.SendMessage{Chat: "-4001", Text: "second"}, "")
+	if err := b.fake.Wait(b.ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range b.fake.Messages() {
+		if m.ChatID != -1004001 {
+			t.Fatalf("message delivered to %d, want the supergroup -1004001", m.ChatID)
+		}
+	}
+	if after := b.fake.Stats().Rejected; after != before {
+		t.Fatalf("the second message went to the old chat first (%d rejections, want %d)", after, before)
+	}
+}
+
+func TestServerErrorsBackOffThenDeliver(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	b.fake.FailNext(1, telegramfake.FaultServerError)
+	b.fake.FailNext(1, telegramfake.FaultBadGateway)
+	b.send(t, jobs.SendMessage{Chat: "77", Text: "eventually"}, "")
+	if err := b.fake.Wait(b.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.counter(t, "herald_retries_total", map[string]string{"reason": "server_error"}); got != 2 {
+		t.Fatalf("server_error retries = %v, want 2", got)
+	}
+}
+
+func TestAmbiguousTimeoutIsRetriedAndCounted(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{timeout: 300 * time.Millisecond})
+	b.fake.FailNext(1, telegramfake.FaultAcceptThenHang)
+	res := b.send(t, jobs.SendMessage{Chat: "88", Text: "maybe twice"}, "")
+	if err := b.fake.Wait(b.ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	b.waitGone(t, res.Queue, res.TaskID)
+	if got := b.counter(t, "herald_possible_duplicates_total", nil); got != 1 {
+		t.Fatalf("possible duplicates = %v, want 1", got)
+	}
+	if !strings.Contains(b.logs.String(), "may arrive twice") {
+		t.Fatal("the possible duplicate was not logged")
+	}
+}
+
+func TestIdempotencyKeySendsOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	first := b.send(t, jobs.SendMessage{Chat: "91", Text: "once", IdempotencyKey: "alert-123"}, "")
+	second := b.send(t, jobs.SendMessage{Chat: "91", Text: "once", IdempotencyKey: "alert-123"}, "")
+	if !second.Duplicate || second.TaskID != first.TaskID {
+		t.Fatalf("second enqueue = %+v, want a duplicate of %s", second, first.TaskID)
+	}
+	b.waitTask(t, first.Queue, first.TaskID, func(i *asynq.TaskInfo) bool { return i.State == asynq.TaskStateCompleted })
+	third := b.send(t, jobs.SendMessage{Chat: "91", Text: "once", IdempotencyKey: "alert-123"}, "")
+	if !third.Duplicate {
+		t.Fatal("a key seen within the window must not be sent again after completion")
+	}
+	if n := len(b.fake.Messages()); n != 1 {
+		t.Fatalf("delivered %d messages, want 1", n)
+	}
+}
+
+func TestRecordedSendIsNotRepeated(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	// A worker that crashed after Telegram accepted the message but before
+	// asynq's ack leaves exactly this behind: the send record, and the task.
+	id := "crashed-after-send"
+	if err := b.rdb.HSet(b.ctx, keys.Sent(id), "parts", 1, "plain_from", -1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	payload, _ := (&jobs.SendMessage{V: 1, Chat: "93", Text: "already out", CreatedAt: time.Now()}).Encode()
+	cl := asynq.NewClientFromRedisClient(b.rdb)
+	if _, err := cl.Enqueue(asynq.NewTask(jobs.TypeSendMessage, payload), asynq.TaskID(id)); err != nil {
+		t.Fatal(err)
+	}
+	b.waitGone(t, "default", id)
+	if n := len(b.fake.Messages()); n != 0 {
+		t.Fatalf("a recorded send was repeated (%d messages)", n)
+	}
+	if got := b.counter(t, "herald_redelivered_already_sent_total", nil); got != 1 {
+		t.Fatalf("redelivered_already_sent = %v, want 1", got)
+	}
+}
+
+func TestLongTextIsSplitInOrder(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	var sb strings.Builder
+	for i := 0; sb.Len() < 10000; i++ {
+		sb.WriteString("<b>line</b> number ")
+		sb.WriteString(strings.Repeat("x", i%40))
+		sb.WriteString("\n")
+	}
+	text := sb.String()
+	res := b.send(t, jobs.SendMessage{Chat: "94", Text: text, ParseMode: "HTML"}, "")
+	b.waitGone(t, res.Queue, res.TaskID)
+	msgs := b.fake.Messages()
+	if len(msgs) < 2 {
+		t.Fatalf("a %d-char text arrived as %d message(s)", len(text), len(msgs))
+	}
+	var plain strings.Builder
+	for _, m := range msgs {
+		n, err := markup.VisibleLen(m.Text, markup.HTML)
+		if err != nil || n > markup.MaxMessageLen {
+			t.Fatalf("part invalid or too long: %d units, err %v", n, err)
+		}
+		p, _ := markup.Plain(m.Text, markup.HTML)
+		plain.WriteString(p)
+	}
+	want, _ := markup.Plain(text, markup.HTML)
+	if plain.String() != want {
+		t.Fatal("the parts, in delivery order, do not rejoin to the original text")
+	}
+}
+
+func TestRetriesExhaustedAreArchived(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{maxRetry: 1})
+	b.fake.SetOutage(true)
+	res := b.send(t, jobs.SendMessage{Chat: "95", Text: "never"}, "")
+	info := b.waitTask(t, res.Queue, res.TaskID, func(i *asynq.TaskInfo) bool { return i.State == asynq.TaskStateArchived })
+	if !strings.Contains(info.LastErr, "server_error") {
+		t.Fatalf("archived with %q, want the server_error reason", info.LastErr)
+	}
+}
+
+func TestParseErrorFallsBackToPlainText(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	b.fake.FailNext(1, telegramfake.FaultParseEntities)
+	res := b.send(t, jobs.SendMessage{Chat: "96", Text: "<b>bold</b> & more", ParseMode: "HTML"}, "")
+	if err := b.fake.Wait(b.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	b.waitGone(t, res.Queue, res.TaskID)
+	m := b.fake.Messages()[0]
+	if m.ParseMode != "" || m.Text != "<b>bold</b> & more" {
+		t.Fatalf("fallback sent %+v, want the raw text without parse mode", m)
+	}
+	if got := b.counter(t, "herald_messages_sent_total", map[string]string{"outcome": "downgraded"}); got != 1 {
+		t.Fatalf("downgraded sends = %v, want 1", got)
+	}
+	if !strings.Contains(b.logs.String(), "resending as plain text") {
+		t.Fatal("the downgrade was not logged")
+	}
+}
