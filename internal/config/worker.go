@@ -291,7 +291,7 @@ func LoadWorkerArgs(args []string, getenv func(string) string) (Worker, []string
 // workerSpecs binds every worker setting to w.
 func workerSpecs(w *Worker) []spec {
 	listen := newSpec(EnvWorkerListen, DefaultWorkerListen,
-		`Address of the health and metrics HTTP server; "off" disables it.`, optStringVar(&w.Listen))
+		`Address of the health and metrics HTTP server (flag alias -listen); "off" disables it.`, optStringVar(&w.Listen))
 	listen.alias = "listen"
 	specs := commonSpecs(&w.Redis, &w.Log)
 	return append(specs,

@@ -73,8 +73,11 @@ func NewEnqueuer(rdb redis.UniversalClient, cfg EnqueueConfig) *Enqueuer {
 	return &Enqueuer{client: asynq.NewClientFromRedisClient(rdb), rdb: rdb, cfg: cfg.WithDefaults(), now: time.Now}
 }
 
-// Close releases the asynq client (not the shared Redis client).
-func (e *Enqueuer) Close() error { return e.client.Close() }
+// Close releases nothing and returns nil: the Enqueuer holds no resources of
+// its own, and the shared Redis client stays open for its owner to close.
+// (asynq's Client.Close always fails on a shared connection, so it is not
+// called.)
+func (e *Enqueuer) Close() error { return nil }
 
 // Request is what a producer asks to send.
 type Request struct {

@@ -68,13 +68,13 @@ const (
 
 // token is one piece of the source text.
 type token struct {
-	kind       tokKind
+	vis        string // visible text (tText)
 	start, end int    // byte range in the source
 	ent        int    // entity index (tOpen, tClose, tHidden), else -1
-	vis        string // visible text (tText)
-	u16        int    // UTF-16 length of vis
-	lenient    bool   // tText taken literally although the docs ask for an escape
-	glue       bool   // tText that should not be separated from the previous one
+	u16        uint8  // UTF-16 length of vis (0, 1 or 2)
+	kind       tokKind
+	lenient    bool // tText taken literally although the docs ask for an escape
+	glue       bool // tText that should not be separated from the previous one
 }
 
 // entity is one formatting entity found by the parser.
@@ -111,7 +111,7 @@ func (d *doc) addText(start, end int, vis string, lenient bool) {
 	if n := len(d.toks); n > 0 {
 		glue = d.emojis > 0 && d.toks[n-1].kind == tText || joinsPrevious(r) || d.prevRune() == zwj
 	}
-	d.toks = append(d.toks, token{kind: tText, start: start, end: end, ent: -1, vis: vis, u16: u, lenient: lenient, glue: glue})
+	d.toks = append(d.toks, token{kind: tText, start: start, end: end, ent: -1, vis: vis, u16: uint8(u), lenient: lenient, glue: glue})
 }
 
 // prevRune returns the last visible rune added, or -1.
@@ -180,7 +180,7 @@ func (d *doc) plain() string {
 func (d *doc) visibleLen() int {
 	n := 0
 	for i := range d.toks {
-		n += d.toks[i].u16
+		n += int(d.toks[i].u16)
 	}
 	return n
 }

@@ -110,8 +110,8 @@ func chooseCuts(d *doc, atoms []int, limit int) []int {
 	n := len(atoms)
 	for s := 0; ; {
 		e, w := s, 0
-		for e < n && w+d.toks[atoms[e]].u16 <= limit {
-			w += d.toks[atoms[e]].u16
+		for e < n && w+int(d.toks[atoms[e]].u16) <= limit {
+			w += int(d.toks[atoms[e]].u16)
 			e++
 		}
 		if e == n {

@@ -27,7 +27,10 @@ func TestSplitRandomDocuments(t *testing.T) {
 			t.Parallel()
 			r := rand.New(rand.NewSource(int64(len(mode)) + 20240601))
 			valid := 0
-			const docs = 3000
+			docs := 1500
+			if testing.Short() {
+				docs = 200
+			}
 			for i := 0; i < docs; i++ {
 				text := genDoc(r, mode)
 				if Validate(text, mode) != nil {

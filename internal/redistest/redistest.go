@@ -41,6 +41,9 @@ type Options struct {
 	// AppendOnly turns on the AOF with appendfsync always, so a SIGKILL loses
 	// nothing that was acknowledged.
 	AppendOnly bool
+	// Dir is the working directory; Start uses the test's temporary
+	// directory, Launch a new temporary directory when empty.
+	Dir string
 }
 
 // Binary returns the path of redis-server, or skips (or fails, when
@@ -64,11 +67,29 @@ func Start(tb testing.TB, opts ...Options) *Server {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	bin := Binary(tb)
-	dir := tb.TempDir()
+	o.Dir = tb.TempDir()
+	s, err := Launch(Binary(tb), o)
+	if err != nil {
+		tb.Fatalf("redistest: %v", err)
+	}
+	tb.Cleanup(s.Kill)
+	return s
+}
+
+// Launch starts redis-server from bin without a testing.TB (for the benchmark
+// command). The caller must Kill it.
+func Launch(bin string, o Options) (*Server, error) {
+	dir := o.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "herald-redis-")
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+	}
 	port, err := FreePort()
 	if err != nil {
-		tb.Fatalf("redistest: free port: %v", err)
+		return nil, fmt.Errorf("free port: %w", err)
 	}
 	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, bin: bin}
 	s.args = []string{
@@ -82,10 +103,9 @@ func Start(tb testing.TB, opts ...Options) *Server {
 		s.args = append(s.args, "--appendonly", "no")
 	}
 	if err := s.start(); err != nil {
-		tb.Fatalf("redistest: %v", err)
+		return nil, err
 	}
-	tb.Cleanup(s.Kill)
-	return s
+	return s, nil
 }
 
 // URL returns the redis:// URL of the server.
@@ -177,6 +197,16 @@ func (s *Server) Restart(tb testing.TB) {
 	if err := s.start(); err != nil {
 		tb.Fatalf("redistest: restart: %v", err)
 	}
+}
+
+// Pid returns the server's process id, or 0 when it is not running.
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
 }
 
 // FreePort asks the kernel for an unused loopback TCP port.

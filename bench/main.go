@@ -1,0 +1,238 @@
+// Command bench measures Herald end to end: it starts redis-server, the fake
+// Telegram Bot API at Telegram's limits, the producer and N worker processes,
+// sends a scenario through the producer API, waits until every message is
+// delivered and prints one table row per run.
+//
+//	go run ./bench burst                       # S1, S2, S3 × 1 and 3 workers × scale 1 and 10
+//	go run ./bench burst -scenarios S1 -workers 3 -scales 10
+//
+// Scenarios: S1 is 200 messages over 4 private chats and a group, S2 is 2,000
+// messages over 100 chats (bound by the bot-wide limit), S3 sends one message
+// every 50 ms and reports enqueue-to-sendMessage latency. "idle" measures the
+// Redis commands per second of idle workers. The fake and Herald's limits run
+// at the same time scale.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/herald-dev/herald/internal/fleet"
+	"github.com/herald-dev/herald/internal/redistest"
+	"github.com/herald-dev/herald/internal/telegramfake"
+)
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] != "burst" {
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench burst [-scenarios S1,S2,S3,idle] [-workers 1,3] [-scales 1,10]")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet("burst", flag.ExitOnError)
+	scenarios := fs.String("scenarios", "S1,S2,S3,idle", "comma-separated scenarios")
+	workers := fs.String("workers", "1,3", "comma-separated worker process counts")
+	scales := fs.String("scales", "10,1", "comma-separated time scales (1 = real Telegram timing)")
+	seed := fs.Uint64("seed", 1, "shuffle seed")
+	_ = fs.Parse(os.Args[2:])
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, split(*scenarios), ints(*workers), floats(*scales), *seed); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, scenarios []string, workers []int, scales []float64, seed uint64) error {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return errors.New("redis-server not found: install it (apt-get install -y redis-server)")
+	}
+	dir, err := os.MkdirTemp("", "herald-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bins, err := fleet.Build(ctx, dir)
+	if err != nil {
+		return err
+	}
+	fmt.Println(header)
+	for _, sc := range scenarios {
+		for _, scale := range scales {
+			for _, n := range workers {
+				row, err := runOne(ctx, bin, bins, dir, sc, n, scale, seed)
+				if err != nil {
+					return fmt.Errorf("%s workers=%d scale=%v: %w", sc, n, scale, err)
+				}
+				fmt.Println(row)
+			}
+		}
+	}
+	return nil
+}
+
+const header = "| scenario | scale | workers | messages | drain | min drain | ratio | 429s | lost | dups | redis cmds/msg | p50 | p95 | p99 | idle cmds/s/worker | worker peak RSS |\n" +
+	"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+
+func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scenario string, workers int, scale float64, seed uint64) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
+	defer cancel()
+	runDir, err := os.MkdirTemp(dir, "run-")
+	if err != nil {
+		return "", err
+	}
+	srv, err := redistest.Launch(redisBin, redistest.Options{Dir: runDir})
+	if err != nil {
+		return "", err
+	}
+	defer srv.Kill()
+	fake, err := telegramfake.Start(telegramfake.Config{
+		TimeScale: scale,
+		Private:   telegramfake.Limit{Rate: 1, Per: time.Second, Burst: 2},
+		Group:     telegramfake.Limit{Rate: 20, Per: time.Minute, Burst: 2},
+		Bot:       telegramfake.Limit{Rate: 30, Per: time.Second, Burst: 30},
+	})
+	if err != nil {
+		return "", err
+	}
+	defer fake.Close()
+	f := &fleet.Fleet{Dir: runDir, Bins: bins, RedisURL: srv.URL(), APIURL: fake.URL(),
+		Token: telegramfake.DefaultToken, Limits: fleet.DefaultLimits(scale)}
+	defer f.Close()
+	if err := f.StartProducer(ctx); err != nil {
+		return "", err
+	}
+	for i := 0; i < workers; i++ {
+		if _, err := f.StartWorker(ctx); err != nil {
+			return "", err
+		}
+	}
+	stats := newRedisStats(srv.Addr)
+	defer stats.close()
+
+	var ms []fleet.Message
+	var o fleet.Outcome
+	var idleRate float64
+	before, err := stats.commands(ctx)
+	if err != nil {
+		return "", err
+	}
+	switch strings.ToUpper(scenario) {
+	case "S1":
+		ms = fleet.S1(seed)
+	case "S2":
+		ms = fleet.S2(seed)
+	case "S3":
+		ms, o, err = latency(ctx, f, fake, 200, 50*time.Millisecond)
+		if err != nil {
+			return "", err
+		}
+	case "IDLE":
+		idleRate, err = stats.idle(ctx, 10*time.Second)
+		if err != nil {
+			return "", err
+		}
+	default:
+		return "", fmt.Errorf("unknown scenario %q", scenario)
+	}
+	if scenario == "S1" || scenario == "S2" {
+		start, err := f.PostAll(ctx, ms, 32)
+		if err != nil {
+			return "", err
+		}
+		if err := fake.Wait(ctx, len(ms)); err != nil {
+			return "", fmt.Errorf("waiting for deliveries: %w (have %d of %d)", err, len(fake.Messages()), len(ms))
+		}
+		o = fleet.Tally(ms, fake.Messages(), fake.Stats(), start)
+	}
+	after, err := stats.commands(ctx)
+	if err != nil {
+		return "", err
+	}
+	f.Close()
+	var rss int64
+	for _, w := range f.Workers {
+		rss = max(rss, w.PeakRSS())
+	}
+	row := []string{scenario, fmt.Sprint(scale), fmt.Sprint(workers)}
+	if scenario == "idle" || scenario == "IDLE" {
+		row = append(row, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", fmt.Sprintf("%.1f", idleRate/float64(workers)), mib(rss))
+		return "| " + strings.Join(row, " | ") + " |", nil
+	}
+	cmdsPerMsg := "-"
+	if o.Delivered > 0 {
+		// The producer's own enqueue commands are included: they are part of
+		// delivering a message.
+		cmdsPerMsg = fmt.Sprintf("%.1f", float64(after-before)/float64(o.Delivered))
+	}
+	minDrain := fleet.MinDrain(ms, f.Limits)
+	ratio := "-"
+	drain, minS := "-", "-"
+	if scenario != "S3" {
+		drain, minS = o.Drain.Round(time.Millisecond).String(), minDrain.Round(time.Millisecond).String()
+		if minDrain > 0 {
+			ratio = fmt.Sprintf("%.3f", o.Drain.Seconds()/minDrain.Seconds())
+		}
+	}
+	p50, p95, p99 := "-", "-", "-"
+	if len(o.Latencies) > 0 {
+		p50, p95, p99 = ms3(o.Percentile(50)), ms3(o.Percentile(95)), ms3(o.Percentile(99))
+	}
+	row = append(row, fmt.Sprint(o.Sent), drain, minS, ratio, fmt.Sprint(o.TooMany), fmt.Sprint(o.Lost),
+		fmt.Sprint(o.Duplicates), cmdsPerMsg, p50, p95, p99, "-", mib(rss))
+	return "| " + strings.Join(row, " | ") + " |", nil
+}
+
+func ms3(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }
+
+func mib(b int64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+}
+
+func split(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func ints(s string) []int {
+	var out []int
+	for _, p := range split(s) {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %q is not a number\n", p)
+			os.Exit(2)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func floats(s string) []float64 {
+	var out []float64
+	for _, p := range split(s) {
+		n, err := strconv.ParseFloat(p, 64)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %q is not a number\n", p)
+			os.Exit(2)
+		}
+		out = append(out, n)
+	}
+	return out
+}

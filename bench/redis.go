@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+type redisStats struct{ rdb *redis.Client }
+
+func newRedisStats(addr string) *redisStats {
+	return &redisStats{rdb: redis.NewClient(&redis.Options{Addr: addr})}
+}
+
+func (r *redisStats) close() { _ = r.rdb.Close() }
+
+// commands returns the total number of commands Redis has executed, from
+// INFO commandstats, excluding the INFO calls themselves.
+func (r *redisStats) commands(ctx context.Context) (int64, error) {
+	s, err := r.rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, line := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(line, "cmdstat_") || strings.HasPrefix(line, "cmdstat_info:") {
+			continue
+		}
+		i := strings.Index(line, "calls=")
+		if i < 0 {
+			continue
+		}
+		v := line[i+len("calls="):]
+		if j := strings.IndexByte(v, ','); j >= 0 {
+			v = v[:j]
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		total += n
+	}
+	return total, nil
+}
+
+// idle measures commands per second over d while nothing is sent.
+func (r *redisStats) idle(ctx context.Context, d time.Duration) (float64, error) {
+	// Let start-up traffic settle first.
+	select {
+	case <-time.After(2 * time.Second):
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	a, err := r.commands(ctx)
+	if err != nil {
+		return 0, err
+	}
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	b, err := r.commands(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return float64(b-a) / d.Seconds(), nil
+}

@@ -1,0 +1,115 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// Proc is one running process.
+type Proc struct {
+	Name string
+	Log  string // path of its combined stdout and stderr
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// Start runs bin with args and env (added to a minimal environment), its
+// output going to logPath. The process is killed if this one dies.
+func Start(name, bin string, args, env []string, logPath string) (*Proc, error) {
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &Proc{Name: name, Log: logPath, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		f.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// Pid returns the process id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
+// Signal sends sig to the process.
+func (p *Proc) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
+
+// Kill sends SIGKILL and waits for the process to exit.
+func (p *Proc) Kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+// Done is closed when the process has exited.
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
+// Wait waits for exit and returns its error (nil for exit status 0).
+func (p *Proc) Wait(ctx context.Context) error {
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// PeakRSS returns the process's peak resident set size in bytes; it is known
+// once the process has exited.
+func (p *Proc) PeakRSS() int64 {
+	select {
+	case <-p.done:
+	default:
+		return 0
+	}
+	if ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		return ru.Maxrss * 1024
+	}
+	return 0
+}
+
+// WaitReady polls url until it answers 200, the process exits or ctx ends.
+// A server that is still binding its port sends no signal, so polling is the
+// only way.
+func (p *Proc) WaitReady(ctx context.Context, url string) error {
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-p.done:
+			log, _ := os.ReadFile(p.Log)
+			return fmt.Errorf("%s exited before it was ready: %v\n%s", p.Name, p.err, tail(log, 2000))
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), fmt.Errorf("%s not ready at %s", p.Name, url))
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}

@@ -1,0 +1,185 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/herald-dev/herald/internal/telegramfake"
+)
+
+// Message is one message of a scenario; Text is unique within a run so
+// deliveries can be matched to requests.
+type Message struct {
+	Chat  string
+	Text  string
+	Queue string
+}
+
+// S1 is 200 unique messages, shuffled: 40 to each of 4 private chats and 40
+// to one group chat.
+func S1(seed uint64) []Message {
+	var ms []Message
+	chats := []string{"1001", "1002", "1003", "1004", "-1001000000001"}
+	for _, c := range chats {
+		for i := 0; i < 40; i++ {
+			ms = append(ms, Message{Chat: c, Text: fmt.Sprintf("S1 %s #%d", c, i)})
+		}
+	}
+	shuffle(ms, seed)
+	return ms
+}
+
+// S2 is 2,000 messages over 100 private chats, shuffled: bound by the
+// bot-wide limit.
+func S2(seed uint64) []Message {
+	var ms []Message
+	for c := 0; c < 100; c++ {
+		chat := strconv.Itoa(2000 + c)
+		for i := 0; i < 20; i++ {
+			ms = append(ms, Message{Chat: chat, Text: fmt.Sprintf("S2 %s #%d", chat, i)})
+		}
+	}
+	shuffle(ms, seed)
+	return ms
+}
+
+func shuffle(ms []Message, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	r.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
+}
+
+// MinDrain is the theoretical minimum time to deliver ms under l: the
+// largest of each chat's own schedule and the bot-wide schedule, each
+// (n - burst) intervals after the first message.
+func MinDrain(ms []Message, l Limits) time.Duration {
+	per := map[string]int{}
+	for _, m := range ms {
+		per[m.Chat]++
+	}
+	sched := func(n, burst int, interval time.Duration) time.Duration {
+		if n <= burst {
+			return 0
+		}
+		return time.Duration(n-burst) * interval
+	}
+	sec := func(perUnit float64, unit time.Duration) time.Duration {
+		return time.Duration(float64(unit) / (perUnit * l.Scale))
+	}
+	worst := sched(len(ms), l.BotBurst, sec(30, time.Second))
+	for chat, n := range per {
+		var d time.Duration
+		if chat[0] == '-' || chat[0] == '@' {
+			d = sched(n, l.GroupBurst, sec(20, time.Minute))
+		} else {
+			d = sched(n, l.PrivateBurst, sec(1, time.Second))
+		}
+		worst = max(worst, d)
+	}
+	return worst
+}
+
+// Outcome is what a run delivered.
+type Outcome struct {
+	Sent       int           // accepted by the producer API
+	Delivered  int           // distinct messages the fake accepted
+	Lost       int           // sent but never delivered
+	Duplicates int           // deliveries beyond the first of a message
+	TooMany    int64         // 429 answers
+	Drain      time.Duration // first enqueue to last delivery
+	Latencies  []time.Duration
+}
+
+// Percentile returns the p-th percentile (0..100) of the latencies.
+func (o Outcome) Percentile(p float64) time.Duration {
+	if len(o.Latencies) == 0 {
+		return 0
+	}
+	l := append([]time.Duration{}, o.Latencies...)
+	sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
+	i := int(float64(len(l)-1) * p / 100)
+	return l[i]
+}
+
+// PostAll posts ms through the producer API with parallel clients, as fast
+// as it will take them, and returns when all are accepted.
+func (f *Fleet) PostAll(ctx context.Context, ms []Message, parallel int) (time.Time, error) {
+	start := time.Now()
+	ch := make(chan Message)
+	errc := make(chan error, parallel)
+	var wg sync.WaitGroup
+	for i := 0; i < parallel; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for m := range ch {
+				body := map[string]any{"chat": m.Chat, "text": m.Text}
+				if m.Queue != "" {
+					body["queue"] = m.Queue
+				}
+				if _, _, err := f.Post(ctx, body); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	var err error
+loop:
+	for _, m := range ms {
+		select {
+		case ch <- m:
+		case err = <-errc:
+			break loop
+		case <-ctx.Done():
+			err = ctx.Err()
+			break loop
+		}
+	}
+	close(ch)
+	wg.Wait()
+	if err == nil {
+		select {
+		case err = <-errc:
+		default:
+		}
+	}
+	return start, err
+}
+
+// Tally compares what the fake delivered with what was sent.
+func Tally(ms []Message, delivered []telegramfake.Message, stats telegramfake.Stats, start time.Time) Outcome {
+	o := Outcome{Sent: len(ms), TooMany: stats.TooMany}
+	want := map[string]bool{}
+	for _, m := range ms {
+		want[m.Text] = true
+	}
+	seen := map[string]int{}
+	var last time.Time
+	for _, d := range delivered {
+		if !want[d.Text] {
+			continue
+		}
+		seen[d.Text]++
+		if d.At.After(last) {
+			last = d.At
+		}
+	}
+	for text := range want {
+		switch n := seen[text]; {
+		case n == 0:
+			o.Lost++
+		default:
+			o.Delivered++
+			o.Duplicates += n - 1
+		}
+	}
+	if !last.IsZero() {
+		o.Drain = last.Sub(start)
+	}
+	return o
+}
