@@ -31,6 +31,8 @@ import (
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
 
+var verbose bool
+
 func main() {
 	if len(os.Args) < 2 || os.Args[1] != "burst" {
 		fmt.Fprintln(os.Stderr, "usage: go run ./bench burst [-scenarios S1,S2,S3,idle] [-workers 1,3] [-scales 1,10]")
@@ -41,6 +43,7 @@ func main() {
 	workers := fs.String("workers", "1,3", "comma-separated worker process counts")
 	scales := fs.String("scales", "10,1", "comma-separated time scales (1 = real Telegram timing)")
 	seed := fs.Uint64("seed", 1, "shuffle seed")
+	fs.BoolVar(&verbose, "v", false, "print Redis commands by name for each run to stderr")
 	_ = fs.Parse(os.Args[2:])
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -126,6 +129,7 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 	if err != nil {
 		return "", err
 	}
+	beforeBy, _ := stats.breakdown(ctx)
 	switch strings.ToUpper(scenario) {
 	case "S1":
 		ms = fleet.S1(seed)
@@ -157,6 +161,14 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 	after, err := stats.commands(ctx)
 	if err != nil {
 		return "", err
+	}
+	if verbose {
+		afterBy, _ := stats.breakdown(ctx)
+		for name, n := range afterBy {
+			if d := n - beforeBy[name]; d > 0 {
+				fmt.Fprintf(os.Stderr, "%s %s: %d\n", scenario, name, d)
+			}
+		}
 	}
 	f.Close()
 	var rss int64

@@ -43,6 +43,32 @@ func (r *redisStats) commands(ctx context.Context) (int64, error) {
 	return total, nil
 }
 
+// breakdown returns calls per command name from INFO commandstats.
+func (r *redisStats) breakdown(ctx context.Context) (map[string]int64, error) {
+	s, err := r.rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, line := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(line, "cmdstat_") {
+			continue
+		}
+		name, rest, _ := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
+		i := strings.Index(rest, "calls=")
+		if i < 0 {
+			continue
+		}
+		v := rest[i+len("calls="):]
+		if j := strings.IndexByte(v, ','); j >= 0 {
+			v = v[:j]
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		out[name] = n
+	}
+	return out, nil
+}
+
 // idle measures commands per second over d while nothing is sent.
 func (r *redisStats) idle(ctx context.Context, d time.Duration) (float64, error) {
 	// Let start-up traffic settle first.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/herald-dev/herald/internal/markup"
 )
@@ -145,6 +146,10 @@ func (m *SendMessage) Validate(lim Limits) error {
 	}
 	if len(m.IdempotencyKey) > 256 {
 		verr.add("idempotency_key", "is %d bytes long; the limit is 256", len(m.IdempotencyKey))
+	} else if !utf8.ValidString(m.IdempotencyKey) {
+		// JSON would store it with U+FFFD in place of the bad bytes: a key
+		// different from the one the client sent.
+		verr.add("idempotency_key", "is not valid UTF-8")
 	}
 	if len(verr.Fields) > 0 {
 		return &verr

@@ -128,6 +128,8 @@ func TestValidate(t *testing.T) {
 			wantFields: map[string]string{"message_thread_id": "got -3"}},
 		{name: "long idempotency key", mutate: func(m *jobs.SendMessage) { m.IdempotencyKey = strings.Repeat("k", 257) },
 			wantFields: map[string]string{"idempotency_key": "257 bytes"}},
+		{name: "idempotency key not UTF-8", mutate: func(m *jobs.SendMessage) { m.IdempotencyKey = "k\xff" },
+			wantFields: map[string]string{"idempotency_key": "UTF-8"}},
 		{name: "everything wrong at once", mutate: func(m *jobs.SendMessage) {
 			*m = jobs.SendMessage{V: 9, Chat: "@x", Text: " ", ParseMode: "Markdown", MessageThreadID: -1, IdempotencyKey: strings.Repeat("k", 300)}
 		}, wantFields: map[string]string{"v": "", "chat": "", "text": "", "parse_mode": "", "message_thread_id": "", "idempotency_key": ""}},

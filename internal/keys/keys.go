@@ -38,7 +38,8 @@ func Recent429() string { return prefix + "rl:recent429" }
 func Reservation(taskID string) string { return prefix + "resv:" + taskID }
 
 // Sent records that a task's message(s) reached Telegram, so a redelivered
-// task (a worker crash between send and ack) is not sent again.
+// task (a worker crash between send and ack) is not sent again. Its value is
+// "parts sent:part from which plain text is sent (-1 none):last message id".
 func Sent(taskID string) string { return prefix + "sent:" + taskID }
 
 // Migrations maps a group chat id to the supergroup id Telegram migrated it to.

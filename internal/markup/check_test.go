@@ -7,7 +7,11 @@ import (
 
 // styleOf returns, for every visible character of d, a description of the
 // formatting applied to it (entity kinds with their arguments, innermost last).
-func styleOf(d *doc) []string {
+//
+// A link without a URL uses its text as the URL; Split repeats that text as
+// an explicit URL when it cuts such a link, unless the text is too long to be
+// a URL. When ignoreLinks is set, link URLs are left out of the description.
+func styleOf(d *doc, ignoreLinks bool) []string {
 	var out []string
 	styles := []string{""} // style of the text at each stack depth
 	for i := range d.toks {
@@ -18,6 +22,9 @@ func styleOf(d *doc) []string {
 			arg := ent.arg
 			if ent.kind == kLink && ent.noURL {
 				arg = d.entityText(t.ent) // Telegram uses the text as the URL
+			}
+			if ent.kind == kLink && ignoreLinks {
+				arg = ""
 			}
 			styles = append(styles, styles[len(styles)-1]+fmt.Sprintf("%s(%s,%v)", ent.kind.name(), arg, ent.expandable))
 		case tClose:
@@ -66,6 +73,12 @@ func checkSplitFull(text string, mode Mode, limit int) string {
 		}
 		return ""
 	}
+	longAutoLink := false
+	for i := range orig.ents {
+		if e := &orig.ents[i]; e.kind == kLink && e.noURL && e.closeTok >= 0 && len(orig.entityText(i)) > maxTextURL {
+			longAutoLink = true
+		}
+	}
 	var plain strings.Builder
 	var styles []string
 	for i, p := range parts {
@@ -83,7 +96,7 @@ func checkSplitFull(text string, mode Mode, limit int) string {
 			}
 		}
 		plain.WriteString(d.plain())
-		styles = append(styles, styleOf(d)...)
+		styles = append(styles, styleOf(d, longAutoLink)...)
 	}
 	if got, want := plain.String(), orig.plain(); got != want {
 		return fmt.Sprintf("plain texts rejoin to %q, want %q", got, want)
@@ -94,7 +107,7 @@ func checkSplitFull(text string, mode Mode, limit int) string {
 		}
 		return ""
 	}
-	want := styleOf(orig)
+	want := styleOf(orig, longAutoLink)
 	vis := []rune(orig.plain())
 	for i := range want {
 		// A newline that ends a part inside a MarkdownV2 quotation is moved

@@ -88,6 +88,7 @@ type entity struct {
 	openTok    int
 	closeTok   int
 	start      int // byte offset of the opening markup
+	textAt     int // visible characters before the entity
 }
 
 // doc is a parsed text: the tokens in source order and the entities they refer to.
@@ -98,6 +99,7 @@ type doc struct {
 	ents   []entity
 	stack  []int // entities open while parsing
 	emojis int   // custom emoji entities on the stack
+	nText  int   // visible characters so far
 }
 
 // addText appends a visible character produced by src[start:end].
@@ -111,6 +113,7 @@ func (d *doc) addText(start, end int, vis string, lenient bool) {
 	if n := len(d.toks); n > 0 {
 		glue = d.emojis > 0 && d.toks[n-1].kind == tText || joinsPrevious(r) || d.prevRune() == zwj
 	}
+	d.nText++
 	d.toks = append(d.toks, token{kind: tText, start: start, end: end, ent: -1, vis: vis, u16: uint8(u), lenient: lenient, glue: glue})
 }
 
@@ -131,6 +134,7 @@ func (d *doc) open(e entity, start, end int) int {
 	e.openTok = len(d.toks)
 	e.closeTok = -1
 	e.start = start
+	e.textAt = d.nText
 	d.ents = append(d.ents, e)
 	d.toks = append(d.toks, token{kind: tOpen, start: start, end: end, ent: idx})
 	d.stack = append(d.stack, idx)

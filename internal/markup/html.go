@@ -197,23 +197,13 @@ func (d *doc) htmlEndTag(s string, begin int) (int, error) {
 	if name != "" && name != e.tag {
 		return 0, parseErr(begin, `Unmatched end tag, expected "</`+e.tag+`>", found "</`+name+`>"`)
 	}
-	if e.kind == kEmoji && hasTextSince(d, e.openTok) {
+	if e.kind == kEmoji && d.nText > e.textAt {
 		if id, err := strconv.ParseInt(e.arg, 10, 64); err != nil || id == 0 {
 			return 0, parseErr(e.start, "Invalid custom emoji identifier specified")
 		}
 	}
 	d.closeTop(begin, j+1)
 	return j + 1, nil
-}
-
-// hasTextSince reports whether a visible character follows token from.
-func hasTextSince(d *doc, from int) bool {
-	for i := from + 1; i < len(d.toks); i++ {
-		if d.toks[i].kind == tText {
-			return true
-		}
-	}
-	return false
 }
 
 // decodeHTMLEntity decodes the character reference at s[i] == '&' the way

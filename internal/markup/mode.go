@@ -32,14 +32,6 @@ func ParseMode(s string) (Mode, error) {
 	}
 }
 
-// String returns the parse_mode value sent to Telegram, or "none" for None.
-func (m Mode) String() string {
-	if m == None {
-		return "none"
-	}
-	return string(m)
-}
-
 // valid reports whether m is one of the modes this package implements.
 func (m Mode) valid() bool {
 	return m == None || m == HTML || m == MarkdownV2

@@ -9,6 +9,15 @@ type renderer struct {
 	texts map[int]string // visible text of cut links without a URL
 }
 
+// maxTextURL caps the length of a link's own text that is repeated as its URL
+// when the link is cut; longer texts are not usable as URLs anyway.
+const maxTextURL = 2048
+
+// textURL reports whether a cut link e gets its own text as an explicit URL.
+func (r *renderer) textURL(e int) bool {
+	return r.d.ents[e].noURL && r.split[e] && len(r.linkText(e)) <= maxTextURL
+}
+
 // linkText returns the visible text of entity e, computed once.
 func (r *renderer) linkText(e int) string {
 	if s, ok := r.texts[e]; ok {
@@ -42,7 +51,7 @@ func (r *renderer) textSrc(t *token) string {
 // htmlOpenTag returns the start tag that (re-)opens entity e.
 func (r *renderer) htmlOpenTag(e int) string {
 	ent := &r.d.ents[e]
-	if ent.noURL && r.split[e] {
+	if r.textURL(e) {
 		return `<a href="` + EscapeHTML(r.linkText(e)) + `">`
 	}
 	t := &r.d.toks[ent.openTok]
@@ -136,7 +145,7 @@ func (r *renderer) mdCloseMarker(e int) string {
 // mdLinkClose returns the "](url)" markup of a link or custom emoji.
 func (r *renderer) mdLinkClose(e int) string {
 	ent := &r.d.ents[e]
-	if ent.noURL && r.split[e] {
+	if r.textURL(e) {
 		return "](" + escapeMarkdownV2URL(r.linkText(e)) + ")"
 	}
 	t := &r.d.toks[ent.closeTok]

@@ -51,10 +51,10 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) e
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
 	if err == nil {
-		if dec.More() || tokenAfter(dec) {
-			return &requestError{status: http.StatusBadRequest, code: CodeInvalidJSON, msg: "body must hold exactly one JSON object"}
+		err = trailingData(dec)
+		if err == nil {
+			return nil
 		}
-		return nil
 	}
 	var (
 		tooLarge *http.MaxBytesError
@@ -62,6 +62,8 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) e
 		syntax   *json.SyntaxError
 	)
 	switch {
+	case errors.Is(err, errTrailingData):
+		return &requestError{status: http.StatusBadRequest, code: CodeInvalidJSON, msg: "body must hold exactly one JSON object"}
 	case errors.As(err, &tooLarge):
 		return &requestError{status: http.StatusRequestEntityTooLarge, code: CodeBodyTooLarge,
 			msg: fmt.Sprintf("body exceeds %d bytes", tooLarge.Limit)}
@@ -85,9 +87,24 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) e
 	}
 }
 
-func tokenAfter(dec *json.Decoder) bool {
+// errTrailingData reports a body that holds more than one JSON value.
+var errTrailingData = errors.New("trailing data after the JSON object")
+
+// trailingData returns nil when nothing but white space follows the decoded
+// value, the read error when reading on failed (an oversized body among them),
+// and errTrailingData otherwise.
+func trailingData(dec *json.Decoder) error {
 	_, err := dec.Token()
-	return err != io.EOF
+	var tooLarge *http.MaxBytesError
+	switch {
+	case err == io.EOF:
+		return nil
+	case errors.Is(err, errTrailingData):
+		return &requestError{status: http.StatusBadRequest, code: CodeInvalidJSON, msg: "body must hold exactly one JSON object"}
+	case errors.As(err, &tooLarge):
+		return err
+	}
+	return errTrailingData
 }
 
 func jsonKind(goKind string) string {
@@ -96,7 +113,9 @@ func jsonKind(goKind string) string {
 		return "string"
 	case "bool":
 		return "boolean"
-	case "int", "int64", "int32", "float64":
+	case "int", "int64", "int32":
+		return "whole number"
+	case "float64":
 		return "number"
 	}
 	return goKind

@@ -41,6 +41,9 @@ func (k Kind) String() string {
 type Decision struct {
 	Kind Kind
 	Wait time.Duration
+	// Progress is the task's progress record (keys.Sent), read in the same
+	// round trip; "" when there is none.
+	Progress string
 }
 
 // Limiter applies Config fleet-wide through Redis.
@@ -86,7 +89,7 @@ func (l *Limiter) Acquire(ctx context.Context, chat, queue, taskID string) (Deci
 	q := l.cfg.Queues[queue]
 	c := l.ChatLimit(chat)
 	res, err := acquireScript.Run(ctx, l.rdb,
-		[]string{keys.BotLimit(), keys.QueueLimit(queue), keys.ChatLimit(chat), keys.ChatSendLimit(chat), keys.Reservation(taskID)},
+		[]string{keys.BotLimit(), keys.QueueLimit(queue), keys.ChatLimit(chat), keys.ChatSendLimit(chat), keys.Reservation(taskID), keys.Sent(taskID)},
 		us(l.cfg.Bot.Interval), us(l.cfg.Bot.tolerance()),
 		us(q.Interval), us(q.tolerance()),
 		us(c.Interval), us(c.tolerance()),
@@ -99,8 +102,12 @@ func (l *Limiter) Acquire(ctx context.Context, chat, queue, taskID string) (Deci
 }
 
 func parseDecision(res []any) (Decision, error) {
-	if len(res) != 2 {
+	if len(res) < 2 {
 		return Decision{}, fmt.Errorf("ratelimit: unexpected script reply %v", res)
+	}
+	var progress string
+	if len(res) > 2 {
+		progress, _ = res[2].(string)
 	}
 	kind, ok := res[0].(int64)
 	if !ok {
@@ -111,7 +118,7 @@ func parseDecision(res []any) (Decision, error) {
 	if err != nil {
 		return Decision{}, fmt.Errorf("ratelimit: unexpected wait %q", s)
 	}
-	return Decision{Kind: Kind(kind), Wait: time.Duration(w) * time.Microsecond}, nil
+	return Decision{Kind: Kind(kind), Wait: time.Duration(w) * time.Microsecond, Progress: progress}, nil
 }
 
 // Penalize records a 429 from Telegram for chat: the chat is paused fleet-wide

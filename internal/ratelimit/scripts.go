@@ -6,13 +6,15 @@ import "github.com/redis/go-redis/v9"
 // {herald} hash tag.
 //
 // KEYS[1] bot TAT, KEYS[2] queue TAT, KEYS[3] chat arrival TAT,
-// KEYS[4] chat send TAT, KEYS[5] the task's reservation.
+// KEYS[4] chat send TAT, KEYS[5] the task's reservation, KEYS[6] the task's
+// progress record (read only, returned to the caller to save a round trip).
 // ARGV[1..6] interval and tolerance in microseconds of bot, queue and chat
 // (interval 0 = no limit), ARGV[7] SleepMax µs, ARGV[8] LateTolerance µs,
 // ARGV[9] reservation TTL ms.
-// Returns {kind, wait µs as a decimal string}: kind 1 = go after wait,
-// 2 = sleep wait then ask again, 3 = defer the task by wait.
+// Returns {kind, wait µs as a decimal string, progress or false}: kind 1 = go
+// after wait, 2 = sleep wait then ask again, 3 = defer the task by wait.
 var acquireScript = redis.NewScript(`
+local progress = redis.call('GET', KEYS[6])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local bi, btau = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -31,8 +33,8 @@ local function store(key, v, tau)
   redis.call('SET', key, num(v), 'PX', ttl)
 end
 local function wait(kindShort, w)
-  if w > sleepMax then return {3, num(w)} end
-  return {kindShort, num(w)}
+  if w > sleepMax then return {3, num(w), progress} end
+  return {kindShort, num(w), progress}
 end
 
 -- A reservation records the stage a deferred task has passed: 'c' its chat
@@ -44,15 +46,15 @@ if r then
   local w = slot - now
   if w > 0 then
     if st == 'g' then
-      if w > sleepMax then return {3, num(w)} end
+      if w > sleepMax then return {3, num(w), progress} end
       redis.call('DEL', KEYS[5])
-      return {1, num(w)}
+      return {1, num(w), progress}
     end
     return wait(2, w)
   end
   redis.call('DEL', KEYS[5])
   if st == 'g' then
-    if w >= -late then return {1, '0'} end
+    if w >= -late then return {1, '0', progress} end
     -- Too late to use the slot safely; take a fresh final slot.
     stage = 'q'
   else
@@ -103,9 +105,9 @@ if bi > 0 then store(KEYS[1], math.max(btat, s) + bi, btau) end
 local w = s - now
 if w > sleepMax then
   redis.call('SET', KEYS[5], 'g:' .. num(s), 'PX', ARGV[9])
-  return {3, num(w)}
+  return {3, num(w), progress}
 end
-return {1, num(w)}
+return {1, num(w), progress}
 `)
 
 // penalizeScript applies a 429 answer: the chat is paused until retry_after

@@ -3,6 +3,7 @@ package telegram
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -265,10 +266,17 @@ func TestSendContextDoneBeforeSending(t *testing.T) {
 func TestSendCallerCancelsAfterWrite(t *testing.T) {
 	t.Parallel()
 	received := make(chan struct{})
+	release := make(chan struct{})
 	srv := startServer(t, func(_ http.ResponseWriter, r *http.Request) {
+		// Reading the body lets the server notice the client leaving.
+		_, _ = io.Copy(io.Discard, r.Body)
 		close(received)
-		<-r.Context().Done()
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
 	})
+	t.Cleanup(func() { close(release) }) // runs before srv.Close
 	c, _ := newTestClient(t, srv.URL, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -293,11 +301,9 @@ func TestSendReusesConnection(t *testing.T) {
 	t.Parallel()
 	var conns atomic.Int32
 	srv := startServer(t, func(w http.ResponseWriter, _ *http.Request) {
-		// Chunked with trailing whitespace: the JSON decoder stops before
-		// EOF, so only draining lets the connection go back to the pool.
-		_, _ = w.Write([]byte(okSendBody))
-		w.(http.Flusher).Flush()
-		_, _ = w.Write([]byte("\n"))
+		// Trailing whitespace the JSON decoder never reads: only draining
+		// it lets the connection go back to the pool.
+		_, _ = io.WriteString(w, okSendBody+strings.Repeat(" ", 3000))
 	}, func(s *http.Server) {
 		s.ConnState = func(_ net.Conn, st http.ConnState) {
 			if st == http.StateNew {

@@ -67,9 +67,11 @@ func New(cfg Config) (*Client, error) {
 
 // Send delivers m with sendMessage. A failure is always an *Error, except
 // when ctx is already done on entry: then ctx.Err() is returned and nothing
-// is sent. If Telegram accepted the message but its reply could not be
-// decoded, Send returns a zero Sent and a nil error, so that the message is
-// not sent twice.
+// is sent. If ctx ends during the call, the error is ReasonTimeout with
+// Ambiguous set when the request had been written and ReasonTransport
+// otherwise; either way errors.Is reports the context error. If Telegram
+// accepted the message but its reply could not be decoded, Send returns a
+// zero Sent and a nil error, so that the message is not sent twice.
 func (c *Client) Send(ctx context.Context, m Message) (Sent, error) {
 	if err := ctx.Err(); err != nil {
 		return Sent{}, err

@@ -91,13 +91,17 @@ func parseAPIURL(raw string) (string, error) {
 }
 
 // defaultHTTPClient builds the client used when Config.HTTPClient is nil.
-// Setting DialContext keeps the transport on HTTP/1.1, whose write tracing
-// is what tells "not sent" apart from "maybe sent".
+// It speaks HTTP/1.1 only: there, the transport finishes its write (and
+// reports it through httptrace) before Do returns an error, which is what
+// tells "not sent" apart from "maybe sent".
 func defaultHTTPClient(timeout time.Duration) *http.Client {
 	dialer := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
 	return &http.Client{
 		Timeout: timeout,
 		Transport: &http.Transport{
+			Protocols:             &protocols,
 			Proxy:                 http.ProxyFromEnvironment,
 			DialContext:           dialer.DialContext,
 			TLSHandshakeTimeout:   10 * time.Second,

@@ -58,7 +58,7 @@ func newTestClient(t *testing.T, apiURL string, timeout time.Duration) (*Client,
 
 // startServer runs h on a loopback httptest server closed at test end.
 // Each configure function may adjust the http.Server before it starts.
-func startServer(t *testing.T, h http.HandlerFunc, configure ...func(*http.Server)) *httptest.Server {
+func startServer(t testing.TB, h http.HandlerFunc, configure ...func(*http.Server)) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(h)
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
@@ -106,6 +106,8 @@ func hangingServer(t *testing.T) string {
 	t.Helper()
 	release := make(chan struct{})
 	srv := startServer(t, func(_ http.ResponseWriter, r *http.Request) {
+		// Reading the body lets the server notice the client leaving.
+		_, _ = io.Copy(io.Discard, r.Body)
 		select {
 		case <-r.Context().Done():
 		case <-release:

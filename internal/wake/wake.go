@@ -9,11 +9,16 @@
 // forward of due tasks seen on the same client, a local Wake call (a deferred
 // task made due), or MaxIdle elapsing. An idle worker thus costs a few Redis
 // commands per MaxIdle, and a new message is picked up within milliseconds.
+//
+// The hook also remembers which queues were found empty and answers their
+// dequeue calls itself, without a round trip, until news for that queue
+// arrives or MaxIdle passes. Tasks that reach a queue without news (asynq's
+// recoverer, a client that does not publish) are therefore seen within
+// MaxIdle at worst.
 package wake
 
 import (
 	"context"
-	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -32,8 +37,11 @@ type Waker struct {
 	quit    chan struct{}
 	once    sync.Once
 
-	mu   sync.Mutex
-	seen map[string]bool
+	mu    sync.Mutex
+	seen  map[string]bool
+	empty map[string]time.Time // queue -> known empty until
+	news  uint64               // counts news; a dequeue that raced with news proves nothing
+	now   func() time.Time
 }
 
 // New returns a Waker for a worker serving queues. maxIdle bounds how long an
@@ -43,15 +51,33 @@ func New(queues []string, maxIdle time.Duration) *Waker {
 		maxIdle = time.Second
 	}
 	w := &Waker{queues: map[string]bool{}, maxIdle: maxIdle, ch: make(chan struct{}, 1),
-		quit: make(chan struct{}), seen: map[string]bool{}}
+		quit: make(chan struct{}), seen: map[string]bool{}, empty: map[string]time.Time{}, now: time.Now}
 	for _, q := range queues {
 		w.queues[q] = true
 	}
 	return w
 }
 
-// Wake releases a held round, or the next one if none is held.
+// Wake releases a held round, or the next one if none is held, and forgets
+// which queues were empty.
 func (w *Waker) Wake() {
+	w.mu.Lock()
+	clear(w.empty)
+	w.news++
+	w.mu.Unlock()
+	w.signal()
+}
+
+// WakeQueue is Wake for news about one queue.
+func (w *Waker) WakeQueue(queue string) {
+	w.mu.Lock()
+	delete(w.empty, queue)
+	w.news++
+	w.mu.Unlock()
+	w.signal()
+}
+
+func (w *Waker) signal() {
 	select {
 	case w.ch <- struct{}{}:
 	default:
@@ -61,21 +87,35 @@ func (w *Waker) Wake() {
 // Close releases any held round and stops holding rounds.
 func (w *Waker) Close() { w.once.Do(func() { close(w.quit) }) }
 
-// Listen forwards publishes on keys.WakeChannel to Wake until ctx ends. It
-// resubscribes by itself after connection loss (go-redis does).
-func (w *Waker) Listen(ctx context.Context, rdb redis.UniversalClient, log *slog.Logger) {
+// Subscribe subscribes to keys.WakeChannel and waits for Redis to confirm,
+// so no publish made after it returns is missed.
+func Subscribe(ctx context.Context, rdb redis.UniversalClient) (*redis.PubSub, error) {
 	sub := rdb.Subscribe(ctx, keys.WakeChannel)
+	if _, err := sub.Receive(ctx); err != nil {
+		sub.Close()
+		return nil, err
+	}
+	return sub, nil
+}
+
+// Listen forwards publishes on sub to Wake until ctx ends, then closes sub.
+// go-redis resubscribes by itself after a lost connection.
+func (w *Waker) Listen(ctx context.Context, sub *redis.PubSub) {
 	defer sub.Close()
 	ch := sub.Channel()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case _, ok := <-ch:
+		case m, ok := <-ch:
 			if !ok {
 				return
 			}
-			w.Wake()
+			if w.queues[m.Payload] {
+				w.WakeQueue(m.Payload)
+			} else {
+				w.Wake()
+			}
 		}
 	}
 }
@@ -97,14 +137,24 @@ func (h hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessP
 
 func (h hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
+		kind, queue := classify(cmd)
+		var news uint64
+		if kind == dequeue {
+			var known bool
+			if known, news = h.w.knownEmpty(queue); known {
+				cmd.SetErr(redis.Nil)
+				h.w.afterDequeue(queue, true, news)
+				return redis.Nil
+			}
+		}
 		err := next(ctx, cmd)
-		switch kind, queue := classify(cmd); kind {
+		switch kind {
 		case dequeue:
-			h.w.afterDequeue(queue, err == redis.Nil)
+			h.w.afterDequeue(queue, err == redis.Nil, news)
 		case forward:
 			if n, ok := cmd.(*redis.Cmd); ok {
 				if v, _ := n.Int64(); v > 0 {
-					h.w.Wake()
+					h.w.WakeQueue(queue)
 				}
 			}
 		}
@@ -156,12 +206,33 @@ func queueOf(key string) string {
 // afterDequeue tracks one dequeue round: asynq's processor asks each queue in
 // turn from a single goroutine, so once every served queue answered empty the
 // round is over, and the hook holds it until there is news.
-func (w *Waker) afterDequeue(queue string, empty bool) {
+// knownEmpty reports whether queue is known to be empty, and the news count
+// to hand to afterDequeue.
+func (w *Waker) knownEmpty(queue string) (bool, uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	until, ok := w.empty[queue]
+	return ok && w.now().Before(until), w.news
+}
+
+// afterDequeue records a dequeue's result; news is the news count from
+// before the dequeue ran. If news arrived meanwhile, an empty answer may be
+// stale: the queue is not marked empty and the round is not held.
+func (w *Waker) afterDequeue(queue string, empty bool, news uint64) {
 	w.mu.Lock()
 	if !empty {
 		clear(w.seen)
+		delete(w.empty, queue)
 		w.mu.Unlock()
 		return
+	}
+	if w.news != news {
+		clear(w.seen)
+		w.mu.Unlock()
+		return
+	}
+	if until, ok := w.empty[queue]; !ok || !w.now().Before(until) {
+		w.empty[queue] = w.now().Add(w.maxIdle)
 	}
 	w.seen[queue] = true
 	idle := len(w.seen) >= len(w.queues)

@@ -37,6 +37,8 @@ type Handler struct {
 
 	backoffBase, backoffCap time.Duration
 	sentRetention           time.Duration
+
+	migrations migrationCache
 }
 
 // progress is what Redis remembers of a task's sending: how many parts went
@@ -47,19 +49,15 @@ type progress struct {
 	plainFrom int // -1: not downgraded
 }
 
-func (h *Handler) loadProgress(ctx context.Context, id string) (progress, error) {
+// parseProgress reads a progress record ("" means none).
+func parseProgress(v string) progress {
 	p := progress{plainFrom: -1}
-	vals, err := h.rdb.HMGet(ctx, keys.Sent(id), "parts", "plain_from").Result()
-	if err != nil {
-		return p, err
+	// "parts:plain_from:last_message_id"
+	if f := strings.Split(v, ":"); len(f) >= 2 {
+		p.done, _ = strconv.Atoi(f[0])
+		p.plainFrom, _ = strconv.Atoi(f[1])
 	}
-	if s, ok := vals[0].(string); ok {
-		p.done, _ = strconv.Atoi(s)
-	}
-	if s, ok := vals[1].(string); ok {
-		p.plainFrom, _ = strconv.Atoi(s)
-	}
-	return p, nil
+	return p
 }
 
 func (h *Handler) saveProgress(ctx context.Context, id string, p progress, messageID int) error {
@@ -67,11 +65,8 @@ func (h *Handler) saveProgress(ctx context.Context, id string, p progress, messa
 	// Telegram accepted, or the task would be sent twice.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	pipe := h.rdb.TxPipeline()
-	pipe.HSet(ctx, keys.Sent(id), "parts", p.done, "plain_from", p.plainFrom, "last_message_id", messageID)
-	pipe.Expire(ctx, keys.Sent(id), h.sentRetention)
-	_, err := pipe.Exec(ctx)
-	return err
+	v := strconv.Itoa(p.done) + ":" + strconv.Itoa(p.plainFrom) + ":" + strconv.Itoa(messageID)
+	return h.rdb.Set(ctx, keys.Sent(id), v, h.sentRetention).Err()
 }
 
 // parts splits the text as it will be sent, given the progress.
@@ -108,30 +103,35 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 
 	msg, err := jobs.Decode(t.Payload())
 	if err != nil {
-		h.metrics.Archived.WithLabelValues("invalid_payload").Inc()
-		log.Error("archiving task with an invalid payload", "error", err)
-		return permanent("invalid_payload", err)
-	}
-	prog, err := h.loadProgress(ctx, id)
-	if err != nil {
-		return h.retryLater(log, queue, id, attempt, "redis", err)
+		return h.archive(ctx, log, "invalid_payload", err)
 	}
 	chat, err := h.resolveChat(ctx, msg.Chat)
 	if err != nil {
 		return h.retryLater(log, queue, id, attempt, "redis", err)
 	}
-	texts, modes := parts(msg, prog)
-	if prog.done >= len(texts) {
-		h.metrics.SkippedAlreadySent.Inc()
-		log.Info("task was already sent; not sending again", "parts", prog.done)
-		return nil
-	}
-	migrations := 0
-	for prog.done < len(texts) {
-		i := prog.done
-		if err := h.waitTurn(ctx, log, chat, queue, id); err != nil {
+	var (
+		prog       progress
+		texts      []string
+		modes      []markup.Mode
+		loaded     bool
+		migrations int
+	)
+	for !loaded || prog.done < len(texts) {
+		record, err := h.waitTurn(ctx, log, chat, queue, id)
+		if err != nil {
 			return err
 		}
+		if !loaded {
+			// The progress record comes with the first limiter decision.
+			prog, loaded = parseProgress(record), true
+			texts, modes = parts(msg, prog)
+			if prog.done >= len(texts) {
+				h.metrics.SkippedAlreadySent.Inc()
+				log.Info("task was already sent; not sending again", "parts", prog.done)
+				return nil
+			}
+		}
+		i := prog.done
 		sent, err := h.sender.Send(ctx, telegram.Message{
 			Chat:                chat,
 			Text:                texts[i],
@@ -195,6 +195,7 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 			if err := h.rdb.HSet(ctx, keys.Migrations(), chat, to).Err(); err != nil {
 				log.Warn("could not remember chat migration", "error", err)
 			}
+			h.migrations.put(chat, to, 0)
 			log.Info("chat was migrated to a supergroup; following", "from", chat, "to", to)
 			chat = to
 			continue
@@ -212,29 +213,30 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 }
 
 // waitTurn blocks for short limiter waits and defers the task for long ones.
-func (h *Handler) waitTurn(ctx context.Context, log *slog.Logger, chat, queue, id string) error {
+// It returns the task's progress record, read with the decision.
+func (h *Handler) waitTurn(ctx context.Context, log *slog.Logger, chat, queue, id string) (string, error) {
 	for {
 		d, err := h.limiter.Acquire(ctx, chat, queue, id)
 		if err != nil {
-			return h.retryLater(log, queue, id, 0, "redis", err)
+			return "", h.retryLater(log, queue, id, 0, "redis", err)
 		}
 		h.metrics.RateWait.Observe(d.Wait.Seconds())
 		if d.Kind == ratelimit.Defer {
 			h.metrics.Deferrals.WithLabelValues(queue).Inc()
 			h.promoter.schedule(queue, id, time.Now().Add(d.Wait))
-			return &laterError{Delay: d.Wait, Reason: "rate limited"}
+			return "", &laterError{Delay: d.Wait, Reason: "rate limited"}
 		}
 		if d.Wait > 0 {
 			t := time.NewTimer(d.Wait)
 			select {
 			case <-ctx.Done():
 				t.Stop()
-				return ctx.Err()
+				return "", ctx.Err()
 			case <-t.C:
 			}
 		}
 		if d.Kind == ratelimit.Go {
-			return nil
+			return d.Progress, nil
 		}
 	}
 }
@@ -268,13 +270,25 @@ func (h *Handler) archive(ctx context.Context, log *slog.Logger, reason string, 
 	return permanent(reason, err)
 }
 
+// resolveChat follows a remembered group-to-supergroup migration. A
+// migration is permanent, so positive answers are cached for good; a negative
+// answer is cached briefly (a migration seen by another worker is learnt
+// within that time, or from Telegram's own answer on the next send).
 func (h *Handler) resolveChat(ctx context.Context, chat string) (string, error) {
+	if !ratelimit.IsGroup(chat) || strings.HasPrefix(chat, "@") {
+		return chat, nil // only (non-super)groups migrate
+	}
+	if to, ok := h.migrations.get(chat); ok {
+		return to, nil
+	}
 	to, err := h.rdb.HGet(ctx, keys.Migrations(), chat).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
+		h.migrations.put(chat, chat, time.Minute)
 		return chat, nil
 	case err != nil:
 		return "", fmt.Errorf("read chat migrations: %w", err)
 	}
+	h.migrations.put(chat, to, 0)
 	return to, nil
 }

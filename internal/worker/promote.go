@@ -36,7 +36,7 @@ func asynqKey(queue, suffix string) string { return "asynq:{" + queue + "}:" + s
 // so it never moves them early).
 type promoter struct {
 	rdb  redis.Scripter
-	wake func()
+	wake func(queue string)
 	log  *slog.Logger
 
 	mu    sync.Mutex
@@ -64,7 +64,7 @@ func (h *dueHeap) Pop() any {
 	return it
 }
 
-func newPromoter(rdb redis.Scripter, wake func(), log *slog.Logger) *promoter {
+func newPromoter(rdb redis.Scripter, wake func(queue string), log *slog.Logger) *promoter {
 	return &promoter{rdb: rdb, wake: wake, log: log, kick: make(chan struct{}, 1)}
 }
 
@@ -122,7 +122,7 @@ func (p *promoter) promoteDue(ctx context.Context) {
 		due = append(due, heap.Pop(&p.items).(dueItem))
 	}
 	p.mu.Unlock()
-	moved := 0
+	moved := map[string]bool{}
 	for _, it := range due {
 		n, err := promoteScript.Run(ctx, p.rdb,
 			[]string{asynqKey(it.queue, "t:"+it.id), asynqKey(it.queue, "retry"), asynqKey(it.queue, "pending")},
@@ -145,10 +145,10 @@ func (p *promoter) promoteDue(ctx context.Context) {
 			heap.Push(&p.items, it)
 			p.mu.Unlock()
 		case n == 1:
-			moved++
+			moved[it.queue] = true
 		}
 	}
-	if moved > 0 {
-		p.wake()
+	for q := range moved {
+		p.wake(q)
 	}
 }

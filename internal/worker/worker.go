@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -107,6 +108,7 @@ type Worker struct {
 	promoter *promoter
 	handler  *Handler
 	srv      *asynq.Server
+	ready    atomic.Bool
 	Metrics  *Metrics
 }
 
@@ -130,7 +132,7 @@ func New(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	metrics := NewMetrics(cfg.Registerer)
-	prom := newPromoter(rdb, waker.Wake, cfg.Logger)
+	prom := newPromoter(rdb, waker.WakeQueue, cfg.Logger)
 	h := &Handler{
 		rdb: rdb, sender: cfg.Sender, limiter: lim, promoter: prom, metrics: metrics, log: cfg.Logger,
 		backoffBase: cfg.BackoffBase, backoffCap: cfg.BackoffCap, sentRetention: cfg.SentRetention,
@@ -141,7 +143,7 @@ func New(cfg Config) (*Worker, error) {
 		StrictPriority: cfg.StrictPriority,
 		// Idle rounds are held by the wake hook, not by this sleep; a tiny
 		// interval means a woken round starts at once.
-		TaskCheckInterval: time.Millisecond,
+		TaskCheckInterval: 100 * time.Microsecond,
 		// Herald promotes deferred tasks itself at their exact time; asynq's
 		// forwarder is the backstop for tasks of a dead process.
 		DelayedTaskCheckInterval: time.Second,
@@ -167,9 +169,15 @@ func (w *Worker) Run(ctx context.Context) error {
 	mux := asynq.NewServeMux()
 	mux.Handle(jobs.TypeSendMessage, w.handler)
 	bg, stopBG := context.WithCancel(context.Background())
+	sub, err := wake.Subscribe(ctx, w.rdb)
+	if err != nil {
+		stopBG()
+		w.rdb.Close()
+		return fmt.Errorf("worker: subscribe to wake-ups: %w", err)
+	}
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); w.waker.Listen(bg, w.rdb, w.cfg.Logger) }()
+	go func() { defer wg.Done(); w.waker.Listen(bg, sub) }()
 	go func() { defer wg.Done(); w.promoter.run(bg) }()
 	if err := w.srv.Start(mux); err != nil {
 		stopBG()
@@ -177,7 +185,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.rdb.Close()
 		return fmt.Errorf("worker: start: %w", err)
 	}
+	w.ready.Store(true)
 	<-ctx.Done()
+	w.ready.Store(false)
 	w.cfg.Logger.Info("worker shutting down", "timeout", w.cfg.ShutdownTimeout)
 	w.srv.Stop()
 	w.waker.Close()
@@ -194,6 +204,10 @@ func (w *Worker) HTTPHandler(metrics http.Handler) http.Handler {
 	mux.HandleFunc("GET /readyz", func(rw http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
+		if !w.ready.Load() {
+			http.Error(rw, "not serving\n", http.StatusServiceUnavailable)
+			return
+		}
 		if err := w.Ping(ctx); err != nil {
 			http.Error(rw, "redis unavailable\n", http.StatusServiceUnavailable)
 			return

@@ -1,0 +1,136 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+)
+
+func TestGetMe(t *testing.T) {
+	t.Parallel()
+	paths := make(chan string, 1)
+	srv := startServer(t, func(w http.ResponseWriter, r *http.Request) {
+		paths <- r.URL.Path
+		_, _ = io.WriteString(w, `{"ok":true,"result":{"id":987654,"is_bot":true,"first_name":"Herald","username":"herald_bot"}}`)
+	})
+	c, _ := newTestClient(t, srv.URL, 0)
+	got, err := c.GetMe(context.Background())
+	if err != nil {
+		t.Fatalf("GetMe: %v", err)
+	}
+	if want := (User{ID: 987654, Username: "herald_bot"}); got != want {
+		t.Errorf("GetMe = %+v, want %+v", got, want)
+	}
+	if p := <-paths; p != "/bot"+testToken+"/getMe" {
+		t.Errorf("path %q", p)
+	}
+}
+
+func TestGetMeUnauthorized(t *testing.T) {
+	t.Parallel()
+	c, _ := newTestClient(t, jsonServer(401, `{"ok":false,"error_code":401,"description":"Unauthorized"}`)(t), 0)
+	_, err := c.GetMe(context.Background())
+	e, ok := AsError(err)
+	if !ok || e.Reason != ReasonUnauthorized || !e.Temporary() {
+		t.Errorf("GetMe error = %#v, want temporary unauthorized", err)
+	}
+}
+
+func TestAsError(t *testing.T) {
+	t.Parallel()
+	inner := &Error{Reason: ReasonBlocked, Code: 403}
+	cases := []struct {
+		name string
+		err  error
+		want *Error
+	}{
+		{"nil", nil, nil},
+		{"other error", errors.New("boom"), nil},
+		{"direct", inner, inner},
+		{"wrapped", fmt.Errorf("task 9: %w", inner), inner},
+		{"typed nil", (*Error)(nil), nil},
+	}
+	for _, tc := range cases {
+		got, ok := AsError(tc.err)
+		if got != tc.want || ok != (tc.want != nil) {
+			t.Errorf("%s: AsError = %v, %t; want %v", tc.name, got, ok, tc.want)
+		}
+	}
+}
+
+func TestErrorText(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		err  *Error
+		want string
+	}{
+		{&Error{Reason: ReasonBlocked, Code: 403, Description: "Forbidden: bot was blocked by the user"},
+			"telegram: 403 blocked: Forbidden: bot was blocked by the user"},
+		{&Error{Reason: ReasonTimeout, Ambiguous: true, Description: "EOF"},
+			"telegram: timeout (may have been delivered): EOF"},
+		{&Error{Reason: ReasonTransport}, "telegram: transport"},
+		{nil, "<nil>"},
+	}
+	for _, tc := range cases {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("Error() = %q, want %q", got, tc.want)
+		}
+		if got := fmt.Sprintf("%v", tc.err); got != tc.want {
+			t.Errorf("%%v = %q, want %q", got, tc.want)
+		}
+	}
+	if (*Error)(nil).Temporary() {
+		t.Error("nil *Error is temporary")
+	}
+}
+
+func TestReasonsTemporary(t *testing.T) {
+	t.Parallel()
+	want := map[Reason]bool{
+		ReasonRateLimited: true, ReasonServerError: true, ReasonTransport: true, ReasonTimeout: true,
+		ReasonUnauthorized: true, ReasonNotFound: true,
+		ReasonParseEntities: false, ReasonMigrated: false, ReasonBlocked: false, ReasonKicked: false,
+		ReasonForbidden: false, ReasonChatNotFound: false, ReasonTooLong: false, ReasonBadRequest: false,
+	}
+	got := Reasons()
+	if len(got) != len(want) {
+		t.Fatalf("Reasons() has %d entries, want %d", len(got), len(want))
+	}
+	for _, r := range got {
+		w, ok := want[r]
+		if !ok {
+			t.Errorf("unexpected reason %q", r)
+			continue
+		}
+		if r.Temporary() != w {
+			t.Errorf("%s.Temporary() = %t, want %t", r, r.Temporary(), w)
+		}
+	}
+	got[0] = "mutated"
+	if Reasons()[0] == "mutated" {
+		t.Error("Reasons returns the package's own slice")
+	}
+}
+
+func BenchmarkSend(b *testing.B) {
+	srv := startServer(b, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_, _ = io.WriteString(w, okSendBody)
+	})
+	c, err := New(Config{Token: testToken, APIURL: srv.URL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	ctx := context.Background()
+	m := Message{Chat: "-100123", Text: "disk full", ParseMode: ParseModeHTML, DisableLinkPreview: true}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Send(ctx, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
