@@ -138,7 +138,17 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 		asynq.Timeout(e.cfg.Timeout),
 	}
 	if msg.IdempotencyKey != "" {
-		opts = append(opts, asynq.TaskID(TaskIDForKey(msg.IdempotencyKey)), asynq.Retention(e.cfg.IdempotencyWindow))
+		id := TaskIDForKey(msg.IdempotencyKey)
+		// asynq refuses a repeated task id only within one queue; Herald's
+		// claim makes the key unique across queues.
+		q, err := e.rdb.Get(ctx, keys.Idempotency(id)).Result()
+		switch {
+		case err == nil:
+			return Result{TaskID: id, Queue: q, Duplicate: true}, nil
+		case !errors.Is(err, redis.Nil):
+			return Result{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		opts = append(opts, asynq.TaskID(id), asynq.Retention(e.cfg.IdempotencyWindow))
 	}
 	info, err := e.client.EnqueueContext(ctx, asynq.NewTask(TypeSendMessage, payload), opts...)
 	switch {
@@ -146,6 +156,11 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 		return Result{TaskID: TaskIDForKey(msg.IdempotencyKey), Queue: queue, Duplicate: true}, nil
 	case err != nil:
 		return Result{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	if msg.IdempotencyKey != "" {
+		// Best effort: the task is stored; without the claim only a repeat
+		// into another queue could slip through.
+		_ = e.rdb.SetNX(ctx, keys.Idempotency(info.ID), info.Queue, e.cfg.IdempotencyWindow).Err()
 	}
 	// Wake idle workers now rather than at their next poll. Best effort: the
 	// task is already stored, and workers poll anyway.

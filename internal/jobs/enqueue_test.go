@@ -264,3 +264,24 @@ func TestEnqueue(t *testing.T) {
 		}
 	})
 }
+
+func TestIdempotencyKeyHoldsAcrossQueues(t *testing.T) {
+	t.Parallel()
+	enq, b := newEnqueuer(t, jobs.EnqueueConfig{})
+	ctx := context.Background()
+	msg := jobs.SendMessage{Chat: "42", Text: "once", IdempotencyKey: "deploy-7"}
+	first, err := enq.Enqueue(ctx, jobs.Request{Message: msg, Queue: jobs.QueueDefault})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := enq.Enqueue(ctx, jobs.Request{Message: msg, Queue: jobs.QueueCritical})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !second.Duplicate || second.TaskID != first.TaskID || second.Queue != jobs.QueueDefault {
+		t.Fatalf("repeat into another queue = %+v, want a duplicate of %+v", second, first)
+	}
+	if n := len(b.taskKeys()); n != 1 {
+		t.Fatalf("%d tasks stored, want 1", n)
+	}
+}

@@ -42,6 +42,10 @@ func Reservation(taskID string) string { return prefix + "resv:" + taskID }
 // "parts sent:part from which plain text is sent (-1 none):last message id".
 func Sent(taskID string) string { return prefix + "sent:" + taskID }
 
+// Idempotency claims an idempotency key (by its task id) across queues; its
+// value is the queue the task went to.
+func Idempotency(taskID string) string { return prefix + "idem:" + taskID }
+
 // Migrations maps a group chat id to the supergroup id Telegram migrated it to.
 func Migrations() string { return prefix + "migrated" }
 

@@ -1,6 +1,9 @@
 package markup
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // renderer writes the parts of a split document.
 type renderer struct {
@@ -153,15 +156,45 @@ func (r *renderer) mdLinkClose(e int) string {
 }
 
 // mdPart renders one MarkdownV2 part.
+//
+// A block quotation ends only at a raw newline (or at the end of the text), so
+// it needs care when it is still open at the end of the part: if the part
+// ends with a raw newline, the entities inside the quotation are closed
+// before that newline and the ones around it after it; otherwise the
+// entities around the quotation cannot be closed at all and are left out of
+// this part (Split avoids such cuts whenever it can).
 func (r *renderer) mdPart(from, to int, open, close []int) string {
 	d := r.d
-	pieces := make([]mdPiece, 0, len(open)+(to-from)+len(close))
-	for _, e := range open {
-		if d.ents[e].kind == kPre {
-			pieces = append(pieces, mdPiece{marker: true, pre: e + 1})
-			continue
+	quote := -1 // position of a block quotation in close
+	for i, e := range close {
+		if d.ents[e].kind == kQuote {
+			quote = i
 		}
-		pieces = append(pieces, mdPiece{s: r.mdOpenMarker(e), marker: true})
+	}
+	endsWithNewline := false
+	for i := to - 1; i >= from; i-- {
+		if t := &d.toks[i]; t.kind == tText {
+			endsWithNewline = d.src[t.start:t.end] == "\n"
+			break
+		}
+	}
+	var dropped []int // entities around the quotation left out of this part
+	if quote > 0 && !endsWithNewline {
+		dropped = close[:quote]
+		close = close[quote:]
+		quote = 0
+	}
+	isDropped := func(e int) bool { return slices.Contains(dropped, e) }
+
+	pieces := make([]mdPiece, 0, len(open)+(to-from)+len(close)+1)
+	for _, e := range open {
+		switch {
+		case isDropped(e):
+		case d.ents[e].kind == kPre:
+			pieces = append(pieces, mdPiece{marker: true, pre: e + 1})
+		default:
+			pieces = append(pieces, mdPiece{s: r.mdOpenMarker(e), marker: true})
+		}
 	}
 	lastText := -1
 	for i := from; i < to; i++ {
@@ -172,7 +205,9 @@ func (r *renderer) mdPart(from, to int, open, close []int) string {
 			lastText = len(pieces)
 			pieces = append(pieces, mdPiece{s: r.textSrc(t)})
 		case tOpen:
-			pieces = append(pieces, mdPiece{s: src, marker: true})
+			if !isDropped(t.ent) {
+				pieces = append(pieces, mdPiece{s: src, marker: true})
+			}
 		case tClose:
 			if k := d.ents[t.ent].kind; k == kLink || k == kEmoji {
 				src = r.mdLinkClose(t.ent)
@@ -188,21 +223,21 @@ func (r *renderer) mdPart(from, to int, open, close []int) string {
 			pieces = append(pieces, mdPiece{s: src, marker: true})
 		}
 	}
-	closers := make([]mdPiece, 0, len(close))
-	quoteOpen := false
-	for i := len(close) - 1; i >= 0; i-- {
-		if d.ents[close[i]].kind == kQuote {
-			quoteOpen = true
+	closers := func(es []int) []mdPiece {
+		out := make([]mdPiece, 0, len(es))
+		for i := len(es) - 1; i >= 0; i-- {
+			out = append(out, mdPiece{s: r.mdCloseMarker(es[i]), marker: true})
 		}
-		closers = append(closers, mdPiece{s: r.mdCloseMarker(close[i]), marker: true})
+		return out
 	}
-	if quoteOpen && lastText >= 0 && pieces[lastText].s == "\n" {
-		// A raw newline at the end of the part ends the quotation itself, so
-		// everything still open must be closed before it.
+	if quote >= 0 && endsWithNewline {
+		// The newline ends the quotation: close what is inside it first.
 		tail := append([]mdPiece(nil), pieces[lastText:]...)
-		pieces = append(append(pieces[:lastText], closers...), tail...)
+		pieces = append(pieces[:lastText], closers(close[quote:])...)
+		pieces = append(pieces, tail...)
+		pieces = append(pieces, closers(close[:quote])...)
 	} else {
-		pieces = append(pieces, closers...)
+		pieces = append(pieces, closers(close)...)
 	}
 	return r.joinMarkdownV2(pieces)
 }

@@ -44,6 +44,7 @@ const (
 	cutSpace
 	cutAny
 	cutGlued
+	cutLossy
 	cutKinds
 )
 
@@ -55,7 +56,7 @@ func (d *doc) split(limit int) []string {
 			atoms = append(atoms, i)
 		}
 	}
-	cuts := chooseCuts(d, atoms, limit)
+	cuts := chooseCuts(d, atoms, d.lossyCuts(), limit)
 	// Token boundaries: a part ends after its last visible character and the
 	// closing markup that directly follows it.
 	bounds := make([]int, 0, len(cuts)+2)
@@ -105,7 +106,7 @@ func (d *doc) split(limit int) []string {
 
 // chooseCuts returns, for every part but the last, the index in atoms of the
 // first visible character of the next part.
-func chooseCuts(d *doc, atoms []int, limit int) []int {
+func chooseCuts(d *doc, atoms []int, lossy []bool, limit int) []int {
 	var cuts []int
 	n := len(atoms)
 	for s := 0; ; {
@@ -123,7 +124,7 @@ func chooseCuts(d *doc, atoms []int, limit int) []int {
 				return cuts
 			}
 		}
-		c := bestCut(d, atoms, s, e)
+		c := bestCut(d, atoms, lossy, s, e)
 		cuts = append(cuts, c)
 		s = c
 	}
@@ -131,10 +132,13 @@ func chooseCuts(d *doc, atoms []int, limit int) []int {
 
 // bestCut picks the cut in (s, e] with the best priority, the latest one
 // among equals.
-func bestCut(d *doc, atoms []int, s, e int) int {
+func bestCut(d *doc, atoms []int, lossy []bool, s, e int) int {
 	var best [cutKinds]int
 	for c := e; c > s; c-- {
 		k := cutKind(d, atoms, s, c)
+		if lossy != nil && lossy[c-1] {
+			k = cutLossy
+		}
 		if best[k] == 0 {
 			best[k] = c
 			if k == cutParagraph {
@@ -148,6 +152,51 @@ func bestCut(d *doc, atoms []int, s, e int) int {
 		}
 	}
 	return e
+}
+
+// lossyCuts marks, for MarkdownV2, the visible characters after which a cut
+// would lose formatting: a block quotation can only end at a newline or at
+// the end of the text, so when it is nested in other entities and the cut is
+// not right after a raw newline, those outer entities cannot be closed after
+// it and are left out of the part (see renderer.mdPart). It returns nil when
+// no cut is lossy.
+func (d *doc) lossyCuts() []bool {
+	if d.mode != MarkdownV2 {
+		return nil
+	}
+	var lossy []bool
+	var stack []int
+	atom, pending := -1, -1
+	check := func() {
+		if pending < 0 {
+			return
+		}
+		for i := 1; i < len(stack); i++ {
+			if d.ents[stack[i]].kind == kQuote && d.src[d.toks[pending].start:d.toks[pending].end] != "\n" {
+				if lossy == nil {
+					lossy = make([]bool, d.nText)
+				}
+				lossy[atom] = true
+			}
+		}
+		pending = -1
+	}
+	for t := range d.toks {
+		if d.toks[t].kind != tClose {
+			check()
+		}
+		switch d.toks[t].kind {
+		case tOpen:
+			stack = append(stack, d.toks[t].ent)
+		case tClose:
+			stack = stack[:len(stack)-1]
+		case tText:
+			atom++
+			pending = t
+		}
+	}
+	check()
+	return lossy
 }
 
 // cutKind classifies a cut in front of atoms[c] for a part starting at atoms[s].

@@ -33,9 +33,9 @@ func TestSplitRandomDocuments(t *testing.T) {
 	for _, mode := range []Mode{None, HTML, MarkdownV2} {
 		t.Run(modeName(mode), func(t *testing.T) {
 			t.Parallel()
-			r := rand.New(rand.NewSource(int64(len(mode)) + 777))
+			r := rand.New(rand.NewSource(int64(len(mode)) + 20240601))
 			valid := 0
-			docs := 20000
+			docs := 600
 			if testing.Short() {
 				docs = 200
 			}
@@ -137,5 +137,60 @@ func TestSplitUnknownMode(t *testing.T) {
 	t.Parallel()
 	if _, err := Split("x", Mode("Markdown"), 10); err == nil {
 		t.Fatal("Split with an unknown mode succeeded")
+	}
+}
+
+// trickyDocs are documents with constructs the random generators rarely
+// produce; TestSplitEveryLimit cuts them at every possible limit.
+var trickyDocs = []struct {
+	text string
+	mode Mode
+}{
+	{docsExample, MarkdownV2},
+	{htmlExample, HTML},
+	{"*>quote in bold\n*after", MarkdownV2},
+	{">a b||\r\nc d", MarkdownV2},
+	{">a\\\nb c\n>d", MarkdownV2},
+	{">```\nco de\n>x```\n>tail", MarkdownV2},
+	{">`co\nde` x\ny", MarkdownV2},
+	{"_a __b c__ d_ __e _f g_ h__", MarkdownV2},
+	{"___a b_\r__ _c __d e__\r_", MarkdownV2},
+	{"*a\n>b c\n>d\n*e", MarkdownV2},
+	{"~_x\n>b c\n>d e||\nf_~", MarkdownV2},
+	{"||a ||||b c||", MarkdownV2},
+	{">||a b||||\n>c||", MarkdownV2},
+	{"[a [b c](http://x.y) d](http://z.w)", MarkdownV2},
+	{"[a b] [c *d e*]", MarkdownV2},
+	{"```go\n\rab\r\ncd```", MarkdownV2},
+	{"```\n\n\nab```", MarkdownV2},
+	{"```go x y```", MarkdownV2},
+	{"```a`b` c```", MarkdownV2},
+	{"![👍 👍](tg://emoji?id=1) x", MarkdownV2},
+	{"a\\é b\\ c\\", MarkdownV2},
+	{"\\\n>not a quote", MarkdownV2},
+	{"**>a\n>b\n**>c d||", MarkdownV2},
+	{"<a>x y z</a> <a href=\"\">u v</a>", HTML},
+	{"<pre><code class=\"language-go\">a\nb c</code></pre><pre>d e</pre>", HTML},
+	{"&lt b &ampx &#1234567890 &#x1F600 c&d", HTML},
+	{"<blockquote expandable><b>a <i>b</i></b>\nc</blockquote>", HTML},
+	{"<tg-emoji emoji-id=\"1\">👍 👍</tg-emoji> <tg-emoji emoji-id=\"2\">1️⃣</tg-emoji>", HTML},
+	{"<b>a</><i>b c</ > d", HTML},
+	{"<B CLASS=x>a b</b>", HTML},
+}
+
+func TestSplitEveryLimit(t *testing.T) {
+	t.Parallel()
+	for _, doc := range trickyDocs {
+		if err := Validate(doc.text, doc.mode); err != nil {
+			t.Errorf("Validate(%q): %v", doc.text, err)
+			continue
+		}
+		n, _ := VisibleLen(doc.text, doc.mode)
+		for limit := 1; limit <= n; limit++ {
+			if msg := checkSplit(doc.text, doc.mode, limit); msg != "" {
+				t.Errorf("Split(%q, %d): %s", doc.text, limit, msg)
+				break
+			}
+		}
 	}
 }

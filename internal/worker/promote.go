@@ -19,9 +19,9 @@ import (
 //
 // KEYS[1] asynq:{q}:t:<id>, KEYS[2] asynq:{q}:retry, KEYS[3] asynq:{q}:pending.
 // ARGV[1] task id, ARGV[2] now in unix nanoseconds.
-// Returns 1 when moved, 0 when the task was not in the retry set.
+// Returns 1 when moved, 0 when the task was not in the retry set (membership
+// of the set is the task's retry state).
 var promoteScript = redis.NewScript(`
-if redis.call('HGET', KEYS[1], 'state') ~= 'retry' then return 0 end
 if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return 0 end
 redis.call('RPUSH', KEYS[3], ARGV[1])
 redis.call('HSET', KEYS[1], 'state', 'pending', 'pending_since', ARGV[2])
