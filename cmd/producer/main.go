@@ -8,6 +8,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -24,6 +26,11 @@ func main() { os.Exit(run()) }
 
 func run() int {
 	cfg, rest, err := config.LoadProducerArgs(os.Args[1:], os.Getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "usage: producer [flags] [serve | send --chat ID \"text\" | healthcheck]")
+		_ = config.ProducerUsage(os.Stderr)
+		return 0
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "producer:", err)
 		return 2
@@ -37,6 +44,10 @@ func run() int {
 	}
 	switch cmd {
 	case "serve":
+		if err := cfg.ValidateServe(); err != nil {
+			fmt.Fprintln(os.Stderr, "producer:", err)
+			return 2
+		}
 		if err := app.RunProducer(ctx, cfg, log); err != nil {
 			log.Error("producer stopped", "error", err)
 			return 1

@@ -7,6 +7,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -20,6 +22,11 @@ func main() { os.Exit(run()) }
 
 func run() int {
 	cfg, rest, err := config.LoadWorkerArgs(os.Args[1:], os.Getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "usage: worker [flags] [healthcheck]")
+		_ = config.WorkerUsage(os.Stderr)
+		return 0
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 2

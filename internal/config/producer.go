@@ -137,10 +137,6 @@ func (p Producer) Validate() error {
 		validateListen(&pr, EnvListen, p.Listen, DefaultListen)
 	}
 	validateSecretPair(&pr, p.APIToken, p.APITokenFile, EnvAPIToken, EnvAPITokenFile)
-	if !p.AuthDisabled && p.APIToken == "" && p.APITokenFile == "" {
-		pr.add(EnvAPIToken, "is required: set %s (or %s), or %s=true for local use",
-			EnvAPIToken, EnvAPITokenFile, EnvAuthDisabled)
-	}
 	p.validateQueues(&pr)
 	if p.MaxRetry < 0 {
 		pr.add(EnvMaxRetry, "must be >= 0, got %d", p.MaxRetry)
@@ -162,6 +158,17 @@ func (p Producer) Validate() error {
 			pr.add(EnvMonitoringPath, "must be a path such as %q (leading slash, no trailing slash), or \"off\", got %q",
 				DefaultMonitoringPath, mp)
 		}
+	}
+	return pr.err()
+}
+
+// ValidateServe adds the checks that only serving the API needs (the
+// `send` command line writes to Redis directly and needs no API token).
+func (p Producer) ValidateServe() error {
+	var pr problems
+	if !p.AuthDisabled && p.APIToken == "" && p.APITokenFile == "" {
+		pr.add(EnvAPIToken, "is required: set %s (or %s), or %s=true for local use",
+			EnvAPIToken, EnvAPITokenFile, EnvAuthDisabled)
 	}
 	return pr.err()
 }

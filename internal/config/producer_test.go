@@ -144,6 +144,23 @@ func TestMaxBodyBytesForms(t *testing.T) {
 	}
 }
 
+func TestProducerValidateServeRequiresAuth(t *testing.T) {
+	t.Parallel()
+	p := Producer{}.WithDefaults()
+	err := p.ValidateServe()
+	want := "HERALD_API_TOKEN (-api-token) is required: set HERALD_API_TOKEN (or HERALD_API_TOKEN_FILE), or HERALD_AUTH_DISABLED=true for local use"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("ValidateServe() = %v, want %q", err, want)
+	}
+	p.AuthDisabled = true
+	if err := p.ValidateServe(); err != nil {
+		t.Fatalf("with auth disabled: %v", err)
+	}
+	if err := (Producer{APIToken: "t"}.WithDefaults()).ValidateServe(); err != nil {
+		t.Fatalf("with a token: %v", err)
+	}
+}
+
 func TestProducerValidate(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -152,8 +169,6 @@ func TestProducerValidate(t *testing.T) {
 		mutate func(*Producer)
 		want   string
 	}{
-		{"auth required", func(p *Producer) { p.APIToken = "" },
-			"HERALD_API_TOKEN (-api-token) is required: set HERALD_API_TOKEN (or HERALD_API_TOKEN_FILE), or HERALD_AUTH_DISABLED=true for local use"},
 		{"token both", func(p *Producer) { p.APITokenFile = filepath.Join(dir, "x") },
 			"HERALD_API_TOKEN (-api-token) and HERALD_API_TOKEN_FILE (-api-token-file) are both set; keep only one"},
 		{"token file missing", func(p *Producer) { p.APIToken = ""; p.APITokenFile = filepath.Join(dir, "x") },

@@ -116,7 +116,13 @@ func genMarkdownV2(r *rand.Rand, depth int, top bool) string {
 		case !top:
 			b.WriteString(EscapeMarkdownV2(randPlain(r, 10)))
 		default:
-			// A block quotation on its own lines.
+			// A block quotation on its own lines, sometimes inside an
+			// entity that starts before it and ends after it.
+			wrap := ""
+			if r.Intn(4) == 0 {
+				wrap = []string{"*", "_", "~", "||"}[r.Intn(4)]
+			}
+			joinMarkers(&b, wrap)
 			b.WriteString("\n")
 			if r.Intn(3) == 0 {
 				b.WriteString("**")
@@ -132,7 +138,7 @@ func genMarkdownV2(r *rand.Rand, depth int, top bool) string {
 			if r.Intn(2) == 0 {
 				b.WriteString("||")
 			}
-			b.WriteString("\n")
+			b.WriteString("\n" + wrap)
 		}
 	}
 	return b.String()

@@ -1,0 +1,44 @@
+# Herald developer tasks. `make help` lists them.
+.DEFAULT_GOAL := help
+GO ?= go
+
+.PHONY: help
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: run
+run: ## Run everything in one process (in-memory Redis, fake Telegram)
+	$(GO) run ./cmd/herald
+
+.PHONY: build
+build: ## Build the producer and worker binaries into ./bin
+	CGO_ENABLED=0 $(GO) build -o bin/ ./cmd/producer ./cmd/worker ./cmd/herald
+
+.PHONY: test
+test: ## Run the tests (the README's command)
+	$(GO) test ./...
+
+.PHONY: test-race
+test-race: ## Run the tests with the race detector
+	$(GO) test -race ./...
+
+.PHONY: lint
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+.PHONY: bench
+bench: ## Burst benchmark: S1, S2, S3 and idle, 1 and 3 workers, 10x and real time
+	$(GO) run ./bench burst
+
+.PHONY: bench-quick
+bench-quick: ## Burst benchmark at 10x Telegram time only
+	$(GO) run ./bench burst -scales 10
+
+.PHONY: fuzz
+fuzz: ## Run each fuzz target for 20s
+	$(GO) test ./internal/jobs -run '^$$' -fuzz FuzzDecodePayload -fuzztime 20s
+	$(GO) test ./internal/producer -run '^$$' -fuzz FuzzMessagesAPI -fuzztime 20s
+	$(GO) test ./internal/markup -run '^$$' -fuzz FuzzSplit -fuzztime 20s
+	$(GO) test ./internal/markup -run '^$$' -fuzz FuzzValidate -fuzztime 20s
+	$(GO) test ./internal/config -run '^$$' -fuzz FuzzParseRate -fuzztime 20s
