@@ -37,8 +37,16 @@ type Options struct {
 	Out io.Writer
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
-	// Ready, when set, is called with the API's base URL once everything runs.
-	Ready func(apiURL string)
+	// Ready, when set, is called once everything runs.
+	Ready func(Endpoints)
+}
+
+// Endpoints are the base URLs of a running local Herald.
+type Endpoints struct {
+	API string // producer API and web UI, e.g. http://127.0.0.1:8080
+	// FakeTelegram is the fake Bot API's base URL ("" with a real token);
+	// its /fake/messages lists what was delivered.
+	FakeTelegram string
 }
 
 // Run starts everything and blocks until ctx ends.
@@ -129,7 +137,11 @@ func Run(ctx context.Context, o Options) error {
 	}
 	fmt.Fprintf(o.Out, "Try:\n  curl -s -X POST %s/v1/messages -H 'Content-Type: application/json' -d '{\"chat\":\"42\",\"text\":\"hello from Herald\"}'\n", base)
 	if o.Ready != nil {
-		o.Ready(base)
+		ep := Endpoints{API: base}
+		if fake != nil {
+			ep.FakeTelegram = fake.URL()
+		}
+		o.Ready(ep)
 	}
 
 	select {

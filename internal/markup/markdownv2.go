@@ -274,7 +274,6 @@ func (p *mdParser) scanURL(from int) (int, string, bool) {
 func (p *mdParser) markExpandable() {
 	sp := p.stack[len(p.stack)-1]
 	p.stack = p.stack[:len(p.stack)-1]
-	p.ents[sp].dead = true
 	t := p.ents[sp].openTok
 	p.toks[t].kind = tHidden
 	p.toks[t].ent = p.quote
