@@ -2,6 +2,8 @@ package markup
 
 import (
 	"errors"
+	"hash/fnv"
+	"math/rand"
 	"testing"
 	"unicode/utf8"
 )
@@ -49,6 +51,17 @@ func FuzzSplit(f *testing.F) {
 		mode := fuzzModes[int(m)%len(fuzzModes)]
 		if msg := checkSplit(text, mode, int(limit)); msg != "" {
 			t.Fatalf("Split(%q, %s, %d): %s", text, mode, limit, msg)
+		}
+		// Random bytes rarely form valid markup, so the input also seeds
+		// the generator of valid documents.
+		h := fnv.New64a()
+		h.Write([]byte(text))
+		doc := genDoc(rand.New(rand.NewSource(int64(h.Sum64()))), mode)
+		if Validate(doc, mode) != nil {
+			return
+		}
+		if msg := checkSplit(doc, mode, int(limit)); msg != "" {
+			t.Fatalf("Split(%q, %s, %d): %s", doc, mode, limit, msg)
 		}
 	})
 }

@@ -42,7 +42,9 @@ func Validate(text string, mode Mode) error {
 }
 
 // VisibleLen returns the UTF-16 length of the text a user sees (after entity
-// parsing), which is what Telegram compares with MaxMessageLen.
+// parsing), which is what Telegram compares with MaxMessageLen. Telegram also
+// drops '\r' characters and trims white space at both ends before it counts,
+// so the real length can only be smaller.
 func VisibleLen(text string, mode Mode) (int, error) {
 	if mode == None {
 		return UTF16Len(text), nil

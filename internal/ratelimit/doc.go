@@ -17,7 +17,10 @@
 //  3. The bot-wide limit, first come first served among messages whose turns
 //     have come, plus a check against the chat's actual send times (an
 //     earlier message of the chat may have been held back by the bot-wide
-//     limit; the chat's spacing must still hold at Telegram).
+//     limit; the chat's spacing must still hold at Telegram). That check
+//     forgives a send coming up to half an interval (at most LateTolerance)
+//     early relative to a late predecessor, so small scheduling delays do not
+//     accumulate; Telegram's own tolerance is larger.
 //
 // Each stage reserves only its own schedule, at the time the task reaches it,
 // so a message waiting for its chat never holds a bot-wide slot that others

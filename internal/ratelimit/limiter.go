@@ -94,6 +94,7 @@ func (l *Limiter) Acquire(ctx context.Context, chat, queue, taskID string) (Deci
 		us(q.Interval), us(q.tolerance()),
 		us(c.Interval), us(c.tolerance()),
 		us(l.cfg.SleepMax), us(l.cfg.LateTolerance), l.resvTTL.Milliseconds(),
+		us(min(c.Interval/2, l.cfg.LateTolerance)),
 	).Slice()
 	if err != nil {
 		return Decision{}, fmt.Errorf("ratelimit: acquire: %w", err)

@@ -92,7 +92,7 @@ if bi > 0 then btat = tat(KEYS[1]); s = math.max(s, btat - btau) end
 local c2 = 0
 if ci > 0 then
   c2 = tat(KEYS[4])
-  local cs = c2 - ctau
+  local cs = c2 - ctau - tonumber(ARGV[10])
   if cs > s then
     -- The chat's previous message went out late: wait for the chat's own
     -- spacing without holding a bot-wide slot that would sit unused.

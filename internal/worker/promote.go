@@ -32,7 +32,7 @@ func asynqKey(queue, suffix string) string { return "asynq:{" + queue + "}:" + s
 
 // promoter returns deferred tasks to their queue at their due time. Each
 // worker process promotes the tasks it deferred; if the process dies, asynq's
-// forwarder moves them a second or two later (the retry score is rounded up
+// forwarder moves them within about six seconds (the retry score is rounded up
 // so it never moves them early).
 type promoter struct {
 	rdb  redis.Scripter

@@ -45,7 +45,9 @@ type Config struct {
 	// SentRetention is how long "already sent" records are kept; default 7 days.
 	SentRetention time.Duration
 	// MaxIdle bounds how long an idle worker waits between dequeue rounds;
-	// default 1s. New messages wake it at once.
+	// default 2s. New messages wake it at once; MaxIdle only matters for
+	// tasks that arrive without news (asynq's recoverer, clients that do not
+	// publish on keys.WakeChannel).
 	MaxIdle time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
@@ -74,7 +76,7 @@ func (c Config) WithDefaults() Config {
 		c.SentRetention = 7 * 24 * time.Hour
 	}
 	if c.MaxIdle == 0 {
-		c.MaxIdle = time.Second
+		c.MaxIdle = 2 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -146,7 +148,7 @@ func New(cfg Config) (*Worker, error) {
 		TaskCheckInterval: 100 * time.Microsecond,
 		// Herald promotes deferred tasks itself at their exact time; asynq's
 		// forwarder is the backstop for tasks of a dead process.
-		DelayedTaskCheckInterval: time.Second,
+		DelayedTaskCheckInterval: 5 * time.Second,
 		RetryDelayFunc:           retryDelay,
 		IsFailure:                isFailure,
 		ShutdownTimeout:          cfg.ShutdownTimeout,
