@@ -19,6 +19,7 @@ package wake
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"sync"
@@ -41,6 +42,7 @@ type Waker struct {
 	seen  map[string]bool
 	empty map[string]time.Time // queue -> known empty until
 	news  uint64               // counts news; a dequeue that raced with news proves nothing
+	last  string               // queue of the latest news, "" when unknown
 	now   func() time.Time
 }
 
@@ -64,6 +66,7 @@ func (w *Waker) Wake() {
 	w.mu.Lock()
 	clear(w.empty)
 	w.news++
+	w.last = ""
 	w.mu.Unlock()
 	w.signal()
 }
@@ -73,6 +76,7 @@ func (w *Waker) WakeQueue(queue string) {
 	w.mu.Lock()
 	delete(w.empty, queue)
 	w.news++
+	w.last = queue
 	w.mu.Unlock()
 	w.signal()
 }
@@ -138,28 +142,47 @@ func (h hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessP
 func (h hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		kind, queue := classify(cmd)
-		var news uint64
-		if kind == dequeue {
-			var known bool
-			if known, news = h.w.knownEmpty(queue); known {
-				cmd.SetErr(redis.Nil)
-				h.w.afterDequeue(queue, true, news)
-				return redis.Nil
-			}
-		}
-		err := next(ctx, cmd)
 		switch kind {
 		case dequeue:
-			h.w.afterDequeue(queue, err == redis.Nil, news)
+			known, news := h.w.knownEmpty(queue)
+			if known {
+				// Answer for Redis: the queue had no news since it was empty.
+				return h.held(ctx, next, cmd, queue, h.w.afterDequeue(queue, true, news), redis.Nil)
+			}
+			err := next(ctx, cmd)
+			return h.held(ctx, next, cmd, queue, h.w.afterDequeue(queue, err == redis.Nil, news), err)
 		case forward:
+			err := next(ctx, cmd)
 			if n, ok := cmd.(*redis.Cmd); ok {
 				if v, _ := n.Int64(); v > 0 {
 					h.w.WakeQueue(queue)
 				}
 			}
+			return err
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// held finishes a dequeue call. When the round was held and news for queue
+// woke ended it, the call dequeues from woke at once, instead of answering
+// empty and letting asynq sleep before its next round (a sub-millisecond
+// sleep costs about a millisecond in Go).
+func (h hook) held(ctx context.Context, next redis.ProcessHook, cmd redis.Cmder, queue, woke string, err error) error {
+	if woke == "" {
+		if errors.Is(err, redis.Nil) {
+			cmd.SetErr(redis.Nil)
 		}
 		return err
 	}
+	retarget(cmd, queue, woke)
+	cmd.SetErr(nil)
+	news := h.w.newsCount()
+	err = next(ctx, cmd)
+	// The answer is final: if woke turned out empty the next round, after
+	// asynq's short sleep, looks again.
+	h.w.record(woke, errors.Is(err, redis.Nil), news)
+	return err
 }
 
 type scriptKind int
@@ -215,21 +238,59 @@ func (w *Waker) knownEmpty(queue string) (bool, uint64) {
 	return ok && w.now().Before(until), w.news
 }
 
+func (w *Waker) newsCount() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.news
+}
+
+// retarget points a dequeue command of queue from at queue to instead. The
+// script's keys and task key prefix all start with asynq's "asynq:{queue}:";
+// the task it returns carries its own queue name, which is what asynq uses
+// from then on.
+func retarget(cmd redis.Cmder, from, to string) {
+	if from == to {
+		return
+	}
+	oldPrefix, newPrefix := "asynq:{"+from+"}:", "asynq:{"+to+"}:"
+	args := cmd.Args()
+	for i := 3; i < len(args); i++ {
+		if s, ok := args[i].(string); ok && strings.HasPrefix(s, oldPrefix) {
+			args[i] = newPrefix + strings.TrimPrefix(s, oldPrefix)
+		}
+	}
+}
+
+// record notes a dequeue's result without holding the round.
+func (w *Waker) record(queue string, empty bool, news uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !empty {
+		clear(w.seen)
+		delete(w.empty, queue)
+		return
+	}
+	if w.news == news {
+		w.empty[queue] = w.now().Add(w.maxIdle)
+	}
+}
+
 // afterDequeue records a dequeue's result; news is the news count from
 // before the dequeue ran. If news arrived meanwhile, an empty answer may be
-// stale: the queue is not marked empty and the round is not held.
-func (w *Waker) afterDequeue(queue string, empty bool, news uint64) {
+// stale: the queue is not marked empty and the round is not held. When the
+// round is held and news for a served queue ends it, that queue is returned.
+func (w *Waker) afterDequeue(queue string, empty bool, news uint64) string {
 	w.mu.Lock()
 	if !empty {
 		clear(w.seen)
 		delete(w.empty, queue)
 		w.mu.Unlock()
-		return
+		return ""
 	}
 	if w.news != news {
 		clear(w.seen)
 		w.mu.Unlock()
-		return
+		return ""
 	}
 	if until, ok := w.empty[queue]; !ok || !w.now().Before(until) {
 		w.empty[queue] = w.now().Add(w.maxIdle)
@@ -241,13 +302,19 @@ func (w *Waker) afterDequeue(queue string, empty bool, news uint64) {
 	}
 	w.mu.Unlock()
 	if !idle {
-		return
+		return ""
 	}
 	t := time.NewTimer(w.maxIdle)
 	defer t.Stop()
 	select {
 	case <-w.ch:
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.queues[w.last] {
+			return w.last
+		}
 	case <-t.C:
 	case <-w.quit:
 	}
+	return ""
 }

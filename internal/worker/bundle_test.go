@@ -72,7 +72,11 @@ type options struct {
 	maxRetry    int
 }
 
-func setup(t *testing.T, o options) *testBundle {
+func setup(t *testing.T, o options) *testBundle { return setupTB(t, o) }
+
+func setupB(b *testing.B) *testBundle { return setupTB(b, options{}) }
+
+func setupTB(t testing.TB, o options) *testBundle {
 	t.Helper()
 	srv := redistest.Start(t)
 	fake, err := telegramfake.Start(telegramfake.Config{
