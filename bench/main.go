@@ -98,12 +98,7 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 		return "", err
 	}
 	defer srv.Kill()
-	fake, err := telegramfake.Start(telegramfake.Config{
-		TimeScale: scale,
-		Private:   telegramfake.Limit{Rate: 1, Per: time.Second, Burst: 2},
-		Group:     telegramfake.Limit{Rate: 20, Per: time.Minute, Burst: 2},
-		Bot:       telegramfake.Limit{Rate: 30, Per: time.Second, Burst: 30},
-	})
+	fake, err := telegramfake.Start(telegramfake.Config{TimeScale: scale}) // Telegram's limits are the fake's defaults
 	if err != nil {
 		return "", err
 	}

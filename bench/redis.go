@@ -20,25 +20,15 @@ func (r *redisStats) close() { _ = r.rdb.Close() }
 // commands returns the total number of commands Redis has executed, from
 // INFO commandstats, excluding the INFO calls themselves.
 func (r *redisStats) commands(ctx context.Context) (int64, error) {
-	s, err := r.rdb.Info(ctx, "commandstats").Result()
+	by, err := r.breakdown(ctx)
 	if err != nil {
 		return 0, err
 	}
 	var total int64
-	for _, line := range strings.Split(s, "\n") {
-		if !strings.HasPrefix(line, "cmdstat_") || strings.HasPrefix(line, "cmdstat_info:") {
-			continue
+	for name, n := range by {
+		if name != "info" {
+			total += n
 		}
-		i := strings.Index(line, "calls=")
-		if i < 0 {
-			continue
-		}
-		v := line[i+len("calls="):]
-		if j := strings.IndexByte(v, ','); j >= 0 {
-			v = v[:j]
-		}
-		n, _ := strconv.ParseInt(v, 10, 64)
-		total += n
 	}
 	return total, nil
 }

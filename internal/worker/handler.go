@@ -69,7 +69,8 @@ func (h *Handler) saveProgress(ctx context.Context, id string, p progress, messa
 	return h.rdb.Set(ctx, keys.Sent(id), v, h.sentRetention).Err()
 }
 
-// parts splits the text as it will be sent, given the progress.
+// parts splits the text as it will be sent, given the progress. The split
+// is deterministic, so a retried task resumes at the same part.
 func parts(msg jobs.SendMessage, p progress) ([]string, []markup.Mode) {
 	mode := markup.Mode(msg.ParseMode)
 	ps, err := markup.Split(msg.Text, mode, markup.MaxMessageLen)
@@ -78,6 +79,7 @@ func parts(msg jobs.SendMessage, p progress) ([]string, []markup.Mode) {
 		// plain text from the start (Split already cut it as plain text).
 		mode = markup.None
 	}
+	ps = dropBlank(ps, mode)
 	modes := make([]markup.Mode, len(ps))
 	for i := range modes {
 		modes[i] = mode
@@ -85,6 +87,7 @@ func parts(msg jobs.SendMessage, p progress) ([]string, []markup.Mode) {
 	if p.plainFrom >= 0 && p.plainFrom < len(ps) && mode != markup.None {
 		rest := strings.Join(ps[p.plainFrom:], "")
 		plain, _ := markup.Split(rest, markup.None, markup.MaxMessageLen)
+		plain = dropBlank(plain, markup.None)
 		ps = append(ps[:p.plainFrom:p.plainFrom], plain...)
 		modes = modes[:p.plainFrom]
 		for range plain {
@@ -92,6 +95,22 @@ func parts(msg jobs.SendMessage, p progress) ([]string, []markup.Mode) {
 		}
 	}
 	return ps, modes
+}
+
+// dropBlank removes parts that show nothing but white space (a run of
+// spaces longer than a message): Telegram refuses an empty message.
+func dropBlank(ps []string, mode markup.Mode) []string {
+	out := ps[:0]
+	for _, p := range ps {
+		visible, err := markup.Plain(p, mode)
+		if err != nil {
+			visible = p
+		}
+		if strings.TrimSpace(visible) != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // ProcessTask implements asynq.Handler.

@@ -246,3 +246,28 @@ func TestParseErrorFallsBackToPlainText(t *testing.T) {
 		t.Fatal("the downgrade was not logged")
 	}
 }
+
+func TestTooManyPausesOnlyThatChat(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	b.fake.FailNext(1, telegramfake.FaultTooMany)
+	b.send(t, jobs.SendMessage{Chat: "97", Text: "refused first"}, "")
+	// Wait for the 429 to happen before sending to the other chat (the fake
+	// has no signal for refusals).
+	for b.fake.Stats().TooMany == 0 {
+		if b.ctx.Err() != nil {
+			t.Fatal("no 429 happened")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for i := 0; i < 3; i++ {
+		b.send(t, jobs.SendMessage{Chat: "98", Text: "other chat"}, "")
+	}
+	if err := b.fake.Wait(b.ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	msgs := b.fake.Messages()
+	if msgs[len(msgs)-1].Text != "refused first" {
+		t.Fatalf("the paused chat's message went out before the other chat's: %+v", msgs)
+	}
+}
