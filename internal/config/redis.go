@@ -23,7 +23,8 @@ const DefaultRedisURL = "redis://127.0.0.1:6379/0"
 
 // redisForms lists the accepted URL shapes for error messages.
 const redisForms = "redis://[user:pass@]host:port/db, rediss://[user:pass@]host:port/db (TLS), " +
-	"redis-sentinel://[:pass@]host1:port,host2:port/db?master=NAME or redis-socket:///path/to/redis.sock?db=N"
+	"redis-sentinel://[:pass@]host1:port,host2:port/db?master=NAME, redis-cluster://[user:pass@]host1:port,host2:port " +
+	"(rediss-cluster:// for TLS) or redis-socket:///path/to/redis.sock?db=N"
 
 // redactedMark replaces secrets in rendered URLs.
 const redactedMark = "xxxxx"
@@ -36,6 +37,7 @@ const redactedMark = "xxxxx"
 //	rediss://[user:pass@]host[:port][/db]            TCP with TLS
 //	redis-sentinel://[:pass@]host1:port,host2:port[/db]?master=NAME[&username=U&password=P]
 //	redis-socket://[:pass@]/path/to/redis.sock[?db=N]
+//	redis-cluster://[user:pass@]host1:port,host2:port  Redis Cluster seed nodes (rediss-cluster:// for TLS)
 //
 // For sentinel URLs the password in the user part authenticates against the
 // sentinels, as in asynq; the optional username and password query parameters
@@ -55,7 +57,8 @@ type redisTarget struct {
 	sentinelPassword string
 	master           string
 	db               int
-	tlsServerName    string // non-empty for rediss://
+	tlsServerName    string // non-empty for rediss:// and rediss-cluster://
+	cluster          bool   // Redis Cluster seed nodes in addrs
 }
 
 // String returns the URL with passwords masked; see Redacted.
@@ -75,6 +78,14 @@ func (r Redis) ConnOpt() (asynq.RedisConnOpt, error) {
 	t, err := r.target()
 	if err != nil {
 		return nil, err
+	}
+	if t.cluster {
+		return asynq.RedisClusterClientOpt{
+			Addrs:     slices.Clone(t.addrs),
+			Username:  t.username,
+			Password:  t.password,
+			TLSConfig: t.tlsConfig(),
+		}, nil
 	}
 	if t.master != "" {
 		return asynq.RedisFailoverClientOpt{
@@ -116,6 +127,7 @@ func (r Redis) UniversalOptions() (*redis.UniversalOptions, error) {
 		SentinelPassword: t.sentinelPassword,
 		DB:               t.db,
 		TLSConfig:        t.tlsConfig(),
+		IsClusterMode:    t.cluster,
 	}, nil
 }
 
@@ -173,8 +185,10 @@ func parseRedisURL(raw string) (redisTarget, error) {
 		return parseRedisSentinel(rest, shown)
 	case "redis-socket":
 		return parseRedisSocket(raw, shown)
+	case "redis-cluster", "rediss-cluster":
+		return parseRedisCluster(rest, strings.ToLower(scheme) == "rediss-cluster", shown)
 	default:
-		return redisTarget{}, fmt.Errorf("%q has unsupported scheme %q; accepted schemes are redis://, rediss://, redis-sentinel:// and redis-socket:// (%s)",
+		return redisTarget{}, fmt.Errorf("%q has unsupported scheme %q; accepted schemes are redis://, rediss://, redis-sentinel://, redis-cluster://, rediss-cluster:// and redis-socket:// (%s)",
 			shown, scheme, redisForms)
 	}
 }
@@ -222,6 +236,43 @@ func parseRedisTCP(raw string, useTLS bool, shown string) (redisTarget, error) {
 // parseRedisSentinel handles redis-sentinel://. The host part is split by
 // hand because net/url does not accept a comma-separated list with IPv6
 // literals.
+// parseRedisCluster reads redis-cluster://[user:pass@]host1:port,host2:port:
+// seed nodes of a Redis Cluster. A cluster has only database 0, so a path
+// other than "" or "/0" is refused.
+func parseRedisCluster(rest string, useTLS bool, shown string) (redisTarget, error) {
+	authority, tail := rest, ""
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority, tail = rest[:i], rest[i:]
+	}
+	userinfo, hosts := "", authority
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		userinfo, hosts = authority[:at+1], authority[at+1:]
+	}
+	u, err := parseURL("redis-cluster://"+userinfo+"cluster"+tail, shown)
+	if err != nil {
+		return redisTarget{}, err
+	}
+	if err := onlyQuery(u.Query(), shown); err != nil {
+		return redisTarget{}, err
+	}
+	if p := strings.TrimPrefix(u.Path, "/"); p != "" && p != "0" {
+		return redisTarget{}, fmt.Errorf("%q selects database %q; a Redis Cluster has only database 0", shown, p)
+	}
+	t := redisTarget{network: "tcp", cluster: true}
+	t.username, t.password = userPass(u.User)
+	for h := range strings.SplitSeq(hosts, ",") {
+		addr, err := hostPort(strings.TrimSpace(h), "6379", shown)
+		if err != nil {
+			return redisTarget{}, err
+		}
+		t.addrs = append(t.addrs, addr)
+		if useTLS && t.tlsServerName == "" {
+			t.tlsServerName, _, _ = net.SplitHostPort(addr)
+		}
+	}
+	return t, nil
+}
+
 func parseRedisSentinel(rest, shown string) (redisTarget, error) {
 	authority, tail := rest, ""
 	if i := strings.IndexAny(rest, "/?#"); i >= 0 {

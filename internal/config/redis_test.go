@@ -108,7 +108,7 @@ func TestRedisParseErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ url, want string }{
 		{"", "is empty"},
-		{"http://cache:6379", "accepted schemes are redis://, rediss://, redis-sentinel:// and redis-socket://"},
+		{"http://cache:6379", "accepted schemes are redis://, rediss://, redis-sentinel://, redis-cluster://, rediss-cluster:// and redis-socket://"},
 		{"unix:///tmp/redis.sock", "accepted schemes are"},
 		{"127.0.0.1:6379", `did you mean "redis://127.0.0.1:6379/0"`},
 		{"redis://", "has no host"},
@@ -301,5 +301,41 @@ func checkSameServer(t *testing.T, r Redis) {
 	defer aq.Close()
 	if got, err := aq.Get(ctx, "probe").Result(); err != nil || got != "value" {
 		t.Fatalf("asynq client read %q, %v", got, err)
+	}
+}
+
+func TestRedisCluster(t *testing.T) {
+	t.Parallel()
+	r := Redis{URL: "redis-cluster://app:pw@n1:7000,n2,[::1]:7002"}
+	opt, err := r.ConnOpt()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := opt.(asynq.RedisClusterClientOpt)
+	if !ok {
+		t.Fatalf("ConnOpt = %T, want asynq.RedisClusterClientOpt", opt)
+	}
+	if strings.Join(c.Addrs, ",") != "n1:7000,n2:6379,[::1]:7002" || c.Username != "app" || c.Password != "pw" || c.TLSConfig != nil {
+		t.Fatalf("cluster options = %+v", c)
+	}
+	uo, err := r.UniversalOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !uo.IsClusterMode || len(uo.Addrs) != 3 || uo.MasterName != "" {
+		t.Fatalf("universal options = %+v", uo)
+	}
+	one, err := Redis{URL: "rediss-cluster://cfg.example.com:6380"}.UniversalOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !one.IsClusterMode || one.TLSConfig == nil || one.TLSConfig.ServerName != "cfg.example.com" {
+		t.Fatalf("single-seed TLS cluster = %+v", one)
+	}
+	if _, err := (Redis{URL: "redis-cluster://n1/3"}).ConnOpt(); err == nil || !strings.Contains(err.Error(), "only database 0") {
+		t.Fatalf("database on a cluster URL: %v", err)
+	}
+	if !strings.Contains(Redis{URL: "redis-cluster://app:pw@n1"}.Redacted(), "xxxxx") || strings.Contains(Redis{URL: "redis-cluster://app:pw@n1"}.Redacted(), "pw@") {
+		t.Fatal("cluster URL password not redacted")
 	}
 }

@@ -62,7 +62,8 @@ func describe(specs []spec) []Setting {
 func commonSpecs(r *Redis, l *Log) []spec {
 	redisURL := newSpec(EnvRedisURL, DefaultRedisURL,
 		"Redis holding the queues: redis://[user:pass@]host:port/db, rediss:// for TLS, "+
-			"redis-sentinel://[:pass@]host1:port,host2:port/db?master=NAME, or redis-socket:///path/to/redis.sock",
+			"redis-sentinel://[:pass@]host1:port,host2:port/db?master=NAME, redis-cluster://[user:pass@]host1:port,host2:port "+
+			"(rediss-cluster:// for TLS), or redis-socket:///path/to/redis.sock",
 		stringVar(&r.URL))
 	redisURL.show = redactURL
 	return []spec{

@@ -293,7 +293,7 @@ func TestWorkerValidate(t *testing.T) {
 		{"telegram timeout", func(w *Worker) { w.Telegram.Timeout = 0 },
 			"TELEGRAM_TIMEOUT (-telegram-timeout) must be > 0"},
 		{"redis scheme", func(w *Worker) { w.Redis.URL = "memcached://x" },
-			"REDIS_URL (-redis-url) \"memcached://x\" has unsupported scheme \"memcached\"; accepted schemes are redis://, rediss://, redis-sentinel:// and redis-socket://"},
+			"REDIS_URL (-redis-url) \"memcached://x\" has unsupported scheme \"memcached\"; accepted schemes are redis://, rediss://, redis-sentinel://, redis-cluster://, rediss-cluster:// and redis-socket://"},
 		{"log format", func(w *Worker) { w.Log.Format = "xml" },
 			`LOG_FORMAT (-log-format) must be json, text or auto, got "xml"`},
 	}
