@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/wake"
 )
 
 // Queue names Herald uses by default, highest priority first.
@@ -162,9 +163,9 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 		// into another queue could slip through.
 		_ = e.rdb.SetNX(ctx, keys.Idempotency(info.ID), info.Queue, e.cfg.IdempotencyWindow).Err()
 	}
-	// Wake idle workers now rather than at their next poll. Best effort: the
+	// Wake an idle worker now rather than at its next poll. Best effort: the
 	// task is already stored, and workers poll anyway.
-	_ = e.rdb.Publish(ctx, keys.WakeChannel, queue).Err()
+	_ = wake.Notify(ctx, e.rdb, queue)
 	return Result{TaskID: info.ID, Queue: info.Queue}, nil
 }
 

@@ -16,10 +16,13 @@ const Tag = "{herald}"
 
 const prefix = Tag + ":"
 
-// WakeChannel is the Pub/Sub channel producers publish to after an enqueue, so
-// idle workers start dequeuing at once instead of waiting for their next poll.
-// Pub/Sub channels are not keys and are not bound to a hash slot.
-const WakeChannel = "herald:wake"
+// WakeList holds wake-up tokens (queue names) that producers push after an
+// enqueue; each wakes one idle worker blocked on it.
+func WakeList() string { return prefix + "wake" }
+
+// WakeInbox is one worker process's own wake-up list, for news it learns
+// locally while its dequeue round is blocked.
+func WakeInbox(id string) string { return prefix + "wake:" + id }
 
 // BotLimit is the GCRA state (theoretical arrival time) of the bot-wide limit.
 func BotLimit() string { return prefix + "rl:bot" }

@@ -8,7 +8,7 @@ import (
 // TestSameSlot checks that every key carries the one hash tag, so a Lua script
 // may touch any set of them on Redis Cluster.
 func TestSameSlot(t *testing.T) {
-	all := []string{Idempotency("x"), BotLimit(), QueueLimit("default"), ChatLimit("@Chan"), ChatLimit("-1001"), ChatSendLimit("1"),
+	all := []string{WakeList(), WakeInbox("w1"), Idempotency("x"), BotLimit(), QueueLimit("default"), ChatLimit("@Chan"), ChatLimit("-1001"), ChatSendLimit("1"),
 		Recent429(), Reservation("abc"), Sent("abc"), Migrations(), Failures()}
 	want := Slot(BotLimit())
 	for _, k := range all {

@@ -5,15 +5,18 @@
 // their queues on a timer of its own. Herald instead runs the processor with a
 // tiny TaskCheckInterval and installs a go-redis hook on the worker's Redis
 // client. When a dequeue round finds every queue empty, the hook holds the
-// round until there is news: a producer's publish on keys.WakeChannel, a
-// forward of due tasks seen on the same client, a local Wake call (a deferred
-// task made due), or MaxIdle elapsing. An idle worker thus costs a few Redis
-// commands per MaxIdle, and a new message is picked up within milliseconds.
+// round in a blocking pop on Herald's wake list until there is news: a token
+// a producer pushed after an enqueue (see Notify), a local wake-up (a deferred
+// task made due, a forward of due tasks seen on the same client) pushed to the
+// worker's own inbox, or MaxIdle elapsing. Each token wakes exactly one idle
+// worker, and busy workers take none, so a fleet does not stampede on every
+// message. An idle worker costs a few Redis commands per MaxIdle, and a new
+// message is picked up within milliseconds.
 //
 // The hook also remembers which queues were found empty and answers their
 // dequeue calls itself, without a round trip, until news for that queue
 // arrives or MaxIdle passes. Tasks that reach a queue without news (asynq's
-// recoverer, a client that does not publish) are therefore seen within
+// recoverer, a client that does not notify) are therefore seen within
 // MaxIdle at worst.
 package wake
 
@@ -34,9 +37,12 @@ import (
 type Waker struct {
 	queues  map[string]bool
 	maxIdle time.Duration
-	ch      chan struct{}
+	rdb     redis.UniversalClient // for the blocking pop and inbox pushes
+	inbox   string
+	ch      chan struct{} // a local token: news while no round is held
 	quit    chan struct{}
 	once    sync.Once
+	holding bool // a round is blocked in the pop (guarded by mu)
 
 	mu    sync.Mutex
 	seen  map[string]bool
@@ -47,18 +53,38 @@ type Waker struct {
 }
 
 // New returns a Waker for a worker serving queues. maxIdle bounds how long an
-// idle round is held (default 1s).
-func New(queues []string, maxIdle time.Duration) *Waker {
+// idle round is held (default 1s). id names the worker's inbox (unique per
+// process). Call SetClient before the hook sees traffic.
+func New(queues []string, maxIdle time.Duration, id string) *Waker {
 	if maxIdle <= 0 {
 		maxIdle = time.Second
 	}
-	w := &Waker{queues: map[string]bool{}, maxIdle: maxIdle, ch: make(chan struct{}, 1),
+	w := &Waker{queues: map[string]bool{}, maxIdle: maxIdle, inbox: keys.WakeInbox(id), ch: make(chan struct{}, 1),
 		quit: make(chan struct{}), seen: map[string]bool{}, empty: map[string]time.Time{}, now: time.Now}
 	for _, q := range queues {
 		w.queues[q] = true
 	}
 	return w
 }
+
+// SetClient gives the Waker the client it blocks on: the hooked client
+// itself is fine (the hook passes non-dequeue commands through).
+func (w *Waker) SetClient(rdb redis.UniversalClient) { w.rdb = rdb }
+
+// Notify tells idle workers that queue has a new task: it pushes one token on
+// the wake list, which wakes exactly one idle worker. The list is kept short:
+// tokens that no idle worker took (the fleet was busy) are stale anyway,
+// since busy workers dequeue again as soon as they finish.
+func Notify(ctx context.Context, rdb redis.Cmdable, queue string) error {
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.LPush(ctx, keys.WakeList(), queue)
+		p.LTrim(ctx, keys.WakeList(), 0, wakeListMax-1)
+		return nil
+	})
+	return err
+}
+
+const wakeListMax = 16
 
 // Wake releases a held round, or the next one if none is held, and forgets
 // which queues were empty.
@@ -68,7 +94,7 @@ func (w *Waker) Wake() {
 	w.news++
 	w.last = ""
 	w.mu.Unlock()
-	w.signal()
+	w.signal("")
 }
 
 // WakeQueue is Wake for news about one queue.
@@ -78,50 +104,36 @@ func (w *Waker) WakeQueue(queue string) {
 	w.news++
 	w.last = queue
 	w.mu.Unlock()
-	w.signal()
+	w.signal(queue)
 }
 
-func (w *Waker) signal() {
+// signal ends the held round: through the inbox when a round is blocked in
+// Redis, else with a local token the next round takes before blocking.
+func (w *Waker) signal(queue string) {
 	select {
 	case w.ch <- struct{}{}:
 	default:
 	}
+	w.mu.Lock()
+	holding := w.holding
+	w.mu.Unlock()
+	if holding && w.rdb != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, _ = w.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.LPush(ctx, w.inbox, queue)
+			p.Expire(ctx, w.inbox, time.Minute)
+			return nil
+		})
+	}
 }
 
 // Close releases any held round and stops holding rounds.
-func (w *Waker) Close() { w.once.Do(func() { close(w.quit) }) }
-
-// Subscribe subscribes to keys.WakeChannel and waits for Redis to confirm,
-// so no publish made after it returns is missed.
-func Subscribe(ctx context.Context, rdb redis.UniversalClient) (*redis.PubSub, error) {
-	sub := rdb.Subscribe(ctx, keys.WakeChannel)
-	if _, err := sub.Receive(ctx); err != nil {
-		sub.Close()
-		return nil, err
-	}
-	return sub, nil
-}
-
-// Listen forwards publishes on sub to Wake until ctx ends, then closes sub.
-// go-redis resubscribes by itself after a lost connection.
-func (w *Waker) Listen(ctx context.Context, sub *redis.PubSub) {
-	defer sub.Close()
-	ch := sub.Channel()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case m, ok := <-ch:
-			if !ok {
-				return
-			}
-			if w.queues[m.Payload] {
-				w.WakeQueue(m.Payload)
-			} else {
-				w.Wake()
-			}
-		}
-	}
+func (w *Waker) Close() {
+	w.once.Do(func() {
+		close(w.quit)
+		w.signal("")
+	})
 }
 
 // Hook returns the go-redis hook to add to the Redis client handed to asynq.
@@ -304,17 +316,84 @@ func (w *Waker) afterDequeue(queue string, empty bool, news uint64) string {
 	if !idle {
 		return ""
 	}
+	return w.hold()
+}
+
+// hold blocks an idle round until news or MaxIdle, and returns the queue the
+// news was about ("" when unknown or on timeout).
+func (w *Waker) hold() string {
+	select {
+	case <-w.quit:
+		return ""
+	case <-w.ch: // news arrived while no round was held
+		return w.lastServed()
+	default:
+	}
+	if w.rdb == nil {
+		return w.holdLocal()
+	}
+	w.mu.Lock()
+	w.holding = true
+	w.mu.Unlock()
+	// News that came between the check above and holding=true left a local
+	// token only; look once more before blocking in Redis.
+	select {
+	case <-w.ch:
+		w.setHolding(false)
+		return w.lastServed()
+	default:
+	}
+	res, err := w.rdb.BLPop(context.Background(), w.maxIdle, keys.WakeList(), w.inbox).Result()
+	w.setHolding(false)
+	// The local token of news that arrived while blocked is spent with it.
+	select {
+	case <-w.ch:
+	default:
+	}
+	switch {
+	case errors.Is(err, redis.Nil):
+		return "" // MaxIdle passed
+	case err != nil:
+		return w.holdLocal() // Redis trouble: wait locally instead
+	}
+	queue := res[1]
+	if !w.queues[queue] {
+		return w.lastServed()
+	}
+	if res[0] == keys.WakeList() {
+		// A producer's token: forget that queue's empty mark.
+		w.mu.Lock()
+		delete(w.empty, queue)
+		w.news++
+		w.last = queue
+		w.mu.Unlock()
+	}
+	return queue
+}
+
+func (w *Waker) setHolding(v bool) {
+	w.mu.Lock()
+	w.holding = v
+	w.mu.Unlock()
+}
+
+func (w *Waker) holdLocal() string {
 	t := time.NewTimer(w.maxIdle)
 	defer t.Stop()
 	select {
 	case <-w.ch:
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if w.queues[w.last] {
-			return w.last
-		}
+		return w.lastServed()
 	case <-t.C:
 	case <-w.quit:
+	}
+	return ""
+}
+
+func (w *Waker) lastServed() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.queues[w.last] {
+		return w.last
 	}
 	return ""
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/wake"
 )
 
@@ -48,19 +47,13 @@ func setup(t *testing.T) *bundle {
 	t.Helper()
 	mr := miniredis.RunT(t)
 	queues := []string{"critical", "default", "low"}
-	w := wake.New(queues, time.Minute)
+	w := wake.New(queues, time.Minute, t.Name())
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	counter := &dequeueCounter{}
 	rdb.AddHook(w.Hook())
 	rdb.AddHook(counter)
+	w.SetClient(rdb)
 	t.Cleanup(func() { _ = rdb.Close() })
-	ctx, cancel := context.WithCancel(context.Background())
-	sub, err := wake.Subscribe(ctx, rdb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	listened := make(chan struct{})
-	go func() { w.Listen(ctx, sub); close(listened) }()
 	handled := make(chan string, 16)
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency: 2, Queues: map[string]int{"critical": 6, "default": 3, "low": 1},
@@ -77,8 +70,6 @@ func setup(t *testing.T) *bundle {
 	t.Cleanup(func() {
 		w.Close()
 		srv.Shutdown()
-		cancel()
-		<-listened
 	})
 	client := asynq.NewClientFromRedisClient(rdb)
 	return &bundle{mr: mr, rdb: rdb, client: client, handled: handled, counter: counter, waker: w}
@@ -90,7 +81,7 @@ func (b *bundle) enqueue(t *testing.T, queue, payload string, publish bool) {
 		t.Fatal(err)
 	}
 	if publish {
-		if err := b.rdb.Publish(context.Background(), keys.WakeChannel, queue).Err(); err != nil {
+		if err := wake.Notify(context.Background(), b.rdb, queue); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -123,7 +114,7 @@ func (b *bundle) waitIdle(t *testing.T) {
 	}
 }
 
-func TestPublishWakesAHeldRound(t *testing.T) {
+func TestNotifyWakesAHeldRound(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	for _, q := range []string{"default", "critical", "low", "default"} {

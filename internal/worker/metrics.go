@@ -1,65 +1,120 @@
 package worker
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
 
-// Metrics are the worker's own Prometheus series. No label carries a chat id:
-// chats are unbounded.
+	"github.com/herald-dev/herald/internal/telegram"
+)
+
+// Label values the handler uses besides telegram.Reason strings. They are
+// listed here so that their series can be created at zero up front.
+var (
+	// sendOutcomes are the values of herald_messages_sent_total's outcome.
+	sendOutcomes = []string{"sent", "downgraded"}
+	// ownRetryReasons are retry reasons that are not Telegram answers.
+	ownRetryReasons = []string{"redis", "unknown"}
+	// ownArchiveReasons are archive reasons that are not Telegram answers.
+	ownArchiveReasons = []string{"invalid_payload"}
+)
+
+// Metrics are the worker's own Prometheus series. No label carries a chat id
+// or anything else that grows with traffic: the labels are queue names (from
+// configuration), outcomes and reasons (fixed sets).
 type Metrics struct {
-	Sent               *prometheus.CounterVec
-	TooMany            prometheus.Counter
-	Retries            *prometheus.CounterVec
-	Archived           *prometheus.CounterVec
-	Deferrals          *prometheus.CounterVec
-	RateWait           prometheus.Histogram
-	Latency            prometheus.Histogram
+	// Sent counts Telegram messages accepted, by queue and outcome. A text
+	// split into several parts counts once per part.
+	Sent *prometheus.CounterVec
+	// TooMany counts 429 answers from Telegram.
+	TooMany prometheus.Counter
+	// Retries counts attempts handed back for a retry with backoff, by
+	// reason.
+	Retries *prometheus.CounterVec
+	// Archived counts tasks the handler archived as permanent failures, by
+	// reason.
+	Archived *prometheus.CounterVec
+	// Deferrals counts tasks put back until their rate-limit slot, by
+	// queue.
+	Deferrals *prometheus.CounterVec
+	// RateWait observes the wait of every limiter decision, zero included.
+	RateWait prometheus.Histogram
+	// Latency observes enqueue-to-acceptance time of each task's first part.
+	Latency prometheus.Histogram
+	// PossibleDuplicates counts sends retried although Telegram may have
+	// delivered them.
 	PossibleDuplicates prometheus.Counter
+	// SkippedAlreadySent counts redelivered tasks found already sent.
 	SkippedAlreadySent prometheus.Counter
 }
 
-// NewMetrics registers the worker's metrics on reg (nil: not registered).
+// NewMetrics creates the worker's metrics and registers them on reg (nil:
+// not registered). Series whose label values are known in advance (every
+// outcome, every reason) start at zero, so that rate() and absent() work
+// before the first event.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		Sent: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_messages_sent_total",
-			Help: "Messages Telegram accepted, by queue and outcome (sent, or downgraded to plain text after a parse error).",
+			Help: "Telegram messages accepted (one per part of a split text), by queue and outcome: sent as requested, or downgraded to plain text after a markup error.",
 		}, []string{"queue", "outcome"}),
 		TooMany: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herald_telegram_429_total",
-			Help: "Answers 429 Too Many Requests from Telegram.",
+			Help: "Answers 429 Too Many Requests received from Telegram.",
 		}),
 		Retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_retries_total",
-			Help: "Attempts put back for a later retry, by reason.",
+			Help: "Attempts that failed temporarily and were scheduled for a retry with backoff, by reason.",
 		}, []string{"reason"}),
 		Archived: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_archived_total",
-			Help: "Tasks archived (dead-lettered) with a permanent error, by reason.",
+			Help: "Tasks archived (dead-lettered) by Herald because of a permanent error, by reason.",
 		}, []string{"reason"}),
 		Deferrals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_ratelimit_deferrals_total",
-			Help: "Tasks put back until their rate-limit slot, by queue.",
+			Help: "Tasks handed back to Redis until their rate-limit slot (not failures), by queue.",
 		}, []string{"queue"}),
 		RateWait: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "herald_ratelimit_wait_seconds",
-			Help:    "Waits the limiter imposed per decision.",
+			Help:    "Wait imposed by the fleet-wide rate limiter on each decision (0 when a slot was free).",
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
 		}),
 		Latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "herald_delivery_latency_seconds",
-			Help:    "Time from enqueue to Telegram's acceptance of the (first) message.",
+			Help:    "Time from the producer accepting a message to Telegram accepting its first part.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 3, 14),
 		}),
 		PossibleDuplicates: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herald_possible_duplicates_total",
-			Help: "Sends whose outcome was unknown (timeout after the request was written) and that were retried.",
+			Help: "Sends retried after Telegram gave no answer to a request it had received; the message may arrive twice.",
 		}),
 		SkippedAlreadySent: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herald_redelivered_already_sent_total",
-			Help: "Redelivered tasks that were not sent again because their send was already recorded.",
+			Help: "Redelivered tasks not sent again because their send was already recorded.",
 		}),
+	}
+	for _, r := range telegram.Reasons() {
+		m.Retries.WithLabelValues(string(r))
+		m.Archived.WithLabelValues(string(r))
+	}
+	for _, r := range ownRetryReasons {
+		m.Retries.WithLabelValues(r)
+	}
+	for _, r := range ownArchiveReasons {
+		m.Archived.WithLabelValues(r)
 	}
 	if reg != nil {
 		reg.MustRegister(m.Sent, m.TooMany, m.Retries, m.Archived, m.Deferrals, m.RateWait, m.Latency, m.PossibleDuplicates, m.SkippedAlreadySent)
 	}
 	return m
+}
+
+// InitQueues creates the per-queue series at zero for every queue the worker
+// serves: each outcome of herald_messages_sent_total and
+// herald_ratelimit_deferrals_total.
+func (m *Metrics) InitQueues(queues []string) {
+	for _, q := range queues {
+		for _, o := range sendOutcomes {
+			m.Sent.WithLabelValues(q, o)
+		}
+		m.Deferrals.WithLabelValues(q)
+	}
 }

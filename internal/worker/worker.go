@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
@@ -47,7 +48,7 @@ type Config struct {
 	// MaxIdle bounds how long an idle worker waits between dequeue rounds;
 	// default 2s. New messages wake it at once; MaxIdle only matters for
 	// tasks that arrive without news (asynq's recoverer, clients that do not
-	// publish on keys.WakeChannel).
+	// call wake.Notify).
 	MaxIdle time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
@@ -126,8 +127,9 @@ func New(cfg Config) (*Worker, error) {
 	}
 	sort.Strings(queues)
 	rdb := redis.NewUniversalClient(cfg.Redis)
-	waker := wake.New(queues, cfg.MaxIdle)
+	waker := wake.New(queues, cfg.MaxIdle, uuid.NewString())
 	rdb.AddHook(waker.Hook())
+	waker.SetClient(rdb)
 	lim, err := ratelimit.New(rdb, cfg.Limits)
 	if err != nil {
 		rdb.Close()
@@ -171,15 +173,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	mux := asynq.NewServeMux()
 	mux.Handle(jobs.TypeSendMessage, w.handler)
 	bg, stopBG := context.WithCancel(context.Background())
-	sub, err := wake.Subscribe(ctx, w.rdb)
-	if err != nil {
-		stopBG()
-		w.rdb.Close()
-		return fmt.Errorf("worker: subscribe to wake-ups: %w", err)
-	}
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); w.waker.Listen(bg, sub) }()
+	wg.Add(1)
 	go func() { defer wg.Done(); w.promoter.run(bg) }()
 	if err := w.srv.Start(mux); err != nil {
 		stopBG()
@@ -191,8 +186,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	<-ctx.Done()
 	w.ready.Store(false)
 	w.cfg.Logger.Info("worker shutting down", "timeout", w.cfg.ShutdownTimeout)
+	w.waker.Close() // release a held dequeue round so the processor can stop at once
 	w.srv.Stop()
-	w.waker.Close()
 	w.srv.Shutdown()
 	stopBG()
 	wg.Wait()
