@@ -46,8 +46,8 @@ type Config struct {
 	// worker slot; longer waits defer the task. Default 250ms.
 	SleepMax time.Duration
 	// LateTolerance is how late a task may come back for its reserved slot and
-	// still use it; a later task reserves afresh (the old slot is wasted,
-	// which is safe). Default 250ms.
+	// still use it (capped at a quarter of the chat's interval); a later task
+	// reserves afresh (the old slot is wasted, which is safe). Default 250ms.
 	LateTolerance time.Duration
 	// FloodChats is how many distinct chats answering 429 within FloodWindow
 	// mean a bot-wide flood, pausing the whole bot. Default 3.

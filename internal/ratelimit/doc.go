@@ -18,9 +18,11 @@
 //     have come, plus a check against the chat's actual send times (an
 //     earlier message of the chat may have been held back by the bot-wide
 //     limit; the chat's spacing must still hold at Telegram). That check
-//     forgives a send coming up to half an interval (at most LateTolerance)
+//     forgives a send coming up to a quarter interval (at most LateTolerance)
 //     early relative to a late predecessor, so small scheduling delays do not
-//     accumulate; Telegram's own tolerance is larger.
+//     accumulate; a reserved slot is used at most that late, else reserved
+//     afresh. Two sends to a chat are thus never closer than half an
+//     interval; Telegram's own tolerance is larger.
 //
 // Each stage reserves only its own schedule, at the time the task reaches it,
 // so a message waiting for its chat never holds a bot-wide slot that others

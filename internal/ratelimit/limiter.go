@@ -88,13 +88,20 @@ func us(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10)
 func (l *Limiter) Acquire(ctx context.Context, chat, queue, taskID string) (Decision, error) {
 	q := l.cfg.Queues[queue]
 	c := l.ChatLimit(chat)
+	// How late a reserved slot may still be used, and how much closer than
+	// one interval a send may follow a late predecessor: a quarter of the
+	// chat's interval at most, so two sends to a chat are never closer than
+	// half an interval (Telegram, like the fake, tolerates a short burst).
+	late := l.cfg.LateTolerance
+	if c.Interval > 0 {
+		late = min(late, c.Interval/4)
+	}
 	res, err := acquireScript.Run(ctx, l.rdb,
 		[]string{keys.BotLimit(), keys.QueueLimit(queue), keys.ChatLimit(chat), keys.ChatSendLimit(chat), keys.Reservation(taskID), keys.Sent(taskID)},
 		us(l.cfg.Bot.Interval), us(l.cfg.Bot.tolerance()),
 		us(q.Interval), us(q.tolerance()),
 		us(c.Interval), us(c.tolerance()),
-		us(l.cfg.SleepMax), us(l.cfg.LateTolerance), l.resvTTL.Milliseconds(),
-		us(min(c.Interval/2, l.cfg.LateTolerance)),
+		us(l.cfg.SleepMax), us(late), l.resvTTL.Milliseconds(), us(late),
 	).Slice()
 	if err != nil {
 		return Decision{}, fmt.Errorf("ratelimit: acquire: %w", err)
