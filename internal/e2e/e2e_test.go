@@ -265,3 +265,31 @@ func TestGlobalFloodPausesEverythingAndLosesNothing(t *testing.T) {
 	b.assertClean(t)
 	t.Logf("global flood: %d 429s for %d messages", o.TooMany, len(ms))
 }
+
+// As `docker compose up --scale worker=1` does to a fleet of three in the
+// middle of a burst: two workers get SIGTERM; the last one finishes the job.
+func TestScaleDownMidBurst(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 3)
+	ms := fleet.S1(3)
+	start, err := b.fleet.PostAll(b.ctx, ms, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.fake.Wait(b.ctx, 60); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range b.fleet.Workers[1:] {
+		if err := b.fleet.StopWorker(b.ctx, w); err != nil {
+			t.Fatalf("worker exit after SIGTERM: %v", err)
+		}
+	}
+	if err := b.fake.Wait(b.ctx, len(ms)); err != nil {
+		t.Fatal(err)
+	}
+	o := fleet.Tally(ms, b.fake.Messages(), b.fake.Stats(), start)
+	if o.TooMany != 0 || o.Lost != 0 || o.Duplicates != 0 {
+		t.Fatalf("scale down 3 -> 1: 429s=%d lost=%d duplicates=%d, want 0/0/0", o.TooMany, o.Lost, o.Duplicates)
+	}
+	b.assertClean(t)
+}

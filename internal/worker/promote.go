@@ -114,6 +114,29 @@ func (p *promoter) run(ctx context.Context) {
 	}
 }
 
+// handOver is called at shutdown, once this process takes no more tasks: it
+// returns every task it was holding a promotion for to its queue at once and
+// wakes other workers, which then take over the waiting (each task still
+// holds its reservation, so it is deferred again to the same slot).
+func (p *promoter) handOver(ctx context.Context, notify func(ctx context.Context, queue string)) int {
+	p.mu.Lock()
+	items := p.items
+	p.items = nil
+	p.mu.Unlock()
+	now := strconv.FormatInt(time.Now().UnixNano(), 10)
+	moved := 0
+	for _, it := range items {
+		n, err := promoteScript.Run(ctx, p.rdb,
+			[]string{asynqKey(it.queue, "t:"+it.id), asynqKey(it.queue, "retry"), asynqKey(it.queue, "pending")},
+			it.id, now).Int()
+		if err == nil && n == 1 {
+			moved++
+			notify(ctx, it.queue)
+		}
+	}
+	return moved
+}
+
 func (p *promoter) promoteDue(ctx context.Context) {
 	now := time.Now()
 	var due []dueItem

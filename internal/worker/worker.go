@@ -188,9 +188,16 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.cfg.Logger.Info("worker shutting down", "timeout", w.cfg.ShutdownTimeout)
 	w.waker.Close() // release a held dequeue round so the processor can stop at once
 	w.srv.Stop()
-	w.srv.Shutdown()
+	w.srv.Shutdown() // in-flight sends finish; the promoter keeps running meanwhile
 	stopBG()
 	wg.Wait()
+	// Deferred tasks whose promotion this process was to make go back to
+	// their queues now, for the rest of the fleet to wait on.
+	hctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	if n := w.promoter.handOver(hctx, func(ctx context.Context, q string) { _ = wake.Notify(ctx, w.rdb, q) }); n > 0 {
+		w.cfg.Logger.Info("handed deferred tasks over to the fleet", "tasks", n)
+	}
+	cancel()
 	return w.rdb.Close()
 }
 
