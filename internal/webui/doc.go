@@ -1,0 +1,17 @@
+// Package webui holds the browser tests of the Asynq web UI (asynqmon) that
+// the producer serves under its monitoring path.
+//
+// The tests start a real redis-server, put SendMessage tasks into Herald's
+// queues, let a real worker archive one of them against a fake Telegram that
+// refuses the chat, and then drive Debian's chromium through chromedp: the UI
+// must demand the API token, list the queues, show the archived task with its
+// reason and an indented payload, never reveal the bot token, and hide every
+// mutating action in read-only mode.
+//
+// Without chromium the tests skip with a one-line reason; with
+// HERALD_REQUIRE_BROWSER=1 a missing browser fails them instead. With
+// HERALD_UPDATE_SCREENSHOT=1 the archived-task view is saved to
+// docs/img/web-ui-archived.png for the documentation.
+//
+// The package has no code of its own outside its tests.
+package webui
