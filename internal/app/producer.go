@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
+	"runtime/debug"
 
 	"github.com/hibiken/asynq"
+	"github.com/hibiken/asynq/x/metrics"
 	"github.com/hibiken/asynqmon"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -31,13 +34,53 @@ func NewEnqueuer(rdb redis.UniversalClient, cfg config.Producer) *jobs.Enqueuer 
 	})
 }
 
+// Version is Herald's release version as herald_build_info reports it. The
+// release build sets it with
+// -ldflags "-X github.com/herald-dev/herald/internal/app.Version=v1.2.3";
+// when empty, the main module's version from the Go build info is used.
+var Version string
+
 // NewRegistry returns a Prometheus registry with the Go runtime and process
-// collectors.
+// collectors and herald_build_info.
 func NewRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		buildInfo(),
+	)
 	return reg
 }
+
+// buildInfo is the herald_build_info gauge: always 1, with the version and
+// the Go version as labels, to join on or to spot mixed versions in a fleet.
+func buildInfo() prometheus.Gauge {
+	version := Version
+	if version == "" {
+		version = "unknown"
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "herald_build_info",
+		Help:        "Always 1; the labels name the Herald version and the Go version it was built with.",
+		ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
+	})
+	g.Set(1)
+	return g
+}
+
+// queueCollector exports asynq's queue metrics (asynq_queue_size,
+// asynq_queue_latency_seconds, asynq_tasks_enqueued_total{state}, ...)
+// through the x/metrics collector. Its Describe sends nothing, which makes
+// it an unchecked collector: registering it does not query Redis (the
+// x/metrics collector would, to learn the queue names), and a Redis that is
+// down at start-up does not change what gets registered.
+type queueCollector struct{ *metrics.QueueMetricsCollector }
+
+// Describe implements prometheus.Collector for an unchecked collector.
+func (queueCollector) Describe(chan<- *prometheus.Desc) {}
 
 // ProducerHandler builds the API (with the web UI when configured) on rdb.
 // connOpt reaches the same Redis for the web UI. The returned cleanup closes
@@ -46,6 +89,13 @@ func ProducerHandler(cfg config.Producer, rdb redis.UniversalClient, connOpt asy
 	token, err := cfg.Token()
 	if err != nil {
 		return nil, nil, err
+	}
+	// asynq's queue metrics come from an Inspector with its own connection
+	// pool on the same Redis, closed by cleanup.
+	insp := asynq.NewInspector(connOpt)
+	if err := reg.Register(queueCollector{metrics.NewQueueMetricsCollector(insp)}); err != nil {
+		_ = insp.Close()
+		return nil, nil, fmt.Errorf("register asynq queue metrics: %w", err)
 	}
 	enq := NewEnqueuer(rdb, cfg)
 	var ui *asynqmon.HTTPHandler
@@ -65,15 +115,17 @@ func ProducerHandler(cfg config.Producer, rdb redis.UniversalClient, connOpt asy
 	if ui != nil {
 		apiCfg.Monitoring, apiCfg.MonitoringPath = ui, cfg.MonitoringPath
 	}
-	api, err := producer.NewAPI(apiCfg)
-	if err != nil {
-		return nil, nil, err
-	}
 	cleanup := func() {
 		_ = enq.Close()
 		if ui != nil {
 			_ = ui.Close()
 		}
+		_ = insp.Close()
+	}
+	api, err := producer.NewAPI(apiCfg)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
 	}
 	return api.Handler(), cleanup, nil
 }

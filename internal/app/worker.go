@@ -34,7 +34,7 @@ func NewWorker(cfg config.Worker, sender worker.Sender, reg prometheus.Registere
 	if err != nil {
 		return nil, err
 	}
-	return worker.New(worker.Config{
+	w, err := worker.New(worker.Config{
 		Redis:           opts,
 		Sender:          sender,
 		Limits:          Limits(cfg.Limits),
@@ -48,6 +48,15 @@ func NewWorker(cfg config.Worker, sender worker.Sender, reg prometheus.Registere
 		Logger:          log,
 		Registerer:      reg,
 	})
+	if err != nil {
+		return nil, err
+	}
+	queues := make([]string, 0, len(cfg.Queues))
+	for q := range cfg.Queues {
+		queues = append(queues, q)
+	}
+	w.Metrics.InitQueues(queues)
+	return w, nil
 }
 
 // RunWorker runs a worker (and its health/metrics server) until ctx ends.

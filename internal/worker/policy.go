@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+
+	"github.com/herald-dev/herald/internal/telegram"
 )
 
 // laterError puts a task back for Delay. Failure says whether the attempt
@@ -64,7 +66,25 @@ func backoff(n int, base, cap time.Duration) time.Duration {
 	return lo + rand.N(d-lo)
 }
 
-// permanent archives the task at once with reason in its error text.
-func permanent(reason string, err error) error {
-	return fmt.Errorf("%s: %w: %w", reason, err, asynq.SkipRetry)
+// archivedError archives the task at once (it wraps asynq.SkipRetry). Its
+// text is what the web UI shows as the task's last error: the reason first,
+// then Telegram's own words.
+type archivedError struct {
+	reason string
+	err    error
 }
+
+func (e *archivedError) Error() string {
+	if tg, ok := telegram.AsError(e.err); ok && tg.Description != "" {
+		if tg.Code != 0 {
+			return fmt.Sprintf("%s: %s (Telegram error %d); not retried", e.reason, tg.Description, tg.Code)
+		}
+		return fmt.Sprintf("%s: %s; not retried", e.reason, tg.Description)
+	}
+	return fmt.Sprintf("%s: %v; not retried", e.reason, e.err)
+}
+
+func (e *archivedError) Unwrap() []error { return []error{e.err, asynq.SkipRetry} }
+
+// permanent archives the task at once with reason in its error text.
+func permanent(reason string, err error) error { return &archivedError{reason: reason, err: err} }
