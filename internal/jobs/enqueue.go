@@ -15,6 +15,10 @@ import (
 	"github.com/herald-dev/herald/internal/wake"
 )
 
+// AsynqRetryCeiling is the retry limit handed to asynq: high enough never to
+// be reached (a task failing every 10 minutes would take 19 years).
+const AsynqRetryCeiling = 1_000_000
+
 // Queue names Herald uses by default, highest priority first.
 const (
 	QueueCritical = "critical"
@@ -49,7 +53,7 @@ func (c EnqueueConfig) WithDefaults() EnqueueConfig {
 		c.DefaultQueue = QueueDefault
 	}
 	if c.MaxRetry == 0 {
-		c.MaxRetry = 25
+		c.MaxRetry = DefaultMaxRetry
 	}
 	if c.Timeout == 0 {
 		c.Timeout = 2 * time.Minute
@@ -129,13 +133,20 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 	if len(verr.Fields) > 0 {
 		return Result{}, verr
 	}
+	if msg.MaxRetry == nil {
+		budget := e.cfg.MaxRetry
+		msg.MaxRetry = &budget
+	}
 	payload, err := msg.Encode()
 	if err != nil {
 		return Result{}, fmt.Errorf("encode payload: %w", err)
 	}
 	opts := []asynq.Option{
 		asynq.Queue(queue),
-		asynq.MaxRetry(e.cfg.MaxRetry),
+		// The worker enforces the task's retry budget (payload max_retry);
+		// asynq's own limit is set out of reach because asynq archives a task
+		// whose count is spent even when it was only deferred by the limiter.
+		asynq.MaxRetry(AsynqRetryCeiling),
 		asynq.Timeout(e.cfg.Timeout),
 	}
 	if msg.IdempotencyKey != "" {

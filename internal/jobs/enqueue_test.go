@@ -104,12 +104,15 @@ func TestEnqueue(t *testing.T) {
 		if err != nil {
 			t.Fatalf("task not stored: %v", err)
 		}
-		if info.Type != jobs.TypeSendMessage || info.MaxRetry != 25 || info.Timeout != 2*time.Minute || info.State != asynq.TaskStatePending {
+		if info.Type != jobs.TypeSendMessage || info.MaxRetry != jobs.AsynqRetryCeiling || info.Timeout != 2*time.Minute || info.State != asynq.TaskStatePending {
 			t.Fatalf("task info type=%q max_retry=%d timeout=%v state=%v", info.Type, info.MaxRetry, info.Timeout, info.State)
 		}
 		m, err := jobs.Decode(info.Payload)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if m.MaxRetry == nil || *m.MaxRetry != jobs.DefaultMaxRetry {
+			t.Fatalf("payload max_retry %v, want the default budget %d", m.MaxRetry, jobs.DefaultMaxRetry)
 		}
 		if m.V != jobs.PayloadVersion || m.Chat != "42" || m.ParseMode != "HTML" || m.Text != "<i>hi</i>" {
 			t.Fatalf("payload %+v", m)
@@ -134,8 +137,12 @@ func TestEnqueue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.MaxRetry != 4 || info.Timeout != 15*time.Second {
-			t.Fatalf("max_retry=%d timeout=%v, want 4 and 15s", info.MaxRetry, info.Timeout)
+		pm, err := jobs.Decode(info.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pm.MaxRetry == nil || *pm.MaxRetry != 4 || info.Timeout != 15*time.Second {
+			t.Fatalf("payload max_retry=%v timeout=%v, want 4 and 15s", pm.MaxRetry, info.Timeout)
 		}
 		_, err = enq.Enqueue(ctx, jobs.Request{Queue: jobs.QueueCritical, Message: jobs.SendMessage{Chat: "1", Text: "x"}})
 		if _, ok := fieldsOf(t, err)["queue"]; !ok {

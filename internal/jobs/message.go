@@ -20,6 +20,9 @@ const TypeSendMessage = "telegram:send_message"
 // payloads from a newer version (archived with a reason) rather than guess.
 const PayloadVersion = 1
 
+// DefaultMaxRetry is the retry budget of a task that names none.
+const DefaultMaxRetry = 25
+
 // DefaultMaxTextLen bounds a message's text, in UTF-16 code units. Texts longer
 // than Telegram's 4096 are split by the worker into several messages.
 const DefaultMaxTextLen = 32768
@@ -40,6 +43,10 @@ type SendMessage struct {
 	MessageThreadID    int  `json:"message_thread_id,omitempty"`
 	DisableLinkPreview bool `json:"disable_link_preview,omitempty"`
 	ProtectContent     bool `json:"protect_content,omitempty"`
+	// MaxRetry is how many failed attempts after the first are allowed
+	// before the task is archived; nil means DefaultMaxRetry. The worker
+	// enforces it (rate-limit waits never count).
+	MaxRetry *int `json:"max_retry,omitempty"`
 	// IdempotencyKey, when set, makes a repeated enqueue within the
 	// idempotency window a no-op.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
@@ -143,6 +150,9 @@ func (m *SendMessage) Validate(lim Limits) error {
 	}
 	if m.MessageThreadID < 0 {
 		verr.add("message_thread_id", "must be a positive forum topic id, got %d", m.MessageThreadID)
+	}
+	if m.MaxRetry != nil && *m.MaxRetry < 0 {
+		verr.add("max_retry", "must be >= 0, got %d", *m.MaxRetry)
 	}
 	if len(m.IdempotencyKey) > 256 {
 		verr.add("idempotency_key", "is %d bytes long; the limit is 256", len(m.IdempotencyKey))

@@ -40,9 +40,10 @@ func TestPostMessage(t *testing.T) {
 		if info.Type != jobs.TypeSendMessage || info.State != asynq.TaskStatePending {
 			t.Errorf("task type %q state %v", info.Type, info.State)
 		}
-		if info.MaxRetry != testMaxRetry || info.Timeout != testTimeout {
-			t.Errorf("max_retry %d timeout %v, want %d and %v", info.MaxRetry, info.Timeout, testMaxRetry, testTimeout)
+		if m.MaxRetry == nil || *m.MaxRetry != testMaxRetry || info.Timeout != testTimeout {
+			t.Errorf("max_retry %v timeout %v, want %d and %v", m.MaxRetry, info.Timeout, testMaxRetry, testTimeout)
 		}
+		m.MaxRetry = nil
 		want := jobs.SendMessage{
 			V: jobs.PayloadVersion, Chat: "-1001234567890", Text: "<b>disk</b> full", ParseMode: "HTML",
 			DisableNotification: true, MessageThreadID: 7, DisableLinkPreview: true, ProtectContent: true,

@@ -63,8 +63,8 @@ func TestSend(t *testing.T) {
 		if m.Text != "disk full" || m.Chat != "42" || m.ParseMode != "" || m.CreatedAt.IsZero() {
 			t.Fatalf("stored %+v", m)
 		}
-		if info.MaxRetry != testMaxRetry || info.Timeout != testTimeout {
-			t.Fatalf("max_retry %d timeout %v", info.MaxRetry, info.Timeout)
+		if m.MaxRetry == nil || *m.MaxRetry != testMaxRetry || info.Timeout != testTimeout {
+			t.Fatalf("max_retry %v timeout %v", m.MaxRetry, info.Timeout)
 		}
 	})
 
@@ -88,6 +88,7 @@ func TestSend(t *testing.T) {
 			t.Fatalf("queue %q, want low", res.Queue)
 		}
 		m, _ := b.task(t, jobs.QueueLow, res.TaskID)
+		m.MaxRetry = nil
 		want := jobs.SendMessage{V: 1, Chat: "@alerts", Text: "<b>hi</b>", ParseMode: "HTML",
 			DisableNotification: true, MessageThreadID: 9, DisableLinkPreview: true, ProtectContent: true, CreatedAt: m.CreatedAt}
 		if m != want {

@@ -124,9 +124,15 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return h.archive(ctx, log, "invalid_payload", err)
 	}
+	// Herald keeps the retry budget itself (asynq's is set out of reach), so
+	// that rate-limit deferrals, which are not failures, can never exhaust it.
+	r := &run{id: id, queue: queue, attempt: attempt, budget: jobs.DefaultMaxRetry, log: log}
+	if msg.MaxRetry != nil {
+		r.budget = *msg.MaxRetry
+	}
 	chat, err := h.resolveChat(ctx, msg.Chat)
 	if err != nil {
-		return h.retryLater(log, queue, id, attempt, "redis", err)
+		return h.retryLater(ctx, r, "redis", err)
 	}
 	var (
 		prog       progress
@@ -136,7 +142,7 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		migrations int
 	)
 	for !loaded || prog.done < len(texts) {
-		record, err := h.waitTurn(ctx, log, chat, queue, id)
+		record, err := h.waitTurn(ctx, r, chat)
 		if err != nil {
 			return err
 		}
@@ -180,7 +186,7 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		}
 		tgErr, ok := telegram.AsError(err)
 		if !ok {
-			return h.retryLater(log, queue, id, attempt, "unknown", err)
+			return h.retryLater(ctx, r, "unknown", err)
 		}
 		switch tgErr.Reason {
 		case telegram.ReasonRateLimited:
@@ -221,10 +227,10 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		case telegram.ReasonTimeout:
 			h.metrics.PossibleDuplicates.Inc()
 			log.Warn("telegram did not answer after the request was sent; retrying, the message may arrive twice", "error", tgErr)
-			return h.retryLater(log, queue, id, attempt, string(tgErr.Reason), tgErr)
+			return h.retryLater(ctx, r, string(tgErr.Reason), tgErr)
 		}
 		if tgErr.Temporary() {
-			return h.retryLater(log, queue, id, attempt, string(tgErr.Reason), tgErr)
+			return h.retryLater(ctx, r, string(tgErr.Reason), tgErr)
 		}
 		return h.archive(ctx, log, string(tgErr.Reason), tgErr)
 	}
@@ -233,11 +239,12 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 
 // waitTurn blocks for short limiter waits and defers the task for long ones.
 // It returns the task's progress record, read with the decision.
-func (h *Handler) waitTurn(ctx context.Context, log *slog.Logger, chat, queue, id string) (string, error) {
+func (h *Handler) waitTurn(ctx context.Context, r *run, chat string) (string, error) {
+	queue, id := r.queue, r.id
 	for {
 		d, err := h.limiter.Acquire(ctx, chat, queue, id)
 		if err != nil {
-			return "", h.retryLater(log, queue, id, 0, "redis", err)
+			return "", h.retryLater(ctx, r, "redis", err)
 		}
 		h.metrics.RateWait.Observe(d.Wait.Seconds())
 		if d.Kind == ratelimit.Defer {
@@ -260,12 +267,25 @@ func (h *Handler) waitTurn(ctx context.Context, log *slog.Logger, chat, queue, i
 	}
 }
 
-// retryLater backs off after a temporary failure.
-func (h *Handler) retryLater(log *slog.Logger, queue, id string, attempt int, reason string, err error) error {
-	d := backoff(attempt, h.backoffBase, h.backoffCap)
+// run is what one attempt at a task knows about it.
+type run struct {
+	id, queue string
+	attempt   int // failed attempts so far
+	budget    int // failed attempts allowed after the first
+	log       *slog.Logger
+}
+
+// retryLater backs off after a temporary failure, or archives the task when
+// its retry budget is spent.
+func (h *Handler) retryLater(ctx context.Context, r *run, reason string, err error) error {
+	if r.attempt >= r.budget {
+		return h.archive(ctx, r.log, "retries_exhausted",
+			fmt.Errorf("%d attempts failed, the last with %s: %w", r.attempt+1, reason, err))
+	}
+	d := backoff(r.attempt, h.backoffBase, h.backoffCap)
 	h.metrics.Retries.WithLabelValues(reason).Inc()
-	log.Warn("temporary failure; will retry", "reason", reason, "retry_in", d, "error", err)
-	h.promoter.schedule(queue, id, time.Now().Add(d))
+	r.log.Warn("temporary failure; will retry", "reason", reason, "retry_in", d, "error", err)
+	h.promoter.schedule(r.queue, r.id, time.Now().Add(d))
 	return &laterError{Delay: d, Failure: true, Reason: reason, Err: err}
 }
 

@@ -75,7 +75,7 @@ type archivedError struct {
 }
 
 func (e *archivedError) Error() string {
-	if tg, ok := telegram.AsError(e.err); ok && tg.Description != "" {
+	if tg, ok := e.err.(*telegram.Error); ok && tg.Description != "" {
 		if tg.Code != 0 {
 			return fmt.Sprintf("%s: %s (Telegram error %d); not retried", e.reason, tg.Description, tg.Code)
 		}

@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -269,5 +270,30 @@ func TestTooManyPausesOnlyThatChat(t *testing.T) {
 	msgs := b.fake.Messages()
 	if msgs[len(msgs)-1].Text != "refused first" {
 		t.Fatalf("the paused chat's message went out before the other chat's: %+v", msgs)
+	}
+}
+
+// asynq archives a task whose retry count is spent even when the handler
+// only deferred it; Herald keeps the budget itself so a task with no retries
+// left (here: none at all) still waits out its rate limit.
+func TestRateLimitedTaskWithNoRetryBudgetIsNotArchived(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	zero := 0
+	var ids []jobs.Result
+	for i := 0; i < 4; i++ {
+		ids = append(ids, b.send(t, jobs.SendMessage{Chat: "99", Text: "paced " + strconv.Itoa(i), MaxRetry: &zero}, ""))
+	}
+	if err := b.fake.Wait(b.ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range ids {
+		b.waitGone(t, r.Queue, r.TaskID)
+	}
+	if got := b.counter(t, "herald_ratelimit_deferrals_total", nil); got == 0 {
+		t.Fatal("no message was deferred; the test did not exercise the limiter")
+	}
+	if q, _ := b.insp.GetQueueInfo("default"); q.Archived != 0 {
+		t.Fatalf("%d tasks archived", q.Archived)
 	}
 }

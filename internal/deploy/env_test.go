@@ -1,0 +1,184 @@
+package deploy
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/herald-dev/herald/internal/config"
+)
+
+// heraldEnvName matches the environment names that belong to Herald in any
+// file: its own prefix, the Telegram and log settings, and Redis's.
+var heraldEnvName = regexp.MustCompile(`\b(?:HERALD|TELEGRAM|LOG|REDIS)_[A-Z0-9_]+\b`)
+
+func TestComposeEnvNamesAreReadByTheBinaries(t *testing.T) {
+	t.Parallel()
+	// Every Herald-looking name anywhere in the file, comments and ${VAR}
+	// interpolations included: a misspelt or removed variable is ignored
+	// silently by the binaries, so it must not survive here either.
+	for _, name := range heraldEnvName.FindAllString(readRepoFile(t, composeFile), -1) {
+		if !readByAny(name) {
+			t.Errorf("%s names %s, which neither binary reads (see config.ProducerSettings/WorkerSettings)", composeFile, name)
+		}
+	}
+	// What each service declares must be read by that service's binary.
+	p := loadProject(t, loadOpts{dotEnv: exampleEnv(t), declaredOnly: true})
+	for svc, names := range readBy() {
+		s := service(t, p, svc)
+		if len(s.Environment) == 0 {
+			t.Errorf("%s declares no environment", svc)
+		}
+		for name := range s.Environment {
+			if !slices.Contains(names, name) {
+				t.Errorf("service %s sets %s, which the %s binary does not read", svc, name, svc)
+			}
+		}
+	}
+}
+
+func TestEnvExampleNamesAreReadByTheBinaries(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for _, e := range parseEnvExample(t) {
+		if !readByAny(e.name) {
+			t.Errorf("%s sets %s, which neither binary reads", envExampleFile, e.name)
+		}
+		if seen[e.name] {
+			t.Errorf("%s sets %s twice", envExampleFile, e.name)
+		}
+		seen[e.name] = true
+	}
+	// Prose mentions count too: a comment must not point users at a name
+	// that does not exist.
+	for _, name := range heraldEnvName.FindAllString(readRepoFile(t, envExampleFile), -1) {
+		if !readByAny(name) {
+			t.Errorf("%s mentions %s, which neither binary reads", envExampleFile, name)
+		}
+	}
+}
+
+func TestEnvExampleReachesTheContainers(t *testing.T) {
+	t.Parallel()
+	entries := parseEnvExample(t)
+	dotEnv := exampleEnv(t)
+	p := loadProject(t, loadOpts{dotEnv: dotEnv})
+	want := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(dotEnv), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		want[k] = v
+	}
+	for svc, names := range readBy() {
+		s := service(t, p, svc)
+		getenv := envOf(s)
+		// A setting in .env that the compose file overrides would be
+		// ignored without a word; every one must arrive as written.
+		for _, e := range entries {
+			if !slices.Contains(names, e.name) {
+				continue
+			}
+			if got := getenv(e.name); got != want[e.name] {
+				t.Errorf("%s in .env reaches %s as %q, want %q; docker-compose.yml overrides it, so drop it from %s",
+					e.name, svc, got, want[e.name], envExampleFile)
+			}
+		}
+	}
+	// With every example value switched on, both binaries accept the
+	// result: the examples are valid settings.
+	if _, err := config.LoadProducer(nil, envOf(service(t, p, svcProducer))); err != nil {
+		t.Errorf("producer rejects the example settings: %v", err)
+	}
+	if _, err := config.LoadWorker(nil, envOf(service(t, p, svcWorker))); err != nil {
+		t.Errorf("worker rejects the example settings: %v", err)
+	}
+}
+
+func TestEnvExampleAsShippedNeedsTheAPIToken(t *testing.T) {
+	t.Parallel()
+	// Copied unchanged, .env.example must make the producer refuse to serve
+	// with a message naming the variable, rather than run without auth.
+	p := loadProject(t, loadOpts{dotEnv: readRepoFile(t, envExampleFile)})
+	cfg, err := config.LoadProducer(nil, envOf(service(t, p, svcProducer)))
+	if err != nil {
+		t.Fatalf("producer rejects the shipped .env.example: %v", err)
+	}
+	if err := cfg.ValidateServe(); err == nil || !strings.Contains(err.Error(), config.EnvAPIToken) {
+		t.Errorf("producer with the shipped .env.example: ValidateServe() = %v, want an error naming %s", err, config.EnvAPIToken)
+	}
+}
+
+// botToken matches the shape of a Telegram bot token: a numeric bot id, a
+// colon and a long secret.
+var botToken = regexp.MustCompile(`\d{5,}:[A-Za-z0-9_-]{30,}`)
+
+// secretNames are the variables that hold secrets.
+var secretNames = []string{config.EnvTelegramToken, config.EnvAPIToken}
+
+func TestNoSecretInCommittedFiles(t *testing.T) {
+	t.Parallel()
+	for _, f := range []string{composeFile, envExampleFile, dockerfile, dockerignore, prometheusFile} {
+		for i, line := range strings.Split(readRepoFile(t, f), "\n") {
+			if botToken.MatchString(line) { // the match itself is never printed
+				t.Errorf("%s:%d holds something shaped like a bot token", f, i+1)
+			}
+		}
+	}
+	for _, e := range parseEnvExample(t) {
+		if slices.Contains(secretNames, e.name) && e.value != "" {
+			t.Errorf("%s ships a value for %s; leave it empty", envExampleFile, e.name)
+		}
+	}
+	p := loadProject(t, loadOpts{dotEnv: exampleEnv(t), declaredOnly: true, profiles: []string{"monitoring"}})
+	for _, s := range p.Services {
+		for name := range s.Environment {
+			if slices.Contains(secretNames, name) || strings.HasSuffix(name, "_TOKEN") || strings.Contains(name, "PASSWORD") {
+				t.Errorf("service %s sets %s in %s; secrets belong in .env", s.Name, name, composeFile)
+			}
+		}
+		if u := envOf(s)(config.EnvRedisURL); strings.Contains(u, "@") {
+			t.Errorf("service %s puts credentials into %s", s.Name, config.EnvRedisURL)
+		}
+	}
+	// The secrets reach the Herald services from .env only.
+	for _, svc := range []string{svcProducer, svcWorker} {
+		s := service(t, p, svc)
+		found := false
+		for _, f := range s.EnvFiles {
+			if strings.HasSuffix(f.Path, "/.env") && bool(f.Required) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s does not read a required .env (env_file: %+v)", svc, s.EnvFiles)
+		}
+	}
+}
+
+func TestEnvExampleListsTheRequiredTokens(t *testing.T) {
+	t.Parallel()
+	active := map[string]bool{}
+	for _, e := range parseEnvExample(t) {
+		if !e.commented {
+			active[e.name] = true
+		}
+	}
+	for _, name := range secretNames {
+		if !active[name] {
+			t.Errorf("%s must list %s= (uncommented, empty) so users see they have to fill it in", envExampleFile, name)
+		}
+	}
+}
+
+func TestSecretsStayOutOfTheImage(t *testing.T) {
+	t.Parallel()
+	var lines []string
+	for _, l := range strings.Split(readRepoFile(t, dockerignore), "\n") {
+		lines = append(lines, strings.TrimSpace(l))
+	}
+	for _, want := range []string{".env", ".git"} {
+		if !slices.Contains(lines, want) {
+			t.Errorf("%s does not exclude %s from the build context", dockerignore, want)
+		}
+	}
+}
