@@ -233,21 +233,41 @@ func parseRedisTCP(raw string, useTLS bool, shown string) (redisTarget, error) {
 	return t, nil
 }
 
-// parseRedisSentinel handles redis-sentinel://. The host part is split by
-// hand because net/url does not accept a comma-separated list with IPv6
-// literals.
+// splitHostList splits the part after "scheme://" of a URL with a
+// comma-separated host list into its user info (with the trailing "@"), the
+// hosts and the rest (path, query). It is done by hand because net/url does
+// not accept a host list with IPv6 literals.
+func splitHostList(rest string) (userinfo, hosts, tail string) {
+	authority := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority, tail = rest[:i], rest[i:]
+	}
+	hosts = authority
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		userinfo, hosts = authority[:at+1], authority[at+1:]
+	}
+	return userinfo, hosts, tail
+}
+
+// parseHostList parses "host[:port],host[:port]" with defPort for hosts
+// that name none.
+func parseHostList(hosts, defPort, shown string) ([]string, error) {
+	var addrs []string
+	for h := range strings.SplitSeq(hosts, ",") {
+		addr, err := hostPort(strings.TrimSpace(h), defPort, shown)
+		if err != nil {
+			return nil, err
+		}
+		addrs = append(addrs, addr)
+	}
+	return addrs, nil
+}
+
 // parseRedisCluster reads redis-cluster://[user:pass@]host1:port,host2:port:
 // seed nodes of a Redis Cluster. A cluster has only database 0, so a path
 // other than "" or "/0" is refused.
 func parseRedisCluster(rest string, useTLS bool, shown string) (redisTarget, error) {
-	authority, tail := rest, ""
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		authority, tail = rest[:i], rest[i:]
-	}
-	userinfo, hosts := "", authority
-	if at := strings.LastIndex(authority, "@"); at >= 0 {
-		userinfo, hosts = authority[:at+1], authority[at+1:]
-	}
+	userinfo, hosts, tail := splitHostList(rest)
 	u, err := parseURL("redis-cluster://"+userinfo+"cluster"+tail, shown)
 	if err != nil {
 		return redisTarget{}, err
@@ -260,28 +280,18 @@ func parseRedisCluster(rest string, useTLS bool, shown string) (redisTarget, err
 	}
 	t := redisTarget{network: "tcp", cluster: true}
 	t.username, t.password = userPass(u.User)
-	for h := range strings.SplitSeq(hosts, ",") {
-		addr, err := hostPort(strings.TrimSpace(h), "6379", shown)
-		if err != nil {
-			return redisTarget{}, err
-		}
-		t.addrs = append(t.addrs, addr)
-		if useTLS && t.tlsServerName == "" {
-			t.tlsServerName, _, _ = net.SplitHostPort(addr)
-		}
+	if t.addrs, err = parseHostList(hosts, "6379", shown); err != nil {
+		return redisTarget{}, err
+	}
+	if useTLS {
+		t.tlsServerName, _, _ = net.SplitHostPort(t.addrs[0])
 	}
 	return t, nil
 }
 
+// parseRedisSentinel handles redis-sentinel://.
 func parseRedisSentinel(rest, shown string) (redisTarget, error) {
-	authority, tail := rest, ""
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		authority, tail = rest[:i], rest[i:]
-	}
-	userinfo, hosts := "", authority
-	if at := strings.LastIndex(authority, "@"); at >= 0 {
-		userinfo, hosts = authority[:at+1], authority[at+1:]
-	}
+	userinfo, hosts, tail := splitHostList(rest)
 	u, err := parseURL("redis-sentinel://"+userinfo+"sentinel"+tail, shown)
 	if err != nil {
 		return redisTarget{}, err
@@ -294,12 +304,8 @@ func parseRedisSentinel(rest, shown string) (redisTarget, error) {
 	if t.master == "" {
 		return redisTarget{}, fmt.Errorf("%q names no master; add ?master=NAME (the name the sentinels monitor, often \"mymaster\")", shown)
 	}
-	for h := range strings.SplitSeq(hosts, ",") {
-		addr, err := hostPort(strings.TrimSpace(h), "26379", shown)
-		if err != nil {
-			return redisTarget{}, err
-		}
-		t.addrs = append(t.addrs, addr)
+	if t.addrs, err = parseHostList(hosts, "26379", shown); err != nil {
+		return redisTarget{}, err
 	}
 	if t.db, err = pathDB(u.Path, shown); err != nil {
 		return redisTarget{}, err

@@ -114,6 +114,13 @@ func (p *promoter) run(ctx context.Context) {
 	}
 }
 
+// promote runs promoteScript for one task.
+func (p *promoter) promote(ctx context.Context, it dueItem, now time.Time) (int, error) {
+	return promoteScript.Run(ctx, p.rdb,
+		[]string{asynqKey(it.queue, "t:"+it.id), asynqKey(it.queue, "retry"), asynqKey(it.queue, "pending")},
+		it.id, strconv.FormatInt(now.UnixNano(), 10)).Int()
+}
+
 // handOver is called at shutdown, once this process takes no more tasks: it
 // returns every task it was holding a promotion for to its queue at once and
 // wakes other workers, which then take over the waiting (each task still
@@ -123,13 +130,10 @@ func (p *promoter) handOver(ctx context.Context, notify func(ctx context.Context
 	items := p.items
 	p.items = nil
 	p.mu.Unlock()
-	now := strconv.FormatInt(time.Now().UnixNano(), 10)
+	now := time.Now()
 	moved := 0
 	for _, it := range items {
-		n, err := promoteScript.Run(ctx, p.rdb,
-			[]string{asynqKey(it.queue, "t:"+it.id), asynqKey(it.queue, "retry"), asynqKey(it.queue, "pending")},
-			it.id, now).Int()
-		if err == nil && n == 1 {
+		if n, err := p.promote(ctx, it, now); err == nil && n == 1 {
 			moved++
 			notify(ctx, it.queue)
 		}
@@ -147,9 +151,7 @@ func (p *promoter) promoteDue(ctx context.Context) {
 	p.mu.Unlock()
 	moved := map[string]bool{}
 	for _, it := range due {
-		n, err := promoteScript.Run(ctx, p.rdb,
-			[]string{asynqKey(it.queue, "t:"+it.id), asynqKey(it.queue, "retry"), asynqKey(it.queue, "pending")},
-			it.id, strconv.FormatInt(now.UnixNano(), 10)).Int()
+		n, err := p.promote(ctx, it, now)
 		switch {
 		case err != nil && ctx.Err() == nil && it.tries < 5:
 			// Redis hiccup: try again shortly; asynq's forwarder is the backstop.
