@@ -140,6 +140,7 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		modes      []markup.Mode
 		loaded     bool
 		migrations int
+		tooMany    int
 	)
 	for !loaded || prog.done < len(texts) {
 		record, err := h.waitTurn(ctx, r, chat)
@@ -197,11 +198,17 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 			}
 			pause += rand.N(pause/10 + 50*time.Millisecond)
 			global, perr := h.limiter.Penalize(ctx, chat, pause)
-			if perr != nil {
-				log.Warn("could not record 429 in the limiter", "error", perr)
-			}
 			log.Warn("telegram answered 429; pausing", "retry_after", tgErr.RetryAfter, "bot_wide", global)
-			// The next turn respects the pause; the slot is owned again.
+			if tooMany++; perr != nil || tooMany > 2 {
+				// The limiter could not record the pause (or Telegram keeps
+				// refusing): wait it out here rather than loop.
+				if perr != nil {
+					log.Warn("could not record 429 in the limiter", "error", perr)
+				}
+				h.promoter.schedule(queue, id, time.Now().Add(pause))
+				return &laterError{Delay: pause, Reason: "telegram 429"}
+			}
+			// The next turn respects the pause; the slot is taken anew.
 			continue
 		case telegram.ReasonParseEntities:
 			if modes[i] == markup.None {
