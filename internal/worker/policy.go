@@ -47,6 +47,12 @@ func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 	if errors.As(err, &l) {
 		return l.Delay + time.Second
 	}
+	if errors.Is(err, asynq.ErrLeaseExpired) {
+		// asynq's recoverer found the task of a worker that died. It has
+		// already waited out the lease; send it again at once (a send that
+		// had completed is recorded and will not be repeated).
+		return time.Second
+	}
 	return asynq.DefaultRetryDelayFunc(n, err, t)
 }
 
