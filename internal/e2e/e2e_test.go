@@ -3,26 +3,18 @@ package e2e_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hibiken/asynq"
 
 	"github.com/herald-dev/herald/internal/fleet"
+	"github.com/herald-dev/herald/internal/fleet/fleettest"
 	"github.com/herald-dev/herald/internal/redistest"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
 
 const scale = 10
-
-var (
-	buildOnce sync.Once
-	bins      fleet.Binaries
-	buildErr  error
-)
 
 type bundle struct {
 	fleet *fleet.Fleet
@@ -33,58 +25,14 @@ type bundle struct {
 }
 
 // setup starts redis-server, the fake at 10x Telegram time, the producer
-// and n workers.
+// and n workers (internal/fleet/fleettest).
 func setup(t *testing.T, workers int) *bundle {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
-	srv := redistest.Start(t)
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "herald-e2e-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		bins, buildErr = fleet.Build(context.Background(), dir)
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	fake, err := telegramfake.Start(telegramfake.Config{TimeScale: scale}) // Telegram's limits are the fake's defaults
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fake.Close() })
-	f := &fleet.Fleet{
-		Dir: t.TempDir(), Bins: bins, RedisURL: srv.URL(), APIURL: fake.URL(),
-		Token: telegramfake.DefaultToken, Limits: fleet.DefaultLimits(scale),
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	t.Cleanup(func() {
-		f.Close()
-		if t.Failed() {
-			for _, name := range []string{"producer.log", "worker-1.log"} {
-				b, _ := os.ReadFile(filepath.Join(f.Dir, name))
-				if len(b) > 4000 {
-					b = b[len(b)-4000:]
-				}
-				t.Logf("%s:\n%s", name, b)
-			}
-		}
-	})
-	if err := f.StartProducer(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < workers; i++ {
-		if _, err := f.StartWorker(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	insp := asynq.NewInspector(asynq.RedisClientOpt{Addr: srv.Addr})
-	t.Cleanup(func() { _ = insp.Close() })
-	return &bundle{fleet: f, fake: fake, redis: srv, insp: insp, ctx: ctx}
+	s := fleettest.Start(t, fleettest.Options{Workers: workers, Fake: telegramfake.Config{TimeScale: scale}})
+	return &bundle{fleet: s.Fleet, fake: s.Fake, redis: s.Redis, insp: s.Insp, ctx: s.Ctx}
 }
 
 // assertClean checks the queues hold nothing failed, archived or stuck.
