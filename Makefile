@@ -16,11 +16,11 @@ build: ## Build the producer and worker binaries into ./bin
 
 .PHONY: test
 test: ## Run the tests (the README's command)
-	$(GO) test ./...
+	$(GO) test -p 1 ./...
 
 .PHONY: test-race
 test-race: ## Run the tests with the race detector
-	$(GO) test -race ./...
+	$(GO) test -race -p 1 ./...
 
 .PHONY: lint
 lint: ## gofmt and go vet
