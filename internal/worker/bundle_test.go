@@ -70,6 +70,7 @@ type options struct {
 	timeout     time.Duration
 	concurrency int
 	maxRetry    int
+	limits      *ratelimit.Config // default scaledLimits()
 }
 
 func setup(t *testing.T, o options) *testBundle { return setupTB(t, o) }
@@ -99,10 +100,14 @@ func setupTB(t testing.TB, o options) *testBundle {
 	}
 	logs := &syncBuffer{}
 	reg := prometheus.NewRegistry()
+	limits := scaledLimits()
+	if o.limits != nil {
+		limits = *o.limits
+	}
 	w, err := worker.New(worker.Config{
 		Redis:           &redis.UniversalOptions{Addrs: []string{srv.Addr}},
 		Sender:          sender,
-		Limits:          scaledLimits(),
+		Limits:          limits,
 		Concurrency:     o.concurrency,
 		BackoffBase:     100 * time.Millisecond,
 		BackoffCap:      time.Second,

@@ -217,6 +217,11 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 			prog.plainFrom = i
 			texts, modes = parts(msg, prog)
 			log.Warn("telegram could not parse the markup; resending as plain text", "part", i+1, "error", tgErr.Description)
+			// Remember the downgrade: the resend may have to wait for the
+			// chat's next turn, in a later attempt.
+			if err := h.saveProgress(ctx, id, prog, 0); err != nil {
+				return h.retryLater(ctx, r, "redis", err)
+			}
 			continue
 		case telegram.ReasonMigrated:
 			if tgErr.MigrateTo == 0 || migrations >= 2 {

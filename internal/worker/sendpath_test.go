@@ -11,6 +11,7 @@ import (
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/markup"
+	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
 
@@ -229,7 +230,11 @@ func TestRetriesExhaustedAreArchived(t *testing.T) {
 
 func TestParseErrorFallsBackToPlainText(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{})
+	// One message per second to the chat: the plain-text resend waits for
+	// the chat's next turn in a later attempt, so the downgrade must persist.
+	lim := scaledLimits()
+	lim.Private = ratelimit.Per(1, time.Second, 1)
+	b := setup(t, options{limits: &lim})
 	b.fake.FailNext(1, telegramfake.FaultParseEntities)
 	res := b.send(t, jobs.SendMessage{Chat: "96", Text: "<b>bold</b> & more", ParseMode: "HTML"}, "")
 	if err := b.fake.Wait(b.ctx, 1); err != nil {
