@@ -63,9 +63,6 @@ func New(rdb redis.Scripter, cfg Config) (*Limiter, error) {
 	return &Limiter{rdb: rdb, cfg: cfg, resvTTL: 24 * time.Hour}, nil
 }
 
-// Config returns the effective configuration.
-func (l *Limiter) Config() Config { return l.cfg }
-
 // IsGroup reports whether chat is a group, supergroup or channel (negative id
 // or @username), which Telegram limits per minute rather than per second.
 func IsGroup(chat string) bool {

@@ -86,18 +86,8 @@ func Notify(ctx context.Context, rdb redis.Cmdable, queue string) error {
 
 const wakeListMax = 16
 
-// Wake releases a held round, or the next one if none is held, and forgets
-// which queues were empty.
-func (w *Waker) Wake() {
-	w.mu.Lock()
-	clear(w.empty)
-	w.news++
-	w.last = ""
-	w.mu.Unlock()
-	w.signal("")
-}
-
-// WakeQueue is Wake for news about one queue.
+// WakeQueue releases a held round (or the next one) with news about queue,
+// and forgets that queue's empty mark.
 func (w *Waker) WakeQueue(queue string) {
 	w.mu.Lock()
 	delete(w.empty, queue)

@@ -79,13 +79,6 @@ func (p *promoter) schedule(queue, id string, at time.Time) {
 	}
 }
 
-// pending reports how many promotions are waiting.
-func (p *promoter) pending() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.items)
-}
-
 // run promotes due tasks until ctx ends.
 func (p *promoter) run(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
