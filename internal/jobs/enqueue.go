@@ -89,6 +89,26 @@ type Request struct {
 	Message SendMessage
 	// Queue is the priority queue; "" means the default.
 	Queue string
+	// Coalesce lets the worker fold this message into a digest with the
+	// other coalescible messages pending for the same chat (and forum
+	// thread). Ignored on the critical queue: critical messages are never
+	// coalesced.
+	Coalesce bool
+	// Item describes the message as one line of a digest: its title and
+	// link are kept even when the body has to be shortened. Nil means the
+	// digest derives them from Message.Text.
+	Item *DigestItem
+}
+
+// DigestItem is how a coalesced message appears inside a digest. All fields
+// are plain text; the digest renderer escapes them.
+type DigestItem struct {
+	// Title is the item's one-line summary.
+	Title string `json:"title"`
+	// URL links the title, when set.
+	URL string `json:"url,omitempty"`
+	// Summary is the body, shortened in a digest when space is short.
+	Summary string `json:"summary,omitempty"`
 }
 
 // Result tells where a message went.

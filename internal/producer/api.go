@@ -2,7 +2,6 @@ package producer
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 )
 
@@ -109,17 +109,10 @@ func (a *API) authed(next http.Handler) http.Handler {
 	if a.cfg.AuthDisabled {
 		return next
 	}
-	want := []byte(a.cfg.APIToken)
+	want := a.cfg.APIToken
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var got string
-		if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-			got = strings.TrimSpace(h[7:])
-		} else if _, pw, ok := r.BasicAuth(); ok {
-			got = pw
-		}
-		if got == "" || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="herald", Basic realm="herald"`)
-			writeError(w, http.StatusUnauthorized, CodeUnauthorized, "missing or wrong API token: send Authorization: Bearer <HERALD_API_TOKEN>")
+		if !httpapi.TokenMatches(httpapi.PresentedToken(r), want) {
+			httpapi.Unauthorized(w, "missing or wrong API token: send Authorization: Bearer <HERALD_API_TOKEN>")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -143,11 +136,11 @@ func (a *API) postMessage(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) handleMessage(w http.ResponseWriter, r *http.Request) int {
 	var req MessageRequest
-	if err := decodeJSON(w, r, a.cfg.MaxBodyBytes, &req); err != nil {
-		var re *requestError
-		errors.As(err, &re)
-		writeError(w, re.status, re.code, re.msg, re.fields...)
-		return re.status
+	if err := httpapi.DecodeJSON(w, r, a.cfg.MaxBodyBytes, &req); err != nil {
+		var he *httpapi.Error
+		errors.As(err, &he)
+		httpapi.WriteError(w, he)
+		return he.Status
 	}
 	if h := r.Header.Get("Idempotency-Key"); h != "" {
 		if req.IdempotencyKey != "" && req.IdempotencyKey != h {

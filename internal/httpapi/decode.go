@@ -1,0 +1,140 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/herald-dev/herald/internal/jobs"
+)
+
+// checkJSONContentType accepts a missing Content-Type, application/json and
+// any +json type.
+func checkJSONContentType(r *http.Request) *Error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+		return Errorf(http.StatusUnsupportedMediaType, CodeUnsupportedMedia, "Content-Type %q is not supported; send application/json", ct)
+	}
+	return nil
+}
+
+// DecodeJSON reads one JSON object into v, refusing unknown fields, wrong
+// types, trailing data and bodies over maxBytes. The returned error, when
+// not nil, is an *Error that names the field at fault.
+func DecodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) error {
+	if e := checkJSONContentType(r); e != nil {
+		return e
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBytes))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if err = trailingData(dec); err == nil {
+			return nil
+		}
+	}
+	return jsonError(err)
+}
+
+// ReadBody returns the raw body, at most maxBytes of it, for endpoints that
+// verify a signature over the exact bytes before decoding them.
+func ReadBody(w http.ResponseWriter, r *http.Request, maxBytes int64) ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, Errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "body exceeds %d bytes", tooLarge.Limit)
+	case err != nil:
+		return nil, Errorf(http.StatusBadRequest, CodeInvalidJSON, "reading the body failed: %v", err)
+	}
+	return b, nil
+}
+
+// Unmarshal decodes a body read by ReadBody into v. Unlike DecodeJSON it
+// tolerates unknown fields: senders such as GitHub add fields over time.
+func Unmarshal(body []byte, v any) error {
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return Errorf(http.StatusBadRequest, CodeInvalidJSON, "body is empty; send a JSON object")
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return jsonError(err)
+	}
+	return nil
+}
+
+func jsonError(err error) *Error {
+	var (
+		tooLarge *http.MaxBytesError
+		typeErr  *json.UnmarshalTypeError
+		syntax   *json.SyntaxError
+		already  *Error
+	)
+	switch {
+	case errors.As(err, &already):
+		return already
+	case errors.Is(err, errTrailingData):
+		return Errorf(http.StatusBadRequest, CodeInvalidJSON, "body must hold exactly one JSON object")
+	case errors.As(err, &tooLarge):
+		return Errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "body exceeds %d bytes", tooLarge.Limit)
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			return Errorf(http.StatusBadRequest, CodeInvalidJSON, "body must be a JSON object")
+		}
+		return Invalid("invalid field type", jobs.FieldError{Field: field,
+			Message: fmt.Sprintf("must be a %s, got a JSON %s", jsonKind(typeErr.Type.Kind().String()), typeErr.Value)})
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return Invalid("unknown field", jobs.FieldError{Field: name, Message: "is not a known field"})
+	case errors.As(err, &syntax):
+		return Errorf(http.StatusBadRequest, CodeInvalidJSON, "malformed JSON at byte %d: %v", syntax.Offset, err)
+	case errors.Is(err, io.EOF):
+		return Errorf(http.StatusBadRequest, CodeInvalidJSON, "body is empty; send a JSON object")
+	default:
+		return Errorf(http.StatusBadRequest, CodeInvalidJSON, "malformed JSON: %v", err)
+	}
+}
+
+// errTrailingData reports a body that holds more than one JSON value.
+var errTrailingData = errors.New("trailing data after the JSON object")
+
+// trailingData returns nil when nothing but white space follows the decoded
+// value, the read error when reading on failed (an oversized body among
+// them), and errTrailingData otherwise.
+func trailingData(dec *json.Decoder) error {
+	_, err := dec.Token()
+	var tooLarge *http.MaxBytesError
+	switch {
+	case err == io.EOF:
+		return nil
+	case errors.As(err, &tooLarge):
+		return err
+	}
+	return errTrailingData
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "int", "int64", "int32", "uint", "uint64", "uint32":
+		return "whole number"
+	case "float64", "float32":
+		return "number"
+	case "slice":
+		return "array"
+	case "map", "struct":
+		return "object"
+	}
+	return goKind
+}
