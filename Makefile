@@ -35,10 +35,7 @@ bench: ## Burst benchmark: S1, S2, S3 and idle, 1 and 3 workers, 10x and real ti
 bench-quick: ## Burst benchmark at 10x Telegram time only
 	$(GO) run ./bench burst -scales 10
 
+FUZZTIME ?= 20s
 .PHONY: fuzz
-fuzz: ## Run each fuzz target for 20s
-	$(GO) test ./internal/jobs -run '^$$' -fuzz FuzzDecodePayload -fuzztime 20s
-	$(GO) test ./internal/producer -run '^$$' -fuzz FuzzMessagesAPI -fuzztime 20s
-	$(GO) test ./internal/markup -run '^$$' -fuzz FuzzSplit -fuzztime 20s
-	$(GO) test ./internal/markup -run '^$$' -fuzz FuzzValidate -fuzztime 20s
-	$(GO) test ./internal/config -run '^$$' -fuzz FuzzParseRate -fuzztime 20s
+fuzz: ## Run every fuzz target in the module for FUZZTIME (default 20s)
+	HERALD_FUZZ_TIME=$(FUZZTIME) $(GO) test ./internal/fuzzing -run TestFuzzTargets -v -timeout 0
