@@ -44,6 +44,9 @@ type Metrics struct {
 	PossibleDuplicates prometheus.Counter
 	// SkippedAlreadySent counts redelivered tasks found already sent.
 	SkippedAlreadySent prometheus.Counter
+	// LeaseRecovered counts tasks requeued because the worker holding them
+	// stopped extending their lease, by queue.
+	LeaseRecovered *prometheus.CounterVec
 }
 
 // NewMetrics creates the worker's metrics and registers them on reg (nil:
@@ -90,6 +93,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "herald_redelivered_already_sent_total",
 			Help: "Redelivered tasks not sent again because their send was already recorded.",
 		}),
+		LeaseRecovered: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_lease_recovered_total",
+			Help: "Tasks handed to another worker because the worker holding them stopped extending their lease (crashed, frozen or cut off), by queue.",
+		}, []string{"queue"}),
 	}
 	for _, r := range telegram.Reasons() {
 		m.Retries.WithLabelValues(string(r))
@@ -102,7 +109,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.Archived.WithLabelValues(r)
 	}
 	if reg != nil {
-		reg.MustRegister(m.Sent, m.TooMany, m.Retries, m.Archived, m.Deferrals, m.RateWait, m.Latency, m.PossibleDuplicates, m.SkippedAlreadySent)
+		reg.MustRegister(m.Sent, m.TooMany, m.Retries, m.Archived, m.Deferrals, m.RateWait, m.Latency, m.PossibleDuplicates, m.SkippedAlreadySent, m.LeaseRecovered)
 	}
 	return m
 }
@@ -116,5 +123,8 @@ func (m *Metrics) InitQueues(queues []string) {
 			m.Sent.WithLabelValues(q, o)
 		}
 		m.Deferrals.WithLabelValues(q)
+		m.LeaseRecovered.WithLabelValues(q)
 	}
 }
+
+func (m *Metrics) leaseRecovered(queue string, n int) { m.LeaseRecovered.WithLabelValues(queue).Add(float64(n)) }

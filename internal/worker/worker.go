@@ -50,6 +50,14 @@ type Config struct {
 	// tasks that arrive without news (asynq's recoverer, clients that do not
 	// call wake.Notify).
 	MaxIdle time.Duration
+	// LeaseRecoveryAfter is how long a task's lease may go without being
+	// extended before Herald hands the task to another worker; default 15s,
+	// at least 10s (asynq extends live leases every 5s). A negative value
+	// turns the sweep off and leaves recovery to asynq (60-90s).
+	LeaseRecoveryAfter time.Duration
+	// LeaseSweepInterval is how often each worker looks for such tasks;
+	// default 2s.
+	LeaseSweepInterval time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Registerer receives the worker's metrics; nil means none.
@@ -79,6 +87,12 @@ func (c Config) WithDefaults() Config {
 	if c.MaxIdle == 0 {
 		c.MaxIdle = 2 * time.Second
 	}
+	if c.LeaseRecoveryAfter == 0 {
+		c.LeaseRecoveryAfter = 15 * time.Second
+	}
+	if c.LeaseSweepInterval == 0 {
+		c.LeaseSweepInterval = 2 * time.Second
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -97,6 +111,9 @@ func (c Config) validate() error {
 	if c.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("worker: Config.Concurrency must be >= 1, got %d", c.Concurrency))
 	}
+	if c.LeaseRecoveryAfter > 0 && (c.LeaseRecoveryAfter < 10*time.Second || c.LeaseRecoveryAfter >= asynqLeaseDuration) {
+		errs = append(errs, fmt.Errorf("worker: Config.LeaseRecoveryAfter must be between 10s and 30s (or negative to disable), got %v", c.LeaseRecoveryAfter))
+	}
 	if c.BackoffBase > c.BackoffCap {
 		errs = append(errs, fmt.Errorf("worker: Config.BackoffBase (%v) must not exceed BackoffCap (%v)", c.BackoffBase, c.BackoffCap))
 	}
@@ -109,6 +126,7 @@ type Worker struct {
 	rdb      redis.UniversalClient
 	waker    *wake.Waker
 	promoter *promoter
+	sweeper  *leaseSweeper
 	handler  *Handler
 	srv      *asynq.Server
 	ready    atomic.Bool
@@ -157,7 +175,14 @@ func New(cfg Config) (*Worker, error) {
 		Logger:                   asynqLogger{cfg.Logger},
 		LogLevel:                 asynq.WarnLevel,
 	})
-	return &Worker{cfg: cfg, rdb: rdb, waker: waker, promoter: prom, handler: h, srv: srv, Metrics: metrics}, nil
+	w := &Worker{cfg: cfg, rdb: rdb, waker: waker, promoter: prom, handler: h, srv: srv, Metrics: metrics}
+	if cfg.LeaseRecoveryAfter > 0 {
+		w.sweeper = &leaseSweeper{
+			rdb: rdb, queues: queues, staleAfter: cfg.LeaseRecoveryAfter, interval: cfg.LeaseSweepInterval,
+			wake: waker.WakeQueue, recovered: metrics.leaseRecovered, log: cfg.Logger,
+		}
+	}
+	return w, nil
 }
 
 // Handler returns the task handler (for tests and custom muxes).
@@ -176,6 +201,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); w.promoter.run(bg) }()
+	if w.sweeper != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); w.sweeper.run(bg) }()
+	}
 	if err := w.srv.Start(mux); err != nil {
 		stopBG()
 		wg.Wait()

@@ -1,0 +1,109 @@
+package worker
+
+import (
+	"context"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// asynqLeaseDuration is how far ahead asynq v0.26 sets a task's lease when it
+// dequeues the task and each time the owning server's heartbeat (every 5 s)
+// extends it. A lease that ends less than asynqLeaseDuration-staleAfter from
+// now has not been extended for staleAfter.
+const asynqLeaseDuration = 30 * time.Second
+
+// sweepLeasesScript puts active tasks whose lease has not been extended for a
+// while back at the head of their queue's pending list. asynq's own recoverer
+// does the same only for leases that expired 30 s ago, checked once a
+// minute, which leaves a crashed worker's task undelivered for 60-90 s.
+//
+// KEYS[1] asynq:{q}:lease, KEYS[2] asynq:{q}:active, KEYS[3] asynq:{q}:pending.
+// ARGV[1] lease horizon in seconds (asynqLeaseDuration - staleAfter): a lease
+// ending before now+ARGV[1] is stale; ARGV[2] the task key prefix
+// "asynq:{q}:t:" (same hash slot); ARGV[3] the most tasks moved per call.
+// Returns the ids moved. Redis TIME is the clock, so workers' clocks do not
+// matter beyond the skew of the lease scores asynq wrote.
+var sweepLeasesScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1])
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. (now + tonumber(ARGV[1])), 'LIMIT', 0, tonumber(ARGV[3]))
+local moved = {}
+for _, id in ipairs(ids) do
+  redis.call('ZREM', KEYS[1], id)
+  if redis.call('LREM', KEYS[2], 0, id) > 0 then
+    redis.call('RPUSH', KEYS[3], id)
+    redis.call('HSET', ARGV[2] .. id, 'state', 'pending', 'pending_since', now * 1000000000 + tonumber(t[2]) * 1000)
+    moved[#moved + 1] = id
+  end
+end
+return moved
+`)
+
+// leaseSweeper requeues the tasks of workers that stopped extending their
+// leases (killed, frozen or cut off from Redis). Every worker runs one; the
+// script is atomic, so two sweepers never move the same task twice.
+//
+// Safety: a live asynq server extends its leases every 5 s, so staleAfter
+// (default 15 s, at least 10 s) means three missed extensions. If a stalled
+// worker comes back and finishes the task anyway, asynq's acknowledgement
+// finds the task gone from the active list and does nothing, and Herald's
+// sent record stops the second worker from sending it again unless both
+// send at the same moment.
+type leaseSweeper struct {
+	rdb        redis.Scripter
+	queues     []string
+	staleAfter time.Duration
+	interval   time.Duration
+	wake       func(queue string)
+	recovered  func(queue string, n int)
+	log        *slog.Logger
+}
+
+// sweep runs the script once per queue and returns how many tasks it moved.
+func (s *leaseSweeper) sweep(ctx context.Context) int {
+	horizon := strconv.Itoa(int((asynqLeaseDuration - s.staleAfter) / time.Second))
+	total := 0
+	for _, q := range s.queues {
+		res, err := sweepLeasesScript.Run(ctx, s.rdb,
+			[]string{asynqKey(q, "lease"), asynqKey(q, "active"), asynqKey(q, "pending")},
+			horizon, asynqKey(q, "t:"), 100).StringSlice()
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("lease sweep failed; asynq's recoverer remains the backstop", "queue", q, "error", err)
+			}
+			continue
+		}
+		if len(res) == 0 {
+			continue
+		}
+		total += len(res)
+		s.log.Warn("requeued tasks of a worker that stopped extending its leases", "queue", q, "tasks", len(res), "task_ids", res)
+		if s.recovered != nil {
+			s.recovered(q, len(res))
+		}
+		if s.wake != nil {
+			s.wake(q)
+		}
+	}
+	return total
+}
+
+// run sweeps every interval (with ±20% jitter so a fleet does not sweep in
+// lockstep) until ctx ends.
+func (s *leaseSweeper) run(ctx context.Context) {
+	for {
+		d := s.interval + time.Duration((rand.Float64()*0.4-0.2)*float64(s.interval))
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+			s.sweep(ctx)
+		}
+	}
+}
