@@ -35,6 +35,19 @@ bench: ## Burst benchmark: S1, S2, S3 and idle, 1 and 3 workers, 10x and real ti
 bench-quick: ## Burst benchmark at 10x Telegram time only
 	$(GO) run ./bench burst -scales 10
 
+# govulncheck runs offline: the vulnerability database is built from the
+# golang.org/x/vulndb module (served by the Go module proxy) instead of being
+# fetched from vuln.go.dev. Bump VULNDB_VERSION to the newest pseudo-version.
+VULNDB_VERSION ?= v0.0.0-20261105234957-e22db6528018
+VULNDB_DIR ?= $(CURDIR)/.cache/vulndb
+.PHONY: vuln
+vuln: ## govulncheck ./... against a vulnerability database built from golang.org/x/vulndb
+	$(GO) mod download golang.org/x/vulndb@$(VULNDB_VERSION)
+	rm -rf $(VULNDB_DIR)
+	GOFLAGS=-mod=mod $(GO) run golang.org/x/vulndb/cmd/indexdb@$(VULNDB_VERSION) \
+		-vulns $$($(GO) env GOMODCACHE)/golang.org/x/vulndb@$(VULNDB_VERSION)/data/osv -out $(VULNDB_DIR)
+	GOFLAGS=-mod=mod $(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0 -db file://$(VULNDB_DIR) ./...
+
 FUZZTIME ?= 20s
 .PHONY: fuzz
 fuzz: ## Run every fuzz target in the module for FUZZTIME (default 20s)
