@@ -23,6 +23,17 @@ const (
 	EnvMaxBodyBytes       = "HERALD_MAX_BODY_BYTES"
 	EnvMonitoringPath     = "HERALD_MONITORING_PATH"
 	EnvMonitoringReadOnly = "HERALD_MONITORING_READONLY"
+	EnvRoutesFile         = "HERALD_ROUTES_FILE"
+	EnvAlertsDefaultChat  = "HERALD_ALERTS_DEFAULT_CHAT"
+	EnvGitHubSecret       = "HERALD_GITHUB_WEBHOOK_SECRET"
+	EnvGitHubSecretFile   = "HERALD_GITHUB_WEBHOOK_SECRET_FILE"
+	EnvSentrySecret       = "HERALD_SENTRY_CLIENT_SECRET"
+	EnvSentrySecretFile   = "HERALD_SENTRY_CLIENT_SECRET_FILE"
+	EnvGrafanaSecret      = "HERALD_GRAFANA_WEBHOOK_SECRET"
+	EnvGrafanaSecretFile  = "HERALD_GRAFANA_WEBHOOK_SECRET_FILE"
+	EnvHeartbeatCheck     = "HERALD_HEARTBEAT_CHECK_INTERVAL"
+	EnvFeedsFile          = "HERALD_FEEDS_FILE"
+	EnvFeedsConcurrency   = "HERALD_FEEDS_CONCURRENCY"
 )
 
 // Producer defaults.
@@ -35,6 +46,8 @@ const (
 	DefaultMaxTextLen        = 32768
 	DefaultMaxBodyBytes      = 1 << 20
 	DefaultMonitoringPath    = "/monitoring"
+	DefaultHeartbeatCheck    = 5 * time.Second
+	DefaultFeedsConcurrency  = 4
 )
 
 // defaultQueueNames returns a fresh copy of the default queue list.
@@ -88,6 +101,32 @@ type Producer struct {
 	// MonitoringReadOnly hides the UI's mutating actions
 	// (HERALD_MONITORING_READONLY).
 	MonitoringReadOnly bool
+	// RoutesFile is the YAML routing file for alerts, webhooks, heartbeats
+	// and feeds (HERALD_ROUTES_FILE); reloaded on SIGHUP. Empty means one
+	// default route to AlertsDefaultChat.
+	RoutesFile string
+	// AlertsDefaultChat receives every alert when no routing file is set
+	// (HERALD_ALERTS_DEFAULT_CHAT).
+	AlertsDefaultChat string
+	// GitHubSecret verifies X-Hub-Signature-256 on GitHub webhooks
+	// (HERALD_GITHUB_WEBHOOK_SECRET or _FILE); unset disables the endpoint.
+	GitHubSecret, GitHubSecretFile string
+	// SentrySecret is the Sentry integration's client secret, which signs
+	// Sentry-Hook-Signature (HERALD_SENTRY_CLIENT_SECRET or _FILE); unset
+	// disables the endpoint.
+	SentrySecret, SentrySecretFile string
+	// GrafanaSecret, when set, requires Grafana's HMAC signature on the
+	// Grafana webhook in addition to the API token
+	// (HERALD_GRAFANA_WEBHOOK_SECRET or _FILE).
+	GrafanaSecret, GrafanaSecretFile string
+	// HeartbeatCheckInterval is how often overdue heartbeats are looked for
+	// (HERALD_HEARTBEAT_CHECK_INTERVAL, 5s).
+	HeartbeatCheckInterval time.Duration
+	// FeedsFile is the feed list `producer feeds` polls (HERALD_FEEDS_FILE).
+	FeedsFile string
+	// FeedsConcurrency bounds simultaneous feed fetches
+	// (HERALD_FEEDS_CONCURRENCY, 4).
+	FeedsConcurrency int
 }
 
 // WithDefaults returns p with every zero-valued setting replaced by its
@@ -123,6 +162,12 @@ func (p Producer) WithDefaults() Producer {
 	if p.MonitoringPath == "" {
 		p.MonitoringPath = DefaultMonitoringPath
 	}
+	if p.HeartbeatCheckInterval == 0 {
+		p.HeartbeatCheckInterval = DefaultHeartbeatCheck
+	}
+	if p.FeedsConcurrency == 0 {
+		p.FeedsConcurrency = DefaultFeedsConcurrency
+	}
 	return p
 }
 
@@ -137,6 +182,15 @@ func (p Producer) Validate() error {
 		validateListen(&pr, EnvListen, p.Listen, DefaultListen)
 	}
 	validateSecretPair(&pr, p.APIToken, p.APITokenFile, EnvAPIToken, EnvAPITokenFile)
+	validateSecretPair(&pr, p.GitHubSecret, p.GitHubSecretFile, EnvGitHubSecret, EnvGitHubSecretFile)
+	validateSecretPair(&pr, p.SentrySecret, p.SentrySecretFile, EnvSentrySecret, EnvSentrySecretFile)
+	validateSecretPair(&pr, p.GrafanaSecret, p.GrafanaSecretFile, EnvGrafanaSecret, EnvGrafanaSecretFile)
+	if p.HeartbeatCheckInterval < 100*time.Millisecond {
+		pr.add(EnvHeartbeatCheck, "must be at least 100ms (e.g. 5s), got %s", fmtDur(p.HeartbeatCheckInterval))
+	}
+	if p.FeedsConcurrency < 1 {
+		pr.add(EnvFeedsConcurrency, "must be >= 1, got %d", p.FeedsConcurrency)
+	}
 	p.validateQueues(&pr)
 	if p.MaxRetry < 0 {
 		pr.add(EnvMaxRetry, "must be >= 0, got %d", p.MaxRetry)
@@ -196,6 +250,21 @@ func (p Producer) validateQueues(pr *problems) {
 // returns "" and no error when neither is set.
 func (p Producer) Token() (string, error) {
 	return secretPair(p.APIToken, p.APITokenFile, EnvAPIToken, EnvAPITokenFile)
+}
+
+// WebhookSecrets returns the GitHub, Sentry and Grafana webhook secrets,
+// reading their files when set; unset ones are "".
+func (p Producer) WebhookSecrets() (github, sentry, grafana string, err error) {
+	if github, err = secretPair(p.GitHubSecret, p.GitHubSecretFile, EnvGitHubSecret, EnvGitHubSecretFile); err != nil {
+		return "", "", "", err
+	}
+	if sentry, err = secretPair(p.SentrySecret, p.SentrySecretFile, EnvSentrySecret, EnvSentrySecretFile); err != nil {
+		return "", "", "", err
+	}
+	if grafana, err = secretPair(p.GrafanaSecret, p.GrafanaSecretFile, EnvGrafanaSecret, EnvGrafanaSecretFile); err != nil {
+		return "", "", "", err
+	}
+	return github, sentry, grafana, nil
 }
 
 // LogValue renders every setting with secrets masked, so a Producer can be
@@ -274,5 +343,22 @@ func producerSpecs(p *Producer) []spec {
 			optStringVar(&p.MonitoringPath)),
 		newSpec(EnvMonitoringReadOnly, "false", "Serve the web UI without its mutating actions.",
 			boolVar(&p.MonitoringReadOnly)),
+		newSpec(EnvRoutesFile, "", "YAML routing file for alerts, webhooks, heartbeats and feeds; reloaded on SIGHUP.",
+			stringVar(&p.RoutesFile)),
+		newSpec(EnvAlertsDefaultChat, "", "Chat that receives every alert when no routing file is set.",
+			stringVar(&p.AlertsDefaultChat)),
+		secretSpec(EnvGitHubSecret, "GitHub webhook secret (X-Hub-Signature-256); unset disables /v1/webhooks/github.",
+			stringVar(&p.GitHubSecret)),
+		newSpec(EnvGitHubSecretFile, "", "File holding the GitHub webhook secret.", stringVar(&p.GitHubSecretFile)),
+		secretSpec(EnvSentrySecret, "Sentry integration client secret (Sentry-Hook-Signature); unset disables /v1/webhooks/sentry.",
+			stringVar(&p.SentrySecret)),
+		newSpec(EnvSentrySecretFile, "", "File holding the Sentry client secret.", stringVar(&p.SentrySecretFile)),
+		secretSpec(EnvGrafanaSecret, "Grafana contact point HMAC secret; when set, Grafana webhooks must be signed.",
+			stringVar(&p.GrafanaSecret)),
+		newSpec(EnvGrafanaSecretFile, "", "File holding the Grafana HMAC secret.", stringVar(&p.GrafanaSecretFile)),
+		newSpec(EnvHeartbeatCheck, "5s", "How often each producer looks for overdue heartbeats.",
+			durationVar(&p.HeartbeatCheckInterval)),
+		newSpec(EnvFeedsFile, "", "Feed list polled by `producer feeds`.", stringVar(&p.FeedsFile)),
+		newSpec(EnvFeedsConcurrency, "4", "Feed fetches at once in `producer feeds`.", intVar(&p.FeedsConcurrency)),
 	)
 }

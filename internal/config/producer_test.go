@@ -31,6 +31,9 @@ func TestLoadProducerDefaults(t *testing.T) {
 		MaxTextLen:        32768,
 		MaxBodyBytes:      1 << 20,
 		MonitoringPath:    "/monitoring",
+
+		HeartbeatCheckInterval: 5 * time.Second,
+		FeedsConcurrency:       4,
 	}
 	if !reflect.DeepEqual(p, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", p, want)
@@ -58,6 +61,18 @@ var producerEnv = map[string]string{
 	"HERALD_MAX_BODY_BYTES":      "64KiB",
 	"HERALD_MONITORING_PATH":     "off",
 	"HERALD_MONITORING_READONLY": "true",
+
+	"HERALD_ROUTES_FILE":                 "/etc/herald/routes.yaml",
+	"HERALD_ALERTS_DEFAULT_CHAT":         "-1001",
+	"HERALD_GITHUB_WEBHOOK_SECRET":       "gh",
+	"HERALD_GITHUB_WEBHOOK_SECRET_FILE":  "",
+	"HERALD_SENTRY_CLIENT_SECRET":        "se",
+	"HERALD_SENTRY_CLIENT_SECRET_FILE":   "",
+	"HERALD_GRAFANA_WEBHOOK_SECRET":      "gr",
+	"HERALD_GRAFANA_WEBHOOK_SECRET_FILE": "",
+	"HERALD_HEARTBEAT_CHECK_INTERVAL":    "2s",
+	"HERALD_FEEDS_FILE":                  "/etc/herald/feeds.yaml",
+	"HERALD_FEEDS_CONCURRENCY":           "8",
 }
 
 func TestLoadProducerEnv(t *testing.T) {
@@ -85,6 +100,15 @@ func TestLoadProducerEnv(t *testing.T) {
 		MaxBodyBytes:       64 << 10,
 		MonitoringPath:     "",
 		MonitoringReadOnly: true,
+
+		RoutesFile:             "/etc/herald/routes.yaml",
+		AlertsDefaultChat:      "-1001",
+		GitHubSecret:           "gh",
+		SentrySecret:           "se",
+		GrafanaSecret:          "gr",
+		HeartbeatCheckInterval: 2 * time.Second,
+		FeedsFile:              "/etc/herald/feeds.yaml",
+		FeedsConcurrency:       8,
 	}
 	if !reflect.DeepEqual(p, want) {
 		t.Fatalf("env:\n got %+v\nwant %+v", p, want)
