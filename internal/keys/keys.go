@@ -69,3 +69,58 @@ func normChat(chat string) string {
 // from ChatLimit (the pacing of a chat's arrivals at the bot-wide stage) when
 // the bot-wide limit delayed an earlier message of the chat.
 func ChatSendLimit(chat string) string { return prefix + "rl:chatsend:" + normChat(chat) }
+
+// FeedState is a hash with one polled feed's state: the HTTP validators
+// (ETag, Last-Modified) of its last 200 answer and whether its first poll has
+// recorded the items already present.
+func FeedState(feed string) string { return prefix + "feed:" + feed + ":state" }
+
+// FeedSeen is a sorted set of the hashed keys of the items already seen in
+// one feed, scored by the last time (Unix milliseconds) the poller saw each.
+func FeedSeen(feed string) string { return prefix + "feed:" + feed + ":seen" }
+
+// FeedLease is held by the feed poller process polling one feed, so that
+// replicas never poll the same feed at the same time.
+func FeedLease(feed string) string { return prefix + "feed:" + feed + ":lease" }
+
+// HeartbeatRecords is the hash of heartbeats: field = heartbeat name, value =
+// its JSON record (interval, grace, severity, labels, state, last ping).
+func HeartbeatRecords() string { return prefix + "hb:beats" }
+
+// HeartbeatDeadlines is the sorted set of heartbeats that are up, scored by
+// the time (unix microseconds, Redis clock) after which each is overdue.
+func HeartbeatDeadlines() string { return prefix + "hb:deadlines" }
+
+// HeartbeatOutbox is the sorted set of heartbeat notifications (overdue and
+// recovered) not yet handed to the dispatcher, scored by the time (unix
+// microseconds) from which a checker may claim them.
+func HeartbeatOutbox() string { return prefix + "hb:outbox" }
+
+// DigestItemClaim records which digest task delivers one coalesced item (its
+// value is that digest's task id), so an item that reaches two digests (after
+// an aggregation set was reclaimed) is delivered by one of them only.
+func DigestItemClaim(itemID string) string { return prefix + "digestitem:" + itemID }
+
+// The functions below name asynq v0.26's own keys for task groups, which
+// Herald's aggregation-set reclaimer works on. They carry the queue's hash
+// tag, as asynq's keys do, not Herald's.
+
+// AsynqGroups is the set of group names with tasks waiting in queue.
+func AsynqGroups(queue string) string { return "asynq:{" + queue + "}:groups" }
+
+// AsynqGroupPrefix starts the key of every group of queue; the group name
+// follows it.
+func AsynqGroupPrefix(queue string) string { return "asynq:{" + queue + "}:g:" }
+
+// AsynqGroup is the sorted set of the tasks waiting in one group of queue,
+// scored by the Unix second each was added.
+func AsynqGroup(queue, group string) string { return AsynqGroupPrefix(queue) + group }
+
+// AsynqAggregationSet is a group's tasks taken out for one aggregation run.
+func AsynqAggregationSet(queue, group, setID string) string {
+	return AsynqGroup(queue, group) + ":" + setID
+}
+
+// AsynqAggregationSets is the sorted set of queue's aggregation sets, scored
+// by the Unix second by which their aggregation must have finished.
+func AsynqAggregationSets(queue string) string { return "asynq:{" + queue + "}:aggregation_sets" }

@@ -1,0 +1,322 @@
+package feeds
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/herald-dev/herald/internal/alerts"
+)
+
+// Defaults for the settings of feeds.yaml.
+const (
+	// DefaultInterval is how often a feed is polled when neither the feed
+	// nor the defaults section says.
+	DefaultInterval = 5 * time.Minute
+	// DefaultTimeout bounds one fetch (connect, headers and body).
+	DefaultTimeout = 20 * time.Second
+	// DefaultUserAgent is the User-Agent header sent with every fetch.
+	DefaultUserAgent = "Herald-feeds/1 (+https://github.com/herald-dev/herald)"
+	// DefaultSource is the alert source of feed items.
+	DefaultSource = "feed"
+)
+
+// Bounds of the settings of feeds.yaml.
+const (
+	MinInterval     = 10 * time.Second
+	MaxInterval     = 24 * time.Hour
+	MinTimeout      = time.Second
+	MaxTimeout      = 5 * time.Minute
+	MaxFeeds        = 10000
+	MaxNameLen      = 64
+	MaxUserAgentLen = 256
+	MaxFeedLabels   = 32
+	MaxLabelNameLen = 64
+)
+
+// LabelFeed is the label every feed alert carries: the feed's name. A
+// configured label may not use it.
+const LabelFeed = "feed"
+
+var (
+	nameRE      = regexp.MustCompile(`^[a-z0-9_-]+$`)
+	labelNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+)
+
+// File is the content of feeds.yaml: settings shared by every feed and the
+// list of feeds.
+type File struct {
+	// Defaults apply to every feed that does not set its own value.
+	Defaults Defaults
+	// Feeds are the feeds to poll; at least one.
+	Feeds []Feed
+
+	// path names the file in errors; lines maps a field path such as
+	// "feeds[2].url" to its line in the file. Both are empty for a File
+	// built in code.
+	path  string
+	lines map[string]int
+}
+
+// Defaults are the settings a feed inherits.
+type Defaults struct {
+	// Interval between polls of a feed; default 5m, between 10s and 24h.
+	Interval time.Duration
+	// Timeout of one fetch; default 20s, between 1s and 5m.
+	Timeout time.Duration
+	// UserAgent is sent with every request; default DefaultUserAgent.
+	UserAgent string
+	// Severity of the alerts; default info.
+	Severity alerts.Severity
+	// Source of the alerts; default "feed".
+	Source string
+	// Labels are added to every feed's alerts (a feed's own labels win).
+	Labels map[string]string
+}
+
+// Feed is one feed to poll.
+type Feed struct {
+	// Name identifies the feed in Redis keys, labels, logs and metrics:
+	// 1 to 64 of a-z, 0-9, '_' and '-', unique in the file. Renaming a
+	// feed makes it a new feed (its first poll sends nothing).
+	Name string
+	// URL is the feed's absolute http or https address, without
+	// credentials.
+	URL string
+	// Interval, Timeout, Severity and Source override the defaults when
+	// set.
+	Interval time.Duration
+	Timeout  time.Duration
+	Severity alerts.Severity
+	Source   string
+	// Labels are added to the feed's alerts, next to feed=<name>.
+	Labels map[string]string
+	// Line is the line of the feed's entry in the file (0 when built in
+	// code); errors about the feed name it.
+	Line int
+}
+
+// ConfigError is one problem in feeds.yaml: where it is, which field, and
+// what to do about it.
+type ConfigError struct {
+	// Path is the file's path, when known.
+	Path string
+	// Line is the 1-based line of the offending node, 0 when unknown.
+	Line int
+	// Field is the setting's path, such as "feeds[2].url".
+	Field string
+	// Msg says what is wrong and how to fix it.
+	Msg string
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(":")
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "%d:", e.Line)
+	}
+	if b.Len() > 0 {
+		b.WriteString(" ")
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Validate reports every invalid setting as a *ConfigError (joined). Zero
+// values mean "use the default" and are valid.
+func (f File) Validate() error {
+	var errs []error
+	add := func(field string, fallbackLine int, format string, args ...any) {
+		line := f.lines[field]
+		if line == 0 {
+			line = fallbackLine
+		}
+		errs = append(errs, &ConfigError{Path: f.path, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	d := f.Defaults
+	checkInterval(add, "defaults.interval", 0, d.Interval)
+	checkTimeout(add, "defaults.timeout", 0, d.Timeout)
+	if d.UserAgent != "" {
+		if len(d.UserAgent) > MaxUserAgentLen || !printable(d.UserAgent) {
+			add("defaults.user_agent", 0, "must be printable text of at most %d bytes", MaxUserAgentLen)
+		}
+	}
+	checkSeverity(add, "defaults.severity", 0, d.Severity)
+	checkSource(add, "defaults.source", 0, d.Source)
+	checkLabels(add, "defaults.labels", 0, d.Labels)
+
+	if len(f.Feeds) == 0 {
+		add("feeds", 0, "no feeds: add at least one entry with a name and a url")
+	}
+	if len(f.Feeds) > MaxFeeds {
+		add("feeds", 0, "has %d feeds; the limit is %d", len(f.Feeds), MaxFeeds)
+	}
+	first := map[string]int{}
+	for i, fd := range f.Feeds {
+		at := fmt.Sprintf("feeds[%d]", i)
+		switch {
+		case fd.Name == "":
+			add(at+".name", fd.Line, "is required: a unique name of a-z, 0-9, '_' and '-'")
+		case len(fd.Name) > MaxNameLen || !nameRE.MatchString(fd.Name):
+			add(at+".name", fd.Line, "%q must be 1 to %d characters of a-z, 0-9, '_' and '-'", fd.Name, MaxNameLen)
+		default:
+			if j, dup := first[fd.Name]; dup {
+				add(at+".name", fd.Line, "%q is already the name of feeds[%d]; names must be unique", fd.Name, j)
+			} else {
+				first[fd.Name] = i
+			}
+		}
+		if msg := checkURL(fd.URL); msg != "" {
+			add(at+".url", fd.Line, "%s", msg)
+		}
+		checkInterval(add, at+".interval", fd.Line, fd.Interval)
+		checkTimeout(add, at+".timeout", fd.Line, fd.Timeout)
+		checkSeverity(add, at+".severity", fd.Line, fd.Severity)
+		checkSource(add, at+".source", fd.Line, fd.Source)
+		checkLabels(add, at+".labels", fd.Line, fd.Labels)
+	}
+	return errors.Join(errs...)
+}
+
+// WithDefaults returns a copy with the defaults section completed and every
+// feed's unset settings taken from it; each feed's labels become the default
+// labels overridden by its own.
+func (f File) WithDefaults() File {
+	d := f.Defaults
+	if d.Interval == 0 {
+		d.Interval = DefaultInterval
+	}
+	if d.Timeout == 0 {
+		d.Timeout = DefaultTimeout
+	}
+	if d.UserAgent == "" {
+		d.UserAgent = DefaultUserAgent
+	}
+	if d.Severity == "" {
+		d.Severity = alerts.SeverityInfo
+	}
+	if d.Source == "" {
+		d.Source = DefaultSource
+	}
+	out := f
+	out.Defaults = d
+	out.Feeds = make([]Feed, len(f.Feeds))
+	for i, fd := range f.Feeds {
+		if fd.Interval == 0 {
+			fd.Interval = d.Interval
+		}
+		if fd.Timeout == 0 {
+			fd.Timeout = d.Timeout
+		}
+		if fd.Severity == "" {
+			fd.Severity = d.Severity
+		}
+		if fd.Source == "" {
+			fd.Source = d.Source
+		}
+		labels := make(map[string]string, len(d.Labels)+len(fd.Labels))
+		for k, v := range d.Labels {
+			labels[k] = v
+		}
+		for k, v := range fd.Labels {
+			labels[k] = v
+		}
+		fd.Labels = labels
+		out.Feeds[i] = fd
+	}
+	return out
+}
+
+type addFunc func(field string, fallbackLine int, format string, args ...any)
+
+func checkInterval(add addFunc, field string, line int, d time.Duration) {
+	if d != 0 && (d < MinInterval || d > MaxInterval) {
+		add(field, line, "%v is out of range: use a duration between %v and %v, such as 5m", d, MinInterval, MaxInterval)
+	}
+}
+
+func checkTimeout(add addFunc, field string, line int, d time.Duration) {
+	if d != 0 && (d < MinTimeout || d > MaxTimeout) {
+		add(field, line, "%v is out of range: use a duration between %v and %v, such as 20s", d, MinTimeout, MaxTimeout)
+	}
+}
+
+func checkSeverity(add addFunc, field string, line int, s alerts.Severity) {
+	switch s {
+	case "", alerts.SeverityCritical, alerts.SeverityWarning, alerts.SeverityInfo:
+	default:
+		add(field, line, "%q is not one of critical, warning, info", s)
+	}
+}
+
+func checkSource(add addFunc, field string, line int, s string) {
+	if s != "" && (utf8.RuneCountInString(s) > alerts.MaxSourceLen || !printable(s)) {
+		add(field, line, "must be printable text of at most %d characters", alerts.MaxSourceLen)
+	}
+}
+
+func checkLabels(add addFunc, field string, line int, labels map[string]string) {
+	if len(labels) > MaxFeedLabels {
+		add(field, line, "has %d labels; the limit is %d", len(labels), MaxFeedLabels)
+	}
+	for k, v := range labels {
+		switch {
+		case k == LabelFeed:
+			add(field+"."+k, line, "the label %q is set by the poller to the feed's name; choose another name", LabelFeed)
+		case len(k) > MaxLabelNameLen || !labelNameRE.MatchString(k):
+			add(field+"."+k, line, "label names are 1 to %d characters of letters, digits and '_', not starting with a digit", MaxLabelNameLen)
+		}
+		if !utf8.ValidString(v) || utf8.RuneCountInString(k+v) > alerts.MaxLabelLen {
+			add(field+"."+k, line, "the value must be UTF-8 text; name and value together at most %d characters", alerts.MaxLabelLen)
+		}
+	}
+}
+
+// checkURL returns what is wrong with a feed URL, or "".
+func checkURL(raw string) string {
+	if raw == "" {
+		return "is required: the feed's http or https address"
+	}
+	if len(raw) > alerts.MaxURLLen {
+		return fmt.Sprintf("is %d bytes long; the limit is %d", len(raw), alerts.MaxURLLen)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "is not a valid URL: write an absolute address such as https://example.com/feed.xml"
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "must start with http:// or https://"
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return "has no host: write an absolute address such as https://example.com/feed.xml"
+	}
+	if u.User != nil {
+		return "must not contain credentials (user:password@); they would end up in logs"
+	}
+	return ""
+}
+
+// printable reports whether s is valid UTF-8 without control characters.
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}

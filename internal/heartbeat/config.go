@@ -1,0 +1,130 @@
+package heartbeat
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/alerts"
+)
+
+// Bounds on what a ping may declare.
+const (
+	// MinInterval is the shortest interval a heartbeat may declare.
+	MinInterval = time.Second
+	// MaxInterval is the longest interval (or grace) a heartbeat may
+	// declare: enough for a yearly job.
+	MaxInterval = 400 * 24 * time.Hour
+	// MaxNameLen is the longest heartbeat name.
+	MaxNameLen = 64
+)
+
+// Config configures the heartbeat handler and checker. The zero value of each
+// optional field means its default; the handler and the checkers of one
+// deployment should share the grace and severity defaults.
+type Config struct {
+	// Redis holds the heartbeat state. Required.
+	Redis redis.UniversalClient
+	// Dispatcher turns overdue and recovery alerts into SendMessage tasks
+	// through the routes. Required.
+	Dispatcher alerts.Dispatcher
+	// CheckInterval is how often a checker looks for overdue heartbeats;
+	// each wait is jittered by ±20% so replicas spread out. Default 5s.
+	CheckInterval time.Duration
+	// DispatchTimeout bounds one Dispatch call. A notification a replica has
+	// claimed is leased to it for DispatchTimeout plus CheckInterval; if the
+	// replica dies meanwhile, another one takes it over when the lease runs
+	// out. Default 10s.
+	DispatchTimeout time.Duration
+	// DefaultSeverity is the severity of a heartbeat whose first ping names
+	// none. Default critical, which the default routes send to the critical
+	// queue.
+	DefaultSeverity alerts.Severity
+	// DefaultGraceFraction and MinDefaultGrace give the grace of a heartbeat
+	// that declares none: the larger of DefaultGraceFraction × interval and
+	// MinDefaultGrace. Defaults 0.1 and 30s (a 5m job is overdue after
+	// 5m30s, a daily one after 26h24m). Zero means the default; for
+	// practically none, set a tiny value such as 1µs.
+	DefaultGraceFraction float64
+	MinDefaultGrace      time.Duration
+	// MaxBodyBytes bounds a ping's JSON body. Default 64 KiB.
+	MaxBodyBytes int64
+	// BatchSize is the most overdue heartbeats (and pending notifications)
+	// one check script handles; a check with more runs the script again.
+	// Default 100.
+	BatchSize int
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// WithDefaults returns the config with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.CheckInterval == 0 {
+		c.CheckInterval = 5 * time.Second
+	}
+	if c.DispatchTimeout == 0 {
+		c.DispatchTimeout = 10 * time.Second
+	}
+	if c.DefaultSeverity == "" {
+		c.DefaultSeverity = alerts.SeverityCritical
+	}
+	if c.DefaultGraceFraction == 0 {
+		c.DefaultGraceFraction = 0.1
+	}
+	if c.MinDefaultGrace == 0 {
+		c.MinDefaultGrace = 30 * time.Second
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = 64 << 10
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = 100
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// validate reports every unusable field of a config that WithDefaults has
+// filled.
+func (c Config) validate() error {
+	var errs []error
+	if c.Redis == nil {
+		errs = append(errs, errors.New("heartbeat: Config.Redis is required: pass the producer's Redis client"))
+	}
+	if c.Dispatcher == nil {
+		errs = append(errs, errors.New("heartbeat: Config.Dispatcher is required: pass the alert router"))
+	}
+	if c.CheckInterval < 10*time.Millisecond {
+		errs = append(errs, fmt.Errorf("heartbeat: Config.CheckInterval is %v; use at least 10ms (default 5s)", c.CheckInterval))
+	}
+	if c.DispatchTimeout < 0 {
+		errs = append(errs, fmt.Errorf("heartbeat: Config.DispatchTimeout is %v; use a positive duration (default 10s)", c.DispatchTimeout))
+	}
+	switch c.DefaultSeverity {
+	case alerts.SeverityCritical, alerts.SeverityWarning, alerts.SeverityInfo:
+	default:
+		errs = append(errs, fmt.Errorf("heartbeat: Config.DefaultSeverity %q is not one of critical, warning, info", c.DefaultSeverity))
+	}
+	if c.DefaultGraceFraction < 0 || c.DefaultGraceFraction > 10 {
+		errs = append(errs, fmt.Errorf("heartbeat: Config.DefaultGraceFraction is %v; use a fraction of the interval between 0 and 10 (default 0.1)", c.DefaultGraceFraction))
+	}
+	if c.MinDefaultGrace < 0 || c.MinDefaultGrace > MaxInterval {
+		errs = append(errs, fmt.Errorf("heartbeat: Config.MinDefaultGrace is %v; use a duration between 0 and %v (default 30s)", c.MinDefaultGrace, MaxInterval))
+	}
+	if c.MaxBodyBytes < 0 {
+		errs = append(errs, fmt.Errorf("heartbeat: Config.MaxBodyBytes is %d; use a positive size (default 64 KiB)", c.MaxBodyBytes))
+	}
+	if c.BatchSize < 1 {
+		errs = append(errs, fmt.Errorf("heartbeat: Config.BatchSize is %d; use at least 1 (default 100)", c.BatchSize))
+	}
+	return errors.Join(errs...)
+}
+
+// lease is how long a claimed notification stays with the replica that
+// claimed it before another replica may take it over.
+func (c Config) lease() time.Duration { return c.DispatchTimeout + c.CheckInterval }

@@ -1,0 +1,138 @@
+package heartbeat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/jobs"
+)
+
+// SourceHeartbeat is the Source of every heartbeat alert.
+const SourceHeartbeat = "heartbeat"
+
+// Fingerprint is the idempotency key of a heartbeat's alert: kind is "down"
+// or "up", and lastPing is the last ping before the outage, which names the
+// outage (both alerts of one outage carry it). A retried dispatch of the
+// same alert is therefore never delivered twice.
+func Fingerprint(name, kind string, lastPing time.Time) string {
+	return "heartbeat/" + name + "/" + kind + "/" + strconv.FormatInt(lastPing.UnixNano(), 10)
+}
+
+func fmtTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 MST") }
+
+// alert renders the notification as the alert the routes receive.
+func (n notification) alert() alerts.Alert {
+	last, at, deadline := usTime(n.LastPing), usTime(n.At), usTime(n.Deadline)
+	interval, grace := usDuration(n.Interval), usDuration(n.Grace)
+	labels := make(map[string]string, len(n.Labels)+1)
+	for k, v := range n.Labels {
+		labels[k] = v
+	}
+	labels[labelHeartbeat] = n.Name
+	a := alerts.Alert{
+		Severity:    alerts.Severity(n.Severity),
+		Source:      SourceHeartbeat,
+		Labels:      labels,
+		Fingerprint: Fingerprint(n.Name, n.Kind, last),
+	}
+	if n.Kind == kindUp {
+		a.Status = alerts.StatusResolved
+		a.Title = fmt.Sprintf("Heartbeat %s is back", n.Name)
+		a.Body = fmt.Sprintf("Pinged again at %s after %s without a ping.\nLast ping before: %s; overdue since %s (expected every %s, grace %s).",
+			fmtTime(at), at.Sub(last).Round(time.Second), fmtTime(last), fmtTime(deadline), interval, grace)
+		a.Time = at
+	} else {
+		a.Status = alerts.StatusFiring
+		a.Title = fmt.Sprintf("Heartbeat %s is overdue", n.Name)
+		a.Body = fmt.Sprintf("No ping since %s (expected every %s, grace %s).\nOverdue since %s.",
+			fmtTime(last), interval, grace, fmtTime(deadline))
+		a.Time = deadline
+	}
+	return a
+}
+
+// deliverer hands claimed notifications to the dispatcher and settles them
+// in the outbox.
+type deliverer struct {
+	st      *store
+	d       alerts.Dispatcher
+	timeout time.Duration
+	log     *slog.Logger
+}
+
+// deliver dispatches the notifications, oldest first and, per heartbeat, in
+// order: a heartbeat whose notification failed keeps its later ones for the
+// retry, so a recovery never overtakes its outage. A dispatched
+// notification leaves the outbox; a failed one goes back, due at once.
+// Redis being unavailable ends the round (everything left goes back).
+// It returns how many were dispatched and the first error.
+func (dl *deliverer) deliver(ctx context.Context, ns []notification) (int, error) {
+	sort.SliceStable(ns, func(i, j int) bool {
+		if ns[i].At != ns[j].At {
+			return usTime(ns[i].At).Before(usTime(ns[j].At))
+		}
+		return ns[i].Kind == kindDown && ns[j].Kind == kindUp
+	})
+	sent := 0
+	var first error
+	held := map[string]bool{} // heartbeats with a failed notification this round
+	for i, n := range ns {
+		if held[n.Name] {
+			dl.giveBack(ctx, n)
+			continue
+		}
+		err := dl.dispatch(ctx, n)
+		var verr *jobs.ValidationError
+		switch {
+		case err == nil:
+			sent++
+			if err := dl.st.done(ctx, n); err != nil {
+				// The lease runs out and another check dispatches it again;
+				// the fingerprint makes that a duplicate the enqueuer drops.
+				dl.log.Warn("heartbeat alert dispatched but not cleared from the outbox; it will be dispatched again (idempotently)",
+					"heartbeat", n.Name, "kind", n.Kind, "error", err)
+			}
+			continue
+		case errors.As(err, &verr):
+			// It can never pass: drop it rather than retry forever.
+			dl.log.Error("heartbeat alert rejected as invalid; dropped", "heartbeat", n.Name, "kind", n.Kind, "error", err)
+			_ = dl.st.done(ctx, n)
+			continue
+		}
+		if first == nil {
+			first = err
+		}
+		dl.log.Warn("heartbeat alert not dispatched; it stays in the outbox for the next check",
+			"heartbeat", n.Name, "kind", n.Kind, "error", err)
+		held[n.Name] = true
+		dl.giveBack(ctx, n)
+		if errors.Is(err, jobs.ErrUnavailable) {
+			for _, rest := range ns[i+1:] {
+				dl.giveBack(ctx, rest)
+			}
+			return sent, first
+		}
+	}
+	return sent, first
+}
+
+func (dl *deliverer) dispatch(ctx context.Context, n notification) error {
+	ctx, cancel := context.WithTimeout(ctx, dl.timeout)
+	defer cancel()
+	_, err := dl.d.Dispatch(ctx, []alerts.Alert{n.alert()})
+	return err
+}
+
+// giveBack releases a claimed notification; when Redis cannot be reached
+// its lease simply runs out.
+func (dl *deliverer) giveBack(ctx context.Context, n notification) {
+	if err := dl.st.release(ctx, n); err != nil {
+		dl.log.Debug("releasing a heartbeat notification failed; its lease will run out", "heartbeat", n.Name, "error", err)
+	}
+}

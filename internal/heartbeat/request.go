@@ -1,0 +1,194 @@
+package heartbeat
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/jobs"
+)
+
+// pingSettings is what a ping declares; zero values keep what is stored.
+type pingSettings struct {
+	// Interval is the promised time between pings; 0 keeps the stored one.
+	Interval time.Duration
+	// Grace is extra time before the heartbeat counts as overdue; nil keeps
+	// the stored one (or the default).
+	Grace *time.Duration
+	// Severity of the heartbeat's alerts; "" keeps the stored one.
+	Severity alerts.Severity
+	// Labels replace the stored labels when not nil.
+	Labels map[string]string
+}
+
+// pingBody is the optional JSON body of a ping.
+type pingBody struct {
+	Interval *string           `json:"interval"`
+	Grace    *string           `json:"grace"`
+	Severity *string           `json:"severity"`
+	Labels   map[string]string `json:"labels"`
+}
+
+// labelHeartbeat is the label every heartbeat alert carries, set to the
+// heartbeat's name.
+const labelHeartbeat = "heartbeat"
+
+// validateName checks a heartbeat name: 1 to 64 characters from
+// A-Z a-z 0-9 . _ -
+func validateName(name string) *jobs.FieldError {
+	bad := func(msg string) *jobs.FieldError { return &jobs.FieldError{Field: "name", Message: msg} }
+	if name == "" {
+		return bad("is required: PUT /v1/heartbeats/{name}")
+	}
+	if len(name) > MaxNameLen {
+		return bad(fmt.Sprintf("is %d characters long; the limit is %d", len(name), MaxNameLen))
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return bad(fmt.Sprintf("may only hold letters, digits, '.', '_' and '-'; %q is not allowed", string(rune(c))))
+		}
+	}
+	return nil
+}
+
+// parseDuration reads a Go duration ("90s", "5m", "1h30m") or a whole
+// number of days ("7d").
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if days, ok := strings.CutSuffix(s, "d"); ok && days != "" {
+		n, err := strconv.ParseInt(days, 10, 64)
+		if err == nil && n >= 0 && n <= 100_000 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, errors.New("must be a duration such as 90s, 5m, 1h30m or 7d")
+	}
+	return d, nil
+}
+
+// parsePing reads a ping's settings from the query string and the optional
+// JSON body (already size-limited); contentType is the body's. Every invalid
+// field is reported at once.
+func parsePing(query url.Values, contentType string, body []byte) (pingSettings, *httpapi.Error) {
+	var fields []jobs.FieldError
+	bad := func(field, format string, args ...any) {
+		fields = append(fields, jobs.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	var b pingBody
+	if len(bytes.TrimSpace(body)) > 0 {
+		// The body was read and bounded by the caller; DecodeJSON adds the
+		// strict decoding (unknown fields, types, trailing data). A nil
+		// writer is fine: the size limit cannot be hit again.
+		req := &http.Request{Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(body))}
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		if err := httpapi.DecodeJSON(nil, req, int64(len(body))+1, &b); err != nil {
+			var he *httpapi.Error
+			if errors.As(err, &he) {
+				return pingSettings{}, he
+			}
+			return pingSettings{}, httpapi.Errorf(http.StatusBadRequest, httpapi.CodeInvalidJSON, "%v", err)
+		}
+	}
+	// One value per setting, from the query or the body; both is fine when
+	// they agree.
+	value := func(field string, fromBody *string) (string, bool) {
+		q, inQuery := query[field]
+		if inQuery && len(q) != 1 {
+			bad(field, "is given %d times in the query string; give it once", len(q))
+			return "", false
+		}
+		switch {
+		case inQuery && fromBody != nil && strings.TrimSpace(q[0]) != strings.TrimSpace(*fromBody):
+			bad(field, "differs between the query string (%q) and the body (%q); give it once", q[0], *fromBody)
+			return "", false
+		case inQuery:
+			return q[0], true
+		case fromBody != nil:
+			return *fromBody, true
+		}
+		return "", false
+	}
+	var unknown []string
+	for k := range query {
+		switch k {
+		case "interval", "grace", "severity":
+		default:
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	for _, k := range unknown {
+		bad(k, "is not a known query parameter; use interval, grace or severity (labels go in the JSON body)")
+	}
+
+	var p pingSettings
+	if s, ok := value("interval", b.Interval); ok {
+		d, err := parseDuration(s)
+		switch {
+		case err != nil:
+			bad("interval", "%v", err)
+		case d < MinInterval || d > MaxInterval:
+			bad("interval", "is %v; use between %v and %v", d, MinInterval, MaxInterval)
+		default:
+			p.Interval = d
+		}
+	}
+	if s, ok := value("grace", b.Grace); ok {
+		d, err := parseDuration(s)
+		switch {
+		case err != nil:
+			bad("grace", "%v", err)
+		case d < 0 || d > MaxInterval:
+			bad("grace", "is %v; use between 0s and %v", d, MaxInterval)
+		default:
+			p.Grace = &d
+		}
+	}
+	if s, ok := value("severity", b.Severity); ok {
+		sev := alerts.Severity(strings.ToLower(strings.TrimSpace(s)))
+		switch sev {
+		case alerts.SeverityCritical, alerts.SeverityWarning, alerts.SeverityInfo:
+			p.Severity = sev
+		default:
+			bad("severity", "%q is not one of critical, warning, info", s)
+		}
+	}
+	if b.Labels != nil {
+		if _, ok := b.Labels[labelHeartbeat]; ok {
+			bad("labels."+labelHeartbeat, "is set by Herald to the heartbeat's name; choose another label name")
+		}
+		// The alert's own rules bound the labels (one more is added for the
+		// heartbeat name).
+		probe := alerts.Alert{Title: "probe", Labels: b.Labels}
+		var verr *jobs.ValidationError
+		if err := probe.Validate(); errors.As(err, &verr) {
+			for _, f := range verr.Fields {
+				if f.Field == "labels" || strings.HasPrefix(f.Field, "labels.") {
+					fields = append(fields, f)
+				}
+			}
+		}
+		if len(b.Labels) == alerts.MaxLabels {
+			bad("labels", "has %d labels; the limit is %d (Herald adds the heartbeat label)", len(b.Labels), alerts.MaxLabels-1)
+		}
+		p.Labels = b.Labels
+	}
+	if len(fields) > 0 {
+		return pingSettings{}, httpapi.Invalid("invalid heartbeat ping", fields...)
+	}
+	return p, nil
+}
