@@ -19,6 +19,7 @@ import (
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:8080", "address of the API and web UI")
+	routes := flag.String("routes", "", "alert routing file (default: every alert to the demo chat 42)")
 	flag.Parse()
 	lc := config.Log{}
 	log := lc.NewLogger(os.Stderr)
@@ -26,6 +27,7 @@ func main() {
 	defer stop()
 	err := local.Run(ctx, local.Options{
 		Listen:         *listen,
+		RoutesFile:     *routes,
 		TelegramToken:  os.Getenv(config.EnvTelegramToken),
 		TelegramAPIURL: os.Getenv(config.EnvTelegramAPIURL),
 		Out:            os.Stdout,

@@ -1,6 +1,7 @@
 // Command producer accepts messages for Telegram and stores them as tasks in
 // Redis: `producer` (or `producer serve`) runs the HTTP API and the web UI,
-// `producer send --chat ID "text"` enqueues one message from the shell, and
+// `producer send --chat ID "text"` enqueues one message from the shell,
+// `producer feeds --config feeds.yaml` polls RSS and Atom feeds, and
 // `producer healthcheck` probes a running API (for container health checks).
 // Configuration comes from the environment, overridden by flags; run
 // `producer -h` for the list.
@@ -27,7 +28,7 @@ func main() { os.Exit(run()) }
 func run() int {
 	cfg, rest, err := config.LoadProducerArgs(os.Args[1:], os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(os.Stderr, "usage: producer [flags] [serve | send --chat ID \"text\" | healthcheck]")
+		fmt.Fprintln(os.Stderr, "usage: producer [flags] [serve | send --chat ID \"text\" | feeds --config feeds.yaml | healthcheck]")
 		_ = config.ProducerUsage(os.Stderr)
 		return 0
 	}
@@ -64,10 +65,21 @@ func run() int {
 		enq := app.NewEnqueuer(rdb, cfg)
 		defer enq.Close()
 		return producer.Send(ctx, enq, rest, os.Stdin, os.Stdout, os.Stderr)
+	case "feeds":
+		fs := flag.NewFlagSet("producer feeds", flag.ContinueOnError)
+		path := fs.String("config", "", "feed list (YAML); default "+config.EnvFeedsFile)
+		if err := fs.Parse(rest); err != nil {
+			return 2
+		}
+		if err := app.RunFeeds(ctx, cfg, *path, log); err != nil {
+			log.Error("feed poller stopped", "error", err)
+			return 1
+		}
+		return 0
 	case "healthcheck":
 		return app.Healthcheck(ctx, cfg.Listen, os.Stderr)
 	default:
-		fmt.Fprintf(os.Stderr, "producer: unknown command %q (want serve, send or healthcheck)\n", cmd)
+		fmt.Fprintf(os.Stderr, "producer: unknown command %q (want serve, send, feeds or healthcheck)\n", cmd)
 		return 2
 	}
 }

@@ -2,4 +2,20 @@
 // producer (the alerts API, webhooks, heartbeats, feeds) is matched against
 // the routes of a YAML routing file and rendered into one SendMessage per
 // matching destination.
+//
+// The pieces, one file each:
+//
+//   - alert.go: Alert, its validation, and the Dispatcher contract;
+//   - parse.go: ParseRoutes and LoadRoutes read a routing file into a Table,
+//     reporting every mistake as file:line:column (errors.go);
+//   - table.go, route.go: the Table and how routes match (fan-out, with a
+//     default route for what nothing else took);
+//   - template.go: message templates, whose data and helpers are escaped for
+//     the route's parse mode, with a plain text fallback;
+//   - router.go: Router, the Dispatcher that enqueues the messages and swaps
+//     tables on reload;
+//   - webhook.go: GenericWebhook, JSON bodies mapped to alerts by templates;
+//   - api.go: the POST /v1/alerts handler.
+//
+// docs/ROUTING.md describes the routing file for its users.
 package alerts

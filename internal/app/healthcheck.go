@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Healthcheck asks the local server on listen for /readyz and returns an exit
@@ -34,4 +36,22 @@ func Healthcheck(ctx context.Context, listen string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// healthHandler serves /livez, /readyz (Redis answers PING) and /metrics for
+// processes without an API of their own.
+func healthHandler(rdb redis.UniversalClient, metrics http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			http.Error(w, "redis unavailable\n", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.Handle("GET /metrics", metrics)
+	return mux
 }

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"syscall"
 
 	"github.com/hibiken/asynq"
 	"github.com/hibiken/asynq/x/metrics"
@@ -16,9 +19,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/heartbeat"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/producer"
+	"github.com/herald-dev/herald/internal/webhooks"
 	"github.com/herald-dev/herald/internal/worker"
 )
 
@@ -82,22 +88,42 @@ type queueCollector struct{ *metrics.QueueMetricsCollector }
 // Describe implements prometheus.Collector for an unchecked collector.
 func (queueCollector) Describe(chan<- *prometheus.Desc) {}
 
-// ProducerHandler builds the API (with the web UI when configured) on rdb.
-// connOpt reaches the same Redis for the web UI. The returned cleanup closes
-// what it opened.
-func ProducerHandler(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.RedisConnOpt, reg *prometheus.Registry, log *slog.Logger) (http.Handler, func(), error) {
+// Producer is an assembled producer: the HTTP API (messages, alerts,
+// heartbeats, webhooks, web UI, metrics) and its background heartbeat
+// checker.
+type Producer struct {
+	handler    http.Handler
+	router     *alerts.Router
+	checker    *heartbeat.Checker
+	routesFile string
+	log        *slog.Logger
+	cleanup    func()
+}
+
+// NewProducer builds the producer on rdb. connOpt reaches the same Redis for
+// the web UI and asynq's queue metrics. Start runs the heartbeat checker;
+// Close releases everything.
+func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.RedisConnOpt, reg *prometheus.Registry, log *slog.Logger) (*Producer, error) {
 	token, err := cfg.Token()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
+	}
+	ghSecret, sentrySecret, grafanaSecret, err := cfg.WebhookSecrets()
+	if err != nil {
+		return nil, err
+	}
+	enq := NewEnqueuer(rdb, cfg)
+	dispatcher, router, err := NewRouter(cfg, enq, log)
+	if err != nil {
+		return nil, err
 	}
 	// asynq's queue metrics come from an Inspector with its own connection
 	// pool on the same Redis, closed by cleanup.
 	insp := asynq.NewInspector(connOpt)
 	if err := reg.Register(queueCollector{metrics.NewQueueMetricsCollector(insp)}); err != nil {
 		_ = insp.Close()
-		return nil, nil, fmt.Errorf("register asynq queue metrics: %w", err)
+		return nil, fmt.Errorf("register asynq queue metrics: %w", err)
 	}
-	enq := NewEnqueuer(rdb, cfg)
 	var ui *asynqmon.HTTPHandler
 	if cfg.MonitoringPath != "" {
 		ui = asynqmon.New(asynqmon.Options{
@@ -107,14 +133,6 @@ func ProducerHandler(cfg config.Producer, rdb redis.UniversalClient, connOpt asy
 			ReadOnly:         cfg.MonitoringReadOnly,
 		})
 	}
-	apiCfg := producer.Config{
-		Enqueuer: enq, Redis: rdb, APIToken: token, AuthDisabled: cfg.AuthDisabled,
-		MaxBodyBytes: cfg.MaxBodyBytes, Logger: log, Registerer: reg,
-		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
-	}
-	if ui != nil {
-		apiCfg.Monitoring, apiCfg.MonitoringPath = ui, cfg.MonitoringPath
-	}
 	cleanup := func() {
 		_ = enq.Close()
 		if ui != nil {
@@ -122,15 +140,89 @@ func ProducerHandler(cfg config.Producer, rdb redis.UniversalClient, connOpt asy
 		}
 		_ = insp.Close()
 	}
+	fail := func(err error) (*Producer, error) { cleanup(); return nil, err }
+
+	hbCfg := heartbeat.Config{Redis: rdb, Dispatcher: dispatcher, CheckInterval: cfg.HeartbeatCheckInterval,
+		MaxBodyBytes: cfg.MaxBodyBytes, Logger: log}
+	hbAPI, err := heartbeat.NewHandler(hbCfg)
+	if err != nil {
+		return fail(err)
+	}
+	checker, err := heartbeat.NewChecker(hbCfg)
+	if err != nil {
+		return fail(err)
+	}
+	whCfg := webhooks.Config{
+		Dispatcher: dispatcher, Token: token, AuthDisabled: cfg.AuthDisabled,
+		GrafanaSecret: grafanaSecret, GitHubSecret: ghSecret, SentrySecret: sentrySecret,
+		MaxBodyBytes: cfg.MaxBodyBytes, Logger: log,
+	}
+	if router != nil {
+		whCfg.Generic = webhooks.GenericFromRouter(router)
+	}
+	hooks, err := webhooks.Handler(whCfg)
+	if err != nil {
+		return fail(err)
+	}
+	alertsAPI := alerts.NewAPIHandler(dispatcher, cfg.MaxBodyBytes, log)
+	apiCfg := producer.Config{
+		Enqueuer: enq, Redis: rdb, APIToken: token, AuthDisabled: cfg.AuthDisabled,
+		MaxBodyBytes: cfg.MaxBodyBytes, Logger: log, Registerer: reg,
+		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
+		Mounts: []producer.Mount{
+			{Pattern: "/v1/alerts", Handler: alertsAPI},
+			{Pattern: "/v1/heartbeats", Handler: hbAPI},
+			{Pattern: "/v1/heartbeats/", Handler: hbAPI},
+			// The webhook receivers authenticate each request themselves:
+			// the API token, or the sender's signature.
+			{Pattern: "/v1/webhooks/", Handler: hooks, SelfAuth: true},
+		},
+	}
+	if ui != nil {
+		apiCfg.Monitoring, apiCfg.MonitoringPath = ui, cfg.MonitoringPath
+	}
 	api, err := producer.NewAPI(apiCfg)
 	if err != nil {
-		cleanup()
-		return nil, nil, err
+		return fail(err)
 	}
-	return api.Handler(), cleanup, nil
+	return &Producer{handler: api.Handler(), router: router, checker: checker, routesFile: cfg.RoutesFile,
+		log: log, cleanup: cleanup}, nil
 }
 
-// RunProducer serves the producer API until ctx ends.
+// Handler returns the HTTP API.
+func (p *Producer) Handler() http.Handler { return p.handler }
+
+// Start runs the heartbeat checker until Close.
+func (p *Producer) Start(ctx context.Context) error { return p.checker.Start(ctx) }
+
+// Reload re-reads the routing file; on error the routes in use stay.
+func (p *Producer) Reload() error {
+	if p.router == nil || p.routesFile == "" {
+		return fmt.Errorf("no routing file to reload: set %s", config.EnvRoutesFile)
+	}
+	return p.router.Reload(p.routesFile)
+}
+
+// Close stops the checker (waiting for a check in progress) and releases
+// the producer's connections other than rdb.
+func (p *Producer) Close() {
+	p.checker.Shutdown()
+	p.cleanup()
+}
+
+// ProducerHandler builds the API without starting the heartbeat checker,
+// for tests and embedders that only need the HTTP side. The returned
+// cleanup closes what it opened.
+func ProducerHandler(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.RedisConnOpt, reg *prometheus.Registry, log *slog.Logger) (http.Handler, func(), error) {
+	p, err := NewProducer(cfg, rdb, connOpt, reg, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p.Handler(), p.Close, nil
+}
+
+// RunProducer serves the producer API until ctx ends. SIGHUP reloads the
+// routing file.
 func RunProducer(ctx context.Context, cfg config.Producer, log *slog.Logger) error {
 	opts, err := cfg.Redis.UniversalOptions()
 	if err != nil {
@@ -142,13 +234,34 @@ func RunProducer(ctx context.Context, cfg config.Producer, log *slog.Logger) err
 	}
 	rdb := redis.NewUniversalClient(opts)
 	defer rdb.Close()
-	h, cleanup, err := ProducerHandler(cfg, rdb, connOpt, NewRegistry(), log)
+	p, err := NewProducer(cfg, rdb, connOpt, NewRegistry(), log)
 	if err != nil {
 		return err
 	}
-	defer cleanup()
-	log.Info("producer starting", "listen", cfg.Listen, "redis", cfg.Redis.Redacted(), "monitoring", cfg.MonitoringPath, "auth", !cfg.AuthDisabled)
-	if err := worker.ListenAndServe(ctx, cfg.Listen, h, log); err != nil {
+	defer p.Close()
+	if err := p.Start(ctx); err != nil {
+		return err
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				if err := p.Reload(); err != nil {
+					log.Error("routing file not reloaded; the previous routes stay in use", "error", err)
+				} else {
+					log.Info("routing file reloaded", "file", cfg.RoutesFile)
+				}
+			}
+		}
+	}()
+	log.Info("producer starting", "listen", cfg.Listen, "redis", cfg.Redis.Redacted(), "monitoring", cfg.MonitoringPath,
+		"auth", !cfg.AuthDisabled, "routes", cfg.RoutesFile)
+	if err := worker.ListenAndServe(ctx, cfg.Listen, p.Handler(), log); err != nil {
 		return fmt.Errorf("producer: %w", err)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/worker"
 )
@@ -45,8 +46,15 @@ func NewWorker(cfg config.Worker, sender worker.Sender, reg prometheus.Registere
 		BackoffBase:     cfg.BackoffBase,
 		BackoffCap:      cfg.BackoffCap,
 		SentRetention:   cfg.SentRetention,
-		Logger:          log,
-		Registerer:      reg,
+		Digest: digest.Config{
+			GracePeriod:  cfg.Digest.GracePeriod,
+			MaxDelay:     cfg.Digest.MaxDelay,
+			MaxSize:      cfg.Digest.MaxSize,
+			MaxMessages:  cfg.Digest.MaxMessages,
+			ReclaimAfter: cfg.Digest.ReclaimAfter,
+		},
+		Logger:     log,
+		Registerer: reg,
 	})
 	if err != nil {
 		return nil, err

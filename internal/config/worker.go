@@ -27,6 +27,12 @@ const (
 	EnvLimitGroup      = "HERALD_LIMIT_GROUP"
 	EnvBurstGroup      = "HERALD_BURST_GROUP"
 	EnvLimitQueues     = "HERALD_LIMIT_QUEUES"
+
+	EnvDigestGracePeriod  = "HERALD_DIGEST_GRACE_PERIOD"
+	EnvDigestMaxDelay     = "HERALD_DIGEST_MAX_DELAY"
+	EnvDigestMaxSize      = "HERALD_DIGEST_MAX_SIZE"
+	EnvDigestMaxMessages  = "HERALD_DIGEST_MAX_MESSAGES"
+	EnvDigestReclaimAfter = "HERALD_DIGEST_RECLAIM_AFTER"
 )
 
 // Worker defaults.
@@ -38,7 +44,89 @@ const (
 	DefaultBackoffCap      = 10 * time.Minute
 	DefaultSentRetention   = 168 * time.Hour
 	DefaultWorkerListen    = ":9091"
+
+	DefaultDigestGracePeriod  = 10 * time.Second
+	DefaultDigestMaxDelay     = 30 * time.Second
+	DefaultDigestMaxSize      = 100
+	DefaultDigestMaxMessages  = 3
+	DefaultDigestReclaimAfter = 30 * time.Second
 )
+
+// Bounds of the digest settings.
+const (
+	maxDigestSize     = 1000
+	maxDigestMessages = 10
+	// asynqAggregationTimeout is when asynq v0.26 itself reclaims an
+	// aggregation set; Herald's reclaimer must act sooner.
+	asynqAggregationTimeout = 2 * time.Minute
+)
+
+// Digest shapes the digests coalescible messages are folded into, per
+// destination chat (and forum topic).
+type Digest struct {
+	// GracePeriod flushes a destination's pending items once none has
+	// arrived for this long (HERALD_DIGEST_GRACE_PERIOD, 10s; whole
+	// seconds, at least 1s).
+	GracePeriod time.Duration
+	// MaxDelay flushes them once the oldest has waited this long
+	// (HERALD_DIGEST_MAX_DELAY, 30s; whole seconds, at least GracePeriod).
+	MaxDelay time.Duration
+	// MaxSize flushes a destination at once when this many items wait, and
+	// bounds the items of one digest (HERALD_DIGEST_MAX_SIZE, 100).
+	MaxSize int
+	// MaxMessages is the most messages one digest is rendered into; the
+	// items that do not fit go into the next digest
+	// (HERALD_DIGEST_MAX_MESSAGES, 3).
+	MaxMessages int
+	// ReclaimAfter is how old an aggregation left behind by a crashed
+	// worker gets before its items go back to their destination's group
+	// (HERALD_DIGEST_RECLAIM_AFTER, 30s; below 2m).
+	ReclaimAfter time.Duration
+}
+
+// withDefaults fills zero digest settings.
+func (d Digest) withDefaults() Digest {
+	if d.GracePeriod == 0 {
+		d.GracePeriod = DefaultDigestGracePeriod
+	}
+	if d.MaxDelay == 0 {
+		d.MaxDelay = DefaultDigestMaxDelay
+	}
+	if d.MaxSize == 0 {
+		d.MaxSize = DefaultDigestMaxSize
+	}
+	if d.MaxMessages == 0 {
+		d.MaxMessages = DefaultDigestMaxMessages
+	}
+	if d.ReclaimAfter == 0 {
+		d.ReclaimAfter = DefaultDigestReclaimAfter
+	}
+	return d
+}
+
+// validate checks the digest settings against asynq's and Herald's bounds.
+func (d Digest) validate(p *problems) {
+	if d.GracePeriod < time.Second || d.GracePeriod%time.Second != 0 {
+		p.add(EnvDigestGracePeriod, "must be a whole number of seconds, at least 1s (asynq counts seconds), got %s", fmtDur(d.GracePeriod))
+	}
+	switch {
+	case d.MaxDelay%time.Second != 0:
+		p.add(EnvDigestMaxDelay, "must be a whole number of seconds (e.g. 30s), got %s", fmtDur(d.MaxDelay))
+	case d.MaxDelay < d.GracePeriod:
+		p.add(EnvDigestMaxDelay, "is %s, below %s which is %s; raise it or lower the grace period",
+			fmtDur(d.MaxDelay), ref(EnvDigestGracePeriod), fmtDur(d.GracePeriod))
+	}
+	if d.MaxSize < 1 || d.MaxSize > maxDigestSize {
+		p.add(EnvDigestMaxSize, "must be between 1 and %d, got %d", maxDigestSize, d.MaxSize)
+	}
+	if d.MaxMessages < 1 || d.MaxMessages > maxDigestMessages {
+		p.add(EnvDigestMaxMessages, "must be between 1 and %d, got %d", maxDigestMessages, d.MaxMessages)
+	}
+	if d.ReclaimAfter < time.Second || d.ReclaimAfter >= asynqAggregationTimeout {
+		p.add(EnvDigestReclaimAfter, "must be at least 1s and below %s (when asynq reclaims on its own), got %s",
+			fmtDur(asynqAggregationTimeout), fmtDur(d.ReclaimAfter))
+	}
+}
 
 // defaultQueueMap returns a fresh copy of the default queue priorities.
 func defaultQueueMap() map[string]int {
@@ -147,6 +235,8 @@ type Worker struct {
 	// (HERALD_WORKER_LISTEN, ":9091"); "" disables it ("off" in the
 	// environment).
 	Listen string
+	// Digest shapes the digests of coalescible messages.
+	Digest Digest
 }
 
 // WithDefaults returns w with every zero-valued setting replaced by its
@@ -178,6 +268,7 @@ func (w Worker) WithDefaults() Worker {
 	if w.Listen == "" {
 		w.Listen = DefaultWorkerListen
 	}
+	w.Digest = w.Digest.withDefaults()
 	return w
 }
 
@@ -212,6 +303,7 @@ func (w Worker) Validate() error {
 		validateListen(&p, EnvWorkerListen, w.Listen, DefaultWorkerListen)
 	}
 	w.Limits.validate(&p, w.Queues)
+	w.Digest.validate(&p)
 	return p.err()
 }
 
@@ -325,5 +417,15 @@ func workerSpecs(w *Worker) []spec {
 		newSpec(EnvBurstGroup, "1", "Burst for one group, supergroup or channel.", intVar(&w.Limits.Group.Burst)),
 		newSpec(EnvLimitQueues, "", `Per-queue send rates as NAME=RATE pairs, e.g. "default=20/s,low=5/s".`,
 			queueRatesVar(&w.Limits.Queues)),
+		newSpec(EnvDigestGracePeriod, "10s", "A chat's coalescible messages are sent as a digest once none arrived for this long (whole seconds).",
+			durationVar(&w.Digest.GracePeriod)),
+		newSpec(EnvDigestMaxDelay, "30s", "A chat's oldest coalescible message waits at most about this long for its digest (whole seconds).",
+			durationVar(&w.Digest.MaxDelay)),
+		newSpec(EnvDigestMaxSize, "100", "Most messages in one digest; a chat with this many waiting is flushed at once.",
+			intVar(&w.Digest.MaxSize)),
+		newSpec(EnvDigestMaxMessages, "3", "Most Telegram messages one digest is rendered into; items that do not fit go into the next digest.",
+			intVar(&w.Digest.MaxMessages)),
+		newSpec(EnvDigestReclaimAfter, "30s", "Age at which a digest aggregation left behind by a crashed worker is given back to its chat's queue.",
+			durationVar(&w.Digest.ReclaimAfter)),
 	)
 }

@@ -39,6 +39,8 @@ func TestLoadWorkerDefaults(t *testing.T) {
 		BackoffCap:      10 * time.Minute,
 		SentRetention:   168 * time.Hour,
 		Listen:          ":9091",
+		Digest: Digest{GracePeriod: 10 * time.Second, MaxDelay: 30 * time.Second, MaxSize: 100, MaxMessages: 3,
+			ReclaimAfter: 30 * time.Second},
 	}
 	if !reflect.DeepEqual(w, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", w, want)
@@ -72,6 +74,12 @@ var workerEnv = map[string]string{
 	"HERALD_LIMIT_GROUP":      "10/m",
 	"HERALD_BURST_GROUP":      "3",
 	"HERALD_LIMIT_QUEUES":     "alerts=20/s,bulk_low=0.5/s",
+
+	"HERALD_DIGEST_GRACE_PERIOD":  "5s",
+	"HERALD_DIGEST_MAX_DELAY":     "20s",
+	"HERALD_DIGEST_MAX_SIZE":      "50",
+	"HERALD_DIGEST_MAX_MESSAGES":  "2",
+	"HERALD_DIGEST_RECLAIM_AFTER": "10s",
 }
 
 func TestLoadWorkerEnv(t *testing.T) {
@@ -103,6 +111,8 @@ func TestLoadWorkerEnv(t *testing.T) {
 		BackoffCap:      time.Minute,
 		SentRetention:   48 * time.Hour,
 		Listen:          "127.0.0.1:0",
+		Digest: Digest{GracePeriod: 5 * time.Second, MaxDelay: 20 * time.Second, MaxSize: 50, MaxMessages: 2,
+			ReclaimAfter: 10 * time.Second},
 	}
 	if !reflect.DeepEqual(w, want) {
 		t.Fatalf("env:\n got %+v\nwant %+v", w, want)
@@ -296,6 +306,18 @@ func TestWorkerValidate(t *testing.T) {
 			"REDIS_URL (-redis-url) \"memcached://x\" has unsupported scheme \"memcached\"; accepted schemes are redis://, rediss://, redis-sentinel://, redis-cluster://, rediss-cluster:// and redis-socket://"},
 		{"log format", func(w *Worker) { w.Log.Format = "xml" },
 			`LOG_FORMAT (-log-format) must be json, text or auto, got "xml"`},
+		{"digest grace below asynq's second", func(w *Worker) { w.Digest.GracePeriod = 500 * time.Millisecond },
+			"HERALD_DIGEST_GRACE_PERIOD (-digest-grace-period) must be a whole number of seconds, at least 1s"},
+		{"digest max delay fraction", func(w *Worker) { w.Digest.MaxDelay = 30500 * time.Millisecond },
+			"HERALD_DIGEST_MAX_DELAY (-digest-max-delay) must be a whole number of seconds"},
+		{"digest max delay below grace", func(w *Worker) { w.Digest.MaxDelay = 5 * time.Second },
+			"HERALD_DIGEST_MAX_DELAY (-digest-max-delay) is 5s, below HERALD_DIGEST_GRACE_PERIOD (-digest-grace-period) which is 10s"},
+		{"digest size", func(w *Worker) { w.Digest.MaxSize = 5000 },
+			"HERALD_DIGEST_MAX_SIZE (-digest-max-size) must be between 1 and 1000, got 5000"},
+		{"digest messages", func(w *Worker) { w.Digest.MaxMessages = -1 },
+			"HERALD_DIGEST_MAX_MESSAGES (-digest-max-messages) must be between 1 and 10, got -1"},
+		{"digest reclaim after asynq", func(w *Worker) { w.Digest.ReclaimAfter = 3 * time.Minute },
+			"HERALD_DIGEST_RECLAIM_AFTER (-digest-reclaim-after) must be at least 1s and below 2m"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

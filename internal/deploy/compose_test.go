@@ -21,8 +21,9 @@ func TestComposeServicesAndProfiles(t *testing.T) {
 		want     []string
 		disabled []string
 	}{
-		{"default", nil, []string{svcProducer, svcRedis, svcWorker}, []string{svcPrometheus}},
-		{"monitoring", []string{"monitoring"}, []string{svcProducer, svcPrometheus, svcRedis, svcWorker}, nil},
+		{"default", nil, []string{svcProducer, svcRedis, svcWorker}, []string{svcFeeds, svcPrometheus}},
+		{"monitoring", []string{"monitoring"}, []string{svcProducer, svcPrometheus, svcRedis, svcWorker}, []string{svcFeeds}},
+		{"feeds", []string{"feeds"}, []string{svcFeeds, svcProducer, svcRedis, svcWorker}, []string{svcPrometheus}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -36,9 +37,32 @@ func TestComposeServicesAndProfiles(t *testing.T) {
 			}
 		})
 	}
-	p := loadProject(t, loadOpts{dotEnv: exampleEnv(t), profiles: []string{"monitoring"}})
+	p := loadProject(t, loadOpts{dotEnv: exampleEnv(t), profiles: []string{"monitoring", "feeds"}})
 	if got := service(t, p, svcPrometheus).Profiles; !slices.Equal(got, []string{"monitoring"}) {
 		t.Errorf("prometheus profiles = %v, want [monitoring]", got)
+	}
+	if got := service(t, p, svcFeeds).Profiles; !slices.Equal(got, []string{"feeds"}) {
+		t.Errorf("feeds profiles = %v, want [feeds]", got)
+	}
+	feeds := service(t, p, svcFeeds)
+	if !slices.Equal(feeds.Command, types.ShellCommand{"feeds"}) {
+		t.Errorf("feeds command = %v, want [feeds]", feeds.Command)
+	}
+	cfg, err := config.LoadProducer(nil, envOf(feeds))
+	if err != nil {
+		t.Fatalf("feeds environment: %v", err)
+	}
+	if !strings.HasPrefix(cfg.FeedsFile, "/etc/herald/") {
+		t.Errorf("HERALD_FEEDS_FILE = %q, want a file under the mounted /etc/herald", cfg.FeedsFile)
+	}
+	for _, name := range []string{svcProducer, svcFeeds} {
+		mounted := false
+		for _, v := range service(t, p, name).Volumes {
+			mounted = mounted || (v.Target == "/etc/herald" && v.ReadOnly)
+		}
+		if !mounted {
+			t.Errorf("%s does not mount ./deploy read-only at /etc/herald (routing and feed files)", name)
+		}
 	}
 	for _, name := range []string{svcRedis, svcProducer, svcWorker} {
 		if got := service(t, p, name).Profiles; len(got) != 0 {

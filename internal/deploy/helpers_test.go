@@ -32,6 +32,7 @@ const (
 	svcProducer   = "producer"
 	svcWorker     = "worker"
 	svcPrometheus = "prometheus"
+	svcFeeds      = "feeds"
 )
 
 // repoRoot finds the directory holding go.mod above the test's directory.

@@ -6,9 +6,11 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/herald-dev/herald/internal/markup"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
 
@@ -18,6 +20,9 @@ type Message struct {
 	Chat  string
 	Text  string
 	Queue string
+	// Coalesce posts the message with "coalesce": true: it may reach the
+	// chat inside a digest.
+	Coalesce bool
 }
 
 // S1 is 200 unique messages, shuffled: 40 to each of 4 private chats and 40
@@ -42,6 +47,21 @@ func S2(seed uint64) []Message {
 		chat := strconv.Itoa(2000 + c)
 		for i := 0; i < 20; i++ {
 			ms = append(ms, Message{Chat: chat, Text: fmt.Sprintf("S2 %s #%d", chat, i)})
+		}
+	}
+	shuffle(ms, seed)
+	return ms
+}
+
+// S4 is S1 with coalescing on: 200 messages, 40 to each of 4 private chats
+// and one group chat, shuffled, every one coalescible. Texts are unique and
+// none is a prefix of another, so items can be found inside digests.
+func S4(seed uint64) []Message {
+	var ms []Message
+	chats := []string{"1001", "1002", "1003", "1004", "-1001000000001"}
+	for _, c := range chats {
+		for i := 0; i < 40; i++ {
+			ms = append(ms, Message{Chat: c, Text: fmt.Sprintf("S4 %s #%03d", c, i), Coalesce: true})
 		}
 	}
 	shuffle(ms, seed)
@@ -92,6 +112,10 @@ type Outcome struct {
 	TooMany    int64         // 429 answers
 	Drain      time.Duration // first enqueue to last delivery
 	Latencies  []time.Duration
+	// Messages counts the Telegram messages that carried the scenario's
+	// messages (fewer than Delivered when they were coalesced; see
+	// TallyItems).
+	Messages int
 }
 
 // Percentile returns the p-th percentile (0..100) of the latencies.
@@ -120,6 +144,9 @@ func (f *Fleet) PostAll(ctx context.Context, ms []Message, parallel int) (time.T
 				body := map[string]any{"chat": m.Chat, "text": m.Text}
 				if m.Queue != "" {
 					body["queue"] = m.Queue
+				}
+				if m.Coalesce {
+					body["coalesce"] = true
 				}
 				if _, _, err := f.Post(ctx, body); err != nil {
 					errc <- err
@@ -171,6 +198,48 @@ func Tally(ms []Message, delivered []telegramfake.Message, stats telegramfake.St
 	}
 	for text := range want {
 		switch n := seen[text]; {
+		case n == 0:
+			o.Lost++
+		default:
+			o.Delivered++
+			o.Duplicates += n - 1
+		}
+	}
+	if !last.IsZero() {
+		o.Drain = last.Sub(start)
+	}
+	return o
+}
+
+// TallyItems is Tally for coalesced scenarios: a message counts as
+// delivered when its text shows in the visible text of a delivered message,
+// alone or inside a digest, and each further showing is a duplicate.
+// Messages counts the delivered messages that showed any.
+func TallyItems(ms []Message, delivered []telegramfake.Message, stats telegramfake.Stats, start time.Time) Outcome {
+	o := Outcome{Sent: len(ms), TooMany: stats.TooMany}
+	seen := make(map[string]int, len(ms))
+	var last time.Time
+	for _, d := range delivered {
+		plain, err := markup.Plain(d.Text, markup.Mode(d.ParseMode))
+		if err != nil {
+			plain = d.Text
+		}
+		found := false
+		for _, m := range ms {
+			if n := strings.Count(plain, m.Text); n > 0 {
+				seen[m.Text] += n
+				found = true
+			}
+		}
+		if found {
+			o.Messages++
+			if d.At.After(last) {
+				last = d.At
+			}
+		}
+	}
+	for _, m := range ms {
+		switch n := seen[m.Text]; {
 		case n == 0:
 			o.Lost++
 		default:

@@ -118,6 +118,9 @@ type Result struct {
 	// Duplicate is true when the idempotency key was seen within the window
 	// and nothing new was enqueued.
 	Duplicate bool `json:"duplicate"`
+	// Coalesced is true when the message waits in its chat's group for the
+	// next digest (Request.Coalesce outside the critical queue).
+	Coalesced bool `json:"coalesced,omitempty"`
 }
 
 // ErrUnavailable wraps Redis failures: the message was NOT stored and the
@@ -150,12 +153,19 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 			return Result{}, err
 		}
 	}
+	coalesce := coalescible(req, queue)
+	if coalesce && req.Item != nil {
+		validateItem(*req.Item, e.cfg.Limits, verr)
+	}
 	if len(verr.Fields) > 0 {
 		return Result{}, verr
 	}
 	if msg.MaxRetry == nil {
 		budget := e.cfg.MaxRetry
 		msg.MaxRetry = &budget
+	}
+	if coalesce {
+		return e.enqueueCoalesced(ctx, msg, queue, req.Item)
 	}
 	payload, err := msg.Encode()
 	if err != nil {
@@ -171,14 +181,8 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 	}
 	if msg.IdempotencyKey != "" {
 		id := TaskIDForKey(msg.IdempotencyKey)
-		// asynq refuses a repeated task id only within one queue; Herald's
-		// claim makes the key unique across queues.
-		q, err := e.rdb.Get(ctx, keys.Idempotency(id)).Result()
-		switch {
-		case err == nil:
-			return Result{TaskID: id, Queue: q, Duplicate: true}, nil
-		case !errors.Is(err, redis.Nil):
-			return Result{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		if res, dup, err := e.claimed(ctx, id); err != nil || dup {
+			return res, err
 		}
 		opts = append(opts, asynq.TaskID(id), asynq.Retention(e.cfg.IdempotencyWindow))
 	}
@@ -192,12 +196,32 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 	if msg.IdempotencyKey != "" {
 		// Best effort: the task is stored; without the claim only a repeat
 		// into another queue could slip through.
-		_ = e.rdb.SetNX(ctx, keys.Idempotency(info.ID), info.Queue, e.cfg.IdempotencyWindow).Err()
+		e.claim(ctx, info.ID, info.Queue)
 	}
 	// Wake an idle worker now rather than at its next poll. Best effort: the
 	// task is already stored, and workers poll anyway.
 	_ = wake.Notify(ctx, e.rdb, queue)
 	return Result{TaskID: info.ID, Queue: info.Queue}, nil
+}
+
+// claimed looks up the claim of an idempotency key's task id. asynq refuses
+// a repeated task id only within one queue; Herald's claim makes the key
+// unique across queues. dup reports a claim, with the Result to answer.
+func (e *Enqueuer) claimed(ctx context.Context, id string) (res Result, dup bool, err error) {
+	q, err := e.rdb.Get(ctx, keys.Idempotency(id)).Result()
+	switch {
+	case err == nil:
+		return Result{TaskID: id, Queue: q, Duplicate: true}, true, nil
+	case !errors.Is(err, redis.Nil):
+		return Result{}, false, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return Result{}, false, nil
+}
+
+// claim records that the task id of an idempotency key went to queue, for
+// the idempotency window. Best effort: the task is stored already.
+func (e *Enqueuer) claim(ctx context.Context, id, queue string) {
+	_ = e.rdb.SetNX(ctx, keys.Idempotency(id), queue, e.cfg.IdempotencyWindow).Err()
 }
 
 func contains(list []string, s string) bool {

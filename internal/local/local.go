@@ -33,6 +33,9 @@ type Options struct {
 	// instead of the fake.
 	TelegramToken  string
 	TelegramAPIURL string
+	// RoutesFile is an alert routing file; empty routes every alert to the
+	// demo chat 42.
+	RoutesFile string
 	// Out receives the banner with the URLs.
 	Out io.Writer
 	// Logger defaults to slog.Default().
@@ -48,6 +51,9 @@ type Endpoints struct {
 	// its /fake/messages lists what was delivered.
 	FakeTelegram string
 }
+
+// demoChat receives every alert when no routing file is given.
+const demoChat = "42"
 
 // Run starts everything and blocks until ctx ends.
 func Run(ctx context.Context, o Options) error {
@@ -85,7 +91,11 @@ func Run(ctx context.Context, o Options) error {
 		apiURL = config.DefaultTelegramAPIURL
 	}
 
-	pcfg := config.Producer{Redis: config.Redis{URL: redisURL}, Listen: o.Listen, AuthDisabled: true}.WithDefaults()
+	pcfg := config.Producer{Redis: config.Redis{URL: redisURL}, Listen: o.Listen, AuthDisabled: true,
+		RoutesFile: o.RoutesFile}.WithDefaults()
+	if pcfg.RoutesFile == "" {
+		pcfg.AlertsDefaultChat = demoChat
+	}
 	wcfg := config.Worker{Redis: config.Redis{URL: redisURL}, Listen: ""}.WithDefaults()
 	wcfg.Listen = ""
 
@@ -100,11 +110,15 @@ func Run(ctx context.Context, o Options) error {
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
-	h, cleanup, err := app.ProducerHandler(pcfg, rdb, asynq.RedisClientOpt{Addr: mr.Addr()}, reg, log)
+	prod, err := app.NewProducer(pcfg, rdb, asynq.RedisClientOpt{Addr: mr.Addr()}, reg, log)
 	if err != nil {
 		return err
 	}
-	defer cleanup()
+	defer prod.Close()
+	if err := prod.Start(ctx); err != nil {
+		return err
+	}
+	h := prod.Handler()
 
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
@@ -136,6 +150,11 @@ func Run(ctx context.Context, o Options) error {
 		fmt.Fprintf(o.Out, "  Telegram: %s (real bot token)\n", apiURL)
 	}
 	fmt.Fprintf(o.Out, "Try:\n  curl -s -X POST %s/v1/messages -H 'Content-Type: application/json' -d '{\"chat\":\"42\",\"text\":\"hello from Herald\"}'\n", base)
+	fmt.Fprintf(o.Out, "  curl -s -X POST %s/v1/alerts -H 'Content-Type: application/json' -d '{\"title\":\"Disk almost full\",\"severity\":\"warning\"}'\n", base)
+	fmt.Fprintf(o.Out, "  curl -s -X PUT '%s/v1/heartbeats/nightly-backup?interval=1m'\n", base)
+	if o.RoutesFile == "" {
+		fmt.Fprintf(o.Out, "Alerts, heartbeats and webhooks go to chat %s (pass -routes FILE for a routing file).\n", demoChat)
+	}
 	if o.Ready != nil {
 		ep := Endpoints{API: base}
 		if fake != nil {

@@ -36,10 +36,23 @@ type Config struct {
 	// Metrics, when set, is served at /metrics (no authentication: bind the
 	// port privately).
 	Metrics http.Handler
+	// Mounts are further endpoints (the alerts API, heartbeats, webhooks).
+	Mounts []Mount
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Registerer receives the API's metrics; nil means none.
 	Registerer prometheus.Registerer
+}
+
+// Mount is one further endpoint of the API.
+type Mount struct {
+	// Pattern is a net/http ServeMux pattern, e.g. "POST /v1/alerts".
+	Pattern string
+	// Handler serves it.
+	Handler http.Handler
+	// SelfAuth marks handlers that authenticate requests themselves
+	// (signed webhooks); all others are served behind the API token.
+	SelfAuth bool
 }
 
 // API is the producer's HTTP interface.
@@ -87,6 +100,13 @@ func (a *API) Handler() http.Handler {
 		w.Header().Set("Allow", "POST")
 		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "use POST")
 	})
+	for _, m := range a.cfg.Mounts {
+		h := m.Handler
+		if !m.SelfAuth {
+			h = a.authed(h)
+		}
+		mux.Handle(m.Pattern, h)
+	}
 	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", a.readyz)
 	if a.cfg.Metrics != nil {
@@ -150,7 +170,7 @@ func (a *API) handleMessage(w http.ResponseWriter, r *http.Request) int {
 		}
 		req.IdempotencyKey = h
 	}
-	res, err := a.cfg.Enqueuer.Enqueue(r.Context(), jobs.Request{Queue: req.Queue, Message: jobs.SendMessage{
+	res, err := a.cfg.Enqueuer.Enqueue(r.Context(), jobs.Request{Queue: req.Queue, Coalesce: req.Coalesce, Message: jobs.SendMessage{
 		Chat: req.Chat, Text: req.Text, ParseMode: req.ParseMode,
 		DisableNotification: req.DisableNotification, MessageThreadID: req.MessageThreadID,
 		DisableLinkPreview: req.DisableLinkPreview, ProtectContent: req.ProtectContent,

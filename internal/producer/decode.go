@@ -12,4 +12,7 @@ type MessageRequest struct {
 	IdempotencyKey      string `json:"idempotency_key,omitempty"`
 	// Queue is "critical", "default" or "low" (or as configured).
 	Queue string `json:"queue,omitempty"`
+	// Coalesce lets the message wait for the chat's next digest instead of
+	// going out alone; ignored on the critical queue.
+	Coalesce bool `json:"coalesce,omitempty"`
 }

@@ -47,7 +47,19 @@ type Metrics struct {
 	// LeaseRecovered counts tasks requeued because the worker holding them
 	// stopped extending their lease, by queue.
 	LeaseRecovered *prometheus.CounterVec
+	// DigestItems counts the items of digest tasks by outcome: delivered (in
+	// a digest message, or alone), carried to the next digest, skipped (an
+	// other digest had claimed them) or invalid (unreadable, archived).
+	DigestItems *prometheus.CounterVec
+	// DigestMessages counts messages digests handed to the send path.
+	DigestMessages prometheus.Counter
+	// DigestReclaimed counts items put back into their group from an
+	// aggregation set a dead aggregator left behind.
+	DigestReclaimed prometheus.Counter
 }
+
+// digestOutcomes are the values of herald_digest_items_total's outcome.
+var digestOutcomes = []string{"delivered", "carried", "skipped", "invalid"}
 
 // NewMetrics creates the worker's metrics and registers them on reg (nil:
 // not registered). Series whose label values are known in advance (every
@@ -97,6 +109,21 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "herald_lease_recovered_total",
 			Help: "Tasks handed to another worker because the worker holding them stopped extending their lease (crashed, frozen or cut off), by queue.",
 		}, []string{"queue"}),
+		DigestItems: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_digest_items_total",
+			Help: "Items of digest tasks by outcome: delivered (in a digest message or alone), carried to the next digest, skipped (claimed by another digest) or invalid (unreadable, archived).",
+		}, []string{"outcome"}),
+		DigestMessages: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herald_digest_messages_total",
+			Help: "Messages digests handed to the send path (a digest message, or an item sent alone).",
+		}),
+		DigestReclaimed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herald_digest_reclaimed_items_total",
+			Help: "Coalesced items put back into their group after the worker aggregating them died.",
+		}),
+	}
+	for _, o := range digestOutcomes {
+		m.DigestItems.WithLabelValues(o)
 	}
 	for _, r := range telegram.Reasons() {
 		m.Retries.WithLabelValues(string(r))
@@ -109,7 +136,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.Archived.WithLabelValues(r)
 	}
 	if reg != nil {
-		reg.MustRegister(m.Sent, m.TooMany, m.Retries, m.Archived, m.Deferrals, m.RateWait, m.Latency, m.PossibleDuplicates, m.SkippedAlreadySent, m.LeaseRecovered)
+		reg.MustRegister(m.Sent, m.TooMany, m.Retries, m.Archived, m.Deferrals, m.RateWait, m.Latency, m.PossibleDuplicates, m.SkippedAlreadySent, m.LeaseRecovered,
+			m.DigestItems, m.DigestMessages, m.DigestReclaimed)
 	}
 	return m
 }
@@ -127,4 +155,6 @@ func (m *Metrics) InitQueues(queues []string) {
 	}
 }
 
-func (m *Metrics) leaseRecovered(queue string, n int) { m.LeaseRecovered.WithLabelValues(queue).Add(float64(n)) }
+func (m *Metrics) leaseRecovered(queue string, n int) {
+	m.LeaseRecovered.WithLabelValues(queue).Add(float64(n))
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/wake"
@@ -58,6 +59,10 @@ type Config struct {
 	// LeaseSweepInterval is how often each worker looks for such tasks;
 	// default 2s.
 	LeaseSweepInterval time.Duration
+	// Digest configures per-destination digests: the grouping settings of
+	// the asynq server, the digest handler and the aggregation-set
+	// reclaimer (see digest.Config for the defaults).
+	Digest digest.Config
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Registerer receives the worker's metrics; nil means none.
@@ -97,6 +102,7 @@ func (c Config) WithDefaults() Config {
 		c.Logger = slog.Default()
 	}
 	c.Limits = c.Limits.WithDefaults()
+	c.Digest = c.Digest.WithDefaults()
 	return c
 }
 
@@ -117,6 +123,9 @@ func (c Config) validate() error {
 	if c.BackoffBase > c.BackoffCap {
 		errs = append(errs, fmt.Errorf("worker: Config.BackoffBase (%v) must not exceed BackoffCap (%v)", c.BackoffBase, c.BackoffCap))
 	}
+	if err := c.Digest.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("worker: Config.Digest: %w", err))
+	}
 	return errors.Join(errs...)
 }
 
@@ -127,10 +136,13 @@ type Worker struct {
 	waker    *wake.Waker
 	promoter *promoter
 	sweeper  *leaseSweeper
-	handler  *Handler
-	srv      *asynq.Server
-	ready    atomic.Bool
-	Metrics  *Metrics
+	// reclaimer returns abandoned aggregation sets to their groups.
+	reclaimer *setReclaimer
+	digests   digestTasks
+	handler   *Handler
+	srv       *asynq.Server
+	ready     atomic.Bool
+	Metrics   *Metrics
 }
 
 // New builds a Worker; Run starts it.
@@ -148,6 +160,7 @@ func New(cfg Config) (*Worker, error) {
 	waker := wake.New(queues, cfg.MaxIdle, uuid.NewString())
 	rdb.AddHook(waker.Hook())
 	waker.SetClient(rdb)
+	rdb.AddHook(digestWakeHook{notify: func(ctx context.Context, q string) { _ = wake.Notify(ctx, rdb, q) }})
 	lim, err := ratelimit.New(rdb, cfg.Limits)
 	if err != nil {
 		rdb.Close()
@@ -158,6 +171,15 @@ func New(cfg Config) (*Worker, error) {
 	h := &Handler{
 		rdb: rdb, sender: cfg.Sender, limiter: lim, promoter: prom, metrics: metrics, log: cfg.Logger,
 		backoffBase: cfg.BackoffBase, backoffCap: cfg.BackoffCap, sentRetention: cfg.SentRetention,
+	}
+	// Digests hand their messages to the ordinary send path through an
+	// Enqueuer of the worker's own; a digest message's markup can be long
+	// (links), its visible text is within Telegram's limit.
+	enq := jobs.NewEnqueuer(rdb, jobs.EnqueueConfig{Queues: queues, DefaultQueue: queues[0], Limits: jobs.Limits{MaxTextLen: 1 << 20}})
+	dg, err := digest.New(rdb, enq, cfg.Digest)
+	if err != nil {
+		rdb.Close()
+		return nil, err
 	}
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency:    cfg.Concurrency,
@@ -174,8 +196,17 @@ func New(cfg Config) (*Worker, error) {
 		ShutdownTimeout:          cfg.ShutdownTimeout,
 		Logger:                   asynqLogger{cfg.Logger},
 		LogLevel:                 asynq.WarnLevel,
+		// Coalescible messages wait in a group per destination; asynq's
+		// aggregator turns a due group into one digest task.
+		GroupAggregator:  asynq.GroupAggregatorFunc(digest.Aggregate),
+		GroupGracePeriod: cfg.Digest.GracePeriod,
+		GroupMaxDelay:    cfg.Digest.MaxDelay,
+		GroupMaxSize:     cfg.Digest.MaxSize,
 	})
-	w := &Worker{cfg: cfg, rdb: rdb, waker: waker, promoter: prom, handler: h, srv: srv, Metrics: metrics}
+	w := &Worker{cfg: cfg, rdb: rdb, waker: waker, promoter: prom, handler: h, srv: srv, Metrics: metrics,
+		digests:   digestTasks{h: h, d: dg},
+		reclaimer: newSetReclaimer(rdb, queues, cfg.Digest.ReclaimAfter, func(n int) { metrics.DigestReclaimed.Add(float64(n)) }, cfg.Logger),
+	}
 	if cfg.LeaseRecoveryAfter > 0 {
 		w.sweeper = &leaseSweeper{
 			rdb: rdb, queues: queues, staleAfter: cfg.LeaseRecoveryAfter, interval: cfg.LeaseSweepInterval,
@@ -197,6 +228,8 @@ func (w *Worker) Ping(ctx context.Context) error { return w.rdb.Ping(ctx).Err() 
 func (w *Worker) Run(ctx context.Context) error {
 	mux := asynq.NewServeMux()
 	mux.Handle(jobs.TypeSendMessage, w.handler)
+	mux.Handle(digest.TypeDigest, w.digests)
+	mux.Handle(jobs.TypeDigestItem, w.digests)
 	bg, stopBG := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -205,6 +238,14 @@ func (w *Worker) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); w.sweeper.run(bg) }()
 	}
+	// Aggregation sets abandoned while no worker ran go back to their groups
+	// before asynq's recoverer (which runs at start) can reclaim them
+	// without listing their groups again.
+	rctx, cancelReclaim := context.WithTimeout(ctx, 5*time.Second)
+	w.reclaimer.reclaim(rctx)
+	cancelReclaim()
+	wg.Add(1)
+	go func() { defer wg.Done(); w.reclaimer.run(bg) }()
 	if err := w.srv.Start(mux); err != nil {
 		stopBG()
 		wg.Wait()

@@ -1,0 +1,215 @@
+package alerts
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/herald-dev/herald/internal/jobs"
+)
+
+// RouterConfig tunes a Router. The zero value is usable.
+type RouterConfig struct {
+	// Logger receives template fallbacks and reloads; default slog.Default().
+	Logger *slog.Logger
+	// MaxTextLen bounds a rendered message in UTF-16 code units; longer
+	// renderings are shortened (the body first). Default
+	// jobs.DefaultMaxTextLen; set it to the Enqueuer's Limits.MaxTextLen
+	// when that is smaller.
+	MaxTextLen int
+	// Now is the clock that stamps alerts without a time; default time.Now.
+	Now func() time.Time
+}
+
+// WithDefaults returns the config with zero fields set to their defaults.
+func (c RouterConfig) WithDefaults() RouterConfig {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.MaxTextLen <= 0 {
+		c.MaxTextLen = jobs.DefaultMaxTextLen
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// enqueuer is the part of *jobs.Enqueuer the Router uses.
+type enqueuer interface {
+	Enqueue(ctx context.Context, req jobs.Request) (jobs.Result, error)
+}
+
+// Router is the Dispatcher of alerts: it matches each alert against the
+// current routing Table, renders one message per destination of every
+// matching route and enqueues them. The table can be replaced at any time
+// (Reload, Swap); a Dispatch call uses the table that was current when it
+// started from its first alert to its last.
+type Router struct {
+	table atomic.Pointer[Table]
+	enq   enqueuer
+	cfg   RouterConfig
+}
+
+var _ Dispatcher = (*Router)(nil)
+
+// NewRouter returns a Router that routes through table and stores tasks
+// with enq. Both are required.
+func NewRouter(table *Table, enq *jobs.Enqueuer, cfg RouterConfig) (*Router, error) {
+	if table == nil {
+		return nil, errors.New("alerts: NewRouter needs a routing table: load one with LoadRoutes")
+	}
+	if enq == nil {
+		return nil, errors.New("alerts: NewRouter needs a *jobs.Enqueuer")
+	}
+	r := &Router{enq: enq, cfg: cfg.WithDefaults()}
+	r.table.Store(table)
+	return r, nil
+}
+
+// Table returns the routing table in use now.
+func (r *Router) Table() *Table { return r.table.Load() }
+
+// Swap makes t the routing table for every Dispatch that starts from now
+// on and returns the previous one. Calls already running finish on the
+// table they started with. A nil t changes nothing.
+func (r *Router) Swap(t *Table) *Table {
+	if t == nil {
+		return r.table.Load()
+	}
+	return r.table.Swap(t)
+}
+
+// Reload parses the routing file at path and, when it is valid, swaps it
+// in. On error the current table stays in use and the error (naming the
+// file, line and column) is returned for the caller to log.
+func (r *Router) Reload(path string) error {
+	t, err := LoadRoutes(path)
+	if err != nil {
+		return err
+	}
+	r.Swap(t)
+	r.cfg.Logger.Info("routing file reloaded", "path", path, "routes", len(t.routes), "webhooks", len(t.webhooks))
+	return nil
+}
+
+// Dispatch routes a batch of alerts. Every alert is normalised, matched
+// and rendered before anything is enqueued, so an invalid alert or one
+// without a route leaves Redis untouched. Field names in a
+// *jobs.ValidationError are the alert's JSON names, prefixed with
+// "alerts[i]." when the batch holds more than one alert. An alert with a
+// fingerprint gets, per destination, the idempotency key
+// fingerprint/route/destination, so a retried batch delivers nothing twice.
+func (r *Router) Dispatch(ctx context.Context, batch []Alert) (Dispatched, error) {
+	t := r.table.Load()
+	now := r.cfg.Now()
+	var reqs []jobs.Request
+	var verr jobs.ValidationError
+	for i := range batch {
+		a := batch[i]
+		prefix := ""
+		if len(batch) > 1 {
+			prefix = fmt.Sprintf("alerts[%d].", i)
+		}
+		if err := a.Normalize(now); err != nil {
+			var v *jobs.ValidationError
+			if !errors.As(err, &v) {
+				return Dispatched{}, err
+			}
+			for _, f := range v.Fields {
+				verr.Fields = append(verr.Fields, jobs.FieldError{Field: prefix + f.Field, Message: f.Message})
+			}
+			continue
+		}
+		routes := t.match(&a)
+		if len(routes) == 0 {
+			which := "the alert"
+			if len(batch) > 1 {
+				which = fmt.Sprintf("alerts[%d]", i)
+			}
+			return Dispatched{}, fmt.Errorf("%s (source %q, severity %s): %w", which, a.Source, a.Severity, ErrNoRoute)
+		}
+		for _, rt := range routes {
+			reqs = append(reqs, r.requests(&a, rt)...)
+		}
+	}
+	if len(verr.Fields) > 0 {
+		return Dispatched{}, &verr
+	}
+	// Rendering keeps messages valid; checking them here anyway means a
+	// bug cannot leave half a batch in Redis.
+	lim := jobs.Limits{MaxTextLen: r.cfg.MaxTextLen}
+	for i := range reqs {
+		m := reqs[i].Message
+		if err := m.Normalize(lim, now); err != nil {
+			return Dispatched{}, fmt.Errorf("alerts: route produced an invalid message (a bug): %v", err)
+		}
+	}
+	out := Dispatched{Messages: make([]jobs.Result, 0, len(reqs))}
+	for _, req := range reqs {
+		res, err := r.enq.Enqueue(ctx, req)
+		if err != nil {
+			return out, err
+		}
+		out.Messages = append(out.Messages, res)
+	}
+	return out, nil
+}
+
+// requests renders a for route rt: one request per destination.
+func (r *Router) requests(a *Alert, rt *route) []jobs.Request {
+	text, mode := r.render(a, rt)
+	queue := rt.queue
+	if queue == "" {
+		queue = jobs.QueueDefault
+		if a.Severity == SeverityCritical {
+			queue = jobs.QueueCritical
+		}
+	}
+	silent := a.Severity == SeverityInfo
+	if rt.silent != nil {
+		silent = *rt.silent
+	}
+	reqs := make([]jobs.Request, 0, len(rt.destinations))
+	for _, d := range rt.destinations {
+		req := jobs.Request{
+			Queue: queue,
+			Message: jobs.SendMessage{
+				Chat:                d.chat,
+				Text:                text,
+				ParseMode:           string(mode),
+				MessageThreadID:     d.thread,
+				DisableNotification: silent,
+				DisableLinkPreview:  rt.noPreview,
+			},
+			Coalesce: rt.coalesce,
+		}
+		if rt.coalesce {
+			req.Item = &jobs.DigestItem{Title: a.Title, URL: a.URL, Summary: a.Body}
+		}
+		if a.Fingerprint != "" {
+			req.Message.IdempotencyKey = idempotencyKey(a.Fingerprint, rt.name, d)
+		}
+		reqs = append(reqs, req)
+	}
+	return reqs
+}
+
+// maxIdempotencyKey is the longest key jobs accepts.
+const maxIdempotencyKey = 256
+
+// idempotencyKey is fingerprint/route/destination, or its SHA-256 when
+// that is longer than jobs accepts (keys are hashed into task ids anyway).
+func idempotencyKey(fingerprint, route string, d destination) string {
+	k := fingerprint + "/" + route + "/" + d.key()
+	if len(k) <= maxIdempotencyKey {
+		return k
+	}
+	sum := sha256.Sum256([]byte(k))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}

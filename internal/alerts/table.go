@@ -1,0 +1,74 @@
+package alerts
+
+import (
+	"os"
+	"sort"
+)
+
+// Table is a parsed and validated routing file: the routes in file order,
+// the optional default route and the generic webhook mappings. A Table is
+// immutable once built, so one value may serve any number of goroutines;
+// reloading builds a new Table and swaps it into the Router.
+type Table struct {
+	source   string
+	routes   []*route
+	fallback *route
+	webhooks map[string]*GenericWebhook
+}
+
+// LoadRoutes reads and parses the routing file at path (see ParseRoutes).
+func LoadRoutes(path string) (*Table, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRoutes(path, data)
+}
+
+// Source is the file name the table was parsed from.
+func (t *Table) Source() string { return t.source }
+
+// RouteNames lists the route names in file order, the default route (if
+// any) last.
+func (t *Table) RouteNames() []string {
+	names := make([]string, 0, len(t.routes)+1)
+	for _, r := range t.routes {
+		names = append(names, r.name)
+	}
+	if t.fallback != nil {
+		names = append(names, t.fallback.name)
+	}
+	return names
+}
+
+// WebhookNames lists the generic webhook mappings, sorted.
+func (t *Table) WebhookNames() []string {
+	names := make([]string, 0, len(t.webhooks))
+	for n := range t.webhooks {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// GenericWebhook returns the generic JSON webhook mapping called name, and
+// whether the routing file defines one.
+func (t *Table) GenericWebhook(name string) (*GenericWebhook, bool) {
+	g, ok := t.webhooks[name]
+	return g, ok
+}
+
+// match returns the routes an alert goes to: every matching route in file
+// order, or the default route when none matched (nil when there is none).
+func (t *Table) match(a *Alert) []*route {
+	var out []*route
+	for _, r := range t.routes {
+		if r.matches(a) {
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 && t.fallback != nil {
+		out = append(out, t.fallback)
+	}
+	return out
+}

@@ -1,0 +1,91 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/feeds"
+	"github.com/herald-dev/herald/internal/worker"
+)
+
+// RunFeeds polls the feeds of path (HERALD_FEEDS_FILE when empty) until ctx
+// ends, turning new items into alerts through the producer's routes. When
+// cfg.Listen is set it serves /livez, /readyz and /metrics there. SIGHUP
+// reloads the routing file; the feed list is read once at start.
+func RunFeeds(ctx context.Context, cfg config.Producer, path string, log *slog.Logger) error {
+	if path == "" {
+		path = cfg.FeedsFile
+	}
+	if path == "" {
+		return fmt.Errorf("no feed list: pass --config feeds.yaml or set %s", config.EnvFeedsFile)
+	}
+	file, err := feeds.LoadConfig(path)
+	if err != nil {
+		return err
+	}
+	opts, err := cfg.Redis.UniversalOptions()
+	if err != nil {
+		return err
+	}
+	rdb := redis.NewUniversalClient(opts)
+	defer rdb.Close()
+	enq := NewEnqueuer(rdb, cfg)
+	defer enq.Close()
+	dispatcher, router, err := NewRouter(cfg, enq, log)
+	if err != nil {
+		return err
+	}
+	if router == nil {
+		return fmt.Errorf("feeds need routes: set %s or %s", config.EnvRoutesFile, config.EnvAlertsDefaultChat)
+	}
+	reg := NewRegistry()
+	if cfg.Listen != "" {
+		httpCtx, stop := context.WithCancel(ctx)
+		defer stop()
+		h := healthHandler(rdb, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		go func() {
+			if err := worker.ListenAndServe(httpCtx, cfg.Listen, h, log); err != nil {
+				log.Error("feeds health/metrics server failed", "error", err)
+			}
+		}()
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				if cfg.RoutesFile == "" {
+					continue
+				}
+				if err := router.Reload(cfg.RoutesFile); err != nil {
+					log.Error("routing file not reloaded; the previous routes stay in use", "error", err)
+				} else {
+					log.Info("routing file reloaded", "file", cfg.RoutesFile)
+				}
+			}
+		}
+	}()
+	log.Info("feed poller starting", "feeds", len(file.Feeds), "file", path, "concurrency", cfg.FeedsConcurrency,
+		"redis", cfg.Redis.Redacted())
+	err = feeds.Run(ctx, feeds.Config{
+		File: file, Redis: rdb, Dispatcher: dispatcher, Concurrency: cfg.FeedsConcurrency,
+		Logger: log, Registerer: reg,
+	})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("feeds: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,118 @@
+package digest
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/herald-dev/herald/internal/markup"
+)
+
+// Config shapes digests. The grouping fields are settings of each worker's
+// asynq server; the others govern the digest handler.
+type Config struct {
+	// GracePeriod flushes a group once no item has joined it for this long;
+	// default 10s. asynq counts whole seconds and needs at least one.
+	GracePeriod time.Duration
+	// MaxDelay flushes a group once its oldest item has waited this long,
+	// however busy the destination; default 30s. asynq checks groups every
+	// GracePeriod (every 7s at most), so a flush can come that much later.
+	MaxDelay time.Duration
+	// MaxSize flushes a group as soon as it holds this many items, and is
+	// the most items one digest takes; default 100.
+	MaxSize int
+	// MaxMessages is the most messages one digest is rendered into; items
+	// that do not fit are carried to the next digest. Default 3.
+	MaxMessages int
+	// ReclaimAfter returns an aggregation set to its group when it is this
+	// old and still there (its aggregator died before storing the digest);
+	// default 30s. asynq itself waits two minutes.
+	ReclaimAfter time.Duration
+	// ClaimTTL is how long the record of which digest delivers an item is
+	// kept; default 7 days. It must outlast a digest task's retries.
+	ClaimTTL time.Duration
+	// MessageLimit is the most visible UTF-16 units of one digest message;
+	// default (and maximum) Telegram's 4096.
+	MessageLimit int
+}
+
+// Defaults of Config.
+const (
+	DefaultGracePeriod  = 10 * time.Second
+	DefaultMaxDelay     = 30 * time.Second
+	DefaultMaxSize      = 100
+	DefaultMaxMessages  = 3
+	DefaultReclaimAfter = 30 * time.Second
+	DefaultClaimTTL     = 7 * 24 * time.Hour
+)
+
+// Bounds Config.Validate enforces.
+const (
+	// MaxGroupSize bounds MaxSize: one digest claims all its items in one
+	// Redis script.
+	MaxGroupSize = 1000
+	// MaxMessagesLimit bounds MaxMessages.
+	MaxMessagesLimit = 10
+	// minMessageLimit keeps room for a header, a footer and one title.
+	minMessageLimit = 200
+)
+
+// AsynqAggregationTimeout is asynq v0.26's deadline for one aggregation run
+// (rdb.aggregationTimeout): an aggregation set is scored with its creation
+// time plus this, and asynq's recoverer reclaims it after that. ReclaimAfter
+// must be shorter.
+const AsynqAggregationTimeout = 2 * time.Minute
+
+// WithDefaults returns the config with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.GracePeriod == 0 {
+		c.GracePeriod = DefaultGracePeriod
+	}
+	if c.MaxDelay == 0 {
+		c.MaxDelay = DefaultMaxDelay
+	}
+	if c.MaxSize == 0 {
+		c.MaxSize = DefaultMaxSize
+	}
+	if c.MaxMessages == 0 {
+		c.MaxMessages = DefaultMaxMessages
+	}
+	if c.ReclaimAfter == 0 {
+		c.ReclaimAfter = DefaultReclaimAfter
+	}
+	if c.ClaimTTL == 0 {
+		c.ClaimTTL = DefaultClaimTTL
+	}
+	if c.MessageLimit == 0 {
+		c.MessageLimit = markup.MaxMessageLen
+	}
+	return c
+}
+
+// Validate reports every out-of-range field, naming it and the fix.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("digest: "+format, args...)) }
+	if c.GracePeriod < time.Second || c.GracePeriod%time.Second != 0 {
+		bad("Config.GracePeriod must be a whole number of seconds, at least 1s (asynq counts seconds), got %v", c.GracePeriod)
+	}
+	if c.MaxDelay%time.Second != 0 || c.MaxDelay < c.GracePeriod {
+		bad("Config.MaxDelay must be a whole number of seconds, at least GracePeriod (%v), got %v", c.GracePeriod, c.MaxDelay)
+	}
+	if c.MaxSize < 1 || c.MaxSize > MaxGroupSize {
+		bad("Config.MaxSize must be between 1 and %d, got %d", MaxGroupSize, c.MaxSize)
+	}
+	if c.MaxMessages < 1 || c.MaxMessages > MaxMessagesLimit {
+		bad("Config.MaxMessages must be between 1 and %d, got %d", MaxMessagesLimit, c.MaxMessages)
+	}
+	if c.ReclaimAfter < time.Second || c.ReclaimAfter >= AsynqAggregationTimeout {
+		bad("Config.ReclaimAfter must be at least 1s and below asynq's own %v, got %v", AsynqAggregationTimeout, c.ReclaimAfter)
+	}
+	if c.ClaimTTL < time.Hour {
+		bad("Config.ClaimTTL must be at least 1h (it must outlast a digest's retries), got %v", c.ClaimTTL)
+	}
+	if c.MessageLimit < minMessageLimit || c.MessageLimit > markup.MaxMessageLen {
+		bad("Config.MessageLimit must be between %d and %d, got %d", minMessageLimit, markup.MaxMessageLen, c.MessageLimit)
+	}
+	return errors.Join(errs...)
+}

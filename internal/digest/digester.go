@@ -1,0 +1,269 @@
+package digest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/markup"
+	"github.com/herald-dev/herald/internal/wake"
+)
+
+// Digester handles digest tasks: it claims their items, renders them and
+// hands the messages to the ordinary send path.
+type Digester struct {
+	rdb    redis.UniversalClient
+	enq    *jobs.Enqueuer
+	client *asynq.Client
+	cfg    Config
+}
+
+// New returns a Digester that enqueues through enq on rdb (both shared with
+// the caller, who closes them). cfg is completed with defaults and checked.
+func New(rdb redis.UniversalClient, enq *jobs.Enqueuer, cfg Config) (*Digester, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if rdb == nil || enq == nil {
+		return nil, errors.New("digest: New needs a Redis client and an Enqueuer")
+	}
+	return &Digester{rdb: rdb, enq: enq, client: asynq.NewClientFromRedisClient(rdb), cfg: cfg}, nil
+}
+
+// Config returns the Digester's completed configuration.
+func (d *Digester) Config() Config { return d.cfg }
+
+// Report says what one digest task did, for logs and metrics.
+type Report struct {
+	// Items is the number of items the task held.
+	Items int
+	// Delivered counts items handed to the send path: in digest messages,
+	// or alone when an item had no company.
+	Delivered int
+	// Carried counts items that did not fit and went back to the group.
+	Carried int
+	// Skipped counts items another digest had claimed.
+	Skipped int
+	// Invalid counts unreadable items, enqueued again on their own.
+	Invalid int
+	// Messages is the number of messages enqueued.
+	Messages int
+	// RenderErr is set when rendering failed and every item was sent on
+	// its own instead (a bug, but no item is lost for it).
+	RenderErr error
+}
+
+// ProcessDigest handles one TypeDigest task. Errors wrapping
+// ErrInvalidPayload are permanent (archive the task); any other error is a
+// Redis failure to retry: every step is idempotent, so a retry after any
+// error, or a crash, enqueues nothing twice.
+func (d *Digester) ProcessDigest(ctx context.Context, id, queue string, payload []byte) (Report, error) {
+	_, entries, err := decodePayload(payload)
+	if err != nil {
+		return Report{}, err
+	}
+	return d.process(ctx, id, queue, entries)
+}
+
+// ProcessItem handles a digest item task that reached a worker outside any
+// digest (run by hand from the web UI, or an unreadable item the digest
+// handler put back on its own): a readable item is sent on its own, once; an
+// unreadable one is an error wrapping ErrInvalidPayload.
+func (d *Digester) ProcessItem(ctx context.Context, id, queue string, payload []byte) (Report, error) {
+	it, err := jobs.DecodeItem(payload)
+	if err != nil {
+		return Report{Items: 1}, fmt.Errorf("%w: %v", ErrInvalidPayload, err)
+	}
+	return d.process(ctx, id, queue, []entry{{item: it}})
+}
+
+func (d *Digester) process(ctx context.Context, id, queue string, entries []entry) (Report, error) {
+	r := Report{Items: len(entries)}
+	var items []jobs.CoalescedItem
+	seen := map[string]bool{}
+	for i, e := range entries {
+		switch {
+		case e.bad != nil:
+			if err := d.requeueBad(ctx, id, queue, i, *e.bad); err != nil {
+				return r, err
+			}
+			r.Invalid++
+		case seen[e.item.ID]:
+			r.Skipped++
+		default:
+			seen[e.item.ID] = true
+			items = append(items, e.item)
+		}
+	}
+	ids := make([]string, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
+	}
+	mine, err := claim(ctx, d.rdb, id, ids, d.cfg.ClaimTTL.Milliseconds())
+	if err != nil {
+		return r, err
+	}
+	var owned []jobs.CoalescedItem
+	for i, it := range items {
+		if mine[i] {
+			owned = append(owned, it)
+		}
+	}
+	r.Skipped += len(items) - len(owned)
+	// Oldest first; a carried item keeps its creation time, so it leads the
+	// next digest.
+	slices.SortStableFunc(owned, func(a, b jobs.CoalescedItem) int {
+		if c := a.Message.CreatedAt.Compare(b.Message.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	switch len(owned) {
+	case 0:
+		return r, nil
+	case 1:
+		// Alone: the message goes out as its producer wrote it.
+		if err := d.alone(ctx, id, queue, owned); err != nil {
+			return r, err
+		}
+		r.Delivered, r.Messages = 1, 1
+		return r, nil
+	}
+	entriesOf := make([]jobs.DigestItem, len(owned))
+	for i, it := range owned {
+		entriesOf[i] = it.Item
+	}
+	rd, err := Render(entriesOf, d.cfg.MaxMessages, d.cfg.MessageLimit)
+	if err != nil {
+		r.RenderErr = err
+		if err := d.alone(ctx, id, queue, owned); err != nil {
+			return r, err
+		}
+		r.Delivered, r.Messages = len(owned), len(owned)
+		return r, nil
+	}
+	next := 0
+	for i, text := range rd.Texts {
+		part := owned[next : next+rd.PerText[i]]
+		next += rd.PerText[i]
+		if err := d.send(ctx, queue, partMessage(part, text, partKey(id, i+1))); err != nil {
+			return r, err
+		}
+	}
+	r.Delivered, r.Messages = rd.Count, len(rd.Texts)
+	for _, it := range owned[rd.Count:] {
+		carried := it
+		carried.ID = carriedID(id, it.ID)
+		if _, err := d.enq.EnqueueItem(ctx, queue, carried); err != nil {
+			return r, err
+		}
+		r.Carried++
+	}
+	return r, nil
+}
+
+// alone sends each item as its own message, unchanged but for the
+// idempotency key, which is the digest's.
+func (d *Digester) alone(ctx context.Context, id, queue string, items []jobs.CoalescedItem) error {
+	for i, it := range items {
+		msg := it.Message
+		msg.IdempotencyKey = partKey(id, i+1)
+		if err := d.send(ctx, queue, msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// send enqueues a message on the ordinary send path. A message the Enqueuer
+// refuses cannot become acceptable by retrying.
+func (d *Digester) send(ctx context.Context, queue string, msg jobs.SendMessage) error {
+	_, err := d.enq.Enqueue(ctx, jobs.Request{Queue: queue, Message: msg})
+	var verr *jobs.ValidationError
+	if errors.As(err, &verr) {
+		return fmt.Errorf("%w: digest message refused: %v", ErrInvalidPayload, err)
+	}
+	return err
+}
+
+// requeueBad enqueues an unreadable item on its own, under a task id derived
+// from the digest and its position, so a retried digest does it once. A
+// digest item or SendMessage goes back with its type; anything else as a
+// digest item, which the worker archives as an invalid payload.
+func (d *Digester) requeueBad(ctx context.Context, digestID, queue string, i int, u Unreadable) error {
+	typ := u.Type
+	if typ != jobs.TypeSendMessage {
+		typ = jobs.TypeDigestItem
+	}
+	_, err := d.client.EnqueueContext(ctx, asynq.NewTask(typ, []byte(u.Raw)),
+		asynq.Queue(queue),
+		asynq.TaskID(hashID("digest-bad-", digestID, strconv.Itoa(i))),
+		asynq.MaxRetry(jobs.AsynqRetryCeiling),
+		asynq.Timeout(TaskTimeout),
+	)
+	switch {
+	case errors.Is(err, asynq.ErrTaskIDConflict):
+		return nil
+	case err != nil:
+		return fmt.Errorf("enqueue an unreadable digest item on its own: %w", err)
+	}
+	_ = wake.Notify(ctx, d.rdb, queue)
+	return nil
+}
+
+// partMessage is digest message text for the items of part.
+func partMessage(part []jobs.CoalescedItem, text, key string) jobs.SendMessage {
+	first := part[0].Message
+	m := jobs.SendMessage{
+		Chat:                first.Chat,
+		MessageThreadID:     first.MessageThreadID,
+		Text:                text,
+		ParseMode:           string(markup.HTML),
+		DisableLinkPreview:  true,
+		DisableNotification: true,
+		IdempotencyKey:      key,
+	}
+	for _, it := range part {
+		msg := it.Message
+		m.DisableNotification = m.DisableNotification && msg.DisableNotification
+		m.ProtectContent = m.ProtectContent || msg.ProtectContent
+		if msg.MaxRetry != nil && (m.MaxRetry == nil || *msg.MaxRetry > *m.MaxRetry) {
+			budget := *msg.MaxRetry
+			m.MaxRetry = &budget
+		}
+		if !msg.CreatedAt.IsZero() && (m.CreatedAt.IsZero() || msg.CreatedAt.Before(m.CreatedAt)) {
+			m.CreatedAt = msg.CreatedAt
+		}
+	}
+	return m
+}
+
+// partKey is the idempotency key of the n-th message of a digest.
+func partKey(digestID string, n int) string {
+	return "digest:" + digestID + ":" + strconv.Itoa(n)
+}
+
+// carriedID is the id of an item carried from a digest to the next one. It
+// depends only on the digest and the item, so a retried digest carries the
+// item under the same id, and the claim of that id lets only one later
+// digest deliver it.
+func carriedID(digestID, itemID string) string { return hashID("carry-", digestID, itemID) }
+
+func hashID(prefix string, parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return prefix + hex.EncodeToString(h.Sum(nil)[:16])
+}

@@ -1,0 +1,71 @@
+package webhooks
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/herald-dev/herald/internal/httpapi"
+)
+
+// grafana is the receiver of Grafana alerting's webhook contact point. Its
+// payload mirrors Alertmanager's; authentication is the API token and, when
+// GrafanaSecret is set, also the contact point's HMAC signature.
+func (s *server) grafana() receiver {
+	rc := receiver{
+		name:      "grafana",
+		authorize: s.requireToken("the Grafana contact point (Authorization header or basic auth)"),
+		decode: func(_ *http.Request, body []byte) (decoded, *httpapi.Error) {
+			return decodeGrafana(body)
+		},
+	}
+	if s.cfg.GrafanaSecret != "" {
+		rc.verify = s.verifyGrafana
+	}
+	return rc
+}
+
+// decodeGrafana turns a Grafana webhook payload into one alert per alert
+// of the notification, with the query values and dashboard links in the
+// body.
+func decodeGrafana(body []byte) (decoded, *httpapi.Error) {
+	return decodeGroup("grafana", body)
+}
+
+// verifyGrafana checks Grafana's HMAC-SHA256 signature: hex over the body,
+// or over "<timestamp>:<body>" when a timestamp header is configured, in
+// which case the timestamp (Unix seconds) must also be recent.
+func (s *server) verifyGrafana(r *http.Request, body []byte) *httpapi.Error {
+	const fix = "set the same secret in the contact point's HMAC signature settings"
+	sigHeader := s.cfg.GrafanaSignatureHeader
+	sig := r.Header.Get(sigHeader)
+	if sig == "" {
+		return missingSignature(sigHeader, fix)
+	}
+	tsHeader := s.cfg.GrafanaTimestampHeader
+	if tsHeader == "" {
+		if !signatureMatches(sig, s.cfg.GrafanaSecret, body) {
+			return wrongSignature(sigHeader, fix)
+		}
+		return nil
+	}
+	ts := strings.TrimSpace(r.Header.Get(tsHeader))
+	if ts == "" {
+		return missingSignature(tsHeader, "set the same timestamp header in the contact point's HMAC signature settings")
+	}
+	if !signatureMatches(sig, s.cfg.GrafanaSecret, []byte(ts), []byte(":"), body) {
+		return wrongSignature(sigHeader, fix+", and the same timestamp header")
+	}
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return httpapi.Errorf(http.StatusUnauthorized, httpapi.CodeBadSignature, "%s is not a Unix timestamp in seconds", tsHeader)
+	}
+	skew := s.cfg.Clock().Sub(time.Unix(sec, 0))
+	if skew > s.cfg.GrafanaMaxSkew || skew < -s.cfg.GrafanaMaxSkew {
+		return httpapi.Errorf(http.StatusUnauthorized, httpapi.CodeBadSignature,
+			"%s is %s away from this server's clock (limit %s): a replayed request, or a clock to fix",
+			tsHeader, skew.Round(time.Second), s.cfg.GrafanaMaxSkew)
+	}
+	return nil
+}
