@@ -119,6 +119,7 @@ func fxBadRequests() []fxBadRequest {
 			fxBadRequest{name: "auth/monitoring-delete-" + a.name, method: http.MethodDelete, path: "/monitoring/api/queues/default", auth: a.auth, jsonError: true},
 		)
 	}
+	reqs = append(reqs, fxBadAlertsRequests()...)
 	// Wrong methods on every fixed route.
 	for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions} {
 		reqs = append(reqs, fxBadRequest{name: "method/messages-" + m, method: m, path: "/v1/messages", body: ok, jsonError: true})
@@ -144,6 +145,11 @@ func fxServeProducer(t *testing.T, srv *redistest.Server, rdb redis.UniversalCli
 		Redis:    config.Redis{URL: srv.URL()},
 		Listen:   "127.0.0.1:0",
 		APIToken: fxAPIToken,
+
+		AlertsDefaultChat: "5000",
+		GitHubSecret:      fxGitHubSecret,
+		SentrySecret:      fxSentrySecret,
+		GrafanaSecret:     fxGrafanaSecret,
 	}.WithDefaults()
 	h, cleanup, err := app.ProducerHandler(cfg, rdb, asynq.RedisClientOpt{Addr: srv.Addr}, app.NewRegistry(), slog.New(slog.DiscardHandler))
 	if err != nil {
