@@ -42,19 +42,21 @@ func (l Limits) WorkerEnv() []string {
 
 // Fleet is a producer and workers around one Redis.
 type Fleet struct {
-	Dir       string
-	Bins      Binaries
-	RedisURL  string
-	APIURL    string // fake Bot API base URL
-	Token     string
-	Limits    Limits
-	ExtraEnv  []string // added to every worker
-	Producer  *Proc
-	APIBase   string // producer's http://host:port
-	APIToken  string
-	mu        sync.Mutex
-	Workers   []*Proc
-	nextIndex int
+	Dir      string
+	Bins     Binaries
+	RedisURL string
+	APIURL   string // fake Bot API base URL
+	Token    string
+	Limits   Limits
+	ExtraEnv []string // added to every worker
+	// ProducerEnv is added to the producer started by StartProducer.
+	ProducerEnv []string
+	Producer    *Proc
+	APIBase     string // producer's http://host:port
+	APIToken    string
+	mu          sync.Mutex
+	Workers     []*Proc
+	nextIndex   int
 }
 
 // FreeAddr returns a free loopback host:port.
@@ -79,6 +81,7 @@ func (f *Fleet) StartProducer(ctx context.Context) error {
 	}
 	f.APIToken = "bench-api-token"
 	env := append(f.commonEnv(), "HERALD_LISTEN="+addr, "HERALD_API_TOKEN="+f.APIToken)
+	env = append(env, f.ProducerEnv...)
 	p, err := Start("producer", f.Bins.Producer, nil, env, filepath.Join(f.Dir, "producer.log"))
 	if err != nil {
 		return err

@@ -24,6 +24,10 @@ import (
 const (
 	fxSecretToken = "123456789:AAQ-distinctive-secret_TOKEN"
 	fxSecretPart  = "AAQ-distinctive-secret_TOKEN"
+	// Webhook secrets of the same run, just as distinctive.
+	fxSecretGitHub  = "gh-distinctive-webhook-SECRET"
+	fxSecretSentry  = "sentry-distinctive-client-SECRET"
+	fxSecretGrafana = "grafana-distinctive-hmac-SECRET"
 )
 
 // fxArtifact is one thing a run produced, to be searched for the token.
@@ -125,9 +129,11 @@ func fxListenAddr(t *testing.T, p *fleet.Proc) string {
 
 // TestBotTokenNeverLeaks runs a producer and a worker with a distinctive bot
 // token through deliveries, 5xx answers, a request that hangs past the
-// client timeout and permanently blocked chats, then searches every log,
-// every Redis key and value, both /metrics pages and the web UI's task API
-// for the token. Only the fake Bot API may ever see it.
+// client timeout and permanently blocked chats, and the producer with
+// distinctive GitHub, Sentry and Grafana webhook secrets through signed and
+// wrongly signed webhooks, then searches every log, every Redis key and
+// value, both /metrics pages and the web UI's task API for the token and
+// the secrets. Only the fake Bot API may ever see the token.
 func TestBotTokenNeverLeaks(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -139,6 +145,13 @@ func TestBotTokenNeverLeaks(t *testing.T) {
 			"LOG_LEVEL=debug", // the most talkative setting is the one to check
 			"HERALD_BACKOFF_BASE=100ms",
 			"TELEGRAM_TIMEOUT=1s",
+		},
+		ProducerEnv: []string{
+			"LOG_LEVEL=debug",
+			"HERALD_ALERTS_DEFAULT_CHAT=5000",
+			"HERALD_GITHUB_WEBHOOK_SECRET=" + fxSecretGitHub,
+			"HERALD_SENTRY_CLIENT_SECRET=" + fxSecretSentry,
+			"HERALD_GRAFANA_WEBHOOK_SECRET=" + fxSecretGrafana,
 		},
 		Timeout: 90 * time.Second,
 	})
@@ -161,6 +174,7 @@ func TestBotTokenNeverLeaks(t *testing.T) {
 	if _, err := s.fleet.PostAll(s.ctx, append(append([]fleet.Message{}, good...), blocked...), 4); err != nil {
 		t.Fatalf("posting: %v", err)
 	}
+	fxWebhooksWithSecrets(t, s)
 	s.waitDelivered(t, good)
 	rdb := s.redis.Client(t)
 	// The blocked messages end in the archive; asynq sends no signal for
@@ -199,6 +213,8 @@ func TestBotTokenNeverLeaks(t *testing.T) {
 		{"redis dump", "blocked"},
 		{"web UI archived tasks", "blocked"},
 		{"worker /metrics", "herald_"},
+		{"process logs", "bad_signature"},
+		{"redis dump", "v9.9.9"},
 	} {
 		for _, a := range artifacts {
 			if a.name == want.artifact && !strings.Contains(a.data, want.text) {
@@ -209,14 +225,57 @@ func TestBotTokenNeverLeaks(t *testing.T) {
 	total, leaks := 0, 0
 	for _, a := range artifacts {
 		total += len(a.data)
-		for _, secret := range []string{fxSecretToken, fxSecretPart} {
+		for _, secret := range []string{fxSecretToken, fxSecretPart, fxSecretGitHub, fxSecretSentry, fxSecretGrafana} {
 			if i := strings.Index(a.data, secret); i >= 0 {
 				leaks++
 				lo, hi := max(0, i-200), min(len(a.data), i+len(secret)+100)
-				t.Errorf("%s contain the bot token: ...%s...", a.name, a.data[lo:hi])
+				t.Errorf("%s contain a secret: ...%s...", a.name, a.data[lo:hi])
 			}
 		}
 	}
 	t.Logf("secrets: searched %d artifacts, %d bytes (%d Redis keys, %d log bytes); delivered=%d archived=%d faults=%d; token found %d times",
 		len(artifacts), total, nkeys, len(artifacts[0].data), len(s.fake.Messages()), len(blocked), s.fake.Stats().Injected, leaks)
+}
+
+// fxWebhooksWithSecrets sends signed and wrongly signed webhooks to the
+// producer, so that the accepted and the refused paths both run with the
+// webhook secrets loaded.
+func fxWebhooksWithSecrets(t *testing.T, s *stack) {
+	t.Helper()
+	send := func(path, body string, hdr map[string]string) int {
+		req, err := http.NewRequestWithContext(s.ctx, http.MethodPost, s.fleet.APIBase+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+s.fleet.APIToken)
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("POST %s: %v", path, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	release := `{"action":"published","release":{"tag_name":"v9.9.9","html_url":"https://github.com/a/b/releases/v9.9.9"},"repository":{"full_name":"a/b"}}`
+	gh := map[string]string{"X-GitHub-Event": "release", "X-GitHub-Delivery": "secret-run-1", "X-Hub-Signature-256": "sha256=" + fxSign(fxSecretGitHub, release)}
+	if code := send("/v1/webhooks/github", release, gh); code != http.StatusAccepted {
+		t.Fatalf("signed GitHub webhook answered %d, want 202", code)
+	}
+	gh["X-Hub-Signature-256"] = "sha256=" + fxSign(fxSecretGitHub+"x", release)
+	gh["X-GitHub-Delivery"] = "secret-run-2"
+	if code := send("/v1/webhooks/github", release, gh); code != http.StatusUnauthorized {
+		t.Fatalf("wrongly signed GitHub webhook answered %d, want 401", code)
+	}
+	sentry := `{"action":"created","data":{"issue":{"id":"1","title":"boom"}}}`
+	if code := send("/v1/webhooks/sentry", sentry, map[string]string{"Sentry-Hook-Resource": "issue", "Sentry-Hook-Signature": fxSign("nope", sentry)}); code != http.StatusUnauthorized {
+		t.Fatalf("wrongly signed Sentry webhook answered %d, want 401", code)
+	}
+	grafana := `{"status":"firing","alerts":[{"status":"firing","labels":{"alertname":"x"}}]}`
+	if code := send("/v1/webhooks/grafana", grafana, map[string]string{"X-Grafana-Alerting-Signature": fxSign("nope", grafana)}); code != http.StatusUnauthorized {
+		t.Fatalf("wrongly signed Grafana webhook answered %d, want 401", code)
+	}
 }

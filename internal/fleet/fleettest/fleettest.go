@@ -65,6 +65,8 @@ type Options struct {
 	Fake telegramfake.Config
 	// WorkerEnv is added to every worker's environment (fleet.ExtraEnv).
 	WorkerEnv []string
+	// ProducerEnv is added to the producer's environment.
+	ProducerEnv []string
 	// Timeout bounds the whole scenario through stack.ctx; zero means 3m.
 	Timeout time.Duration
 	// NoProducer skips starting the producer API.
@@ -101,7 +103,7 @@ func Start(tb testing.TB, o Options) *Stack {
 	f := &fleet.Fleet{
 		Dir: tb.TempDir(), Bins: b, RedisURL: srv.URL(), APIURL: fake.URL(),
 		Token: telegramfake.DefaultToken, Limits: fleet.DefaultLimits(cfg.TimeScale),
-		ExtraEnv: o.WorkerEnv,
+		ExtraEnv: o.WorkerEnv, ProducerEnv: o.ProducerEnv,
 	}
 	timeout := o.Timeout
 	if timeout == 0 {
