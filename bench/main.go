@@ -9,8 +9,11 @@
 // Scenarios: S1 is 200 messages over 4 private chats and a group, S2 is 2,000
 // messages over 100 chats (bound by the bot-wide limit), S3 sends one message
 // every 50 ms and reports enqueue-to-sendMessage latency. "idle" measures the
-// Redis commands per second of idle workers. The fake and Herald's limits run
-// at the same time scale.
+// Redis commands per second of idle workers. S4 is S1 with every message
+// coalescible: it reports the Telegram messages the 200 items took, in a
+// table of its own. The fake and Herald's limits run at the same time scale,
+// and so do S4's digest windows (10 s grace, 30 s maximum delay at scale 1;
+// whole seconds, at least 1 s).
 package main
 
 import (
@@ -35,7 +38,7 @@ var verbose bool
 
 func main() {
 	if len(os.Args) < 2 || os.Args[1] != "burst" {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench burst [-scenarios S1,S2,S3,idle] [-workers 1,3] [-scales 1,10]")
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench burst [-scenarios S1,S2,S3,S4,idle] [-workers 1,3] [-scales 1,10]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet("burst", flag.ExitOnError)
@@ -68,8 +71,21 @@ func run(ctx context.Context, scenarios []string, workers []int, scales []float6
 	if err != nil {
 		return err
 	}
-	fmt.Println(header)
+	printed := ""
 	for _, sc := range scenarios {
+		// S4 has a table of its own; a table's header is printed before
+		// its first row.
+		head := header
+		if strings.EqualFold(sc, "S4") {
+			head = digestHeader
+		}
+		if head != printed {
+			if printed != "" {
+				fmt.Println()
+			}
+			fmt.Println(head)
+			printed = head
+		}
 		for _, scale := range scales {
 			for _, n := range workers {
 				row, err := runOne(ctx, bin, bins, dir, sc, n, scale, seed)
@@ -82,6 +98,11 @@ func run(ctx context.Context, scenarios []string, workers []int, scales []float6
 	}
 	return nil
 }
+
+// digestHeader is the header of S4's table: items are the scenario's
+// messages, "messages" the Telegram messages that carried them.
+const digestHeader = "| scenario | scale | workers | items | delivered | lost | dups | messages | items/message | drain | 429s | redis cmds/item | worker peak RSS |\n" +
+	"|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 
 const header = "| scenario | scale | workers | messages | drain | min drain | ratio | 429s | lost | dups | redis cmds/msg | p50 | p95 | p99 | idle cmds/s/worker | worker peak RSS |\n" +
 	"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -105,6 +126,9 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 	defer fake.Close()
 	f := &fleet.Fleet{Dir: runDir, Bins: bins, RedisURL: srv.URL(), APIURL: fake.URL(),
 		Token: telegramfake.DefaultToken, Limits: fleet.DefaultLimits(scale)}
+	if strings.EqualFold(scenario, "S4") {
+		f.ExtraEnv = digestEnv(scale)
+	}
 	defer f.Close()
 	if err := f.StartProducer(ctx); err != nil {
 		return "", err
@@ -130,6 +154,8 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 		ms = fleet.S1(seed)
 	case "S2":
 		ms = fleet.S2(seed)
+	case "S4":
+		ms = fleet.S4(seed)
 	case "S3":
 		ms, o, err = latency(ctx, f, fake, 200, 50*time.Millisecond)
 		if err != nil {
@@ -143,7 +169,8 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 	default:
 		return "", fmt.Errorf("unknown scenario %q", scenario)
 	}
-	if scenario == "S1" || scenario == "S2" {
+	switch strings.ToUpper(scenario) {
+	case "S1", "S2":
 		start, err := f.PostAll(ctx, ms, 32)
 		if err != nil {
 			return "", err
@@ -152,6 +179,10 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 			return "", fmt.Errorf("waiting for deliveries: %w (have %d of %d)", err, len(fake.Messages()), len(ms))
 		}
 		o = fleet.Tally(ms, fake.Messages(), fake.Stats(), start)
+	case "S4":
+		if o, err = coalesced(ctx, f, fake, ms); err != nil {
+			return "", err
+		}
 	}
 	after, err := stats.commands(ctx)
 	if err != nil {
@@ -171,6 +202,9 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 		rss = max(rss, w.PeakRSS())
 	}
 	row := []string{scenario, fmt.Sprint(scale), fmt.Sprint(workers)}
+	if strings.EqualFold(scenario, "S4") {
+		return digestRow(row, o, after-before, rss), nil
+	}
 	if scenario == "idle" || scenario == "IDLE" {
 		row = append(row, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", fmt.Sprintf("%.1f", idleRate/float64(workers)), mib(rss))
 		return "| " + strings.Join(row, " | ") + " |", nil

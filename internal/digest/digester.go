@@ -40,9 +40,6 @@ func New(rdb redis.UniversalClient, enq *jobs.Enqueuer, cfg Config) (*Digester, 
 	return &Digester{rdb: rdb, enq: enq, client: asynq.NewClientFromRedisClient(rdb), cfg: cfg}, nil
 }
 
-// Config returns the Digester's completed configuration.
-func (d *Digester) Config() Config { return d.cfg }
-
 // Report says what one digest task did, for logs and metrics.
 type Report struct {
 	// Items is the number of items the task held.
@@ -68,7 +65,7 @@ type Report struct {
 // Redis failure to retry: every step is idempotent, so a retry after any
 // error, or a crash, enqueues nothing twice.
 func (d *Digester) ProcessDigest(ctx context.Context, id, queue string, payload []byte) (Report, error) {
-	_, entries, err := decodePayload(payload)
+	entries, err := decodePayload(payload)
 	if err != nil {
 		return Report{}, err
 	}
@@ -139,11 +136,11 @@ func (d *Digester) process(ctx context.Context, id, queue string, entries []entr
 		r.Delivered, r.Messages = 1, 1
 		return r, nil
 	}
-	entriesOf := make([]jobs.DigestItem, len(owned))
+	shown := make([]jobs.DigestItem, len(owned))
 	for i, it := range owned {
-		entriesOf[i] = it.Item
+		shown[i] = it.Item
 	}
-	rd, err := Render(entriesOf, d.cfg.MaxMessages, d.cfg.MessageLimit)
+	rd, err := Render(shown, d.cfg.MaxMessages, d.cfg.MessageLimit)
 	if err != nil {
 		r.RenderErr = err
 		if err := d.alone(ctx, id, queue, owned); err != nil {

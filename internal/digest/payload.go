@@ -100,13 +100,13 @@ type entry struct {
 
 // decodePayload parses a digest payload. Only a payload that is not a
 // digest at all is an error; unusable items come back marked bad.
-func decodePayload(b []byte) (Payload, []entry, error) {
+func decodePayload(b []byte) ([]entry, error) {
 	var p Payload
 	if err := json.Unmarshal(b, &p); err != nil {
-		return p, nil, fmt.Errorf("%w: not a digest JSON object: %v", ErrInvalidPayload, err)
+		return nil, fmt.Errorf("%w: not a digest JSON object: %v", ErrInvalidPayload, err)
 	}
 	if p.V > PayloadVersion {
-		return p, nil, fmt.Errorf("%w: digest payload version %d is not supported by this build (max %d): upgrade the worker",
+		return nil, fmt.Errorf("%w: digest payload version %d is not supported by this build (max %d): upgrade the worker",
 			ErrInvalidPayload, p.V, PayloadVersion)
 	}
 	entries := make([]entry, 0, len(p.Items))
@@ -127,5 +127,5 @@ func decodePayload(b []byte) (Payload, []entry, error) {
 		}
 		entries = append(entries, entry{item: it})
 	}
-	return p, entries, nil
+	return entries, nil
 }

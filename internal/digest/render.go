@@ -27,9 +27,11 @@ type Rendered struct {
 // and the item shows its title (and link) only.
 const minSummary = 24
 
-// Separators and fixed texts, as the user sees them.
+// Separators and fixed texts, as the user sees them; all count one UTF-16
+// unit per byte but the bullet.
 const (
 	bullet    = "• "
+	bulletLen = 2
 	itemSep   = "\n\n"
 	headerSep = "\n\n"
 )
@@ -95,7 +97,7 @@ func shown(n, c int) int {
 
 // cost is the visible length of an item under summary cap c.
 func (p prepared) cost(c int) int {
-	n := len([]rune(bullet)) + p.titleLen
+	n := bulletLen + p.titleLen
 	if s := shown(p.summaryLen, c); s > 0 {
 		n += 1 + s
 	}
@@ -148,7 +150,7 @@ func Render(items []jobs.DigestItem, maxMessages, limit int) (Rendered, error) {
 	reserve := markup.UTF16Len(headerPlain(n, maxMessages, maxMessages)) + len(headerSep) +
 		len(itemSep) + markup.UTF16Len(footerPlain(n))
 	budget := limit - reserve
-	maxTitle := min(jobs.MaxItemTitleLen, budget-len([]rune(bullet)))
+	maxTitle := min(jobs.MaxItemTitleLen, budget-bulletLen)
 	if maxTitle < 1 {
 		return Rendered{}, fmt.Errorf("digest: a message limit of %d leaves no room for an item", limit)
 	}

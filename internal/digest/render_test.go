@@ -136,7 +136,7 @@ func parseBlocks(t *testing.T, text string, n int) []block {
 		if i+1 < n {
 			end = starts[i+1] - 2
 		}
-		raw := body[s+len("• "):end]
+		raw := body[s+len("• ") : end]
 		var b block
 		head, sum, _ := strings.Cut(raw, "\n")
 		if strings.HasPrefix(head, `<a href="`) {
@@ -343,11 +343,11 @@ func TestShorten(t *testing.T) {
 		{"exactly ten", 11, "exactly ten"},
 		{"abcdefghijklmnop", 6, "abcde…"},
 		{"one two three four", 15, "one two three…"},
-		{"ab😀cd", 4, "ab…"},             // the pair would not fit with the ellipsis
-		{"ab😀cd", 5, "ab😀…"},            // 2 + 2 + 1 units
-		{"x👩‍💻yz", 5, "x…"},            // never cut inside the ZWJ sequence
-		{"xe\u0301\u0301yz", 3, "x…"},   // nor between a letter and its marks
-		{"ok 👍🏽👍🏽", 6, "ok…"},           // nor before a skin tone
+		{"ab😀cd", 4, "ab…"},              // the pair would not fit with the ellipsis
+		{"ab😀cd", 5, "ab😀…"},             // 2 + 2 + 1 units
+		{"x👩‍💻yz", 5, "x…"},              // never cut inside the ZWJ sequence
+		{"xe\u0301\u0301yz", 3, "x…"},    // nor between a letter and its marks
+		{"ok 👍🏽👍🏽", 6, "ok…"},            // nor before a skin tone
 		{"1\ufe0f\u20e3 keycap", 3, "…"}, // nor inside a keycap
 	}
 	for _, tc := range tests {

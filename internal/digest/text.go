@@ -115,10 +115,10 @@ const zwj = '\u200d'
 func joinsPrevious(r rune) bool {
 	switch {
 	case r == zwj,
-		r >= 0xfe00 && r <= 0xfe0f, // variation selectors
+		r >= 0xfe00 && r <= 0xfe0f,   // variation selectors
 		r >= 0x1f3fb && r <= 0x1f3ff, // skin tone modifiers
 		r >= 0xe0020 && r <= 0xe007f, // tag sequences
-		r >= 0x20d0 && r <= 0x20ff: // combining marks for symbols
+		r >= 0x20d0 && r <= 0x20ff:   // combining marks for symbols
 		return true
 	}
 	return r >= 0x300 && unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc)

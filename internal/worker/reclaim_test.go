@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
@@ -136,5 +137,71 @@ func TestAggregationSetDeletedIsRecognised(t *testing.T) {
 		if q != tc.queue || ok != (tc.queue != "") {
 			t.Errorf("%v: got %q %v, want %q", tc.args, q, ok, tc.queue)
 		}
+	}
+}
+
+// TestReclaimScriptRunsOnMiniredis: the local mode (cmd/herald) runs on
+// miniredis, whose Lua must run the reclaimer's script too.
+func TestReclaimScriptRunsOnMiniredis(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	ctx := context.Background()
+	const q, group = "default", "42"
+	set := keys.AsynqAggregationSet(q, group, "set-1")
+	rdb.ZAdd(ctx, set, redis.Z{Score: 100, Member: "a"}, redis.Z{Score: 101, Member: "b"})
+	// Scored as if created an hour ago.
+	rdb.ZAdd(ctx, keys.AsynqAggregationSets(q), redis.Z{Score: float64(time.Now().Add(-time.Hour).Unix()), Member: set})
+	var n int
+	r := newSetReclaimer(rdb, []string{q}, 30*time.Second, func(k int) { n += k }, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if got := r.reclaim(ctx); got != 2 || n != 2 {
+		t.Fatalf("reclaimed %d (counted %d), want 2", got, n)
+	}
+	if m := rdb.ZRange(ctx, keys.AsynqGroup(q, group), 0, -1).Val(); strings.Join(m, ",") != "a,b" || !rdb.SIsMember(ctx, keys.AsynqGroups(q), group).Val() {
+		t.Fatalf("group holds %v", m)
+	}
+}
+
+// TestDigestWakeHookSeesAsynqStoreADigest runs a real asynq aggregation on a
+// client with the hook: once asynq has stored the aggregated task and
+// deleted its aggregation set, the hook names the queue to wake.
+func TestDigestWakeHookSeesAsynqStoreADigest(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	woken := make(chan string, 4)
+	rdb.AddHook(digestWakeHook{notify: func(_ context.Context, q string) { woken <- q }})
+	client := asynq.NewClientFromRedisClient(rdb)
+	if _, err := client.Enqueue(asynq.NewTask("item", nil), asynq.Queue("low"), asynq.Group("42")); err != nil {
+		t.Fatal(err)
+	}
+	server := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		Queues:           map[string]int{"low": 1},
+		GroupGracePeriod: time.Second,
+		GroupAggregator:  asynq.GroupAggregatorFunc(digest.Aggregate),
+		Logger:           asynqLogger{slog.New(slog.NewTextHandler(io.Discard, nil))},
+		LogLevel:         asynq.FatalLevel,
+	})
+	handled := make(chan struct{}, 1)
+	if err := server.Start(asynq.HandlerFunc(func(context.Context, *asynq.Task) error {
+		handled <- struct{}{}
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	defer server.Shutdown()
+	select {
+	case q := <-woken:
+		if q != "low" {
+			t.Fatalf("hook woke queue %q, want low", q)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the hook never saw the aggregation set deleted")
+	}
+	select {
+	case <-handled:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the digest task was never handled")
 	}
 }
