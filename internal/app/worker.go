@@ -36,16 +36,17 @@ func NewWorker(cfg config.Worker, sender worker.Sender, reg prometheus.Registere
 		return nil, err
 	}
 	w, err := worker.New(worker.Config{
-		Redis:           opts,
-		Sender:          sender,
-		Limits:          Limits(cfg.Limits),
-		Queues:          cfg.Queues,
-		StrictPriority:  cfg.StrictPriority,
-		Concurrency:     cfg.Concurrency,
-		ShutdownTimeout: cfg.ShutdownTimeout,
-		BackoffBase:     cfg.BackoffBase,
-		BackoffCap:      cfg.BackoffCap,
-		SentRetention:   cfg.SentRetention,
+		Redis:              opts,
+		Sender:             sender,
+		Limits:             Limits(cfg.Limits),
+		Queues:             cfg.Queues,
+		StrictPriority:     cfg.StrictPriority,
+		Concurrency:        cfg.Concurrency,
+		ShutdownTimeout:    cfg.ShutdownTimeout,
+		BackoffBase:        cfg.BackoffBase,
+		BackoffCap:         cfg.BackoffCap,
+		SentRetention:      cfg.SentRetention,
+		LeaseRecoveryAfter: cfg.LeaseRecoveryAfter,
 		Digest: digest.Config{
 			GracePeriod:  cfg.Digest.GracePeriod,
 			MaxDelay:     cfg.Digest.MaxDelay,

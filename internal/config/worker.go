@@ -19,6 +19,7 @@ const (
 	EnvBackoffBase     = "HERALD_BACKOFF_BASE"
 	EnvBackoffCap      = "HERALD_BACKOFF_CAP"
 	EnvSentRetention   = "HERALD_SENT_RETENTION"
+	EnvLeaseRecovery   = "HERALD_LEASE_RECOVERY_AFTER"
 	EnvWorkerListen    = "HERALD_WORKER_LISTEN"
 	EnvLimitBot        = "HERALD_LIMIT_BOT"
 	EnvBurstBot        = "HERALD_BURST_BOT"
@@ -43,6 +44,7 @@ const (
 	DefaultBackoffBase     = 2 * time.Second
 	DefaultBackoffCap      = 10 * time.Minute
 	DefaultSentRetention   = 168 * time.Hour
+	DefaultLeaseRecovery   = 15 * time.Second
 	DefaultWorkerListen    = ":9091"
 
 	DefaultDigestGracePeriod  = 10 * time.Second
@@ -231,6 +233,12 @@ type Worker struct {
 	// SentRetention is how long "already sent" markers are kept so a retried
 	// task is not delivered twice (HERALD_SENT_RETENTION, 168h).
 	SentRetention time.Duration
+	// LeaseRecoveryAfter is how long a task's lease may go without being
+	// extended before another worker takes the task over: the crashed
+	// worker's messages are late by about this much
+	// (HERALD_LEASE_RECOVERY_AFTER, 15s; 10s to 29s, or a negative value to
+	// leave recovery to asynq, 60-90s).
+	LeaseRecoveryAfter time.Duration
 	// Listen is the address of the health and metrics server
 	// (HERALD_WORKER_LISTEN, ":9091"); "" disables it ("off" in the
 	// environment).
@@ -265,6 +273,9 @@ func (w Worker) WithDefaults() Worker {
 	if w.SentRetention == 0 {
 		w.SentRetention = DefaultSentRetention
 	}
+	if w.LeaseRecoveryAfter == 0 {
+		w.LeaseRecoveryAfter = DefaultLeaseRecovery
+	}
 	if w.Listen == "" {
 		w.Listen = DefaultWorkerListen
 	}
@@ -298,6 +309,9 @@ func (w Worker) Validate() error {
 	}
 	if w.SentRetention < time.Second {
 		p.add(EnvSentRetention, "must be at least 1s (e.g. 168h), got %s", fmtDur(w.SentRetention))
+	}
+	if d := w.LeaseRecoveryAfter; d > 0 && (d < 10*time.Second || d >= 30*time.Second) {
+		p.add(EnvLeaseRecovery, "must be between 10s and 29s (live workers extend leases every 5s; asynq's lease is 30s), or -1s to turn the sweep off, got %s", fmtDur(d))
 	}
 	if w.Listen != "" {
 		validateListen(&p, EnvWorkerListen, w.Listen, DefaultWorkerListen)
@@ -405,6 +419,8 @@ func workerSpecs(w *Worker) []spec {
 		newSpec(EnvBackoffCap, "10m", "Upper bound of any retry wait.", durationVar(&w.BackoffCap)),
 		newSpec(EnvSentRetention, "168h", `How long "already sent" markers are kept to avoid duplicate deliveries.`,
 			durationVar(&w.SentRetention)),
+		newSpec(EnvLeaseRecovery, "15s", "Hand a task to another worker when its lease went this long without extension (crashed worker); -1s leaves it to asynq (60-90s).",
+			durationVar(&w.LeaseRecoveryAfter)),
 		listen,
 		newSpec(EnvLimitBot, DefaultLimitBot, `Send rate of the whole bot ("N/s", "N/m", "N/h" or "off").`,
 			rateVar(&w.Limits.Bot.Rate)),
