@@ -6,13 +6,16 @@ import (
 
 	"github.com/hibiken/asynqmon"
 
+	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/jobs"
 )
 
-// PayloadFormatter shows SendMessage payloads as indented JSON in the web UI.
-// Payloads hold no secrets (the bot token is never part of a task).
+// PayloadFormatter shows Herald's JSON payloads (messages, digest items and
+// digests) as indented JSON in the web UI. Payloads hold no secrets (the bot
+// token is never part of a task).
 var PayloadFormatter = asynqmon.PayloadFormatterFunc(func(taskType string, payload []byte) string {
-	if taskType == jobs.TypeSendMessage {
+	switch taskType {
+	case jobs.TypeSendMessage, jobs.TypeDigestItem, digest.TypeDigest:
 		var out bytes.Buffer
 		if json.Indent(&out, payload, "", "  ") == nil {
 			return out.String()
