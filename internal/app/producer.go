@@ -154,7 +154,8 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 	}
 	whCfg := webhooks.Config{
 		Dispatcher: dispatcher, Token: token, AuthDisabled: cfg.AuthDisabled,
-		GrafanaSecret: grafanaSecret, GitHubSecret: ghSecret, SentrySecret: sentrySecret,
+		GrafanaSecret: grafanaSecret, GrafanaTimestampHeader: cfg.GrafanaTimestampHeader,
+		GitHubSecret: ghSecret, SentrySecret: sentrySecret,
 		MaxBodyBytes: cfg.MaxBodyBytes, Logger: log,
 	}
 	if router != nil {

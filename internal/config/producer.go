@@ -31,6 +31,7 @@ const (
 	EnvSentrySecretFile   = "HERALD_SENTRY_CLIENT_SECRET_FILE"
 	EnvGrafanaSecret      = "HERALD_GRAFANA_WEBHOOK_SECRET"
 	EnvGrafanaSecretFile  = "HERALD_GRAFANA_WEBHOOK_SECRET_FILE"
+	EnvGrafanaTimestamp   = "HERALD_GRAFANA_TIMESTAMP_HEADER"
 	EnvHeartbeatCheck     = "HERALD_HEARTBEAT_CHECK_INTERVAL"
 	EnvFeedsFile          = "HERALD_FEEDS_FILE"
 	EnvFeedsConcurrency   = "HERALD_FEEDS_CONCURRENCY"
@@ -119,6 +120,11 @@ type Producer struct {
 	// Grafana webhook in addition to the API token
 	// (HERALD_GRAFANA_WEBHOOK_SECRET or _FILE).
 	GrafanaSecret, GrafanaSecretFile string
+	// GrafanaTimestampHeader names the contact point's timestamp header when
+	// one is configured in Grafana: the signature then covers
+	// "<timestamp>:<body>" and stale timestamps are refused
+	// (HERALD_GRAFANA_TIMESTAMP_HEADER).
+	GrafanaTimestampHeader string
 	// HeartbeatCheckInterval is how often overdue heartbeats are looked for
 	// (HERALD_HEARTBEAT_CHECK_INTERVAL, 5s).
 	HeartbeatCheckInterval time.Duration
@@ -356,6 +362,8 @@ func producerSpecs(p *Producer) []spec {
 		secretSpec(EnvGrafanaSecret, "Grafana contact point HMAC secret; when set, Grafana webhooks must be signed.",
 			stringVar(&p.GrafanaSecret)),
 		newSpec(EnvGrafanaSecretFile, "", "File holding the Grafana HMAC secret.", stringVar(&p.GrafanaSecretFile)),
+		newSpec(EnvGrafanaTimestamp, "", "Grafana's signature timestamp header, when the contact point sets one.",
+			stringVar(&p.GrafanaTimestampHeader)),
 		newSpec(EnvHeartbeatCheck, "5s", "How often each producer looks for overdue heartbeats.",
 			durationVar(&p.HeartbeatCheckInterval)),
 		newSpec(EnvFeedsFile, "", "Feed list polled by `producer feeds`.", stringVar(&p.FeedsFile)),
