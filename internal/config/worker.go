@@ -28,6 +28,9 @@ const (
 	EnvLimitGroup      = "HERALD_LIMIT_GROUP"
 	EnvBurstGroup      = "HERALD_BURST_GROUP"
 	EnvLimitQueues     = "HERALD_LIMIT_QUEUES"
+	EnvLimitPriority   = "HERALD_LIMIT_PRIORITY"
+	EnvBurstPriority   = "HERALD_BURST_PRIORITY"
+	EnvPriorityQueues  = "HERALD_PRIORITY_QUEUES"
 
 	EnvDigestGracePeriod  = "HERALD_DIGEST_GRACE_PERIOD"
 	EnvDigestMaxDelay     = "HERALD_DIGEST_MAX_DELAY"
@@ -150,16 +153,26 @@ type Limits struct {
 	// Queues caps how fast tasks of a queue are sent
 	// (HERALD_LIMIT_QUEUES, e.g. "default=20/s,low=5/s"; empty by default).
 	Queues map[string]Rate
+	// PriorityQueues are the queues whose messages go ahead of bot-wide
+	// slots other messages already reserved (HERALD_PRIORITY_QUEUES,
+	// "critical"); chat limits still apply to them.
+	PriorityQueues []string
+	// Priority bounds how many messages may go ahead that way, and so how
+	// far the bot may exceed Bot meanwhile (HERALD_LIMIT_PRIORITY "3/s",
+	// HERALD_BURST_PRIORITY 3; "off" disables the priority).
+	Priority Limit
 }
 
 // Default limits, as written in the environment.
 const (
-	DefaultLimitBot     = "30/s"
-	DefaultBurstBot     = 10
-	DefaultLimitPrivate = "1/s"
-	DefaultBurstPrivate = 1
-	DefaultLimitGroup   = "20/m"
-	DefaultBurstGroup   = 1
+	DefaultLimitBot      = "30/s"
+	DefaultBurstBot      = 10
+	DefaultLimitPrivate  = "1/s"
+	DefaultBurstPrivate  = 1
+	DefaultLimitGroup    = "20/m"
+	DefaultBurstGroup    = 1
+	DefaultLimitPriority = "3/s"
+	DefaultBurstPriority = 3
 )
 
 // withDefaults fills zero rates and bursts.
@@ -175,6 +188,10 @@ func (l Limits) withDefaults() Limits {
 	fill(&l.Bot, Rate{Events: 30, Per: time.Second}, DefaultBurstBot)
 	fill(&l.Private, Rate{Events: 1, Per: time.Second}, DefaultBurstPrivate)
 	fill(&l.Group, Rate{Events: 20, Per: time.Minute}, DefaultBurstGroup)
+	fill(&l.Priority, Rate{Events: 3, Per: time.Second}, DefaultBurstPriority)
+	if l.PriorityQueues == nil {
+		l.PriorityQueues = []string{"critical"}
+	}
 	return l
 }
 
@@ -195,6 +212,16 @@ func (l Limits) validate(p *problems, queues map[string]int) {
 	check(l.Bot, EnvLimitBot, EnvBurstBot)
 	check(l.Private, EnvLimitPrivate, EnvBurstPrivate)
 	check(l.Group, EnvLimitGroup, EnvBurstGroup)
+	check(l.Priority, EnvLimitPriority, EnvBurstPriority)
+	// The default names "critical"; a fleet without that queue simply has no
+	// priority queue. Names set on purpose must exist.
+	defaultPriority := len(l.PriorityQueues) == 1 && l.PriorityQueues[0] == "critical"
+	for _, name := range l.PriorityQueues {
+		if _, ok := queues[name]; !ok && !defaultPriority {
+			p.add(EnvPriorityQueues, "names queue %q, which is not in %s (%s); add it there or remove it",
+				name, EnvQueues, strings.Join(slices.Sorted(maps.Keys(queues)), ", "))
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(l.Queues)) {
 		if err := l.Queues[name].check(); err != nil {
 			p.add(EnvLimitQueues, "has a rate for queue %q that %v", name, err)
@@ -431,6 +458,11 @@ func workerSpecs(w *Worker) []spec {
 		newSpec(EnvLimitGroup, DefaultLimitGroup, "Send rate to one group, supergroup or channel.",
 			rateVar(&w.Limits.Group.Rate)),
 		newSpec(EnvBurstGroup, "1", "Burst for one group, supergroup or channel.", intVar(&w.Limits.Group.Burst)),
+		newSpec(EnvPriorityQueues, "critical", "Queues whose messages go ahead of bot-wide slots already promised to others (chat limits still hold).",
+			queueNamesVar(&w.Limits.PriorityQueues)),
+		newSpec(EnvLimitPriority, DefaultLimitPriority, `How many priority messages may go ahead ("off" disables); the bot may exceed its rate by this much meanwhile.`,
+			rateVar(&w.Limits.Priority.Rate)),
+		newSpec(EnvBurstPriority, "3", "Priority messages that may go ahead at once.", intVar(&w.Limits.Priority.Burst)),
 		newSpec(EnvLimitQueues, "", `Per-queue send rates as NAME=RATE pairs, e.g. "default=20/s,low=5/s".`,
 			queueRatesVar(&w.Limits.Queues)),
 		newSpec(EnvDigestGracePeriod, "10s", "A chat's coalescible messages are sent as a digest once none arrived for this long (whole seconds).",

@@ -240,3 +240,47 @@ func TestAlertsAndWebhooksDeliverOnceAndSurviveRedisDown(t *testing.T) {
 		t.Errorf("chat got %d messages, want 3:\n%s", len(texts), strings.Join(texts, "\n---\n"))
 	}
 }
+
+// TestHeartbeatAlertOnTimeDuringBurst misses a heartbeat while a burst of
+// 2,000 messages over 100 chats saturates the bot-wide limit: the overdue
+// alert (critical queue, a priority queue of the limiter) must not wait for
+// the burst to drain, and no 429 may result. The check is
+// on order, not time: when the alert reaches Telegram, at least a quarter of
+// the burst must still be undelivered (the alert falls due about 2 s into a
+// burst that needs at least 6.6 s at the bot-wide limit).
+func TestHeartbeatAlertOnTimeDuringBurst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	s := fleettest.Start(t, fleettest.Options{Workers: 3, Fake: telegramfake.Config{TimeScale: scale},
+		ProducerEnv: []string{"HERALD_ALERTS_DEFAULT_CHAT=" + alertsChat, "HERALD_HEARTBEAT_CHECK_INTERVAL=200ms"}})
+	if code, body := call(t, s.Fleet, http.MethodPut, s.Fleet.APIBase+"/v1/heartbeats/etl?interval=1s&grace=1s", nil, nil); code != http.StatusCreated {
+		t.Fatalf("first ping: %d %s", code, body)
+	}
+	burst := fleettest.Burst("bg", 2000, 100)
+	if _, err := s.Fleet.PostAll(s.Ctx, burst, 16); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Fake.Wait(s.Ctx, len(burst)+1); err != nil {
+		t.Fatalf("waiting for the burst and the alert: %v (got %d)", err, len(s.Fake.Messages()))
+	}
+	got := s.Fake.Messages()
+	alertAt := -1
+	for i, m := range got {
+		if strings.Contains(m.Text, "Heartbeat etl is overdue") {
+			alertAt = i
+			break
+		}
+	}
+	if alertAt < 0 {
+		t.Fatalf("no overdue alert among %d messages", len(got))
+	}
+	after := len(got) - alertAt - 1
+	t.Logf("overdue alert was message %d of %d; %d burst messages came after it", alertAt+1, len(got), after)
+	if after < len(burst)/4 {
+		t.Errorf("only %d of %d burst messages were delivered after the overdue alert; it waited for the burst", after, len(burst))
+	}
+	if st := s.Fake.Stats(); st.TooMany != 0 {
+		t.Errorf("the fake answered %d 429s; going ahead must stay within Telegram's tolerance", st.TooMany)
+	}
+}

@@ -37,6 +37,7 @@ func (l Limits) WorkerEnv() []string {
 		"HERALD_LIMIT_BOT=" + l.rate(30, "s"), "HERALD_BURST_BOT=" + strconv.Itoa(l.BotBurst),
 		"HERALD_LIMIT_PRIVATE=" + l.rate(1, "s"), "HERALD_BURST_PRIVATE=" + strconv.Itoa(l.PrivateBurst),
 		"HERALD_LIMIT_GROUP=" + l.rate(20, "m"), "HERALD_BURST_GROUP=" + strconv.Itoa(l.GroupBurst),
+		"HERALD_LIMIT_PRIORITY=" + l.rate(3, "s"),
 	}
 }
 

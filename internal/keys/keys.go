@@ -124,3 +124,8 @@ func AsynqAggregationSet(queue, group, setID string) string {
 // AsynqAggregationSets is the sorted set of queue's aggregation sets, scored
 // by the Unix second by which their aggregation must have finished.
 func AsynqAggregationSets(queue string) string { return "asynq:{" + queue + "}:aggregation_sets" }
+
+// PriorityLimit is the GCRA schedule (TAT, Redis microseconds) of the
+// allowance that lets messages of priority queues go ahead of the bot-wide
+// slots already reserved.
+func PriorityLimit() string { return prefix + "rl:priority" }

@@ -42,6 +42,15 @@ type Config struct {
 	Group Limit
 	// Queues optionally limits whole queues, by name.
 	Queues map[string]Limit
+	// PriorityQueues name the queues whose messages do not wait behind the
+	// bot-wide slots other messages have already reserved (typically
+	// "critical"). Their chat limits still hold.
+	PriorityQueues []string
+	// Priority bounds how many such messages may go ahead of the bot-wide
+	// schedule: each one that does makes the bot run one message over its
+	// rate for as long as the schedule is booked ahead. Zero (the default)
+	// turns the priority off.
+	Priority Limit
 	// SleepMax is the longest wait a handler sleeps through while holding its
 	// worker slot; longer waits defer the task. Default 250ms.
 	SleepMax time.Duration
@@ -93,6 +102,7 @@ func (c Config) validate() error {
 		}
 	}
 	check("Bot", c.Bot)
+	check("Priority", c.Priority)
 	check("Private", c.Private)
 	check("Group", c.Group)
 	for q, l := range c.Queues {

@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -85,6 +86,10 @@ func us(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10)
 func (l *Limiter) Acquire(ctx context.Context, chat, queue, taskID string) (Decision, error) {
 	q := l.cfg.Queues[queue]
 	c := l.ChatLimit(chat)
+	var p Limit
+	if slices.Contains(l.cfg.PriorityQueues, queue) {
+		p = l.cfg.Priority
+	}
 	// How late a reserved slot may still be used, and how much closer than
 	// one interval a send may follow a late predecessor: a quarter of the
 	// chat's interval at most, so two sends to a chat are never closer than
@@ -94,11 +99,12 @@ func (l *Limiter) Acquire(ctx context.Context, chat, queue, taskID string) (Deci
 		late = min(late, c.Interval/4)
 	}
 	res, err := acquireScript.Run(ctx, l.rdb,
-		[]string{keys.BotLimit(), keys.QueueLimit(queue), keys.ChatLimit(chat), keys.ChatSendLimit(chat), keys.Reservation(taskID), keys.Sent(taskID)},
+		[]string{keys.BotLimit(), keys.QueueLimit(queue), keys.ChatLimit(chat), keys.ChatSendLimit(chat), keys.Reservation(taskID), keys.Sent(taskID), keys.PriorityLimit()},
 		us(l.cfg.Bot.Interval), us(l.cfg.Bot.tolerance()),
 		us(q.Interval), us(q.tolerance()),
 		us(c.Interval), us(c.tolerance()),
 		us(l.cfg.SleepMax), us(late), l.resvTTL.Milliseconds(), us(late),
+		us(p.Interval), us(p.tolerance()),
 	).Slice()
 	if err != nil {
 		return Decision{}, fmt.Errorf("ratelimit: acquire: %w", err)

@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -163,5 +164,62 @@ func TestQueueLimit(t *testing.T) {
 	}
 	if d, _ := b.lim.Acquire(b.ctx, "3", "default", "c"); d.Kind != ratelimit.Go {
 		t.Fatalf("default queue must not be limited by low's limit: %+v", d)
+	}
+}
+
+// TestPriorityQueueGoesAheadOfBookedBotSlots books the bot-wide schedule
+// ten seconds ahead with messages to many chats, then asks for slots for
+// critical messages: the first ones (the allowance's burst) go at once,
+// the next waits for the allowance, and a default-queue message still
+// queues behind every booked slot.
+func TestPriorityQueueGoesAheadOfBookedBotSlots(t *testing.T) {
+	t.Parallel()
+	cfg := ratelimit.Config{
+		Bot:            ratelimit.Per(1, time.Second, 1),
+		Private:        ratelimit.Per(1, time.Hour, 1),
+		Group:          ratelimit.Per(1, time.Hour, 1),
+		SleepMax:       100 * time.Millisecond,
+		PriorityQueues: []string{"critical"},
+		Priority:       ratelimit.Per(1, 10*time.Second, 2),
+	}
+	b := setup(t, cfg)
+	for i := 0; i < 10; i++ {
+		if _, err := b.lim.Acquire(b.ctx, strconv.Itoa(1000+i), "default", "bulk"+strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, want := range []time.Duration{0, 0, 10 * time.Second} {
+		d, err := b.lim.Acquire(b.ctx, strconv.Itoa(2000+i), "critical", "crit"+strconv.Itoa(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == 0 && (d.Kind != ratelimit.Go || d.Wait > cfg.SleepMax) {
+			t.Fatalf("critical message %d: %+v, want go now", i, d)
+		}
+		if want > 0 && (d.Kind != ratelimit.Defer || d.Wait < 9*time.Second) {
+			t.Fatalf("critical message %d beyond the allowance: %+v, want to wait for the bot schedule", i, d)
+		}
+	}
+	// The two that went ahead pushed the bot's schedule: a default message
+	// now waits behind 10 booked slots, 2 priority sends and the third
+	// critical message's slot.
+	d, err := b.lim.Acquire(b.ctx, "3000", "default", "late")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Kind != ratelimit.Defer || !near(d.Wait, 13*time.Second) {
+		t.Fatalf("default message after the critical ones: %+v, want defer ~13s", d)
+	}
+	// A critical message to a chat inside its own interval still waits for
+	// the chat: priority never breaks a chat's limit.
+	if _, err := b.lim.Acquire(b.ctx, "4000", "default", "chat-first"); err != nil {
+		t.Fatal(err)
+	}
+	d, err = b.lim.Acquire(b.ctx, "4000", "critical", "chat-second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Kind == ratelimit.Go {
+		t.Fatalf("critical message to a chat that just got one: %+v, want a wait for the chat's turn", d)
 	}
 }

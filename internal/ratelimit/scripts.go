@@ -7,10 +7,13 @@ import "github.com/redis/go-redis/v9"
 //
 // KEYS[1] bot TAT, KEYS[2] queue TAT, KEYS[3] chat arrival TAT,
 // KEYS[4] chat send TAT, KEYS[5] the task's reservation, KEYS[6] the task's
-// progress record (read only, returned to the caller to save a round trip).
+// progress record (read only, returned to the caller to save a round trip),
+// KEYS[7] the priority allowance's TAT.
 // ARGV[1..6] interval and tolerance in microseconds of bot, queue and chat
 // (interval 0 = no limit), ARGV[7] SleepMax µs, ARGV[8] LateTolerance µs,
-// ARGV[9] reservation TTL ms.
+// ARGV[9] reservation TTL ms, ARGV[10] the chat spacing slack µs,
+// ARGV[11..12] interval and tolerance of the priority allowance (interval 0
+// for a task that is not from a priority queue).
 // Returns {kind, wait µs as a decimal string, progress or false}: kind 1 = go
 // after wait, 2 = sleep wait then ask again, 3 = defer the task by wait.
 var acquireScript = redis.NewScript(`
@@ -89,6 +92,18 @@ end
 local s = now
 local btat = 0
 if bi > 0 then btat = tat(KEYS[1]); s = math.max(s, btat - btau) end
+-- A task from a priority queue does not queue behind the bot-wide slots
+-- already promised to others: while the priority allowance has room it goes
+-- now, and the bot's schedule moves on by one interval as for any send.
+-- The allowance bounds how far the bot may run over its rate meanwhile.
+local pi, ptau = tonumber(ARGV[11]), tonumber(ARGV[12])
+local jump, ptat = false, 0
+if pi > 0 and s > now then
+  ptat = tat(KEYS[7])
+  if ptat - ptau <= now then jump = true end
+end
+local sb = s
+if jump then s = now end
 local c2 = 0
 if ci > 0 then
   c2 = tat(KEYS[4])
@@ -101,7 +116,8 @@ if ci > 0 then
   end
   store(KEYS[4], math.max(c2, s) + ci, ctau)
 end
-if bi > 0 then store(KEYS[1], math.max(btat, s) + bi, btau) end
+if jump then store(KEYS[7], math.max(ptat, now) + pi, ptau) end
+if bi > 0 then store(KEYS[1], math.max(btat, sb) + bi, btau) end
 local w = s - now
 if w > sleepMax then
   redis.call('SET', KEYS[5], 'g:' .. num(s), 'PX', ARGV[9])
