@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
@@ -58,26 +55,13 @@ func RunFeeds(ctx context.Context, cfg config.Producer, path string, log *slog.L
 			}
 		}()
 	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-hup:
-				if cfg.RoutesFile == "" {
-					continue
-				}
-				if err := router.Reload(cfg.RoutesFile); err != nil {
-					log.Error("routing file not reloaded; the previous routes stay in use", "error", err)
-				} else {
-					log.Info("routing file reloaded", "file", cfg.RoutesFile)
-				}
-			}
+	stopHUP := reloadOnHUP(ctx, log, cfg.RoutesFile, func() error {
+		if cfg.RoutesFile == "" {
+			return fmt.Errorf("no routing file to reload: set %s", config.EnvRoutesFile)
 		}
-	}()
+		return router.Reload(cfg.RoutesFile)
+	})
+	defer stopHUP()
 	log.Info("feed poller starting", "feeds", len(file.Feeds), "file", path, "concurrency", cfg.FeedsConcurrency,
 		"redis", cfg.Redis.Redacted())
 	err = feeds.Run(ctx, feeds.Config{

@@ -211,6 +211,32 @@ func (p *Producer) Close() {
 	p.cleanup()
 }
 
+// reloadOnHUP calls reload at every SIGHUP until ctx ends or the returned
+// stop is called, logging the outcome: a failed reload keeps the routes in
+// use.
+func reloadOnHUP(ctx context.Context, log *slog.Logger, file string, reload func() error) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-done:
+				return
+			case <-hup:
+				if err := reload(); err != nil {
+					log.Error("routing file not reloaded; the previous routes stay in use", "error", err)
+				} else {
+					log.Info("routing file reloaded", "file", file)
+				}
+			}
+		}
+	}()
+	return func() { signal.Stop(hup); close(done) }
+}
+
 // ProducerHandler builds the API without starting the heartbeat checker,
 // for tests and embedders that only need the HTTP side. The returned
 // cleanup closes what it opened.
@@ -243,23 +269,8 @@ func RunProducer(ctx context.Context, cfg config.Producer, log *slog.Logger) err
 	if err := p.Start(ctx); err != nil {
 		return err
 	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-hup:
-				if err := p.Reload(); err != nil {
-					log.Error("routing file not reloaded; the previous routes stay in use", "error", err)
-				} else {
-					log.Info("routing file reloaded", "file", cfg.RoutesFile)
-				}
-			}
-		}
-	}()
+	stopHUP := reloadOnHUP(ctx, log, cfg.RoutesFile, p.Reload)
+	defer stopHUP()
 	log.Info("producer starting", "listen", cfg.Listen, "redis", cfg.Redis.Redacted(), "monitoring", cfg.MonitoringPath,
 		"auth", !cfg.AuthDisabled, "routes", cfg.RoutesFile)
 	if err := worker.ListenAndServe(ctx, cfg.Listen, p.Handler(), log); err != nil {

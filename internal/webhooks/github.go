@@ -121,13 +121,5 @@ func decodeGitHub(event, delivery string, body []byte) (decoded, *httpapi.Error)
 		d.ignored = fmt.Sprintf("GitHub event %q is not rendered by Herald", clip(event, 64))
 		return d, nil
 	}
-	if e != nil {
-		return d, e
-	}
-	if reason != "" {
-		d.ignored = reason
-		return d, nil
-	}
-	d.alerts = []alerts.Alert{a}
-	return d, finish(d.alerts, "GitHub "+event)
+	return one(d, a, reason, e, "GitHub "+event)
 }

@@ -78,6 +78,20 @@ type decoded struct {
 	attrs   []any
 }
 
+// one completes the decoding of a payload that renders into at most one
+// alert: an error, an ignore reason, or the alert, checked.
+func one(d decoded, a alerts.Alert, reason string, e *httpapi.Error, what string) (decoded, *httpapi.Error) {
+	if e != nil {
+		return d, e
+	}
+	if reason != "" {
+		d.ignored = reason
+		return d, nil
+	}
+	d.alerts = []alerts.Alert{a}
+	return d, finish(d.alerts, what)
+}
+
 // receiver is one sender's steps. Any step may be nil.
 type receiver struct {
 	name string

@@ -86,15 +86,7 @@ func decodeSentry(resource, requestID, timestamp string, body []byte) (decoded, 
 		d.ignored = fmt.Sprintf("Sentry resource %q is not rendered by Herald", clip(resource, 64))
 		return d, nil
 	}
-	if e != nil {
-		return d, e
-	}
-	if reason != "" {
-		d.ignored = reason
-		return d, nil
-	}
-	d.alerts = []alerts.Alert{a}
-	return d, finish(d.alerts, "Sentry "+resource)
+	return one(d, a, reason, e, "Sentry "+resource)
 }
 
 // sentryRender builds the alert of one Sentry webhook.

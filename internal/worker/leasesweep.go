@@ -92,18 +92,20 @@ func (s *leaseSweeper) sweep(ctx context.Context) int {
 	return total
 }
 
-// run sweeps every interval (with ±20% jitter so a fleet does not sweep in
-// lockstep) until ctx ends.
-func (s *leaseSweeper) run(ctx context.Context) {
+// run sweeps every interval until ctx ends.
+func (s *leaseSweeper) run(ctx context.Context) { every(ctx, s.interval, func() { s.sweep(ctx) }) }
+
+// every calls fn every interval, ±20% so that a fleet's workers drift apart
+// instead of acting in lockstep, until ctx ends.
+func every(ctx context.Context, interval time.Duration, fn func()) {
 	for {
-		d := s.interval + time.Duration((rand.Float64()*0.4-0.2)*float64(s.interval))
-		t := time.NewTimer(d)
+		t := time.NewTimer(interval + time.Duration((rand.Float64()*0.4-0.2)*float64(interval)))
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return
 		case <-t.C:
-			s.sweep(ctx)
+			fn()
 		}
 	}
 }

@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"log/slog"
-	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -108,16 +107,4 @@ func (s *setReclaimer) reclaim(ctx context.Context) int {
 }
 
 // run reclaims every interval (±20% jitter) until ctx ends.
-func (s *setReclaimer) run(ctx context.Context) {
-	for {
-		d := s.interval + time.Duration((rand.Float64()*0.4-0.2)*float64(s.interval))
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-			s.reclaim(ctx)
-		}
-	}
-}
+func (s *setReclaimer) run(ctx context.Context) { every(ctx, s.interval, func() { s.reclaim(ctx) }) }
