@@ -144,6 +144,30 @@ type commit struct {
 	prime bool
 }
 
+// trimSeenScript shrinks a feed's seen set to its limit, oldest first,
+// never removing an item the feed lists now (scores are milliseconds, so
+// items recorded in the same millisecond tie, and a plain trim by rank
+// could drop a listed one).
+//
+// KEYS[1] the seen set. ARGV[1] how many to keep; ARGV[2..] the members the
+// feed lists now. Returns how many were removed.
+var trimSeenScript = redis.NewScript(`
+local n = redis.call('ZCARD', KEYS[1])
+local excess = n - tonumber(ARGV[1])
+if excess <= 0 then return 0 end
+local listed = {}
+for i = 2, #ARGV do listed[ARGV[i]] = true end
+local removed = 0
+for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if removed >= excess then break end
+  if not listed[m] then
+    redis.call('ZREM', KEYS[1], m)
+    removed = removed + 1
+  end
+end
+return removed
+`)
+
 // save applies c in one transaction, trims the seen set and renews the
 // expiry of the feed's keys.
 func (s *store) save(ctx context.Context, feed string, now time.Time, c commit) error {
@@ -156,7 +180,15 @@ func (s *store) save(ctx context.Context, feed string, now time.Time, c commit) 
 		if len(c.refresh) > 0 {
 			tx.ZAddArgs(ctx, seenKey, redis.ZAddArgs{XX: true, GT: true, Members: zmembers(now, c.refresh)})
 		}
-		tx.ZRemRangeByRank(ctx, seenKey, 0, int64(-keep-1))
+		listed := make([]any, 0, 1+len(c.add)+len(c.refresh))
+		listed = append(listed, keep)
+		for _, m := range c.add {
+			listed = append(listed, m)
+		}
+		for _, m := range c.refresh {
+			listed = append(listed, m)
+		}
+		trimSeenScript.Eval(ctx, tx, []string{seenKey}, listed...)
 		if c.validators != nil {
 			tx.HSet(ctx, stateKey, fieldETag, c.validators.ETag, fieldLastModified, c.validators.LastModified)
 		}
