@@ -26,7 +26,7 @@ var (
 	routeKeys       = []string{"name", "default", "match", "destinations", "parse_mode", "template", "queue", "coalesce", "disable_notification", "disable_link_preview"}
 	matchKeys       = []string{"source", "severity", "labels"}
 	destinationKeys = []string{"chat", "thread"}
-	webhookKeys     = []string{"name", "title", "body", "url", "severity", "source", "fingerprint", "labels"}
+	webhookKeys     = []string{"name", "title", "body", "url", "severity", "status", "source", "fingerprint", "labels"}
 )
 
 // Limits on a routing file, far above any real one.

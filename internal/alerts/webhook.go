@@ -67,6 +67,10 @@ func (g *GenericWebhook) Alerts(body any) ([]Alert, error) {
 			a.URL = v
 		case "severity":
 			a.Severity = Severity(v)
+		case "status":
+			// firing or resolved; Dispatch refuses anything else, naming
+			// the field.
+			a.Status = Status(strings.ToLower(v))
 		case "source":
 			if v != "" {
 				a.Source = v
@@ -250,7 +254,7 @@ func (p *parser) webhook(n *yaml.Node) *GenericWebhook {
 	if _, ok := m["title"]; !ok {
 		p.errorf(n, "webhook %q has no title: add a title: template, e.g. title: \"{{ .summary }}\"", name)
 	}
-	for _, key := range []string{"title", "body", "url", "severity", "source", "fingerprint"} {
+	for _, key := range []string{"title", "body", "url", "severity", "status", "source", "fingerprint"} {
 		f, ok := m[key]
 		if !ok {
 			continue

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/herald-dev/herald/internal/jobs"
 )
@@ -41,7 +42,7 @@ func TestGenericWebhook(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []Alert{{Title: "web <1> is down", Body: "timeout after 10s", URL: "https://up.test/m/1", Severity: "critical",
-			Source: "uptime", Fingerprint: "123456789/down", Labels: map[string]string{"team": "web"}}}
+			Status: StatusFiring, Source: "uptime", Fingerprint: "123456789/down", Labels: map[string]string{"team": "web"}}}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("alerts\n%+v\nwant\n%+v", got, want)
 		}
@@ -53,7 +54,7 @@ func TestGenericWebhook(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []Alert{{Title: "db is up", Severity: "info", Source: "uptime", Fingerprint: "7/up", Labels: map[string]string{"team": "ops"}}}
+		want := []Alert{{Title: "db is up", Severity: "info", Status: StatusResolved, Source: "uptime", Fingerprint: "7/up", Labels: map[string]string{"team": "ops"}}}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("alerts\n%+v\nwant\n%+v", got, want)
 		}
@@ -75,6 +76,19 @@ func TestGenericWebhook(t *testing.T) {
 		}
 		if _, ok := fields["fingerprint"]; !ok {
 			t.Fatalf("fingerprint not reported: %v", fields)
+		}
+	})
+
+	t.Run("a status other than firing or resolved is refused by name", func(t *testing.T) {
+		t.Parallel()
+		got, err := g.Alerts(decodeBody(t, `{"monitor": {"name": "db", "id": 7}, "status": "paused"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = got[0].Normalize(time.Now())
+		var verr *jobs.ValidationError
+		if !errors.As(err, &verr) || len(verr.Fields) != 1 || verr.Fields[0].Field != "status" {
+			t.Fatalf("Normalize = %v, want one error naming status", err)
 		}
 	})
 
