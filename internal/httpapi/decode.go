@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/herald-dev/herald/internal/jobs"
@@ -92,7 +93,11 @@ func jsonError(err error) *Error {
 		return Invalid("invalid field type", jobs.FieldError{Field: field,
 			Message: fmt.Sprintf("must be a %s, got a JSON %s", jsonKind(typeErr.Type.Kind().String()), typeErr.Value)})
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		name := strings.TrimPrefix(err.Error(), "json: unknown field ")
+		if unq, err := strconv.Unquote(name); err == nil && unq != "" {
+			name = unq
+		}
+		// An empty key stays quoted (""), so the error still names it.
 		return Invalid("unknown field", jobs.FieldError{Field: name, Message: "is not a known field"})
 	case errors.As(err, &syntax):
 		return Errorf(http.StatusBadRequest, CodeInvalidJSON, "malformed JSON at byte %d: %v", syntax.Offset, err)

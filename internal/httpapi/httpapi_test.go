@@ -28,6 +28,7 @@ func TestDecodeJSONNamesTheProblem(t *testing.T) {
 		{"wrong type", "", `{"count":"one"}`, 400, CodeInvalidField, "count"},
 		{"wrong nested type", "", `{"tags":{"a":1}}`, 400, CodeInvalidField, "tags"},
 		{"unknown field", "", `{"titel":"a"}`, 400, CodeInvalidField, "titel"},
+		{"unknown empty key", "", `{"":"a"}`, 400, CodeInvalidField, `""`},
 		{"trailing", "", `{"title":"a"} {}`, 400, CodeInvalidJSON, ""},
 		{"syntax", "", `{"title":`, 400, CodeInvalidJSON, ""},
 		{"too large", "", `{"title":"` + strings.Repeat("x", 200) + `"}`, 413, CodeBodyTooLarge, ""},
