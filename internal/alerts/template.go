@@ -84,7 +84,7 @@ func newMessageData(a *Alert, routeName string, mode markup.Mode, lim renderLimi
 	esc := func(s string) Markup { return Markup(markup.Escape(s, mode)) }
 	body := a.Body
 	if lim.bodyRunes >= 0 {
-		body = truncateRunes(body, lim.bodyRunes)
+		body = markup.TruncateRunes(body, lim.bodyRunes)
 	}
 	d := &MessageData{
 		Title:       esc(a.Title),
@@ -116,26 +116,6 @@ func newMessageData(a *Alert, routeName string, mode markup.Mode, lim renderLimi
 	return d
 }
 
-// truncateRunes cuts s to at most n runes, the last one an ellipsis when
-// anything was cut.
-func truncateRunes(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i, count := 0, 0
-	for i < len(s) && count < n-1 {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		count++
-	}
-	return strings.TrimRightFunc(s[:i], isSpaceRune) + "…"
-}
-
-func isSpaceRune(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }
-
 // helpers is the mode-aware function set of message templates. Every
 // helper returns Markup. Arguments that are Markup count as formatted text
 // of the mode; anything else (a string written in the template, a number)
@@ -153,7 +133,7 @@ func (h helpers) funcMap() template.FuncMap {
 		"raw":      h.raw,
 		"upper":    func(v any) Markup { return h.escape(strings.ToUpper(h.plain(v))) },
 		"lower":    func(v any) Markup { return h.escape(strings.ToLower(h.plain(v))) },
-		"truncate": func(n int, v any) Markup { return h.escape(truncateRunes(h.plain(v), n)) },
+		"truncate": func(n int, v any) Markup { return h.escape(markup.TruncateRunes(h.plain(v), n)) },
 		"join":     h.join,
 	}
 }
@@ -483,7 +463,7 @@ func lastResort(a *Alert, maxLen int) string {
 	title := severityEmoji(a) + " " + a.Title
 	for n := utf8.RuneCountInString(title); markup.UTF16Len(title) > maxLen && n > 1; {
 		n /= 2
-		title = truncateRunes(title, n)
+		title = markup.TruncateRunes(title, n)
 	}
 	return title
 }

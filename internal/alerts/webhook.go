@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/markup"
 )
 
 // GenericWebhook turns the JSON body of a generic webhook into an alert,
@@ -146,7 +147,7 @@ var webhookFuncs = template.FuncMap{
 	"join":     joinAny,
 	"upper":    func(v any) string { return strings.ToUpper(textOf(v)) },
 	"lower":    func(v any) string { return strings.ToLower(textOf(v)) },
-	"truncate": func(n int, v any) string { return truncateRunes(textOf(v), n) },
+	"truncate": func(n int, v any) string { return markup.TruncateRunes(textOf(v), n) },
 	"default":  func(def, v any) any { return defaultValue(def, v) },
 }
 

@@ -75,7 +75,7 @@ func shorten(s string, max int) string {
 	}
 	units, end := 0, 0
 	for i, r := range s {
-		n := utf16Units(r)
+		n := markup.RuneUTF16Len(r)
 		if units+n > target {
 			break
 		}
@@ -98,13 +98,6 @@ func shorten(s string, max int) string {
 	}
 	head = strings.TrimRightFunc(head, unicode.IsSpace)
 	return head + ellipsis
-}
-
-func utf16Units(r rune) int {
-	if r >= 0x10000 {
-		return 2
-	}
-	return 1
 }
 
 // zwj is the zero width joiner of emoji sequences.

@@ -127,10 +127,7 @@ func cutTitle(s string, max int) (string, string) {
 	}
 	units, end, space := 0, 0, -1
 	for i, r := range s {
-		n := 1
-		if r >= 0x10000 {
-			n = 2
-		}
+		n := markup.RuneUTF16Len(r)
 		if units+n > max {
 			break
 		}

@@ -104,7 +104,7 @@ type doc struct {
 // addText appends a visible character produced by src[start:end].
 func (d *doc) addText(start, end int, vis string, lenient bool) {
 	r, _ := utf8.DecodeRuneInString(vis)
-	u := runeUTF16(r)
+	u := RuneUTF16Len(r)
 	if r == utf8.RuneError && len(vis) == 1 {
 		u = 1
 	}

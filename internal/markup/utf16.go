@@ -1,6 +1,9 @@
 package markup
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // MaxMessageLen is Telegram's limit on message text, in UTF-16 code units after entity parsing.
 const MaxMessageLen = 4096
@@ -18,14 +21,15 @@ func UTF16Len(s string) int {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		n += runeUTF16(r)
+		n += RuneUTF16Len(r)
 		i += size
 	}
 	return n
 }
 
-// runeUTF16 is the number of UTF-16 code units of r.
-func runeUTF16(r rune) int {
+// RuneUTF16Len is the number of UTF-16 code units of r: 2 outside the Basic
+// Multilingual Plane, else 1.
+func RuneUTF16Len(r rune) int {
 	if r >= 0x10000 {
 		return 2
 	}
@@ -39,4 +43,24 @@ func runeLen(s string, i int) int {
 	}
 	_, n := utf8.DecodeRuneInString(s[i:])
 	return n
+}
+
+// TruncateRunes cuts s to at most n runes, the last of them an ellipsis
+// ("…") when anything was cut, with trailing white space before the
+// ellipsis removed. For limits counted in characters rather than in
+// Telegram's UTF-16 units.
+func TruncateRunes(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i, count := 0, 0
+	for i < len(s) && count < n-1 {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		count++
+	}
+	return strings.TrimRightFunc(s[:i], func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }) + "…"
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/markup"
 )
 
 // summaryLen bounds free text copied from a sender (release notes, issue
@@ -26,24 +27,8 @@ const ellipsis = "…"
 // clip shortens s to at most max characters, ending it with an ellipsis
 // when something was cut. Invalid UTF-8 is replaced first.
 func clip(s string, max int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	if max <= 0 {
-		return ""
-	}
-	n := 0
-	for i := range s {
-		if n == max-1 {
-			return strings.TrimRightFunc(s[:i], isSpace) + ellipsis
-		}
-		n++
-	}
-	return s
+	return markup.TruncateRunes(strings.ToValidUTF8(s, "\uFFFD"), max)
 }
-
-func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }
 
 // oneLine collapses every run of white space (new lines included) into one
 // space, for titles.
