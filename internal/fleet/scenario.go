@@ -27,12 +27,16 @@ type Message struct {
 
 // S1 is 200 unique messages, shuffled: 40 to each of 4 private chats and 40
 // to one group chat.
-func S1(seed uint64) []Message {
+func S1(seed uint64) []Message { return fiveChats("S1", false, seed) }
+
+// fiveChats is S1's shape: 40 messages to each of 4 private chats and one
+// group chat, shuffled. Texts are unique and none is a prefix of another,
+// so they can also be found inside digests.
+func fiveChats(label string, coalesce bool, seed uint64) []Message {
 	var ms []Message
-	chats := []string{"1001", "1002", "1003", "1004", "-1001000000001"}
-	for _, c := range chats {
+	for _, c := range []string{"1001", "1002", "1003", "1004", "-1001000000001"} {
 		for i := 0; i < 40; i++ {
-			ms = append(ms, Message{Chat: c, Text: fmt.Sprintf("S1 %s #%d", c, i)})
+			ms = append(ms, Message{Chat: c, Text: fmt.Sprintf("%s %s #%03d", label, c, i), Coalesce: coalesce})
 		}
 	}
 	shuffle(ms, seed)
@@ -53,20 +57,9 @@ func S2(seed uint64) []Message {
 	return ms
 }
 
-// S4 is S1 with coalescing on: 200 messages, 40 to each of 4 private chats
-// and one group chat, shuffled, every one coalescible. Texts are unique and
-// none is a prefix of another, so items can be found inside digests.
-func S4(seed uint64) []Message {
-	var ms []Message
-	chats := []string{"1001", "1002", "1003", "1004", "-1001000000001"}
-	for _, c := range chats {
-		for i := 0; i < 40; i++ {
-			ms = append(ms, Message{Chat: c, Text: fmt.Sprintf("S4 %s #%03d", c, i), Coalesce: true})
-		}
-	}
-	shuffle(ms, seed)
-	return ms
-}
+// S4 is S1 with coalescing on: the same 200 messages (labelled S4), every
+// one coalescible.
+func S4(seed uint64) []Message { return fiveChats("S4", true, seed) }
 
 func shuffle(ms []Message, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, seed+1))
@@ -180,7 +173,6 @@ loop:
 
 // Tally compares what the fake delivered with what was sent.
 func Tally(ms []Message, delivered []telegramfake.Message, stats telegramfake.Stats, start time.Time) Outcome {
-	o := Outcome{Sent: len(ms), TooMany: stats.TooMany}
 	want := map[string]bool{}
 	for _, m := range ms {
 		want[m.Text] = true
@@ -192,22 +184,10 @@ func Tally(ms []Message, delivered []telegramfake.Message, stats telegramfake.St
 			continue
 		}
 		seen[d.Text]++
-		if d.At.After(last) {
-			last = d.At
-		}
+		last = later(last, d.At)
 	}
-	for text := range want {
-		switch n := seen[text]; {
-		case n == 0:
-			o.Lost++
-		default:
-			o.Delivered++
-			o.Duplicates += n - 1
-		}
-	}
-	if !last.IsZero() {
-		o.Drain = last.Sub(start)
-	}
+	o := Outcome{Sent: len(ms), TooMany: stats.TooMany}
+	o.count(ms, seen, last, start)
 	return o
 }
 
@@ -233,12 +213,22 @@ func TallyItems(ms []Message, delivered []telegramfake.Message, stats telegramfa
 		}
 		if found {
 			o.Messages++
-			if d.At.After(last) {
-				last = d.At
-			}
+			last = later(last, d.At)
 		}
 	}
+	o.count(ms, seen, last, start)
+	return o
+}
+
+// count fills Delivered, Lost, Duplicates and Drain from how often each
+// sent text was seen and when the last one arrived.
+func (o *Outcome) count(ms []Message, seen map[string]int, last, start time.Time) {
+	counted := make(map[string]bool, len(ms))
 	for _, m := range ms {
+		if counted[m.Text] {
+			continue
+		}
+		counted[m.Text] = true
 		switch n := seen[m.Text]; {
 		case n == 0:
 			o.Lost++
@@ -250,5 +240,11 @@ func TallyItems(ms []Message, delivered []telegramfake.Message, stats telegramfa
 	if !last.IsZero() {
 		o.Drain = last.Sub(start)
 	}
-	return o
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
