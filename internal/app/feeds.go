@@ -55,12 +55,7 @@ func RunFeeds(ctx context.Context, cfg config.Producer, path string, log *slog.L
 			}
 		}()
 	}
-	stopHUP := reloadOnHUP(ctx, log, cfg.RoutesFile, func() error {
-		if cfg.RoutesFile == "" {
-			return fmt.Errorf("no routing file to reload: set %s", config.EnvRoutesFile)
-		}
-		return router.Reload(cfg.RoutesFile)
-	})
+	stopHUP := reloadOnHUP(ctx, log, cfg.RoutesFile, func() error { return reloadRoutes(router, cfg.RoutesFile) })
 	defer stopHUP()
 	log.Info("feed poller starting", "feeds", len(file.Feeds), "file", path, "concurrency", cfg.FeedsConcurrency,
 		"redis", cfg.Redis.Redacted())

@@ -197,11 +197,15 @@ func (p *Producer) Handler() http.Handler { return p.handler }
 func (p *Producer) Start(ctx context.Context) error { return p.checker.Start(ctx) }
 
 // Reload re-reads the routing file; on error the routes in use stay.
-func (p *Producer) Reload() error {
-	if p.router == nil || p.routesFile == "" {
+func (p *Producer) Reload() error { return reloadRoutes(p.router, p.routesFile) }
+
+// reloadRoutes re-reads the routing file into r; without a file (or a
+// router) there is nothing to reload.
+func reloadRoutes(r *alerts.Router, file string) error {
+	if r == nil || file == "" {
 		return fmt.Errorf("no routing file to reload: set %s", config.EnvRoutesFile)
 	}
-	return p.router.Reload(p.routesFile)
+	return r.Reload(file)
 }
 
 // Close stops the checker (waiting for a check in progress) and releases
