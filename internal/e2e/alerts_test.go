@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -282,5 +284,78 @@ func TestHeartbeatAlertOnTimeDuringBurst(t *testing.T) {
 	}
 	if st := s.Fake.Stats(); st.TooMany != 0 {
 		t.Errorf("the fake answered %d 429s; going ahead must stay within Telegram's tolerance", st.TooMany)
+	}
+}
+
+// TestSIGHUPReloadsRoutes runs a producer process on a routing file,
+// rewrites the file and sends SIGHUP: later alerts follow the new routes; a
+// broken file on the next SIGHUP is refused and the routes in use stay.
+func TestSIGHUPReloadsRoutes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	s := fleettest.Start(t, fleettest.Options{Workers: 1, NoProducer: true, Fake: telegramfake.Config{TimeScale: scale}})
+	routes := filepath.Join(t.TempDir(), "routes.yaml")
+	writeRoutes := func(body string) {
+		t.Helper()
+		if err := os.WriteFile(routes, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	route := func(chat string) string {
+		return "routes:\n  - name: all\n    default: true\n    parse_mode: plain\n    destinations:\n      - chat: \"" + chat + "\"\n"
+	}
+	writeRoutes(route("-1001000000101"))
+	p, base, err := s.Fleet.StartProducerProc(s.Ctx, "producer-hup", "HERALD_ROUTES_FILE="+routes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Kill)
+	send := func(title string) {
+		t.Helper()
+		if code, body := call(t, s.Fleet, http.MethodPost, base+"/v1/alerts", []byte(`{"title":"`+title+`"}`), nil); code != http.StatusAccepted {
+			t.Fatalf("POST /v1/alerts: %d %s", code, body)
+		}
+	}
+	// reloaded waits for the producer to log the outcome of the n-th reload.
+	reloaded := func(n int, msg string) {
+		t.Helper()
+		waitFor(t, s.Ctx, fmt.Sprintf("%q in the producer log", msg), func() bool {
+			b, _ := os.ReadFile(p.Log)
+			return strings.Count(string(b), msg) >= n
+		})
+	}
+	send("first")
+	writeRoutes(route("-1001000000102"))
+	if err := p.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	reloaded(1, "routing file reloaded")
+	send("second")
+	writeRoutes("routes:\n  - name: all\n    default: true\n    destinations: []\n  bogus: [\n")
+	if err := p.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	reloaded(1, "routing file not reloaded")
+	send("third")
+	waitFor(t, s.Ctx, "three alerts", func() bool { return len(s.Fake.Messages()) >= 3 })
+	got := map[string]string{}
+	for _, m := range s.Fake.Messages() {
+		got[strings.TrimSpace(m.Text)] = fmt.Sprint(m.ChatID)
+	}
+	want := map[string]string{"first": "-1001000000101", "second": "-1001000000102", "third": "-1001000000102"}
+	for title, chat := range want {
+		found := false
+		for text, c := range got {
+			if strings.Contains(text, title) {
+				found = true
+				if c != chat {
+					t.Errorf("alert %q went to chat %s, want %s", title, c, chat)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("alert %q not delivered; got %v", title, got)
+		}
 	}
 }
