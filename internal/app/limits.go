@@ -1,25 +1,53 @@
 package app
 
 import (
+	"time"
+
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/ratelimit"
 )
 
-// Limits converts configured limits to the limiter's form.
+// Limits converts configured limits, as loaded (defaults filled), to the
+// limiter's form. A nil limit stays nil (the limiter's default), "off"
+// becomes ratelimit.Unlimited, and an "off" priority turns the priority off.
+// A zero Guard means no guard, which the limiter, reading zero as "default",
+// spells as one nanosecond; a negative BotPauseMax ("off") means a 429 pauses
+// only its chat. A queue whose limit is "off" is left out of Queues.
 func Limits(l config.Limits) ratelimit.Config {
-	conv := func(x config.Limit) ratelimit.Limit {
-		return ratelimit.Limit{Interval: x.Rate.Interval(), Burst: max(x.Burst, 1)}
+	c := ratelimit.Config{
+		Bot:            limit(l.Bot),
+		Private:        limit(l.Private),
+		Group:          limit(l.Group),
+		PriorityQueues: l.PriorityQueues,
+		Guard:          l.Guard,
+		BotPauseMax:    l.BotPauseMax,
 	}
-	c := ratelimit.Config{Bot: conv(l.Bot), Private: conv(l.Private), Group: conv(l.Group),
-		PriorityQueues: l.PriorityQueues}
-	if !l.Priority.Rate.IsZero() {
-		c.Priority = conv(l.Priority)
+	if len(l.Priority) > 0 {
+		c.Priority = limit(l.Priority)
 	}
 	if len(l.Queues) > 0 {
-		c.Queues = map[string]ratelimit.Limit{}
-		for q, r := range l.Queues {
-			c.Queues[q] = ratelimit.Limit{Interval: r.Interval(), Burst: 1}
+		c.Queues = make(map[string]ratelimit.Limit, len(l.Queues))
+		for q, ws := range l.Queues {
+			if len(ws) > 0 {
+				c.Queues[q] = limit(ws)
+			}
 		}
 	}
+	if c.Guard == 0 {
+		// The limiter counts microseconds: one nanosecond is no guard.
+		c.Guard = time.Nanosecond
+	}
 	return c
+}
+
+// limit converts windows: nil stays nil, empty becomes ratelimit.Unlimited.
+func limit(ws config.Windows) ratelimit.Limit {
+	if ws == nil {
+		return nil
+	}
+	out := make(ratelimit.Limit, len(ws))
+	for i, w := range ws {
+		out[i] = ratelimit.Window{N: w.N, Per: w.Per}
+	}
+	return out
 }

@@ -7,17 +7,20 @@ import (
 	"github.com/herald-dev/herald/internal/config"
 )
 
-func ExampleParseRate() {
-	r, err := config.ParseRate("20/m")
+func ExampleParseWindows() {
+	ws, err := config.ParseWindows("1/s,20/m")
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(r, r.Interval())
-	_, err = config.ParseRate("20 per minute")
+	fmt.Println(ws, len(ws), ws[1].N, ws[1].Per)
+	half, _ := config.ParseWindows("0.5/s")
+	fmt.Println(half)
+	_, err = config.ParseWindows("2.5/s")
 	fmt.Println(err)
 	// Output:
-	// 20/m 3s
-	// config: rate "20 per minute" must look like "N/s", "N/m" or "N/h" (e.g. "30/s", "0.5/s", "20/m"), or "off" to disable
+	// 1/s,20/m 2 20 1m0s
+	// 1/2s
+	// config: limit "2.5/s" has the fractional send count 2.5; write whole sends per span, e.g. "5/2s"
 }
 
 func ExampleLoadWorker() {
@@ -30,8 +33,8 @@ func ExampleLoadWorker() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(w.Concurrency, w.Limits.Bot, w.Limits.Group)
-	// Output: 16 25/s burst 10 20/m burst 1
+	fmt.Println(w.Concurrency, w.Limits.Bot, w.Limits.Group, w.Limits.Guard)
+	// Output: 16 25/s 1/s,20/m 10ms
 }
 
 func ExampleLoadProducerArgs() {

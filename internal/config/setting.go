@@ -49,6 +49,13 @@ func (s spec) shown() string {
 	return v
 }
 
+// retired is a setting that is no longer read. Setting it, in the
+// environment or as a flag, is an error that says why and what to do.
+type retired struct {
+	env string
+	why string // follows "is no longer read: "
+}
+
 // describe strips the bindings off specs.
 func describe(specs []spec) []Setting {
 	out := make([]Setting, len(specs))
@@ -75,9 +82,9 @@ func commonSpecs(r *Redis, l *Log) []spec {
 
 // load applies environment values and then flags to the fields bound by
 // specs, and returns the arguments left after the flags. Problems with
-// environment values that a flag overrides are dropped. -h and -help return
-// flag.ErrHelp.
-func load(name string, specs []spec, args []string, getenv func(string) string) ([]string, error) {
+// environment values that a flag overrides are dropped. A retired setting
+// that is set is an error. -h and -help return flag.ErrHelp.
+func load(name string, specs []spec, args []string, getenv func(string) string, gone ...retired) ([]string, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
@@ -96,9 +103,21 @@ func load(name string, specs []spec, args []string, getenv func(string) string) 
 		}
 	}
 
+	var goneErrs []error
+	for _, r := range gone {
+		if strings.TrimSpace(getenv(r.env)) != "" {
+			goneErrs = append(goneErrs, fieldErr(r.env, "is no longer read: %s", r.why))
+		}
+	}
+
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
+	for _, r := range gone {
+		fs.Func(flagName(r.env), "", func(string) error {
+			return fmt.Errorf("is no longer read (env %s): %s", r.env, r.why)
+		})
+	}
 	owner := map[string]int{}
 	for i, s := range specs {
 		set := func(v string) error {
@@ -127,10 +146,14 @@ func load(name string, specs []spec, args []string, getenv func(string) string) 
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, flag.ErrHelp
 		}
-		return nil, errors.Join(append([]error{err}, envErrs...)...)
+		return nil, errors.Join(append(append([]error{err}, goneErrs...), envErrs...)...)
 	}
-	fs.Visit(func(f *flag.Flag) { envErrs[owner[f.Name]] = nil })
-	if err := errors.Join(envErrs...); err != nil {
+	fs.Visit(func(f *flag.Flag) {
+		if i, ok := owner[f.Name]; ok {
+			envErrs[i] = nil
+		}
+	})
+	if err := errors.Join(append(goneErrs, envErrs...)...); err != nil {
 		return nil, err
 	}
 	return fs.Args(), nil

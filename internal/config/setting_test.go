@@ -91,7 +91,7 @@ func TestSettingsTables(t *testing.T) {
 	for env, flag := range map[string]string{
 		"REDIS_URL": "redis-url", "TELEGRAM_API_URL": "telegram-api-url", "HERALD_CONCURRENCY": "concurrency",
 		"HERALD_LISTEN": "listen", "HERALD_API_TOKEN_FILE": "api-token-file", "HERALD_AUTH_DISABLED": "auth-disabled",
-		"HERALD_LIMIT_BOT": "limit-bot", "HERALD_BURST_BOT": "burst-bot", "HERALD_WORKER_LISTEN": "worker-listen",
+		"HERALD_LIMIT_BOT": "limit-bot", "HERALD_LIMIT_GUARD": "limit-guard", "HERALD_PAUSE_BOT_MAX": "pause-bot-max", "HERALD_WORKER_LISTEN": "worker-listen",
 	} {
 		if flags[env] != flag {
 			t.Errorf("%s has flag -%s, want -%s", env, flags[env], flag)

@@ -106,17 +106,45 @@ func durationVar(p *time.Duration) binding {
 	}
 }
 
-func rateVar(p *Rate) binding {
+// windowsVar binds a limit written as windows separated by commas, or "off".
+func windowsVar(p *Windows) binding {
 	return binding{
 		set: func(s string) error {
-			r, err := parseRate(s)
+			ws, err := parseWindows(s, ",")
 			if err != nil {
 				return err
 			}
-			*p = r
+			*p = ws
 			return nil
 		},
 		get: func() string { return p.String() },
+	}
+}
+
+// pauseVar binds a duration where "off", 0 or a negative value stores -1
+// (switched off), rendered "off".
+func pauseVar(p *time.Duration) binding {
+	d := durationVar(p)
+	return binding{
+		set: func(s string) error {
+			if strings.EqualFold(s, offWord) {
+				*p = -1
+				return nil
+			}
+			if err := d.set(s); err != nil {
+				return errors.New(`must be a duration with a unit, such as 5s or 1m, or "off"`)
+			}
+			if *p <= 0 {
+				*p = -1
+			}
+			return nil
+		},
+		get: func() string {
+			if *p < 0 {
+				return offWord
+			}
+			return fmtDur(*p)
+		},
 	}
 }
 
@@ -287,42 +315,58 @@ func queueNamesVar(p *[]string) binding {
 	}
 }
 
-// queueRatesVar binds "default=20/s,low=5/s".
-func queueRatesVar(p *map[string]Rate) binding {
+// queueLimitsVar binds "default=20/s+100/m,low=5/s": NAME=LIMIT pairs
+// separated by commas, a queue's windows joined with "+".
+func queueLimitsVar(p *map[string]Windows) binding {
+	const pairs = `must be NAME=LIMIT pairs such as "default=20/s,low=5/s"`
 	return binding{
 		set: func(s string) error {
 			if strings.TrimSpace(s) == "" {
 				*p = nil
 				return nil
 			}
-			m := map[string]Rate{}
+			m := map[string]Windows{}
 			for item := range strings.SplitSeq(s, ",") {
-				name, rate, ok := strings.Cut(strings.TrimSpace(item), "=")
+				name, lim, ok := strings.Cut(strings.TrimSpace(item), "=")
 				name = strings.TrimSpace(name)
 				if !ok || name == "" {
-					return errors.New(`must be NAME=RATE pairs such as "default=20/s,low=5/s"`)
+					if _, err := parseWindow(strings.TrimSpace(item), "+"); err == nil && len(m) > 0 {
+						return fmt.Errorf(`has %q without a queue name; join one queue's windows with "+", as in "default=20/s+100/m,low=5/s"`,
+							strings.TrimSpace(item))
+					}
+					return errors.New(pairs + `; join one queue's windows with "+" ("default=20/s+100/m")`)
 				}
 				if _, dup := m[name]; dup {
 					return fmt.Errorf("lists queue %q twice; keep one entry per queue", name)
 				}
-				r, err := parseRate(rate)
-				if err != nil {
-					return fmt.Errorf("has rate %q for queue %q, which %v", strings.TrimSpace(rate), name, err)
+				if strings.TrimSpace(lim) == "" {
+					return fmt.Errorf(`gives queue %q no limit; write one such as "%s=20/s", or "%s=off"`, name, name, name)
 				}
-				m[name] = r
+				ws, err := parseWindows(lim, "+")
+				if err != nil {
+					return fmt.Errorf("has limit %q for queue %q, which %v", strings.TrimSpace(lim), name, err)
+				}
+				m[name] = ws
 			}
 			*p = m
 			return nil
 		},
-		get: func() string {
-			names := slices.Sorted(maps.Keys(*p))
-			parts := make([]string, len(names))
-			for i, n := range names {
-				parts[i] = n + "=" + (*p)[n].String()
-			}
-			return strings.Join(parts, ",")
-		},
+		get: func() string { return formatQueueLimits(*p) },
 	}
+}
+
+// formatQueueLimits renders per-queue limits by name, windows joined with "+".
+func formatQueueLimits(m map[string]Windows) string {
+	names := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(names))
+	for i, n := range names {
+		w := m[n]
+		if w == nil {
+			w = Unlimited
+		}
+		parts[i] = n + "=" + w.join("+")
+	}
+	return strings.Join(parts, ",")
 }
 
 // validQueueName reports whether name matches [a-z0-9_-]+.

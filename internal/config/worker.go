@@ -22,15 +22,13 @@ const (
 	EnvLeaseRecovery   = "HERALD_LEASE_RECOVERY_AFTER"
 	EnvWorkerListen    = "HERALD_WORKER_LISTEN"
 	EnvLimitBot        = "HERALD_LIMIT_BOT"
-	EnvBurstBot        = "HERALD_BURST_BOT"
 	EnvLimitPrivate    = "HERALD_LIMIT_PRIVATE"
-	EnvBurstPrivate    = "HERALD_BURST_PRIVATE"
 	EnvLimitGroup      = "HERALD_LIMIT_GROUP"
-	EnvBurstGroup      = "HERALD_BURST_GROUP"
 	EnvLimitQueues     = "HERALD_LIMIT_QUEUES"
 	EnvLimitPriority   = "HERALD_LIMIT_PRIORITY"
-	EnvBurstPriority   = "HERALD_BURST_PRIORITY"
 	EnvPriorityQueues  = "HERALD_PRIORITY_QUEUES"
+	EnvLimitGuard      = "HERALD_LIMIT_GUARD"
+	EnvPauseBotMax     = "HERALD_PAUSE_BOT_MAX"
 
 	EnvDigestGracePeriod  = "HERALD_DIGEST_GRACE_PERIOD"
 	EnvDigestMaxDelay     = "HERALD_DIGEST_MAX_DELAY"
@@ -139,80 +137,103 @@ func defaultQueueMap() map[string]int {
 }
 
 // Limits are the Telegram send limits the worker enforces before calling the
-// Bot API. A zero Rate disables that limit.
+// Bot API. Each is a set of sliding windows that must all hold: "1/s,20/m"
+// allows 1 send in any second and 20 in any minute. A nil Windows is unset
+// (WithDefaults fills it); Unlimited ("off") switches the limit off.
 type Limits struct {
-	// Bot caps all sends of the bot (HERALD_LIMIT_BOT "30/s",
-	// HERALD_BURST_BOT 10).
-	Bot Limit
-	// Private caps sends to one private chat (HERALD_LIMIT_PRIVATE "1/s",
-	// HERALD_BURST_PRIVATE 1).
-	Private Limit
-	// Group caps sends to one group, supergroup or channel
-	// (HERALD_LIMIT_GROUP "20/m", HERALD_BURST_GROUP 1).
-	Group Limit
-	// Queues caps how fast tasks of a queue are sent
-	// (HERALD_LIMIT_QUEUES, e.g. "default=20/s,low=5/s"; empty by default).
-	Queues map[string]Rate
-	// PriorityQueues are the queues whose messages go ahead of bot-wide
-	// slots other messages already reserved (HERALD_PRIORITY_QUEUES,
-	// "critical"); chat limits still apply to them.
+	// Bot limits all sends of the bot (HERALD_LIMIT_BOT, "30/s").
+	Bot Windows
+	// Private limits sends to one private chat (HERALD_LIMIT_PRIVATE,
+	// "1/s").
+	Private Windows
+	// Group limits sends to one group, supergroup or channel
+	// (HERALD_LIMIT_GROUP, "1/s,20/m").
+	Group Windows
+	// Queues limits the sends of whole queues (HERALD_LIMIT_QUEUES, e.g.
+	// "default=20/s+100/m,low=5/s"; empty by default).
+	Queues map[string]Windows
+	// PriorityQueues are the queues whose messages do not wait behind the
+	// bot-wide slots other messages already reserved (HERALD_PRIORITY_QUEUES,
+	// "critical"): such a message takes the earliest slot reserved for
+	// another chat's message, which moves to the end of the bot-wide
+	// schedule. Chat limits and the bot-wide limit still hold.
 	PriorityQueues []string
-	// Priority bounds how many messages may go ahead that way, and so how
-	// far the bot may exceed Bot meanwhile (HERALD_LIMIT_PRIORITY "3/s",
-	// HERALD_BURST_PRIORITY 3; "off" disables the priority).
-	Priority Limit
+	// Priority bounds how many priority-queue messages per window may take
+	// another message's slot that way (HERALD_LIMIT_PRIORITY, "3/s"; "off"
+	// disables the priority).
+	Priority Windows
+	// Guard is added to every window, so that sends N apart are at least the
+	// window plus this much apart by Redis' clock; it absorbs dispatch and
+	// network jitter (HERALD_LIMIT_GUARD, 10ms; at least 0 and below the
+	// shortest bot, private and group window). WithDefaults fills a zero
+	// Guard; after it, 0 means no guard.
+	Guard time.Duration
+	// BotPauseMax is the longest bot-wide pause one 429 causes; the chat
+	// itself waits its whole retry_after. Telegram's 429 does not say
+	// whether the chat or the whole bot is flooded (HERALD_PAUSE_BOT_MAX,
+	// 10s). Negative ("off"): a 429 pauses only its chat.
+	BotPauseMax time.Duration
 }
 
 // Default limits, as written in the environment.
 const (
 	DefaultLimitBot      = "30/s"
-	DefaultBurstBot      = 10
 	DefaultLimitPrivate  = "1/s"
-	DefaultBurstPrivate  = 1
-	DefaultLimitGroup    = "20/m"
-	DefaultBurstGroup    = 1
+	DefaultLimitGroup    = "1/s,20/m"
 	DefaultLimitPriority = "3/s"
-	DefaultBurstPriority = 3
+	DefaultLimitGuard    = 10 * time.Millisecond
+	DefaultPauseBotMax   = 10 * time.Second
 )
 
-// withDefaults fills zero rates and bursts.
+// withDefaults fills nil limits and zero durations.
 func (l Limits) withDefaults() Limits {
-	fill := func(lim *Limit, rate Rate, burst int) {
-		if lim.Rate.IsZero() {
-			lim.Rate = rate
-		}
-		if lim.Burst == 0 {
-			lim.Burst = burst
+	fill := func(ws *Windows, def Windows) {
+		if *ws == nil {
+			*ws = def
 		}
 	}
-	fill(&l.Bot, Rate{Events: 30, Per: time.Second}, DefaultBurstBot)
-	fill(&l.Private, Rate{Events: 1, Per: time.Second}, DefaultBurstPrivate)
-	fill(&l.Group, Rate{Events: 20, Per: time.Minute}, DefaultBurstGroup)
-	fill(&l.Priority, Rate{Events: 3, Per: time.Second}, DefaultBurstPriority)
+	fill(&l.Bot, Windows{{N: 30, Per: time.Second}})
+	fill(&l.Private, Windows{{N: 1, Per: time.Second}})
+	fill(&l.Group, Windows{{N: 1, Per: time.Second}, {N: 20, Per: time.Minute}})
+	fill(&l.Priority, Windows{{N: 3, Per: time.Second}})
 	if l.PriorityQueues == nil {
 		l.PriorityQueues = []string{"critical"}
+	}
+	if l.Guard == 0 {
+		l.Guard = DefaultLimitGuard
+	}
+	if l.BotPauseMax == 0 {
+		l.BotPauseMax = DefaultPauseBotMax
 	}
 	return l
 }
 
-// validate checks rates, bursts and that per-queue limits name known queues.
+// validate checks the windows, the guard and that per-queue limits name
+// known queues.
 func (l Limits) validate(p *problems, queues map[string]int) {
-	check := func(lim Limit, envRate, envBurst string) {
-		if err := lim.Rate.check(); err != nil {
-			p.add(envRate, "%v (got %v events per %s)", err, lim.Rate.Events, fmtDur(lim.Rate.Per))
-			return
-		}
-		switch {
-		case lim.Burst < 0:
-			p.add(envBurst, "must be >= 1, got %d", lim.Burst)
-		case !lim.Rate.IsZero() && lim.Burst < 1:
-			p.add(envBurst, "must be >= 1 while %s is %s, got %d; raise it or set %s=off", envRate, lim.Rate, lim.Burst, envRate)
+	check := func(ws Windows, env string) {
+		if err := ws.check(); err != nil {
+			p.add(env, "%v (got %s)", err, ws)
 		}
 	}
-	check(l.Bot, EnvLimitBot, EnvBurstBot)
-	check(l.Private, EnvLimitPrivate, EnvBurstPrivate)
-	check(l.Group, EnvLimitGroup, EnvBurstGroup)
-	check(l.Priority, EnvLimitPriority, EnvBurstPriority)
+	check(l.Bot, EnvLimitBot)
+	check(l.Private, EnvLimitPrivate)
+	check(l.Group, EnvLimitGroup)
+	check(l.Priority, EnvLimitPriority)
+	if l.Guard < 0 {
+		p.add(EnvLimitGuard, "must be >= 0 (e.g. %s), got %s", fmtDur(DefaultLimitGuard), fmtDur(l.Guard))
+	} else {
+		for _, c := range []struct {
+			env string
+			ws  Windows
+		}{{EnvLimitBot, l.Bot}, {EnvLimitPrivate, l.Private}, {EnvLimitGroup, l.Group}} {
+			if sh := c.ws.Shortest(); len(c.ws) > 0 && l.Guard >= sh {
+				p.add(EnvLimitGuard, "is %s, not below the shortest window of %s, %s; lower it below %s (default %s)",
+					fmtDur(l.Guard), ref(c.env), c.ws, fmtDur(sh), fmtDur(DefaultLimitGuard))
+				break
+			}
+		}
+	}
 	// The default names "critical"; a fleet without that queue simply has no
 	// priority queue. Names set on purpose must exist.
 	defaultPriority := len(l.PriorityQueues) == 1 && l.PriorityQueues[0] == "critical"
@@ -224,7 +245,7 @@ func (l Limits) validate(p *problems, queues map[string]int) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(l.Queues)) {
 		if err := l.Queues[name].check(); err != nil {
-			p.add(EnvLimitQueues, "has a rate for queue %q that %v", name, err)
+			p.add(EnvLimitQueues, "has a limit for queue %q that %v", name, err)
 		}
 		if _, ok := queues[name]; !ok {
 			p.add(EnvLimitQueues, "limits queue %q, which is not in %s (%s); add it there or drop the limit",
@@ -232,6 +253,17 @@ func (l Limits) validate(p *problems, queues map[string]int) {
 		}
 	}
 }
+
+// retiredWorkerSettings are worker settings that are no longer read; setting
+// one is an error that says what replaced it.
+var retiredWorkerSettings = []retired{
+	{"HERALD_BURST_BOT", burstGone + "; remove it (" + EnvLimitBot + "=30/s allows 30 sends in any second)"},
+	{"HERALD_BURST_PRIVATE", burstGone + "; remove it (" + EnvLimitPrivate + "=1/s allows 1 send in any second)"},
+	{"HERALD_BURST_GROUP", burstGone + "; remove it (" + EnvLimitGroup + "=1/s,20/m allows 1 send in any second and 20 in any minute)"},
+	{"HERALD_BURST_PRIORITY", burstGone + "; remove it (" + EnvLimitPriority + "=3/s lets 3 priority messages take a reserved slot in any second)"},
+}
+
+const burstGone = "limits are sliding windows (N per span) with no burst"
 
 // Worker is the configuration of the worker binary, which takes SendMessage
 // tasks from the queues and sends them through the Bot API.
@@ -275,8 +307,9 @@ type Worker struct {
 }
 
 // WithDefaults returns w with every zero-valued setting replaced by its
-// default. Because zero counts as unset, fields that "" or a zero Rate would
-// disable (Listen, the limits) must be cleared after calling it.
+// default. Because zero counts as unset, fields that "" would disable
+// (Listen) must be cleared after calling it; a limit is switched off with
+// Unlimited, which it keeps.
 func (w Worker) WithDefaults() Worker {
 	w.Redis = w.Redis.withDefaults()
 	w.Log = w.Log.withDefaults()
@@ -411,7 +444,7 @@ func LoadWorker(args []string, getenv func(string) string) (Worker, error) {
 // flags.
 func LoadWorkerArgs(args []string, getenv func(string) string) (Worker, []string, error) {
 	w := Worker{}.WithDefaults()
-	rest, err := load("worker", workerSpecs(&w), args, getenv)
+	rest, err := load("worker", workerSpecs(&w), args, getenv, retiredWorkerSettings...)
 	if err != nil {
 		return Worker{}, nil, err
 	}
@@ -449,22 +482,22 @@ func workerSpecs(w *Worker) []spec {
 		newSpec(EnvLeaseRecovery, "15s", "Hand a task to another worker when its lease went this long without extension (crashed worker); -1s leaves it to asynq (60-90s).",
 			durationVar(&w.LeaseRecoveryAfter)),
 		listen,
-		newSpec(EnvLimitBot, DefaultLimitBot, `Send rate of the whole bot ("N/s", "N/m", "N/h" or "off").`,
-			rateVar(&w.Limits.Bot.Rate)),
-		newSpec(EnvBurstBot, "10", "Sends the bot may make at once before "+EnvLimitBot+" applies.",
-			intVar(&w.Limits.Bot.Burst)),
-		newSpec(EnvLimitPrivate, DefaultLimitPrivate, "Send rate to one private chat.", rateVar(&w.Limits.Private.Rate)),
-		newSpec(EnvBurstPrivate, "1", "Burst for one private chat.", intVar(&w.Limits.Private.Burst)),
-		newSpec(EnvLimitGroup, DefaultLimitGroup, "Send rate to one group, supergroup or channel.",
-			rateVar(&w.Limits.Group.Rate)),
-		newSpec(EnvBurstGroup, "1", "Burst for one group, supergroup or channel.", intVar(&w.Limits.Group.Burst)),
-		newSpec(EnvPriorityQueues, "critical", "Queues whose messages go ahead of bot-wide slots already promised to others (chat limits still hold).",
+		newSpec(EnvLimitBot, DefaultLimitBot, `Sends of the whole bot: windows "N/span" separated by commas, each allowing N sends in any span `+
+			`(s, m, h or a Go duration such as 6s or 100ms); "off" disables.`,
+			windowsVar(&w.Limits.Bot)),
+		newSpec(EnvLimitPrivate, DefaultLimitPrivate, "Sends to one private chat (windows, as for "+EnvLimitBot+").", windowsVar(&w.Limits.Private)),
+		newSpec(EnvLimitGroup, DefaultLimitGroup, "Sends to one group, supergroup or channel; all windows must hold (the default allows 1 in any second and 20 in any minute).",
+			windowsVar(&w.Limits.Group)),
+		newSpec(EnvPriorityQueues, "critical", "Queues whose messages take the earliest bot-wide slot reserved for another chat's message (chat limits and the bot limit still hold).",
 			queueNamesVar(&w.Limits.PriorityQueues)),
-		newSpec(EnvLimitPriority, DefaultLimitPriority, `How many priority messages may go ahead ("off" disables); the bot may exceed its rate by this much meanwhile.`,
-			rateVar(&w.Limits.Priority.Rate)),
-		newSpec(EnvBurstPriority, "3", "Priority messages that may go ahead at once.", intVar(&w.Limits.Priority.Burst)),
-		newSpec(EnvLimitQueues, "", `Per-queue send rates as NAME=RATE pairs, e.g. "default=20/s,low=5/s".`,
-			queueRatesVar(&w.Limits.Queues)),
+		newSpec(EnvLimitPriority, DefaultLimitPriority, `How many priority-queue messages per window may take another message's reserved slot ("off" disables the priority).`,
+			windowsVar(&w.Limits.Priority)),
+		newSpec(EnvLimitQueues, "", `Per-queue limits as NAME=LIMIT pairs, e.g. "default=20/s,low=5/s"; join one queue's windows with "+" ("default=20/s+100/m").`,
+			queueLimitsVar(&w.Limits.Queues)),
+		newSpec(EnvLimitGuard, fmtDur(DefaultLimitGuard), "Added to every window, so that sends N apart are at least the window plus this much apart by Redis' clock; absorbs dispatch and network jitter.",
+			durationVar(&w.Limits.Guard)),
+		newSpec(EnvPauseBotMax, fmtDur(DefaultPauseBotMax), `Longest bot-wide pause one 429 causes; Telegram's 429 does not say whether the chat or the whole bot is flooded. "off" or a negative value: a 429 pauses only its chat.`,
+			pauseVar(&w.Limits.BotPauseMax)),
 		newSpec(EnvDigestGracePeriod, "10s", "A chat's coalescible messages are sent as a digest once none arrived for this long (whole seconds).",
 			durationVar(&w.Digest.GracePeriod)),
 		newSpec(EnvDigestMaxDelay, "30s", "A chat's oldest coalescible message waits at most about this long for its digest (whole seconds).",

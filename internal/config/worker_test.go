@@ -28,12 +28,14 @@ func TestLoadWorkerDefaults(t *testing.T) {
 		Log:      Log{Level: slog.LevelInfo, Format: "auto"},
 		Telegram: Telegram{APIURL: "https://api.telegram.org", Timeout: 15 * time.Second},
 		Limits: Limits{
-			Bot:     Limit{Rate{30, time.Second}, 10},
-			Private: Limit{Rate{1, time.Second}, 1},
-			Group:   Limit{Rate{20, time.Minute}, 1},
+			Bot:     Windows{{30, time.Second}},
+			Private: Windows{{1, time.Second}},
+			Group:   Windows{{1, time.Second}, {20, time.Minute}},
 
 			PriorityQueues: []string{"critical"},
-			Priority:       Limit{Rate{3, time.Second}, 3},
+			Priority:       Windows{{3, time.Second}},
+			Guard:          10 * time.Millisecond,
+			BotPauseMax:    10 * time.Second,
 		},
 		Concurrency:        64,
 		Queues:             map[string]int{"critical": 6, "default": 3, "low": 1},
@@ -63,7 +65,6 @@ var workerEnv = map[string]string{
 	"TELEGRAM_BOT_TOKEN_FILE":     "",
 	"HERALD_PRIORITY_QUEUES":      "alerts",
 	"HERALD_LIMIT_PRIORITY":       "1/s",
-	"HERALD_BURST_PRIORITY":       "2",
 	"TELEGRAM_API_URL":            "http://127.0.0.1:8081/",
 	"TELEGRAM_TIMEOUT":            "3s",
 	"HERALD_CONCURRENCY":          "8",
@@ -76,12 +77,11 @@ var workerEnv = map[string]string{
 	"HERALD_LEASE_RECOVERY_AFTER": "20s",
 	"HERALD_WORKER_LISTEN":        "127.0.0.1:0",
 	"HERALD_LIMIT_BOT":            "25/s",
-	"HERALD_BURST_BOT":            "5",
 	"HERALD_LIMIT_PRIVATE":        "off",
-	"HERALD_BURST_PRIVATE":        "2",
-	"HERALD_LIMIT_GROUP":          "10/m",
-	"HERALD_BURST_GROUP":          "3",
-	"HERALD_LIMIT_QUEUES":         "alerts=20/s,bulk_low=0.5/s",
+	"HERALD_LIMIT_GROUP":          "1/2s, 10/m",
+	"HERALD_LIMIT_QUEUES":         "alerts=20/s+100/m,bulk_low=0.5/s",
+	"HERALD_LIMIT_GUARD":          "5ms",
+	"HERALD_PAUSE_BOT_MAX":        "off",
 
 	"HERALD_DIGEST_GRACE_PERIOD":  "5s",
 	"HERALD_DIGEST_MAX_DELAY":     "20s",
@@ -106,13 +106,18 @@ func TestLoadWorkerEnv(t *testing.T) {
 		Log:      Log{Level: slog.LevelDebug, Format: "json"},
 		Telegram: Telegram{Token: "123:abc", APIURL: "http://127.0.0.1:8081", Timeout: 3 * time.Second},
 		Limits: Limits{
-			Bot:     Limit{Rate{25, time.Second}, 5},
-			Private: Limit{Rate{}, 2},
-			Group:   Limit{Rate{10, time.Minute}, 3},
-			Queues:  map[string]Rate{"alerts": {20, time.Second}, "bulk_low": {0.5, time.Second}},
+			Bot:     Windows{{25, time.Second}},
+			Private: Unlimited,
+			Group:   Windows{{1, 2 * time.Second}, {10, time.Minute}},
+			Queues: map[string]Windows{
+				"alerts":   {{20, time.Second}, {100, time.Minute}},
+				"bulk_low": {{1, 2 * time.Second}},
+			},
 
 			PriorityQueues: []string{"alerts"},
-			Priority:       Limit{Rate{1, time.Second}, 2},
+			Priority:       Windows{{1, time.Second}},
+			Guard:          5 * time.Millisecond,
+			BotPauseMax:    -1,
 		},
 		Concurrency:        8,
 		Queues:             map[string]int{"alerts": 5, "bulk_low": 1},
@@ -160,9 +165,27 @@ func TestLoadWorkerPrecedence(t *testing.T) {
 		{"listen alias", nil, []string{"-listen", "127.0.0.1:9999"},
 			func(w Worker) bool { return w.Listen == "127.0.0.1:9999" }},
 		{"env off disables a limit", map[string]string{"HERALD_LIMIT_BOT": "off"}, nil,
-			func(w Worker) bool { return w.Limits.Bot.Rate.IsZero() && w.Limits.Bot.Burst == 10 }},
-		{"flag rate over env", map[string]string{"HERALD_LIMIT_GROUP": "off"}, []string{"-limit-group", "15/m", "-burst-group", "2"},
-			func(w Worker) bool { return w.Limits.Group == Limit{Rate{15, time.Minute}, 2} }},
+			func(w Worker) bool { return w.Limits.Bot.Off() && w.Limits.Bot != nil }},
+		{"flag limit over env", map[string]string{"HERALD_LIMIT_GROUP": "off"}, []string{"-limit-group", "1/s,15/m"},
+			func(w Worker) bool {
+				return reflect.DeepEqual(w.Limits.Group, Windows{{1, time.Second}, {15, time.Minute}})
+			}},
+		{"empty flag disables a limit", nil, []string{"-limit-private="},
+			func(w Worker) bool { return w.Limits.Private.Off() }},
+		{"priority off", map[string]string{"HERALD_LIMIT_PRIORITY": "OFF"}, nil,
+			func(w Worker) bool { return w.Limits.Priority.Off() }},
+		{"queue limit off", map[string]string{"HERALD_LIMIT_QUEUES": "low=off,default=5/s"}, nil,
+			func(w Worker) bool {
+				return reflect.DeepEqual(w.Limits.Queues, map[string]Windows{"low": {}, "default": {{5, time.Second}}})
+			}},
+		{"guard zero", map[string]string{"HERALD_LIMIT_GUARD": "0s"}, nil,
+			func(w Worker) bool { return w.Limits.Guard == 0 }},
+		{"pause flag", map[string]string{"HERALD_PAUSE_BOT_MAX": "off"}, []string{"-pause-bot-max", "2s"},
+			func(w Worker) bool { return w.Limits.BotPauseMax == 2*time.Second }},
+		{"pause zero is off", nil, []string{"-pause-bot-max=0s"},
+			func(w Worker) bool { return w.Limits.BotPauseMax == -1 }},
+		{"pause negative is off", map[string]string{"HERALD_PAUSE_BOT_MAX": "-1s"}, nil,
+			func(w Worker) bool { return w.Limits.BotPauseMax == -1 }},
 		{"whitespace trimmed", map[string]string{"TELEGRAM_BOT_TOKEN": " 1:x\n", "LOG_LEVEL": " WARN "}, nil,
 			func(w Worker) bool { return w.Telegram.Token == "1:x" && w.Log.Level == slog.LevelWarn }},
 		{"blank env counts as unset", map[string]string{"HERALD_CONCURRENCY": "  "}, nil,
@@ -196,12 +219,36 @@ func TestLoadWorkerParseErrors(t *testing.T) {
 			[]string{`HERALD_BACKOFF_CAP (-backoff-cap) must be a duration with a unit`}},
 		{"bad env bool", map[string]string{"HERALD_STRICT_PRIORITY": "yes"}, nil,
 			[]string{`HERALD_STRICT_PRIORITY (-strict-priority) must be true or false`}},
-		{"bad env rate", map[string]string{"HERALD_LIMIT_BOT": "30 per second"}, nil,
-			[]string{`HERALD_LIMIT_BOT (-limit-bot) must look like "N/s", "N/m" or "N/h"`}},
-		{"bad queue rate", map[string]string{"HERALD_LIMIT_QUEUES": "default=fast"}, nil,
-			[]string{`HERALD_LIMIT_QUEUES (-limit-queues) has rate "fast" for queue "default"`}},
-		{"queue rate without name", map[string]string{"HERALD_LIMIT_QUEUES": "20/s"}, nil,
-			[]string{`HERALD_LIMIT_QUEUES (-limit-queues) must be NAME=RATE pairs`}},
+		{"bad env limit", map[string]string{"HERALD_LIMIT_BOT": "30 per second"}, nil,
+			[]string{`HERALD_LIMIT_BOT (-limit-bot) must be one or more windows "N/span" separated by commas, where span is s, m, h or a Go duration (e.g. "30/s", "1/s,20/m", "20/6s", "30/100ms"), or "off" to disable, got "30 per second"`}},
+		{"fractional count", map[string]string{"HERALD_LIMIT_PRIVATE": "2.5/s"}, nil,
+			[]string{`HERALD_LIMIT_PRIVATE (-limit-private) has the fractional send count 2.5; write whole sends per span, e.g. "5/2s", got "2.5/s"`}},
+		{"off mixed", map[string]string{"HERALD_LIMIT_GROUP": "off,20/m"}, nil,
+			[]string{`HERALD_LIMIT_GROUP (-limit-group) mixes "off" with windows; write either "off" alone or only the windows, got "off,20/m"`}},
+		{"bad window among several", map[string]string{"HERALD_LIMIT_GROUP": "1/s,20/min,3/d"}, nil,
+			[]string{`HERALD_LIMIT_GROUP (-limit-group) has the window "3/d", which must be one or more windows`}},
+		{"bad queue limit", map[string]string{"HERALD_LIMIT_QUEUES": "default=fast"}, nil,
+			[]string{`HERALD_LIMIT_QUEUES (-limit-queues) has limit "fast" for queue "default", which must be windows "N/span" joined with "+"`}},
+		{"queue limit without name", map[string]string{"HERALD_LIMIT_QUEUES": "20/s"}, nil,
+			[]string{`HERALD_LIMIT_QUEUES (-limit-queues) must be NAME=LIMIT pairs such as "default=20/s,low=5/s"; join one queue's windows with "+"`}},
+		{"queue windows joined with a comma", map[string]string{"HERALD_LIMIT_QUEUES": "default=20/s,100/m"}, nil,
+			[]string{`HERALD_LIMIT_QUEUES (-limit-queues) has "100/m" without a queue name; join one queue's windows with "+", as in "default=20/s+100/m,low=5/s"`}},
+		{"queue without limit", map[string]string{"HERALD_LIMIT_QUEUES": "default="}, nil,
+			[]string{`HERALD_LIMIT_QUEUES (-limit-queues) gives queue "default" no limit`}},
+		{"bad guard", map[string]string{"HERALD_LIMIT_GUARD": "10"}, nil,
+			[]string{`HERALD_LIMIT_GUARD (-limit-guard) must be a duration with a unit`}},
+		{"bad pause", map[string]string{"HERALD_PAUSE_BOT_MAX": "never"}, nil,
+			[]string{`HERALD_PAUSE_BOT_MAX (-pause-bot-max) must be a duration with a unit, such as 5s or 1m, or "off", got "never"`}},
+		{"burst is retired", map[string]string{"HERALD_BURST_BOT": "10"}, nil,
+			[]string{`HERALD_BURST_BOT (-burst-bot) is no longer read: limits are sliding windows (N per span) with no burst; remove it (HERALD_LIMIT_BOT=30/s allows 30 sends in any second)`}},
+		{"every retired burst", map[string]string{"HERALD_BURST_PRIVATE": "1", "HERALD_BURST_GROUP": "1", "HERALD_BURST_PRIORITY": "3"}, nil,
+			[]string{"HERALD_BURST_PRIVATE (-burst-private) is no longer read", "HERALD_LIMIT_PRIVATE=1/s",
+				"HERALD_BURST_GROUP (-burst-group) is no longer read", "HERALD_LIMIT_GROUP=1/s,20/m",
+				"HERALD_BURST_PRIORITY (-burst-priority) is no longer read", "HERALD_LIMIT_PRIORITY=3/s"}},
+		{"retired burst despite a flag", map[string]string{"HERALD_BURST_GROUP": "2"}, []string{"-limit-group", "1/s"},
+			[]string{"HERALD_BURST_GROUP (-burst-group) is no longer read"}},
+		{"retired burst flag", nil, []string{"-burst-bot", "10"},
+			[]string{`invalid value "10" for flag -burst-bot: is no longer read (env HERALD_BURST_BOT): limits are sliding windows`}},
 		{"bad priority", map[string]string{"HERALD_QUEUES": "critical=high"}, nil,
 			[]string{`HERALD_QUEUES (-queues) gives queue "critical" the priority "high"`}},
 		{"duplicate queue", map[string]string{"HERALD_QUEUES": "a=1,a=2"}, nil,
@@ -210,8 +257,8 @@ func TestLoadWorkerParseErrors(t *testing.T) {
 			[]string{`LOG_LEVEL (-log-level) must be debug, info, warn or error`}},
 		{"bad format", map[string]string{"LOG_FORMAT": "xml"}, nil,
 			[]string{`LOG_FORMAT (-log-format) must be json, text or auto`}},
-		{"all env problems at once", map[string]string{"HERALD_CONCURRENCY": "x", "HERALD_BURST_BOT": "y"}, nil,
-			[]string{"HERALD_CONCURRENCY (-concurrency)", "HERALD_BURST_BOT (-burst-bot)"}},
+		{"all env problems at once", map[string]string{"HERALD_CONCURRENCY": "x", "HERALD_LIMIT_BOT": "y"}, nil,
+			[]string{"HERALD_CONCURRENCY (-concurrency)", "HERALD_LIMIT_BOT (-limit-bot)"}},
 		{"bad flag names flag and env", nil, []string{"-concurrency", "x"},
 			[]string{`invalid value "x" for flag -concurrency: must be a whole number (env HERALD_CONCURRENCY)`}},
 		{"bad bool flag", nil, []string{"-strict-priority=maybe"},
@@ -296,16 +343,20 @@ func TestWorkerValidate(t *testing.T) {
 			`HERALD_WORKER_LISTEN (-worker-listen) must be host:port such as ":9091"`},
 		{"listen port", func(w *Worker) { w.Listen = ":99999" },
 			`HERALD_WORKER_LISTEN (-worker-listen) must be host:port`},
-		{"burst", func(w *Worker) { w.Limits.Bot.Burst = -2 },
-			"HERALD_BURST_BOT (-burst-bot) must be >= 1, got -2"},
-		{"burst while rate set", func(w *Worker) { w.Limits.Private.Burst = 0 },
-			"HERALD_BURST_PRIVATE (-burst-private) must be >= 1 while HERALD_LIMIT_PRIVATE is 1/s, got 0; raise it or set HERALD_LIMIT_PRIVATE=off"},
-		{"malformed rate", func(w *Worker) { w.Limits.Group.Rate = Rate{Events: -1, Per: time.Second} },
-			"HERALD_LIMIT_GROUP (-limit-group) must look like"},
-		{"queue limit unknown queue", func(w *Worker) { w.Limits.Queues = map[string]Rate{"bulk": {1, time.Second}} },
+		{"window without sends", func(w *Worker) { w.Limits.Bot = Windows{{0, time.Second}} },
+			`HERALD_LIMIT_BOT (-limit-bot) allows 0 sends; a window allows at least 1 (use "off" to disable the limit) (got 0/s)`},
+		{"malformed window", func(w *Worker) { w.Limits.Group = Windows{{1, time.Second}, {20, time.Microsecond}} },
+			"HERALD_LIMIT_GROUP (-limit-group) has the window 20/1µs, which has a span of 1µs, below the 1ms minimum"},
+		{"priority window", func(w *Worker) { w.Limits.Priority = Windows{{MaxWindowSends + 1, time.Hour}} },
+			"HERALD_LIMIT_PRIORITY (-limit-priority) allows 10001 sends per span, more than 10000"},
+		{"guard negative", func(w *Worker) { w.Limits.Guard = -time.Millisecond },
+			"HERALD_LIMIT_GUARD (-limit-guard) must be >= 0 (e.g. 10ms), got -1ms"},
+		{"guard not below the shortest window", func(w *Worker) { w.Limits.Group = Windows{{20, time.Minute}, {1, 10 * time.Millisecond}} },
+			"HERALD_LIMIT_GUARD (-limit-guard) is 10ms, not below the shortest window of HERALD_LIMIT_GROUP (-limit-group), 20/m,1/10ms; lower it below 10ms (default 10ms)"},
+		{"queue limit unknown queue", func(w *Worker) { w.Limits.Queues = map[string]Windows{"bulk": {{1, time.Second}}} },
 			`HERALD_LIMIT_QUEUES (-limit-queues) limits queue "bulk", which is not in HERALD_QUEUES (critical, default, low); add it there or drop the limit`},
-		{"queue limit malformed", func(w *Worker) { w.Limits.Queues = map[string]Rate{"low": {Events: 1}} },
-			`HERALD_LIMIT_QUEUES (-limit-queues) has a rate for queue "low" that must look like`},
+		{"queue limit malformed", func(w *Worker) { w.Limits.Queues = map[string]Windows{"low": {{N: 1}}} },
+			`HERALD_LIMIT_QUEUES (-limit-queues) has a limit for queue "low" that has a span of 0s, below the 1ms minimum`},
 		{"telegram both", func(w *Worker) { w.Telegram.Token = "1:a"; w.Telegram.TokenFile = "/run/secrets/tg" },
 			"TELEGRAM_BOT_TOKEN (-telegram-bot-token) and TELEGRAM_BOT_TOKEN_FILE (-telegram-bot-token-file) are both set; keep only one"},
 		{"telegram file missing", func(w *Worker) { w.Telegram.TokenFile = filepath.Join(dir, "nope") },
@@ -382,7 +433,7 @@ func TestWorkerValidateReportsEverything(t *testing.T) {
 	w := Worker{}.WithDefaults()
 	w.Concurrency = -1
 	w.BackoffBase = time.Hour
-	w.Limits.Bot.Burst = 0
+	w.Limits.Bot = Windows{{0, time.Second}}
 	err := w.Validate()
 	j, ok := err.(interface{ Unwrap() []error })
 	if !ok || len(j.Unwrap()) != 3 {
@@ -395,12 +446,18 @@ func TestWorkerAllowsDisabledParts(t *testing.T) {
 	t.Parallel()
 	w := Worker{}.WithDefaults()
 	w.Listen = ""
-	w.Limits.Bot = Limit{}
-	w.Limits.Private = Limit{}
-	w.Limits.Group = Limit{}
-	w.Limits.Queues = map[string]Rate{"low": {}}
+	w.Limits.Bot = Unlimited
+	w.Limits.Private = Unlimited
+	w.Limits.Group = Unlimited
+	w.Limits.Priority = Unlimited
+	w.Limits.Guard = time.Hour // no window to stay below
+	w.Limits.BotPauseMax = -1
+	w.Limits.Queues = map[string]Windows{"low": Unlimited}
 	if err := w.Validate(); err != nil {
 		t.Fatal(err)
+	}
+	if d := w.WithDefaults(); !d.Limits.Bot.Off() || !d.Limits.Priority.Off() || d.Limits.BotPauseMax != -1 {
+		t.Errorf("WithDefaults turned a limit that is off back on: %+v", d.Limits)
 	}
 }
 

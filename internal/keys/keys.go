@@ -24,21 +24,43 @@ func WakeList() string { return prefix + "wake" }
 // locally while its dequeue round is blocked.
 func WakeInbox(id string) string { return prefix + "wake:" + id }
 
-// BotLimit is the GCRA state (theoretical arrival time) of the bot-wide limit.
-func BotLimit() string { return prefix + "rl:bot" }
+// The limiter's state (the names differ from the GCRA keys of earlier
+// versions, which held strings). Each limit is a log: a sorted set of send times
+// (Redis microseconds) whose members name the reservation (see
+// internal/ratelimit), holding the recent sends and the slots reserved ahead.
 
-// QueueLimit is the GCRA state of the optional per-queue limit.
-func QueueLimit(queue string) string { return prefix + "rl:queue:" + queue }
+// BotLog is the log of the bot-wide limit.
+func BotLog() string { return prefix + "rl:log:bot" }
 
-// ChatLimit is the GCRA state of one destination chat ("123", "-100123", "@name").
-func ChatLimit(chat string) string { return prefix + "rl:chat:" + normChat(chat) }
+// QueueLog is the log of the optional per-queue limit (turns of the queue).
+func QueueLog(queue string) string { return prefix + "rl:log:queue:" + queue }
 
-// Recent429 counts recent 429 answers from distinct chats; it tells a
-// bot-wide flood from a single chat's limit.
-func Recent429() string { return prefix + "rl:recent429" }
+// ChatSendsPrefix starts the key of every chat's send log; the normalised
+// chat follows it (the limiter's scripts build other chats' keys from it).
+func ChatSendsPrefix() string { return prefix + "rl:log:chat:" }
+
+// ChatSends is the log of one chat's sends and reserved send slots.
+func ChatSends(chat string) string { return ChatSendsPrefix() + NormChat(chat) }
+
+// ChatTurns is the log of one chat's turns: when each of its messages may
+// ask for a bot-wide slot.
+func ChatTurns(chat string) string { return prefix + "rl:turns:" + NormChat(chat) }
+
+// BotPause holds the end (Redis microseconds) of a bot-wide pause after a 429.
+func BotPause() string { return prefix + "rl:pause:bot" }
+
+// ChatPause holds the end of one chat's pause after a 429.
+func ChatPause(chat string) string { return prefix + "rl:pause:chat:" + NormChat(chat) }
+
+// PriorityLog is the log of the priority allowance: the times at which a
+// priority message took another message's bot-wide slot.
+func PriorityLog() string { return prefix + "rl:log:priority" }
+
+// ReservationPrefix starts every reservation key; the task id follows it.
+func ReservationPrefix() string { return prefix + "resv:" }
 
 // Reservation holds the send slot a deferred task owns.
-func Reservation(taskID string) string { return prefix + "resv:" + taskID }
+func Reservation(taskID string) string { return ReservationPrefix() + taskID }
 
 // Sent records that a task's message(s) reached Telegram, so a redelivered
 // task (a worker crash between send and ack) is not sent again. Its value is
@@ -49,6 +71,11 @@ func Sent(taskID string) string { return prefix + "sent:" + taskID }
 // value is the queue the task went to.
 func Idempotency(taskID string) string { return prefix + "idem:" + taskID }
 
+// ChatID holds the numeric chat id that getChat returned for an @username
+// (lower-cased), so that a channel named by @name and by id shares one
+// schedule.
+func ChatID(username string) string { return prefix + "chatid:" + NormChat(username) }
+
 // Migrations maps a group chat id to the supergroup id Telegram migrated it to.
 func Migrations() string { return prefix + "migrated" }
 
@@ -56,19 +83,14 @@ func Migrations() string { return prefix + "migrated" }
 // bounded number of archived tasks).
 func Failures() string { return prefix + "failures" }
 
-// normChat lower-cases @usernames: Telegram treats them case-insensitively, and
+// NormChat lower-cases @usernames: Telegram treats them case-insensitively, and
 // two spellings of one channel must share one limit.
-func normChat(chat string) string {
+func NormChat(chat string) string {
 	if strings.HasPrefix(chat, "@") {
 		return strings.ToLower(chat)
 	}
 	return chat
 }
-
-// ChatSendLimit is the GCRA state of a chat's actual send times. It differs
-// from ChatLimit (the pacing of a chat's arrivals at the bot-wide stage) when
-// the bot-wide limit delayed an earlier message of the chat.
-func ChatSendLimit(chat string) string { return prefix + "rl:chatsend:" + normChat(chat) }
 
 // FeedState is a hash with one polled feed's state: the HTTP validators
 // (ETag, Last-Modified) of its last 200 answer and whether its first poll has
@@ -124,8 +146,3 @@ func AsynqAggregationSet(queue, group, setID string) string {
 // AsynqAggregationSets is the sorted set of queue's aggregation sets, scored
 // by the Unix second by which their aggregation must have finished.
 func AsynqAggregationSets(queue string) string { return "asynq:{" + queue + "}:aggregation_sets" }
-
-// PriorityLimit is the GCRA schedule (TAT, Redis microseconds) of the
-// allowance that lets messages of priority queues go ahead of the bot-wide
-// slots already reserved.
-func PriorityLimit() string { return prefix + "rl:priority" }

@@ -6,87 +6,100 @@ import (
 	"time"
 )
 
-// Limit is a rate as an emission interval plus a burst allowance.
-type Limit struct {
-	// Interval between messages at the sustained rate; zero disables the limit.
-	Interval time.Duration
-	// Burst is how many messages may go back to back after a quiet spell; at
-	// least 1.
-	Burst int
+// Window is one limit in Telegram's own terms: at most N sends in any span of
+// Per. It is a sliding window over send times, not a token bucket: the
+// (N+1)th send waits until Per (plus Config.Guard) has passed since the send
+// N places before it.
+type Window struct {
+	N   int
+	Per time.Duration
 }
 
-// Per builds a Limit of n messages per period.
-func Per(n float64, period time.Duration, burst int) Limit {
-	if n <= 0 {
-		return Limit{}
+func (w Window) String() string { return fmt.Sprintf("%d/%v", w.N, w.Per) }
+
+// Limit is a set of windows that must all hold, such as a group's "1 per
+// second and 20 per minute". A nil Limit in Config selects the field's
+// default; an empty, non-nil Limit (Unlimited) switches the limit off.
+type Limit []Window
+
+// Unlimited is the Limit that never holds a message back.
+var Unlimited = Limit{}
+
+// Per builds a Limit of one window: n sends per period.
+func Per(n int, period time.Duration) Limit { return Limit{{N: n, Per: period}} }
+
+// And adds the windows of o to l.
+func (l Limit) And(o Limit) Limit { return append(append(Limit{}, l...), o...) }
+
+// longest is the longest window's span (0 for Unlimited).
+func (l Limit) longest() time.Duration {
+	var m time.Duration
+	for _, w := range l {
+		m = max(m, w.Per)
 	}
-	return Limit{Interval: time.Duration(float64(period) / n), Burst: burst}
+	return m
 }
 
-func (l Limit) tolerance() time.Duration {
-	if l.Burst <= 1 {
-		return 0
-	}
-	return time.Duration(l.Burst-1) * l.Interval
-}
-
-// Config holds the fleet's limits. Defaults follow Telegram's documented
-// limits with no burst, which is safe against the real API.
+// Config holds the fleet's limits. Its defaults are Telegram's documented
+// limits, exactly.
 type Config struct {
-	// Bot limits all messages of the bot together. Default 30/s, burst 10.
+	// Bot limits all messages of the bot together. Default 30 per second.
 	Bot Limit
-	// Private limits each private chat (positive chat id). Default 1/s.
+	// Private limits each private chat (positive chat id). Default 1 per
+	// second.
 	Private Limit
 	// Group limits each group, supergroup or channel (negative id or
-	// @username). Default 20/min.
+	// @username). Default 1 per second and 20 per minute.
 	Group Limit
 	// Queues optionally limits whole queues, by name.
 	Queues map[string]Limit
 	// PriorityQueues name the queues whose messages do not wait behind the
 	// bot-wide slots other messages have already reserved (typically
-	// "critical"). Their chat limits still hold.
+	// "critical"). Their chat limits still hold, and so does the bot-wide
+	// limit: a priority message takes the earliest reserved slot of another
+	// chat's message, which moves to the end of the bot-wide schedule.
 	PriorityQueues []string
-	// Priority bounds how many such messages may go ahead of the bot-wide
-	// schedule: each one that does makes the bot run one message over its
-	// rate for as long as the schedule is booked ahead. Zero (the default)
-	// turns the priority off.
+	// Priority bounds how many messages may take another's slot that way.
+	// Nil (the default) turns the priority off.
 	Priority Limit
+	// Guard is added to every window: two sends N places apart are always at
+	// least Per+Guard apart by Redis' clock, which absorbs the spread between
+	// the planned send time and the moment the request reaches Telegram.
+	// A task that comes back to its slot later than Guard takes a new one.
+	// Default 10ms.
+	Guard time.Duration
 	// SleepMax is the longest wait a handler sleeps through while holding its
-	// worker slot; longer waits defer the task. Default 250ms.
+	// worker slot; longer waits defer the task, which comes back SleepMax/2
+	// before its slot and sleeps the rest. Default 250ms.
 	SleepMax time.Duration
-	// LateTolerance is how late a task may come back for its reserved slot and
-	// still use it (capped at a quarter of the chat's interval); a later task
-	// reserves afresh (the old slot is wasted, which is safe). Default 250ms.
-	LateTolerance time.Duration
-	// FloodChats is how many distinct chats answering 429 within FloodWindow
-	// mean a bot-wide flood, pausing the whole bot. Default 3.
-	FloodChats int
-	// FloodWindow is the window of FloodChats. Default 2s.
-	FloodWindow time.Duration
+	// BotPauseMax bounds the bot-wide pause that one 429 causes. Telegram's
+	// answer does not say whether the chat or the whole bot is flooded, so a
+	// 429 pauses the chat for its retry_after and the whole bot for
+	// min(retry_after, BotPauseMax): nothing is sent into a bot-wide flood
+	// wait, and a chat's long wait stalls the others for BotPauseMax at
+	// most. Negative: a 429 pauses its chat only. Default 10s.
+	BotPauseMax time.Duration
 }
 
 // WithDefaults returns the config with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
-	if c.Bot == (Limit{}) {
-		c.Bot = Per(30, time.Second, 10)
+	if c.Bot == nil {
+		c.Bot = Per(30, time.Second)
 	}
-	if c.Private == (Limit{}) {
-		c.Private = Per(1, time.Second, 1)
+	if c.Private == nil {
+		c.Private = Per(1, time.Second)
 	}
-	if c.Group == (Limit{}) {
-		c.Group = Per(20, time.Minute, 1)
+	if c.Group == nil {
+		c.Group = Per(1, time.Second).And(Per(20, time.Minute))
+	}
+	if c.Guard == 0 {
+		c.Guard = 10 * time.Millisecond
 	}
 	if c.SleepMax == 0 {
 		c.SleepMax = 250 * time.Millisecond
 	}
-	if c.LateTolerance == 0 {
-		c.LateTolerance = 250 * time.Millisecond
-	}
-	if c.FloodChats == 0 {
-		c.FloodChats = 3
-	}
-	if c.FloodWindow == 0 {
-		c.FloodWindow = 2 * time.Second
+	if c.BotPauseMax == 0 {
+		c.BotPauseMax = 10 * time.Second
 	}
 	return c
 }
@@ -94,11 +107,10 @@ func (c Config) WithDefaults() Config {
 func (c Config) validate() error {
 	var errs []error
 	check := func(name string, l Limit) {
-		if l.Interval < 0 {
-			errs = append(errs, fmt.Errorf("ratelimit: %s.Interval must be >= 0, got %v", name, l.Interval))
-		}
-		if l.Interval > 0 && l.Burst < 1 {
-			errs = append(errs, fmt.Errorf("ratelimit: %s.Burst must be >= 1, got %d", name, l.Burst))
+		for i, w := range l {
+			if w.N < 1 || w.Per <= 0 {
+				errs = append(errs, fmt.Errorf("ratelimit: %s[%d] must allow at least 1 send per positive span, got %d per %v", name, i, w.N, w.Per))
+			}
 		}
 	}
 	check("Bot", c.Bot)
@@ -108,8 +120,11 @@ func (c Config) validate() error {
 	for q, l := range c.Queues {
 		check("Queues["+q+"]", l)
 	}
-	if c.SleepMax < 0 || c.LateTolerance < 0 {
-		errs = append(errs, errors.New("ratelimit: SleepMax and LateTolerance must be >= 0"))
+	if c.Guard < 0 {
+		errs = append(errs, fmt.Errorf("ratelimit: Guard must be >= 0, got %v", c.Guard))
+	}
+	if c.SleepMax < 0 {
+		errs = append(errs, errors.New("ratelimit: SleepMax must be >= 0"))
 	}
 	return errors.Join(errs...)
 }

@@ -1,37 +1,66 @@
 // Package ratelimit holds Telegram's limits for a whole worker fleet.
 //
 // State lives in Redis and every decision is one Lua script run (one round
-// trip), so any number of worker processes share the limits exactly. The
-// limits are GCRA (generic cell rate algorithm) schedules: each limited thing
-// keeps a "theoretical arrival time" (TAT); a message may go at
-// max(now, TAT-tolerance) and pushes TAT one emission interval further. The
-// tolerance is (burst-1) intervals.
+// trip), so any number of worker processes share the limits exactly. Times
+// come from Redis (TIME), so worker clocks need not agree.
 //
-// A message passes two stages:
+// # Limits are windows
 //
-//  1. Chat pacing. The chat's arrival schedule hands out the message's turn
-//     within its chat. A hot chat's 1,000 messages get turns one interval
-//     apart, so they neither crowd the bot-wide stage nor poll: each task is
-//     deferred once, straight to its turn.
-//  2. Queue pacing, the same way, when the queue has a limit of its own.
-//  3. The bot-wide limit, first come first served among messages whose turns
-//     have come, plus a check against the chat's actual send times (an
-//     earlier message of the chat may have been held back by the bot-wide
-//     limit; the chat's spacing must still hold at Telegram). That check
-//     forgives a send coming up to a quarter interval (at most LateTolerance)
-//     early relative to a late predecessor, so small scheduling delays do not
-//     accumulate; a reserved slot is used at most that late, else reserved
-//     afresh. Two sends to a chat are thus never closer than half an
-//     interval; Telegram's own tolerance is larger.
+// Telegram states its limits as counts per period: about 30 messages per
+// second per bot, one per second to a chat, 20 per minute to a group or
+// channel. Each limit here is that, literally: a sliding window of N sends
+// per span (Window), and a chat, the bot or a queue may have several
+// (a group has 1 per second and 20 per minute). A send fits when the send
+// N places before it in the same log is at least span+Guard older. There is
+// no burst beyond N and no early forgiveness: a group's first 20 messages
+// may go a second apart, and the 21st waits until a minute after the first.
 //
-// Each stage reserves only its own schedule, at the time the task reaches it,
-// so a message waiting for its chat never holds a bot-wide slot that others
+// Each limited thing keeps a log: a sorted set of send times that holds the
+// recent sends and the slots reserved ahead, so a task knows its exact slot
+// long before it comes. Slots are appended in time order, so the entry N
+// places back decides a new slot in one range read.
+//
+// # Three stages
+//
+//  1. The chat's turn. The chat's turn log hands out its messages' turns
+//     under the chat's windows, so a hot chat's 1,000 messages neither crowd
+//     the bot-wide stage nor poll: each task is deferred once, to its turn.
+//  2. The queue's turn, the same way, when the queue has a limit of its own.
+//  3. A bot-wide slot, first come first served among messages whose turns
+//     have come, that also fits the chat's windows over its actual sends
+//     (an earlier message of the chat may have been held back by the
+//     bot-wide limit). Both logs record the slot.
+//
+// Each stage reserves only its own log, at the time the task reaches it, so
+// a message waiting for its chat never holds a bot-wide slot that others
 // could use.
 //
-// A decision is Go (the slot is owned; sleep the short wait, then send),
-// Again (sleep the short wait, then ask again) or Defer (the wait is long:
-// the task goes back to Redis and returns when its slot is due, holding its
-// reservation meanwhile). Only waits up to Config.SleepMax hold a worker slot.
+// A decision is Go (send now), Again (sleep the short wait, then ask again)
+// or Defer (the task goes back to Redis and returns SleepMax/2 before its
+// slot, then sleeps the rest, so it is on time however the queue is
+// dispatched). A slot is confirmed only when it has come, by asking again,
+// so a pause that a 429 wrote meanwhile, or a slot given to a priority
+// message, holds the send back. A task that comes back later than Guard
+// gives up its slot (leaving it unused is safe) and takes a new one.
 //
-// Times come from Redis (TIME), so worker clocks need not agree.
+// # Priority
+//
+// Messages of priority queues (Config.PriorityQueues) do not queue behind
+// the bot-wide slots promised to others: within the Config.Priority
+// allowance, one takes the earliest promised slot (after its chat's own
+// spacing) of a message that is the last one reserved in its chat, and
+// that message moves to the end of the bot-wide schedule. The bot's log
+// keeps the same times plus one at its end, so the bot-wide windows hold,
+// and so does every chat's order.
+//
+// # 429: pauses
+//
+// Telegram's 429 does not say whether the chat or the whole bot is flooded,
+// and a request sent during a flood wait is more flooding. Penalize pauses
+// the chat for retry_after and the whole bot for min(retry_after,
+// Config.BotPauseMax). A bot-wide pause moves every slot reserved from now
+// on back by one amount, so none falls inside the pause and the schedule
+// keeps its order and spacing; the refused message, then every message of
+// its chat holding a slot or a turn, get new turns after the pause, in that
+// order. A 429 during a pause extends it.
 package ratelimit

@@ -17,7 +17,7 @@ import (
 type Kind int
 
 const (
-	// Go: the slot is owned; wait Decision.Wait, then send.
+	// Go: the slot is owned and has come; send now.
 	Go Kind = 1
 	// Again: wait Decision.Wait (short), then call Acquire again.
 	Again Kind = 2
@@ -43,16 +43,22 @@ type Decision struct {
 	Kind Kind
 	Wait time.Duration
 	// Progress is the task's progress record (keys.Sent), read in the same
-	// round trip; "" when there is none.
+	// round trip when asked for; "" when there is none.
 	Progress string
+	// Slot names the slot a Go decision used; pass it to Penalize when
+	// Telegram refuses the send.
+	Slot string
 }
 
 // Limiter applies Config fleet-wide through Redis.
 type Limiter struct {
 	rdb redis.Scripter
 	cfg Config
-	// ReservationTTL bounds how long a deferred task's reservation is kept.
+	// resvTTL bounds how long a deferred task's reservation is kept.
 	resvTTL time.Duration
+	// Windows as the scripts read them.
+	bot, private, group, priority string
+	queues                        map[string]string
 }
 
 // New validates cfg (after defaults) and returns a Limiter.
@@ -61,11 +67,34 @@ func New(rdb redis.Scripter, cfg Config) (*Limiter, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Limiter{rdb: rdb, cfg: cfg, resvTTL: 24 * time.Hour}, nil
+	l := &Limiter{rdb: rdb, cfg: cfg, resvTTL: 24 * time.Hour,
+		bot: winArg(cfg.Bot), private: winArg(cfg.Private), group: winArg(cfg.Group),
+		priority: winArg(cfg.Priority), queues: map[string]string{}}
+	for q, lim := range cfg.Queues {
+		l.queues[q] = winArg(lim)
+	}
+	return l, nil
+}
+
+// Config returns the limiter's configuration, defaults applied.
+func (l *Limiter) Config() Config { return l.cfg }
+
+// winArg writes a Limit as the scripts read it: "n:span;n:span", spans in µs.
+func winArg(lim Limit) string {
+	var b strings.Builder
+	for i, w := range lim {
+		if i > 0 {
+			b.WriteByte(';')
+		}
+		b.WriteString(strconv.Itoa(w.N))
+		b.WriteByte(':')
+		b.WriteString(strconv.FormatInt(w.Per.Microseconds(), 10))
+	}
+	return b.String()
 }
 
 // IsGroup reports whether chat is a group, supergroup or channel (negative id
-// or @username), which Telegram limits per minute rather than per second.
+// or @username), which Telegram limits per minute as well as per second.
 func IsGroup(chat string) bool {
 	return strings.HasPrefix(chat, "-") || strings.HasPrefix(chat, "@")
 }
@@ -78,33 +107,34 @@ func (l *Limiter) ChatLimit(chat string) Limit {
 	return l.cfg.Private
 }
 
+func (l *Limiter) chatArg(chat string) string {
+	if IsGroup(chat) {
+		return l.group
+	}
+	return l.private
+}
+
 func us(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
 
 // Acquire asks for a send slot for one message of task taskID to chat, from
-// queue. It is idempotent per task: a deferred task that asks again gets the
-// slot it reserved.
-func (l *Limiter) Acquire(ctx context.Context, chat, queue, taskID string) (Decision, error) {
-	q := l.cfg.Queues[queue]
-	c := l.ChatLimit(chat)
-	var p Limit
+// queue. It is idempotent per task: a task that asks again gets the slot or
+// turn it reserved. With progress set, the task's progress record is read in
+// the same round trip (Decision.Progress).
+func (l *Limiter) Acquire(ctx context.Context, chat, queue, taskID string, progress bool) (Decision, error) {
+	var prio string
 	if slices.Contains(l.cfg.PriorityQueues, queue) {
-		p = l.cfg.Priority
+		prio = l.priority
 	}
-	// How late a reserved slot may still be used, and how much closer than
-	// one interval a send may follow a late predecessor: a quarter of the
-	// chat's interval at most, so two sends to a chat are never closer than
-	// half an interval (Telegram, like the fake, tolerates a short burst).
-	late := l.cfg.LateTolerance
-	if c.Interval > 0 {
-		late = min(late, c.Interval/4)
+	withProgress := "0"
+	if progress {
+		withProgress = "1"
 	}
 	res, err := acquireScript.Run(ctx, l.rdb,
-		[]string{keys.BotLimit(), keys.QueueLimit(queue), keys.ChatLimit(chat), keys.ChatSendLimit(chat), keys.Reservation(taskID), keys.Sent(taskID), keys.PriorityLimit()},
-		us(l.cfg.Bot.Interval), us(l.cfg.Bot.tolerance()),
-		us(q.Interval), us(q.tolerance()),
-		us(c.Interval), us(c.tolerance()),
-		us(l.cfg.SleepMax), us(late), l.resvTTL.Milliseconds(), us(late),
-		us(p.Interval), us(p.tolerance()),
+		[]string{keys.BotLog(), keys.QueueLog(queue), keys.ChatTurns(chat), keys.ChatSends(chat),
+			keys.Reservation(taskID), keys.Sent(taskID), keys.PriorityLog(), keys.BotPause(), keys.ChatPause(chat)},
+		l.bot, l.queues[queue], l.chatArg(chat), prio,
+		us(l.cfg.Guard), us(l.cfg.SleepMax), us(l.cfg.SleepMax/2), l.resvTTL.Milliseconds(),
+		taskID, keys.NormChat(chat), keys.ChatSendsPrefix(), l.private, l.group, withProgress,
 	).Slice()
 	if err != nil {
 		return Decision{}, fmt.Errorf("ratelimit: acquire: %w", err)
@@ -116,34 +146,96 @@ func parseDecision(res []any) (Decision, error) {
 	if len(res) < 2 {
 		return Decision{}, fmt.Errorf("ratelimit: unexpected script reply %v", res)
 	}
-	var progress string
+	var d Decision
 	if len(res) > 2 {
-		progress, _ = res[2].(string)
+		d.Progress, _ = res[2].(string)
+	}
+	if len(res) > 3 {
+		d.Slot, _ = res[3].(string)
 	}
 	kind, ok := res[0].(int64)
 	if !ok {
 		return Decision{}, fmt.Errorf("ratelimit: unexpected kind %T", res[0])
 	}
-	s, _ := res[1].(string)
-	w, err := strconv.ParseFloat(s, 64)
+	d.Kind = Kind(kind)
+	w, err := micros(res[1])
 	if err != nil {
-		return Decision{}, fmt.Errorf("ratelimit: unexpected wait %q", s)
+		return Decision{}, err
 	}
-	return Decision{Kind: Kind(kind), Wait: time.Duration(w) * time.Microsecond, Progress: progress}, nil
+	d.Wait = w
+	return d, nil
 }
 
-// Penalize records a 429 from Telegram for chat: the chat is paused fleet-wide
-// for pause, and when FloodChats distinct chats were refused within
-// FloodWindow the whole bot is paused too (global reports that).
-func (l *Limiter) Penalize(ctx context.Context, chat string, pause time.Duration) (global bool, err error) {
-	c := l.ChatLimit(chat)
-	n, err := penalizeScript.Run(ctx, l.rdb,
-		[]string{keys.ChatLimit(chat), keys.ChatSendLimit(chat), keys.BotLimit(), keys.Recent429()},
-		us(pause), us(c.tolerance()), us(l.cfg.Bot.tolerance()), chat,
-		us(l.cfg.FloodWindow), l.cfg.FloodChats,
-	).Int()
+func micros(v any) (time.Duration, error) {
+	s, _ := v.(string)
+	n, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return false, fmt.Errorf("ratelimit: penalize: %w", err)
+		return 0, fmt.Errorf("ratelimit: unexpected duration %q", s)
 	}
-	return n == 1, nil
+	return time.Duration(n) * time.Microsecond, nil
+}
+
+// Pause is what Penalize did.
+type Pause struct {
+	// Bot is how long the whole bot is paused from now (0: not paused).
+	Bot time.Duration
+	// Chat is how long the chat is paused from now.
+	Chat time.Duration
+	// Shift is how far the bot-wide schedule moved back to clear the pause.
+	Shift time.Duration
+	// Requeued counts the chat's messages (the refused one first) given new
+	// turns after the pause.
+	Requeued int
+}
+
+// Scope names the widest thing paused: "bot" or "chat".
+func (p Pause) Scope() string {
+	if p.Bot > 0 {
+		return "bot"
+	}
+	return "chat"
+}
+
+// Penalize records a 429 from Telegram for a send to chat that used slot (a
+// Go decision's Slot, "" if unknown). Telegram's answer does not say whether
+// the chat or the whole bot is flooded, so the chat is paused for
+// retryAfter and the whole bot for min(retryAfter, Config.BotPauseMax):
+// every slot reserved inside a pause moves behind it, keeping its order,
+// and the refused message is the chat's next one after the pause. A 429
+// that comes during a pause extends it. retryAfter should already include
+// any jitter the caller wants.
+func (l *Limiter) Penalize(ctx context.Context, chat, slot string, retryAfter time.Duration) (Pause, error) {
+	bot := min(retryAfter, l.cfg.BotPauseMax)
+	if l.cfg.BotPauseMax < 0 {
+		bot = 0
+	}
+	res, err := penalizeScript.Run(ctx, l.rdb,
+		[]string{keys.BotLog(), keys.BotPause(), keys.ChatPause(chat), keys.ChatSends(chat), keys.ChatTurns(chat)},
+		us(retryAfter), us(bot), slot, keys.ChatSendsPrefix(), l.chatArg(chat), us(l.cfg.Guard),
+		l.resvTTL.Milliseconds(), keys.ReservationPrefix(),
+	).Slice()
+	if err != nil {
+		return Pause{}, fmt.Errorf("ratelimit: penalize: %w", err)
+	}
+	if len(res) < 5 {
+		return Pause{}, fmt.Errorf("ratelimit: unexpected script reply %v", res)
+	}
+	var p Pause
+	paused, _ := res[0].(int64)
+	left, err := micros(res[1])
+	if err != nil {
+		return Pause{}, err
+	}
+	if paused == 1 {
+		p.Bot = left
+	}
+	if p.Chat, err = micros(res[2]); err != nil {
+		return Pause{}, err
+	}
+	if p.Shift, err = micros(res[3]); err != nil {
+		return Pause{}, err
+	}
+	n, _ := res[4].(int64)
+	p.Requeued = int(n)
+	return p, nil
 }

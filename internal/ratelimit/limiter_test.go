@@ -2,7 +2,11 @@ package ratelimit_test
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +16,7 @@ import (
 
 type bundle struct {
 	lim *ratelimit.Limiter
+	cfg ratelimit.Config
 	ctx context.Context
 }
 
@@ -22,49 +27,90 @@ func setup(t *testing.T, cfg ratelimit.Config) bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return bundle{lim: lim, ctx: context.Background()}
+	return bundle{lim: lim, cfg: lim.Config(), ctx: context.Background()}
 }
 
-// Long intervals make the expected waits exact up to the few milliseconds a
+// acquire asks for a slot and returns the decision with the time until the
+// slot itself (a deferred task comes back SleepMax/2 before its slot).
+func (b bundle) acquire(t *testing.T, chat, queue, id string) (ratelimit.Decision, time.Duration) {
+	t.Helper()
+	d, err := b.lim.Acquire(b.ctx, chat, queue, id, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch d.Kind {
+	case ratelimit.Go:
+		return d, 0
+	case ratelimit.Defer:
+		return d, d.Wait + b.cfg.SleepMax/2
+	}
+	return d, d.Wait
+}
+
+// Long spans make the expected waits exact up to the few milliseconds a
 // script run takes.
 var slow = ratelimit.Config{
-	Bot:      ratelimit.Per(1000, time.Second, 1),
-	Private:  ratelimit.Per(1, 10*time.Second, 1),
-	Group:    ratelimit.Per(1, 30*time.Second, 1),
+	Bot:      ratelimit.Per(1000, time.Second),
+	Private:  ratelimit.Per(1, 10*time.Second),
+	Group:    ratelimit.Per(1, 2*time.Second).And(ratelimit.Per(3, 30*time.Second)),
 	SleepMax: time.Second,
 }
 
 func near(got, want time.Duration) bool {
 	d := got - want
-	return d > -time.Second/2 && d < time.Second/2
+	return d > -300*time.Millisecond && d < 300*time.Millisecond
 }
 
 func TestChatTurnsAreSpreadAndOwned(t *testing.T) {
 	t.Parallel()
 	b := setup(t, slow)
-	first, err := b.lim.Acquire(b.ctx, "42", "default", "t0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if first.Kind != ratelimit.Go || first.Wait > slow.SleepMax {
-		t.Fatalf("first message: %+v, want go now", first)
+	if d, _ := b.acquire(t, "42", "default", "t0"); d.Kind != ratelimit.Go {
+		t.Fatalf("first message: %+v, want go now", d)
 	}
 	for i, id := range []string{"t1", "t2", "t3"} {
-		d, err := b.lim.Acquire(b.ctx, "42", "default", id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := time.Duration(i+1) * 10 * time.Second
-		if d.Kind != ratelimit.Defer || !near(d.Wait, want) {
-			t.Fatalf("message %s: %+v, want defer ~%v", id, d, want)
+		want := time.Duration(i+1) * (10*time.Second + b.cfg.Guard)
+		d, at := b.acquire(t, "42", "default", id)
+		if d.Kind != ratelimit.Defer || !near(at, want) {
+			t.Fatalf("message %s: %+v (slot in %v), want defer to ~%v", id, d, at, want)
 		}
 		// Asking again returns the same turn; nothing new is reserved.
-		again, err := b.lim.Acquire(b.ctx, "42", "default", id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if again.Kind != ratelimit.Defer || !near(again.Wait, want) {
+		again, at2 := b.acquire(t, "42", "default", id)
+		if again.Kind != ratelimit.Defer || !near(at2, want) {
 			t.Fatalf("message %s asked again: %+v, want the same turn ~%v", id, again, want)
+		}
+	}
+}
+
+// TestGroupWindows checks both of a group's windows: one message per 2 s,
+// and no more than 3 in any 30 s. The fourth turn comes 30 s after the
+// first, not after an even spreading of 3 per 30 s.
+func TestGroupWindows(t *testing.T) {
+	t.Parallel()
+	b := setup(t, slow)
+	g := b.cfg.Guard
+	want := []time.Duration{0, 2*time.Second + g, 4*time.Second + 2*g, 30*time.Second + g, 32*time.Second + 2*g}
+	for i, w := range want {
+		d, at := b.acquire(t, "-100500", "default", "g"+strconv.Itoa(i))
+		if !near(at, w) || (w == 0) != (d.Kind == ratelimit.Go) {
+			t.Fatalf("group message %d: %+v (slot in %v), want ~%v", i, d, at, w)
+		}
+	}
+}
+
+// TestBotWindowIsExactAndFirstComeFirstServed: 3 per 2 s lets three
+// messages go at once, then the next three exactly one window later.
+func TestBotWindowIsExactAndFirstComeFirstServed(t *testing.T) {
+	t.Parallel()
+	cfg := slow
+	cfg.Bot = ratelimit.Per(3, 2*time.Second)
+	cfg.Private = ratelimit.Unlimited
+	b := setup(t, cfg)
+	for i := 0; i < 7; i++ {
+		want := time.Duration(i/3) * (2*time.Second + b.cfg.Guard)
+		chat := strconv.Itoa(i + 1)
+		_, at := b.acquire(t, chat, "default", "m"+chat)
+		if !near(at, want) {
+			t.Fatalf("message %d: slot in %v, want ~%v", i, at, want)
 		}
 	}
 }
@@ -73,153 +119,291 @@ func TestHotChatDoesNotDelayQuietChat(t *testing.T) {
 	t.Parallel()
 	b := setup(t, slow)
 	for i := 0; i < 50; i++ {
-		if _, err := b.lim.Acquire(b.ctx, "1", "default", "hot"+string(rune('a'+i%26))+string(rune('a'+i/26))); err != nil {
-			t.Fatal(err)
-		}
+		b.acquire(t, "1", "default", "hot"+strconv.Itoa(i))
 	}
-	d, err := b.lim.Acquire(b.ctx, "2", "default", "quiet")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Kind != ratelimit.Go || d.Wait > slow.SleepMax {
+	if d, _ := b.acquire(t, "2", "default", "quiet"); d.Kind != ratelimit.Go {
 		t.Fatalf("quiet chat: %+v, want go now", d)
 	}
-	g, err := b.lim.Acquire(b.ctx, "-1001", "default", "group")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g.Kind != ratelimit.Go {
-		t.Fatalf("group chat: %+v, want go", g)
+	if d, _ := b.acquire(t, "-1001", "default", "group"); d.Kind != ratelimit.Go {
+		t.Fatalf("group chat: %+v, want go", d)
 	}
 }
 
-func TestPenalizePausesOnlyThatChat(t *testing.T) {
-	t.Parallel()
-	b := setup(t, slow)
-	global, err := b.lim.Penalize(b.ctx, "7", 20*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if global {
-		t.Fatal("one chat's 429 must not pause the bot")
-	}
-	d, _ := b.lim.Acquire(b.ctx, "7", "default", "p1")
-	if d.Kind != ratelimit.Defer || !near(d.Wait, 20*time.Second) {
-		t.Fatalf("paused chat: %+v, want defer ~20s", d)
-	}
-	o, _ := b.lim.Acquire(b.ctx, "8", "default", "o1")
-	if o.Kind != ratelimit.Go {
-		t.Fatalf("other chat: %+v, want go", o)
-	}
-}
-
-func TestFloodPausesWholeBot(t *testing.T) {
-	t.Parallel()
-	b := setup(t, slow)
-	var global bool
-	for _, chat := range []string{"11", "12", "13"} {
-		g, err := b.lim.Penalize(b.ctx, chat, 15*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		global = g
-	}
-	if !global {
-		t.Fatal("three chats refused at once must pause the bot")
-	}
-	d, _ := b.lim.Acquire(b.ctx, "99", "default", "x")
-	if d.Kind != ratelimit.Defer || !near(d.Wait, 15*time.Second) {
-		t.Fatalf("fresh chat during a flood pause: %+v, want defer ~15s", d)
-	}
-}
-
-func TestBotLimitIsFirstComeFirstServed(t *testing.T) {
+// TestBotPauseMovesReservedSlotsBehindIt books the bot a few windows ahead,
+// then a 429 arrives: every reserved slot, including those reserved before
+// the pause, moves behind it in the same order, and the refused message is
+// its chat's next one.
+func TestBotPauseMovesReservedSlotsBehindIt(t *testing.T) {
 	t.Parallel()
 	cfg := slow
-	cfg.Bot = ratelimit.Per(1, 2*time.Second, 1)
-	cfg.Private = ratelimit.Limit{}
+	cfg.Bot = ratelimit.Per(2, time.Second)
+	cfg.Private = ratelimit.Unlimited
 	b := setup(t, cfg)
-	for i, chat := range []string{"1", "2", "3", "4"} {
-		d, err := b.lim.Acquire(b.ctx, chat, "default", "m"+chat)
-		if err != nil {
-			t.Fatal(err)
+	first, _ := b.acquire(t, "1", "default", "refused")
+	if first.Kind != ratelimit.Go || first.Slot == "" {
+		t.Fatalf("first message: %+v, want go with a slot", first)
+	}
+	var before []time.Duration
+	var waiting []int // messages told to wait for a slot (the others went at once)
+	for i := 2; i <= 7; i++ {
+		d, at := b.acquire(t, strconv.Itoa(i), "default", "m"+strconv.Itoa(i))
+		if d.Kind != ratelimit.Go {
+			before = append(before, at)
+			waiting = append(waiting, i)
 		}
-		want := time.Duration(i) * 2 * time.Second
-		if !near(d.Wait, want) {
-			t.Fatalf("chat %s: %+v, want wait ~%v", chat, d, want)
+	}
+	if len(waiting) != 5 {
+		t.Fatalf("%d of 6 messages wait, want 5 (2 per second, one slot used)", len(waiting))
+	}
+	p, err := b.lim.Penalize(b.ctx, "1", first.Slot, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Bot < 4900*time.Millisecond || p.Chat < 4900*time.Millisecond || p.Scope() != "bot" || p.Requeued != 1 {
+		t.Fatalf("penalize: %+v, want a 5s bot-wide pause and the refused message requeued", p)
+	}
+	var after []time.Duration
+	for _, i := range waiting {
+		_, at := b.acquire(t, strconv.Itoa(i), "default", "m"+strconv.Itoa(i))
+		if at < 5*time.Second-50*time.Millisecond {
+			t.Fatalf("message %d: slot in %v, inside the 5s pause", i, at)
 		}
+		after = append(after, at)
+	}
+	if !slices.IsSorted(after) {
+		t.Fatalf("slots after the pause %v are not in their order before it %v", after, before)
+	}
+	if shift := after[0] - before[0]; !near(after[len(after)-1]-before[len(before)-1], shift) {
+		t.Fatalf("the schedule did not move as one: before %v, after %v", before, after)
+	}
+	// The refused message waits for the pause too, and a fresh message to
+	// another chat queues behind the moved schedule.
+	if _, at := b.acquire(t, "1", "default", "refused"); at < 5*time.Second-50*time.Millisecond {
+		t.Fatalf("refused message: slot in %v, inside the pause", at)
+	}
+	if _, at := b.acquire(t, "99", "default", "fresh"); at < after[len(after)-1] {
+		t.Fatalf("fresh message: slot in %v, ahead of the moved schedule ending at %v", at, after[len(after)-1])
+	}
+}
+
+// TestRepeated429ExtendsThePause: a 429 during a pause extends it; it never
+// shortens it.
+func TestRepeated429ExtendsThePause(t *testing.T) {
+	t.Parallel()
+	b := setup(t, slow)
+	if _, err := b.lim.Penalize(b.ctx, "5", "", 8*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	p, err := b.lim.Penalize(b.ctx, "6", "", 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Bot < 7*time.Second {
+		t.Fatalf("second, shorter 429: bot pause %v, want the first one's ~8s kept", p.Bot)
+	}
+	p, _ = b.lim.Penalize(b.ctx, "6", "", 9*time.Second)
+	if !near(p.Bot, 9*time.Second) {
+		t.Fatalf("longer 429: bot pause %v, want it extended to ~9s", p.Bot)
+	}
+}
+
+// TestChatOnlyPause: with BotPauseMax negative a 429 pauses its chat only,
+// and the chat's waiting messages follow the refused one after the pause.
+func TestChatOnlyPause(t *testing.T) {
+	t.Parallel()
+	cfg := slow
+	cfg.BotPauseMax = -1
+	cfg.Private = ratelimit.Per(1, time.Second)
+	b := setup(t, cfg)
+	first, _ := b.acquire(t, "7", "default", "p0")
+	b.acquire(t, "7", "default", "p1")
+	b.acquire(t, "7", "default", "p2")
+	p, err := b.lim.Penalize(b.ctx, "7", first.Slot, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Scope() != "chat" || p.Requeued != 3 {
+		t.Fatalf("penalize: %+v, want a chat pause requeueing 3 messages", p)
+	}
+	var prev time.Duration
+	for _, id := range []string{"p0", "p1", "p2"} {
+		_, at := b.acquire(t, "7", "default", id)
+		if at < 20*time.Second-50*time.Millisecond || at <= prev {
+			t.Fatalf("%s: slot in %v, want after the 20s pause and after the previous one (%v)", id, at, prev)
+		}
+		prev = at
+	}
+	if d, _ := b.acquire(t, "8", "default", "o1"); d.Kind != ratelimit.Go {
+		t.Fatalf("other chat: %+v, want go", d)
 	}
 }
 
 func TestQueueLimit(t *testing.T) {
 	t.Parallel()
 	cfg := slow
-	cfg.Queues = map[string]ratelimit.Limit{"low": ratelimit.Per(1, 5*time.Second, 1)}
+	cfg.Queues = map[string]ratelimit.Limit{"low": ratelimit.Per(1, 5*time.Second)}
 	b := setup(t, cfg)
-	if d, _ := b.lim.Acquire(b.ctx, "1", "low", "a"); d.Kind != ratelimit.Go {
+	if d, _ := b.acquire(t, "1", "low", "a"); d.Kind != ratelimit.Go {
 		t.Fatalf("first low message: %+v", d)
 	}
-	if d, _ := b.lim.Acquire(b.ctx, "2", "low", "b"); d.Kind != ratelimit.Defer || !near(d.Wait, 5*time.Second) {
+	if d, at := b.acquire(t, "2", "low", "b"); d.Kind != ratelimit.Defer || !near(at, 5*time.Second) {
 		t.Fatalf("second low message: %+v, want defer ~5s", d)
 	}
-	if d, _ := b.lim.Acquire(b.ctx, "3", "default", "c"); d.Kind != ratelimit.Go {
+	if d, _ := b.acquire(t, "3", "default", "c"); d.Kind != ratelimit.Go {
 		t.Fatalf("default queue must not be limited by low's limit: %+v", d)
 	}
 }
 
-// TestPriorityQueueGoesAheadOfBookedBotSlots books the bot-wide schedule
-// ten seconds ahead with messages to many chats, then asks for slots for
-// critical messages: the first ones (the allowance's burst) go at once,
-// the next waits for the allowance, and a default-queue message still
-// queues behind every booked slot.
-func TestPriorityQueueGoesAheadOfBookedBotSlots(t *testing.T) {
+// TestPriorityTakesTheEarliestSlot books the bot-wide schedule ten seconds
+// ahead with messages to many chats, then asks for slots for critical
+// messages: within the allowance each takes the earliest booked slot, whose
+// owner moves to the end, so the bot's own window still holds; beyond the
+// allowance a critical message queues like the others.
+func TestPriorityTakesTheEarliestSlot(t *testing.T) {
 	t.Parallel()
 	cfg := ratelimit.Config{
-		Bot:            ratelimit.Per(1, time.Second, 1),
-		Private:        ratelimit.Per(1, time.Hour, 1),
-		Group:          ratelimit.Per(1, time.Hour, 1),
+		Bot:            ratelimit.Per(1, time.Second),
+		Private:        ratelimit.Per(1, time.Hour),
+		Group:          ratelimit.Per(1, time.Hour),
 		SleepMax:       100 * time.Millisecond,
 		PriorityQueues: []string{"critical"},
-		Priority:       ratelimit.Per(1, 10*time.Second, 2),
+		Priority:       ratelimit.Per(2, time.Minute),
 	}
 	b := setup(t, cfg)
+	var booked []time.Duration
 	for i := 0; i < 10; i++ {
-		if _, err := b.lim.Acquire(b.ctx, strconv.Itoa(1000+i), "default", "bulk"+strconv.Itoa(i)); err != nil {
-			t.Fatal(err)
+		_, at := b.acquire(t, strconv.Itoa(1000+i), "default", "bulk"+strconv.Itoa(i))
+		booked = append(booked, at)
+	}
+	for i := 0; i < 2; i++ {
+		_, at := b.acquire(t, strconv.Itoa(2000+i), "critical", "crit"+strconv.Itoa(i))
+		if !near(at, booked[i+1]) {
+			t.Fatalf("critical message %d: slot in %v, want the earliest booked one ~%v", i, at, booked[i+1])
 		}
 	}
-	for i, want := range []time.Duration{0, 0, 10 * time.Second} {
-		d, err := b.lim.Acquire(b.ctx, strconv.Itoa(2000+i), "critical", "crit"+strconv.Itoa(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want == 0 && (d.Kind != ratelimit.Go || d.Wait > cfg.SleepMax) {
-			t.Fatalf("critical message %d: %+v, want go now", i, d)
-		}
-		if want > 0 && (d.Kind != ratelimit.Defer || d.Wait < 9*time.Second) {
-			t.Fatalf("critical message %d beyond the allowance: %+v, want to wait for the bot schedule", i, d)
+	// The displaced messages went to the end, in order.
+	for i := 1; i <= 2; i++ {
+		_, at := b.acquire(t, strconv.Itoa(1000+i), "default", "bulk"+strconv.Itoa(i))
+		if want := booked[9] + time.Duration(i)*(time.Second+b.cfg.Guard); !near(at, want) {
+			t.Fatalf("displaced message %d: slot in %v, want ~%v", i, at, want)
 		}
 	}
-	// The two that went ahead pushed the bot's schedule: a default message
-	// now waits behind 10 booked slots, 2 priority sends and the third
-	// critical message's slot.
-	d, err := b.lim.Acquire(b.ctx, "3000", "default", "late")
-	if err != nil {
-		t.Fatal(err)
+	if _, at := b.acquire(t, "2002", "critical", "crit2"); !near(at, booked[9]+3*(time.Second+b.cfg.Guard)) {
+		t.Fatalf("critical message beyond the allowance: slot in %v, want the end of the schedule", at)
 	}
-	if d.Kind != ratelimit.Defer || !near(d.Wait, 13*time.Second) {
-		t.Fatalf("default message after the critical ones: %+v, want defer ~13s", d)
-	}
-	// A critical message to a chat inside its own interval still waits for
-	// the chat: priority never breaks a chat's limit.
-	if _, err := b.lim.Acquire(b.ctx, "4000", "default", "chat-first"); err != nil {
-		t.Fatal(err)
-	}
-	d, err = b.lim.Acquire(b.ctx, "4000", "critical", "chat-second")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Kind == ratelimit.Go {
+	// Priority never breaks a chat's own limit.
+	b.acquire(t, "4000", "default", "chat-first")
+	if d, _ := b.acquire(t, "4000", "critical", "chat-second"); d.Kind == ratelimit.Go {
 		t.Fatalf("critical message to a chat that just got one: %+v, want a wait for the chat's turn", d)
+	}
+}
+
+// TestLateTaskTakesANewSlot: a task that comes back later than the guard
+// does not use its stale slot.
+func TestLateTaskTakesANewSlot(t *testing.T) {
+	t.Parallel()
+	cfg := slow
+	cfg.Private = ratelimit.Per(1, 300*time.Millisecond)
+	cfg.Guard = time.Millisecond
+	b := setup(t, cfg)
+	b.acquire(t, "3", "default", "a")
+	d, at := b.acquire(t, "3", "default", "b")
+	if d.Kind != ratelimit.Again {
+		t.Fatalf("second message: %+v, want a short wait", d)
+	}
+	time.Sleep(at + 100*time.Millisecond) // come back 100ms late
+	again, _ := b.acquire(t, "3", "default", "b")
+	if again.Kind == ratelimit.Go && again.Slot != d.Slot && again.Slot != "" {
+		return
+	}
+	if again.Kind == ratelimit.Go {
+		// A new slot may be due at once (nothing else is booked); it must
+		// still be a fresh reservation, checked above.
+		t.Fatalf("late task: %+v, want a fresh reservation", again)
+	}
+}
+
+// TestConcurrentSendersKeepEveryWindow runs many simulated workers that
+// follow the limiter's decisions (sleeping, deferring, asking again) and
+// records when each one was told to send: every window of every limit
+// holds over those times, with no slack beyond the guard.
+func TestConcurrentSendersKeepEveryWindow(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("timing simulation skipped in -short mode")
+	}
+	cfg := ratelimit.Config{
+		Bot:      ratelimit.Per(6, 200*time.Millisecond),
+		Private:  ratelimit.Per(1, 100*time.Millisecond),
+		Group:    ratelimit.Per(1, 100*time.Millisecond).And(ratelimit.Per(3, 600*time.Millisecond)),
+		SleepMax: 50 * time.Millisecond,
+		Guard:    2 * time.Millisecond,
+	}
+	b := setup(t, cfg)
+	type send struct {
+		chat string
+		at   time.Time
+	}
+	var (
+		mu    sync.Mutex
+		sends []send
+		wg    sync.WaitGroup
+	)
+	chats := []string{"1", "2", "3", "4", "5", "6", "7", "8", "-100", "-200"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	work := make(chan [2]string, 200)
+	for i := 0; i < 180; i++ {
+		work <- [2]string{chats[rng.IntN(len(chats))], "task" + strconv.Itoa(i)}
+	}
+	close(work)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for job := range work {
+				for {
+					d, err := b.lim.Acquire(b.ctx, job[0], "default", job[1], false)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if d.Kind == ratelimit.Go {
+						mu.Lock()
+						sends = append(sends, send{job[0], time.Now()})
+						mu.Unlock()
+						break
+					}
+					time.Sleep(d.Wait) // a deferred task comes back after Wait
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if len(sends) != 180 {
+		t.Fatalf("%d sends, want 180", len(sends))
+	}
+	slices.SortFunc(sends, func(a, b send) int { return a.at.Compare(b.at) })
+	check := func(name string, times []time.Time, lim ratelimit.Limit) {
+		for _, w := range lim {
+			for i := w.N; i < len(times); i++ {
+				if gap := times[i].Sub(times[i-w.N]); gap < w.Per {
+					t.Errorf("%s: sends %d and %d are %v apart, want at least %v (%d per %v)", name, i-w.N, i, gap, w.Per, w.N, w.Per)
+				}
+			}
+		}
+	}
+	var all []time.Time
+	per := map[string][]time.Time{}
+	for _, s := range sends {
+		all = append(all, s.at)
+		per[s.chat] = append(per[s.chat], s.at)
+	}
+	check("bot", all, cfg.Bot)
+	for chat, ts := range per {
+		lim := cfg.Private
+		if ratelimit.IsGroup(chat) {
+			lim = cfg.Group
+		}
+		check(fmt.Sprintf("chat %s", chat), ts, lim)
 	}
 }

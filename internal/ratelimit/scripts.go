@@ -2,163 +2,300 @@ package ratelimit
 
 import "github.com/redis/go-redis/v9"
 
-// acquireScript decides when a message may be sent. All keys share the
-// {herald} hash tag.
+// The limiter's state is a set of logs, each a sorted set of send times in
+// Redis microseconds: the bot's, each chat's sends, each chat's turns, each
+// limited queue's turns and the priority allowance's. A log holds the recent
+// sends and the slots reserved ahead. Members name a reservation as
+// "<chat>|<id>|<task id>": the chat lets a script find another chat's log,
+// the id (creation time, with a "p" for priority messages) keeps members
+// unique, and the task id leads to the task's reservation key.
 //
-// KEYS[1] bot TAT, KEYS[2] queue TAT, KEYS[3] chat arrival TAT,
-// KEYS[4] chat send TAT, KEYS[5] the task's reservation, KEYS[6] the task's
-// progress record (read only, returned to the caller to save a round trip),
-// KEYS[7] the priority allowance's TAT.
-// ARGV[1..6] interval and tolerance in microseconds of bot, queue and chat
-// (interval 0 = no limit), ARGV[7] SleepMax µs, ARGV[8] LateTolerance µs,
-// ARGV[9] reservation TTL ms, ARGV[10] the chat spacing slack µs,
-// ARGV[11..12] interval and tolerance of the priority allowance (interval 0
-// for a task that is not from a priority queue).
-// Returns {kind, wait µs as a decimal string, progress or false}: kind 1 = go
-// after wait, 2 = sleep wait then ask again, 3 = defer the task by wait.
-var acquireScript = redis.NewScript(`
-local progress = redis.call('GET', KEYS[6])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local bi, btau = tonumber(ARGV[1]), tonumber(ARGV[2])
-local qi, qtau = tonumber(ARGV[3]), tonumber(ARGV[4])
-local ci, ctau = tonumber(ARGV[5]), tonumber(ARGV[6])
-local sleepMax, late = tonumber(ARGV[7]), tonumber(ARGV[8])
+// New slots are appended in time order, so whether a slot fits a window of
+// N sends per span is decided by the entry N places back alone.
+//
+// Every script below has the one hash tag of internal/keys; the keys it
+// builds from prefixes (another chat's log, another task's reservation) carry
+// the same tag, so they share the slot of the declared keys on Redis Cluster.
 
+// luaCommon is the shared part of the scripts. It expects `guard` (µs) to be
+// defined before it.
+const luaCommon = `
+local tm = redis.call('TIME')
+local now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
 local function num(x) return string.format('%.0f', x) end
-local function tat(key)
-  local v = redis.call('GET', key)
-  if v then return tonumber(v) end
-  return 0
-end
-local function store(key, v, tau)
-  local ttl = math.floor((v - now + tau) / 1000) + 1000
-  redis.call('SET', key, num(v), 'PX', ttl)
-end
-local function wait(kindShort, w)
-  if w > sleepMax then return {3, num(w), progress} end
-  return {kindShort, num(w), progress}
+
+-- wins parses "n:span;n:span" (span in µs) into a list of {n, span}, with
+-- the largest n and the longest span.
+local function wins(s)
+  local out = {maxn = 0, longest = 0}
+  for n, p in string.gmatch(s, '(%d+):(%d+)') do
+    n, p = tonumber(n), tonumber(p)
+    out[#out + 1] = {n, p}
+    if n > out.maxn then out.maxn = n end
+    if p > out.longest then out.longest = p end
+  end
+  return out
 end
 
--- A reservation records the stage a deferred task has passed: 'c' its chat
--- turn, 'q' its queue turn, 'g' its final slot.
-local stage = 'n'
+-- earliest is the first time at or after t at which one more send fits at
+-- the end of log key: not before its last entry, and span+guard after the
+-- entry n places back, for every window.
+local function earliest(key, w, t)
+  if w.maxn == 0 then return t end
+  local e = redis.call('ZRANGE', key, -w.maxn, -1, 'WITHSCORES')
+  local m = #e / 2
+  if m > 0 and tonumber(e[2 * m]) > t then t = tonumber(e[2 * m]) end
+  for _, x in ipairs(w) do
+    if m >= x[1] then
+      local s = tonumber(e[2 * (m - x[1] + 1)]) + x[2] + guard
+      if s > t then t = s end
+    end
+  end
+  return t
+end
+
+-- add records member at s in log key and forgets entries too old to bind
+-- any window; expire keeps a per-chat key only while it matters.
+local function add(key, w, s, member, expire)
+  redis.call('ZADD', key, num(s), member)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. num(now - w.longest - guard))
+  if expire then
+    redis.call('PEXPIRE', key, math.floor((s - now + w.longest + guard) / 1000) + 2000)
+  end
+end
+
+local function chatOf(member) return string.match(member, '^([^|]*)|') end
+local function taskOf(member) return string.match(member, '^[^|]*|[^|]*|(.*)$') end
+`
+
+// acquireScript decides when one message may be sent.
+//
+// KEYS[1] bot log, KEYS[2] queue log, KEYS[3] chat turns, KEYS[4] chat
+// sends, KEYS[5] the task's reservation, KEYS[6] the task's progress record
+// (read only, returned to save a round trip), KEYS[7] priority log,
+// KEYS[8] bot pause, KEYS[9] chat pause.
+// ARGV[1..4] windows ("n:span;..." in µs, "" for none) of the bot, the queue,
+// the chat and the priority allowance ("" unless the task is from a priority
+// queue), ARGV[5] guard µs, ARGV[6] SleepMax µs, ARGV[7] lead µs, ARGV[8]
+// reservation TTL ms, ARGV[9] task id, ARGV[10] normalised chat, ARGV[11]
+// chat send log prefix, ARGV[12..13] windows of private and group chats (for
+// the chat of a message that a priority message displaces), ARGV[14] "1" to
+// read the progress record.
+//
+// Returns {kind, wait µs, progress or false, member}: kind 1 = send now
+// (member names the slot, for Penalize), 2 = sleep wait then ask again,
+// 3 = defer the task by wait (it comes back lead µs before its slot).
+//
+// A reservation ("<stage>|<slot µs>|<member>") records how far a waiting
+// task got: 'c' its chat turn, 'q' its queue turn (or a wait for the chat's
+// spacing), 'g' its bot-wide slot, whose time is the member's score in the
+// bot's log (or the chat's), so that a pause can move it.
+var acquireScript = redis.NewScript(`
+local progress = false
+if ARGV[14] == '1' then progress = redis.call('GET', KEYS[6]) end
+local guard = tonumber(ARGV[5])
+` + luaCommon + `
+local bw, qw, cw, pw = wins(ARGV[1]), wins(ARGV[2]), wins(ARGV[3]), wins(ARGV[4])
+local sleepMax, lead = tonumber(ARGV[6]), tonumber(ARGV[7])
+
+local function waitFor(w)
+  if w > sleepMax then return {3, num(w - lead), progress} end
+  return {2, num(w), progress}
+end
+local function reserve(stage, s, member)
+  redis.call('SET', KEYS[5], stage .. '|' .. num(s) .. '|' .. member, 'PX', ARGV[8])
+  return waitFor(s - now)
+end
+
+local stage, member = 'n', nil
 local r = redis.call('GET', KEYS[5])
 if r then
-  local st, slot = string.sub(r, 1, 1), tonumber(string.sub(r, 3))
-  local w = slot - now
-  if w > 0 then
-    if st == 'g' then
-      if w > sleepMax then return {3, num(w), progress} end
-      redis.call('DEL', KEYS[5])
-      return {1, num(w), progress}
-    end
-    return wait(2, w)
-  end
-  redis.call('DEL', KEYS[5])
+  local st, slot, m = string.match(r, '^(%a)|(%d+)|(.*)$')
+  slot, member = tonumber(slot), m
   if st == 'g' then
-    if w >= -late then return {1, '0', progress} end
-    -- Too late to use the slot safely; take a fresh final slot.
+    local sc = slot
+    if bw.maxn > 0 then
+      sc = redis.call('ZSCORE', KEYS[1], m)
+    elseif cw.maxn > 0 then
+      sc = redis.call('ZSCORE', KEYS[4], m)
+    end
+    if sc then
+      sc = tonumber(sc)
+      if sc > now then return waitFor(sc - now) end
+      redis.call('DEL', KEYS[5])
+      if sc >= now - guard then return {1, '0', progress, m} end
+      -- Back later than the guard allows: sending now could crowd the sends
+      -- reserved after this one. Leave the slot unused and take a new one.
+      redis.call('ZREM', KEYS[1], m)
+      redis.call('ZREM', KEYS[4], m)
+    else
+      redis.call('DEL', KEYS[5])
+    end
     stage = 'q'
   else
+    if slot > now then return waitFor(slot - now) end
+    redis.call('DEL', KEYS[5])
     stage = st
   end
 end
+if not member then
+  local p = ''
+  if pw.maxn > 0 then p = 'p' end
+  member = ARGV[10] .. '|' .. num(now) .. p .. '|' .. ARGV[9]
+end
+local pz = redis.call('MGET', KEYS[8], KEYS[9])
+local pb, pc = tonumber(pz[1] or 0), tonumber(pz[2] or 0)
 
--- Stage 1: the chat's turn.
-if stage == 'n' and ci > 0 then
-  local ctat = tat(KEYS[3])
-  local s = math.max(now, ctat - ctau)
-  store(KEYS[3], math.max(ctat, s) + ci, ctau)
-  if s > now then
-    redis.call('SET', KEYS[5], 'c:' .. num(s), 'PX', ARGV[9])
-    return wait(2, s - now)
-  end
+-- Stage 1: the chat's turn. A chat's messages get turns one window apart,
+-- so a long backlog neither crowds the bot-wide stage nor polls.
+if stage == 'n' and cw.maxn > 0 then
+  local s = earliest(KEYS[3], cw, math.max(now, pc))
+  add(KEYS[3], cw, s, member, true)
+  if s > now then return reserve('c', s, member) end
 end
 
--- Stage 2: the queue's turn.
-if stage ~= 'q' and qi > 0 then
-  local qtat = tat(KEYS[2])
-  local s = math.max(now, qtat - qtau)
-  store(KEYS[2], math.max(qtat, s) + qi, qtau)
-  if s > now then
-    redis.call('SET', KEYS[5], 'q:' .. num(s), 'PX', ARGV[9])
-    return wait(2, s - now)
-  end
+-- Stage 2: the queue's turn, when the queue has a limit.
+if stage ~= 'q' and qw.maxn > 0 then
+  local s = earliest(KEYS[2], qw, now)
+  add(KEYS[2], qw, s, member, false)
+  if s > now then return reserve('q', s, member) end
 end
 
 -- Stage 3: a bot-wide slot, first come first served, that also keeps the
--- chat's spacing at Telegram.
-local s = now
-local btat = 0
-if bi > 0 then btat = tat(KEYS[1]); s = math.max(s, btat - btau) end
--- A task from a priority queue does not queue behind the bot-wide slots
--- already promised to others: while the priority allowance has room it goes
--- now, and the bot's schedule moves on by one interval as for any send.
--- The allowance bounds how far the bot may run over its rate meanwhile.
-local pi, ptau = tonumber(ARGV[11]), tonumber(ARGV[12])
-local jump, ptat = false, 0
-if pi > 0 and s > now then
-  ptat = tat(KEYS[7])
-  if ptat - ptau <= now then jump = true end
+-- chat's windows over its actual sends.
+local sb = math.max(now, pb, pc)
+if bw.maxn > 0 then sb = earliest(KEYS[1], bw, sb) end
+local cs = math.max(now, pc)
+if cw.maxn > 0 then cs = earliest(KEYS[4], cw, cs) end
+if cs > sb then
+  -- An earlier message of the chat went out late: wait for the chat's own
+  -- spacing without holding a bot-wide slot that would sit unused.
+  return reserve('q', cs, member)
 end
-local sb = s
-if jump then s = now end
-local c2 = 0
-if ci > 0 then
-  c2 = tat(KEYS[4])
-  local cs = c2 - ctau - tonumber(ARGV[10])
-  if cs > s then
-    -- The chat's previous message went out late: wait for the chat's own
-    -- spacing without holding a bot-wide slot that would sit unused.
-    redis.call('SET', KEYS[5], 'q:' .. num(cs), 'PX', ARGV[9])
-    return wait(2, cs - now)
+
+local s = sb
+-- A priority message does not queue behind the bot-wide slots promised to
+-- others: while its allowance has room it takes the earliest promised slot
+-- (after its chat's spacing) of a message that is the last one reserved in
+-- its own chat, and that message moves to the end of the schedule. The bot's
+-- log keeps the same times plus one at the end, so the bot-wide windows and
+-- every chat's order and windows still hold.
+if pw.maxn > 0 and bw.maxn > 0 and sb > now and earliest(KEYS[7], pw, now) <= now then
+  local lo = math.max(now + 1, cs)
+  local c = redis.call('ZRANGEBYSCORE', KEYS[1], num(lo), '(' .. num(sb), 'WITHSCORES', 'LIMIT', 0, 16)
+  for i = 1, #c, 2 do
+    local m, x = c[i], tonumber(c[i + 1])
+    local mchat, mid = string.match(m, '^([^|]*)|([^|]*)|')
+    if mchat and string.sub(mid, -1) ~= 'p' then
+      local ck = ARGV[11] .. mchat
+      local last = redis.call('ZRANGE', ck, -1, -1)
+      if last[1] == nil or last[1] == m then
+        local mw = wins(ARGV[12])
+        if string.match(mchat, '^[-@]') then mw = wins(ARGV[13]) end
+        redis.call('ZREM', KEYS[1], m)
+        redis.call('ZREM', ck, m)
+        local ms = earliest(KEYS[1], bw, now)
+        if mw.maxn > 0 then ms = earliest(ck, mw, ms) end
+        add(KEYS[1], bw, ms, m, false)
+        if mw.maxn > 0 then add(ck, mw, ms, m, true) end
+        add(KEYS[7], pw, now, member, false)
+        s = x
+        break
+      end
+    end
   end
-  store(KEYS[4], math.max(c2, s) + ci, ctau)
 end
-if jump then store(KEYS[7], math.max(ptat, now) + pi, ptau) end
-if bi > 0 then store(KEYS[1], math.max(btat, sb) + bi, btau) end
-local w = s - now
-if w > sleepMax then
-  redis.call('SET', KEYS[5], 'g:' .. num(s), 'PX', ARGV[9])
-  return {3, num(w), progress}
-end
-return {1, num(w), progress}
+
+if bw.maxn > 0 then add(KEYS[1], bw, s, member, false) end
+if cw.maxn > 0 then add(KEYS[4], cw, s, member, true) end
+if s > now then return reserve('g', s, member) end
+return {1, '0', progress, member}
 `)
 
-// penalizeScript applies a 429 answer: the chat is paused until retry_after
-// has passed, and when several distinct chats were refused within the flood
-// window the whole bot is paused too.
+// penalizeScript applies a 429 answer.
 //
-// KEYS[1] chat arrival TAT, KEYS[2] chat send TAT, KEYS[3] bot TAT,
-// KEYS[4] recent 429s (sorted set of chats scored by time).
-// ARGV[1] pause µs, ARGV[2] chat tolerance µs, ARGV[3] bot tolerance µs,
-// ARGV[4] chat id, ARGV[5] flood window µs, ARGV[6] flood chats.
-// Returns 1 when the whole bot was paused, else 0.
+// The chat is paused for its pause, and, when the bot pause is positive, the
+// whole bot too: every bot-wide slot from now on moves back by the same
+// amount, so that none falls inside the pause and the schedule keeps its
+// order and spacing. Then the refused message goes back to the head of its
+// chat: it and every message of the chat that holds a slot or a turn get new
+// turns, in that order, from the end of the pause.
+//
+// KEYS[1] bot log, KEYS[2] bot pause, KEYS[3] chat pause, KEYS[4] chat sends,
+// KEYS[5] chat turns.
+// ARGV[1] chat pause µs, ARGV[2] bot pause µs (0 for none), ARGV[3] the
+// refused message's member ("" for none), ARGV[4] chat send log prefix,
+// ARGV[5] chat windows, ARGV[6] guard µs, ARGV[7] reservation TTL ms,
+// ARGV[8] reservation key prefix.
+// Returns {bot paused 0|1, bot pause left µs, chat pause left µs, shift µs,
+// messages requeued}.
 var penalizeScript = redis.NewScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local pause = tonumber(ARGV[1])
-local function num(x) return string.format('%.0f', x) end
-local function push(key, tau)
-  local v = redis.call('GET', key)
-  local cur = 0
-  if v then cur = tonumber(v) end
-  local want = now + pause + tau
-  if want > cur then
-    redis.call('SET', key, num(want), 'PX', math.floor((pause + tau) / 1000) + 1000)
+local guard = tonumber(ARGV[6])
+` + luaCommon + `
+local cw = wins(ARGV[5])
+local function extend(key, v)
+  local cur = tonumber(redis.call('GET', key) or 0)
+  if v > cur then
+    redis.call('SET', key, num(v), 'PX', math.floor((v - now) / 1000) + 1000)
+    return v
+  end
+  return cur
+end
+local function bulk(cmd, key, args)
+  for i = 1, #args, 1000 do
+    redis.call(cmd, key, unpack(args, i, math.min(i + 999, #args)))
   end
 end
-local ctau, btau = tonumber(ARGV[2]), tonumber(ARGV[3])
-push(KEYS[1], ctau)
-push(KEYS[2], ctau)
-local window = tonumber(ARGV[5])
-redis.call('ZADD', KEYS[4], now, ARGV[4])
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - window)
-redis.call('PEXPIRE', KEYS[4], math.floor(window / 1000) + 1000)
-if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[6]) then
-  push(KEYS[3], btau)
-  return 1
+
+local ce = extend(KEYS[3], now + tonumber(ARGV[1]))
+local be, shift, botPaused = now, 0, 0
+if tonumber(ARGV[2]) > 0 then
+  botPaused = 1
+  be = extend(KEYS[2], now + tonumber(ARGV[2]))
+  local f = redis.call('ZRANGEBYSCORE', KEYS[1], num(now - guard), '+inf', 'WITHSCORES')
+  if #f > 0 then
+    shift = be - tonumber(f[2])
+    if shift > 0 then
+      local args = {}
+      for i = 1, #f, 2 do
+        local m, x = f[i], num(tonumber(f[i + 1]) + shift)
+        args[#args + 1] = x
+        args[#args + 1] = m
+        local mchat = chatOf(m)
+        if mchat then redis.call('ZADD', ARGV[4] .. mchat, 'XX', x, m) end
+      end
+      bulk('ZADD', KEYS[1], args)
+    else
+      shift = 0
+    end
+  end
 end
-return 0
+
+local head, requeued = ARGV[3], 0
+if head ~= '' then
+  -- The refused send did not count at Telegram.
+  redis.call('ZREM', KEYS[1], head)
+  redis.call('ZREM', KEYS[4], head)
+  local seq, stages = {head}, {'q'}
+  local g = redis.call('ZRANGEBYSCORE', KEYS[4], num(now - guard), '+inf')
+  for _, m in ipairs(g) do seq[#seq + 1] = m; stages[#stages + 1] = 'q' end
+  if #g > 0 then
+    bulk('ZREM', KEYS[1], g)
+    bulk('ZREM', KEYS[4], g)
+  end
+  local tn = redis.call('ZRANGEBYSCORE', KEYS[5], '(' .. num(now), '+inf')
+  for _, m in ipairs(tn) do seq[#seq + 1] = m; stages[#stages + 1] = 'c' end
+  redis.call('ZREMRANGEBYSCORE', KEYS[5], '(' .. num(now), '+inf')
+  local t = math.max(ce, be)
+  for i, m in ipairs(seq) do
+    t = earliest(KEYS[5], cw, t)
+    add(KEYS[5], cw, t, m, true)
+    local task = taskOf(m)
+    if task then
+      redis.call('SET', ARGV[8] .. task, stages[i] .. '|' .. num(t) .. '|' .. m, 'PX', ARGV[7])
+    end
+  end
+  requeued = #seq
+end
+return {botPaused, num(be - now), num(ce - now), num(shift), requeued}
 `)

@@ -47,7 +47,7 @@ func fxRunPermanentFailures(tb testing.TB, n int) fxFailureRun {
 	tb.Helper()
 	const chats = 50
 	srv := redistest.Start(tb)
-	off := telegramfake.Limit{Rate: -1}
+	off := telegramfake.Unlimited
 	fake, err := telegramfake.Start(telegramfake.Config{Private: off, Group: off, Bot: off, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatalf("start fake Bot API: %v", err)
@@ -61,7 +61,7 @@ func fxRunPermanentFailures(tb testing.TB, n int) fxFailureRun {
 	if err != nil {
 		tb.Fatalf("telegram client: %v", err)
 	}
-	fast := ratelimit.Limit{Interval: time.Nanosecond, Burst: 1_000_000}
+	fast := ratelimit.Unlimited
 	w, err := worker.New(worker.Config{
 		Redis:       &redis.UniversalOptions{Addrs: []string{srv.Addr}},
 		Sender:      sender,

@@ -118,6 +118,35 @@ func (c *Client) GetMe(ctx context.Context) (User, error) {
 	return User{ID: u.ID, Username: u.UserName}, nil
 }
 
+// ChatID asks Telegram (getChat) for the numeric id of chat, a numeric id
+// or an @username. Herald resolves @names once so that a channel named by
+// @name and by id shares one schedule. Failures are classified like Send's
+// (a missing chat is ReasonChatNotFound).
+func (c *Client) ChatID(ctx context.Context, chat string) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	ref, perr := normalizeChat(chat)
+	if perr != nil {
+		return 0, perr
+	}
+	result, err := c.call(ctx, "getChat", tgbotapi.Params{"chat_id": ref})
+	if err != nil {
+		return 0, err
+	}
+	var info struct {
+		ID int64 `json:"id"`
+	}
+	if jerr := json.Unmarshal(result, &info); jerr != nil || info.ID == 0 {
+		desc := "getChat result carries no chat id"
+		if jerr != nil {
+			desc = "getChat result did not decode: " + c.Redact(jerr.Error())
+		}
+		return 0, &Error{Reason: ReasonServerError, Description: desc}
+	}
+	return info.ID, nil
+}
+
 // CloseIdleConnections closes the HTTP client's idle keep-alive
 // connections, for example at shutdown.
 func (c *Client) CloseIdleConnections() {

@@ -1,7 +1,11 @@
 package telegramfake
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
+	"math"
+	"slices"
 	"time"
 )
 
@@ -14,78 +18,126 @@ const (
 	DefaultBotName     = "Herald Fake"
 )
 
-// Limit is one flood-control rule in generic-cell-rate form: on average Rate
-// events per Per, and up to Burst events back to back after the sender has
-// been quiet. The zero Limit selects the default for its field of Config;
-// a zero Rate inside a non-zero Limit takes the default rate, a zero Per means
-// one second and a Burst below 1 means 1. A negative Rate switches the rule
-// off.
-type Limit struct {
-	Rate  float64
-	Per   time.Duration
-	Burst int
+// Window is one sliding window of a flood-control rule: at most N sends may
+// be accepted in any span of Per (Telegram time). A send is admitted only if
+// the accepted send N places before it is at least Per×(1−Tolerance) old.
+type Window struct {
+	N   int
+	Per time.Duration
 }
 
-// Off reports whether the limit has been switched off with a negative Rate.
-func (l Limit) Off() bool { return l.Rate < 0 }
+// String prints the window as "N/Per", such as "20/1m0s".
+func (w Window) String() string { return fmt.Sprintf("%d/%v", w.N, w.Per) }
 
-func (l Limit) orDefault(def Limit) Limit {
-	if l == (Limit{}) {
-		return def
-	}
-	if l.Off() {
-		return l
-	}
-	if l.Rate == 0 {
-		l.Rate = def.Rate
-	}
-	if l.Per <= 0 {
-		l.Per = time.Second
-	}
-	if l.Burst < 1 {
-		l.Burst = 1
-	}
-	return l
-}
+// Limit is one flood-control rule: a send must fit every one of its windows.
+// A nil Limit selects the default for its field of Config; an empty non-nil
+// Limit (Unlimited) switches the rule off.
+type Limit []Window
 
-// Default flood-control rules, as Telegram documents them for bots.
+// Unlimited is the Limit that switches a rule off.
+var Unlimited = Limit{}
+
+// Off reports whether the limit switches its rule off: empty but not nil.
+func (l Limit) Off() bool { return l != nil && len(l) == 0 }
+
+// Default flood-control rules: the numbers Telegram documents for bots in
+// its Bot FAQ ("My bot is hitting limits, how do I avoid this?"), read as
+// hard limits with no burst:
+//
+//   - a single chat: "avoid sending more than one message per second";
+//   - a group: "your bot will not be able to send more than 20 messages per
+//     minute to the same group" (and, being a chat, one per second);
+//   - overall: "not allow more than about 30 messages per second".
+//
+// They are variables only so that Config fields can refer to them; Config
+// copies them and never changes them, and neither should callers.
 var (
-	DefaultPrivateLimit = Limit{Rate: 1, Per: time.Second, Burst: 2}
-	DefaultGroupLimit   = Limit{Rate: 20, Per: time.Minute, Burst: 2}
-	DefaultBotLimit     = Limit{Rate: 30, Per: time.Second, Burst: 30}
+	DefaultPrivateLimit = Limit{{N: 1, Per: time.Second}}
+	DefaultGroupLimit   = Limit{{N: 1, Per: time.Second}, {N: 20, Per: time.Minute}}
+	DefaultBotLimit     = Limit{{N: 30, Per: time.Second}}
 )
 
+// DefaultTolerance is the Config.Tolerance used when the field is zero:
+// a send may come 0.3% of a window early, enough to absorb clock jitter
+// and rounding without hiding a client that paces too fast.
+const DefaultTolerance = 0.003
+
+// MaxTolerance is the largest Config.Tolerance accepted.
+const MaxTolerance = 0.005
+
+// orDefault returns a private copy of l, or of def when l is nil, with the
+// fields of invalid windows repaired: N below 1 counts as 1 and a
+// non-positive Per as one second.
+func (l Limit) orDefault(def Limit) Limit {
+	if l == nil {
+		l = def
+	}
+	out := slices.Clone(l)
+	if out == nil {
+		out = Limit{}
+	}
+	for i := range out {
+		out[i].N = max(out[i].N, 1)
+		if out[i].Per <= 0 {
+			out[i].Per = time.Second
+		}
+	}
+	return out
+}
+
+func (l Limit) validate(field string) error {
+	for i, w := range l {
+		if w.N < 1 || w.Per <= 0 {
+			return fmt.Errorf("telegramfake: Config.%s[%d] = %+v: want N >= 1 and Per > 0", field, i, w)
+		}
+	}
+	return nil
+}
+
 // Config shapes a Server. The zero Config is usable: it accepts DefaultToken
-// and enforces the default limits in real time.
+// and enforces Telegram's documented limits, strictly, in real time.
 type Config struct {
 	// Token is the only bot token accepted; any other token is answered with
 	// 401 Unauthorized. Empty means DefaultToken.
 	Token string
 
-	// Private limits each private chat (positive chat ids).
-	// Zero means DefaultPrivateLimit: 1 per second, burst 2.
+	// Private limits each private chat (positive chat ids). Nil means
+	// DefaultPrivateLimit: 1 per second.
 	Private Limit
 	// Group limits each group, supergroup and channel (negative ids and
-	// @names). Zero means DefaultGroupLimit: 20 per minute, burst 2.
+	// @names). Nil means DefaultGroupLimit: 1 per second and 20 per minute.
 	Group Limit
-	// Bot limits all chats together. Zero means DefaultBotLimit:
-	// 30 per second, burst 30.
+	// Bot limits all chats together. Nil means DefaultBotLimit: 30 per
+	// second.
 	Bot Limit
 
+	// Tolerance is the fraction of a window by which a send may come early:
+	// a window {N, Per} admits a send once the accepted send N places
+	// before it is Per×(1−Tolerance) old. Zero means DefaultTolerance
+	// (0.003); a negative value means no tolerance at all. Start rejects a
+	// value above MaxTolerance (0.005) or NaN; New clamps it to MaxTolerance.
+	Tolerance float64
+
+	// Lenient relaxes every window for tests written against the old,
+	// burst-tolerant fake: a chat window admits N+1 sends per Per instead
+	// of N, and a bot window 2×N. It is off by default; a client tuned
+	// against a lenient fake will be refused by Telegram.
+	Lenient bool
+
 	// TimeScale makes Telegram time run faster than real time: at 10 every
-	// window, lockout, latency and retry_after lasts a tenth as long. The
+	// window, flood wait, latency and retry_after lasts a tenth as long. The
 	// retry_after field stays a whole number of Telegram seconds, rounded up,
 	// so a client that sleeps retry_after × RetryAfterUnit() (equivalently
 	// retry_after/TimeScale real seconds) never comes back early.
 	// Zero or negative means 1.
 	TimeScale float64
 
-	// Penalty lengthens a lockout each time a request arrives while its
-	// sender is still locked out by an earlier 429, and the answer carries the
-	// longer retry_after. Zero (the default) means no penalty: Telegram does
-	// not document one, and with it a fleet of workers that each honour their
+	// Penalty lengthens a flood wait each time a request arrives inside it
+	// (after the 429 that announced it), and the answer carries the longer
+	// retry_after. Zero (the default) means no penalty: Telegram does not
+	// document one, and with it a fleet of workers that each honour their
 	// own retry_after but share a chat would keep pushing one another's
-	// lockouts out. Set it (one second is a realistic figure) to measure how a
+	// waits out. Set it (one second is a realistic figure) to measure how a
 	// client copes with punishment for flooding. Negative is the same as zero.
 	Penalty time.Duration
 
@@ -101,7 +153,7 @@ type Config struct {
 	// loopback port.
 	Addr string
 
-	// Now reads the clock used for flood control, lockouts and message dates.
+	// Now reads the clock used for flood control, flood waits and message dates.
 	// Nil means time.Now. Tests pass a manual clock to step through windows
 	// without waiting; timers for Latency and hangs always run in real time.
 	Now func() time.Time
@@ -118,6 +170,12 @@ func (c Config) withDefaults() Config {
 	c.Private = c.Private.orDefault(DefaultPrivateLimit)
 	c.Group = c.Group.orDefault(DefaultGroupLimit)
 	c.Bot = c.Bot.orDefault(DefaultBotLimit)
+	switch {
+	case c.Tolerance == 0 || math.IsNaN(c.Tolerance):
+		c.Tolerance = DefaultTolerance
+	case c.Tolerance > MaxTolerance:
+		c.Tolerance = MaxTolerance
+	}
 	if c.TimeScale <= 0 {
 		c.TimeScale = 1
 	}
@@ -144,3 +202,14 @@ func (c Config) withDefaults() Config {
 	}
 	return c
 }
+
+// validate reports the settings New would have to repair.
+func (c Config) validate() error {
+	if math.IsNaN(c.Tolerance) || c.Tolerance > MaxTolerance {
+		return fmt.Errorf("telegramfake: Config.Tolerance %v: want at most %v (negative for none)", c.Tolerance, MaxTolerance)
+	}
+	return errors.Join(c.Private.validate("Private"), c.Group.validate("Group"), c.Bot.validate("Bot"))
+}
+
+// tolerance is the effective tolerance of a Config after withDefaults.
+func (c Config) tolerance() float64 { return max(c.Tolerance, 0) }

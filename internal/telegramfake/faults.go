@@ -91,11 +91,15 @@ type faultState struct {
 	rng        *rand.Rand
 	outage     bool
 	floodUntil time.Time
+	// floodAnnounced is set once a 429 has answered a request during the
+	// current Force429 flood wait.
+	floodAnnounced bool
 }
 
 // FailNext makes the next n sendMessage requests fail with f, after any
 // faults queued earlier. A non-positive n or an unknown f does nothing.
-// Requests refused by Force429 do not use up the queue.
+// Requests refused by Force429 or inside an announced flood wait do not use
+// up the queue.
 func (s *Server) FailNext(n int, f Fault) {
 	if n <= 0 || faultNames[f] == "" {
 		return
@@ -127,10 +131,13 @@ func (s *Server) SetOutage(on bool) {
 
 // Force429 starts a global flood wait: every Bot API request is answered 429
 // until retryAfter (Telegram time) has passed, with retry_after counting down
-// the remainder. A non-positive retryAfter ends a flood wait early.
+// the remainder. Every request after the first one answered counts in
+// Stats.InsideWait and Stats.InsideWaitBot. A non-positive retryAfter ends a
+// flood wait early.
 func (s *Server) Force429(retryAfter time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.faults.floodAnnounced = false
 	if retryAfter <= 0 {
 		s.faults.floodUntil = time.Time{}
 		return

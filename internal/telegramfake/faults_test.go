@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -178,8 +179,17 @@ func TestForce429(t *testing.T) {
 
 	s.Force429(time.Minute)
 	s.Force429(0) // ends it early
-	mustAccept(t, send(s, text("42", "y")))
-	if st := s.Stats(); st.TooManyFlood != 2 || len(st.TooManyByChat) != 0 {
+	mustAccept(t, send(s, text("43", "y")))
+	if st := s.Stats(); st.TooManyFlood != 2 || len(st.TooManyByChat) != 0 || st.InsideWait != 1 || st.InsideWaitBot != 1 {
+		t.Errorf("stats %+v", st)
+	}
+
+	// A new flood wait is announced afresh: its first answer is not inside.
+	s.Force429(time.Minute)
+	mustRetryAfter(t, call(s, testToken, "getChat", url.Values{"chat_id": {"42"}}))
+	mustRetryAfter(t, send(s, text("44", "z")))
+	mustRetryAfter(t, call(s, testToken, "getMe", nil))
+	if st := s.Stats(); st.TooManyFlood != 5 || st.InsideWait != 3 || st.InsideWaitBot != 3 || st.TooMany != 5 {
 		t.Errorf("stats %+v", st)
 	}
 }

@@ -1,50 +1,92 @@
 package telegramfake
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
-// gcra is one flood-control rule as a generic cell rate algorithm: every
-// admitted event moves the theoretical arrival time (TAT) one interval
-// later, and an event is admitted while the TAT is at most tolerance ahead of
-// now. A tolerance of (Burst-1) intervals lets Burst events through at once.
-// All spans are real time, already divided by the time scale.
-type gcra struct {
-	off       bool
-	interval  time.Duration
-	tolerance time.Duration
+// window is a compiled Window: a send is admitted once the accepted send n
+// places before it is at least minAge old. minAge is real time: Per divided
+// by the time scale, less the tolerance.
+type window struct {
+	n      int
+	minAge time.Duration
 }
 
-func newGCRA(l Limit, scale float64) gcra {
-	if l.Off() {
-		return gcra{off: true}
-	}
-	interval := time.Duration(float64(l.Per) / l.Rate / scale)
-	if interval < 1 {
-		interval = 1
-	}
-	return gcra{interval: interval, tolerance: time.Duration(l.Burst-1) * interval}
+// rule is a compiled Limit. A rule without windows is off.
+type rule struct {
+	windows []window
+	depth   int           // the largest n: how many send times a scope keeps
+	span    time.Duration // the largest minAge: after it a quiet scope is fresh
 }
 
-// take records one admitted event.
-func (g gcra) take(b *bucket, now time.Time) {
-	if g.off {
+// compileRule turns l into real-time windows under scale, allowing tol of
+// each window early; extra(n) is how many sends a window of n admits.
+func compileRule(l Limit, scale, tol float64, extra func(int) int) rule {
+	var r rule
+	for _, w := range l {
+		per := toReal(w.Per, scale)
+		early := time.Duration(math.Round(float64(per) * tol))
+		cw := window{n: extra(w.N), minAge: max(per-early, 1)}
+		r.windows = append(r.windows, cw)
+		r.depth = max(r.depth, cw.n)
+		r.span = max(r.span, cw.minAge)
+	}
+	return r
+}
+
+func (r rule) off() bool { return len(r.windows) == 0 }
+
+// readyAt is the earliest time every window of r admits another send to sc;
+// the zero time when they admit one already.
+func (r rule) readyAt(sc *scope) time.Time {
+	var at time.Time
+	for _, w := range r.windows {
+		if t, ok := sc.nth(w.n); ok {
+			if ready := t.Add(w.minAge); ready.After(at) {
+				at = ready
+			}
+		}
+	}
+	return at
+}
+
+// scope is the flood-control state of one sender: the bot as a whole or
+// one chat. It keeps the times of its last depth accepted sends in a ring
+// and the end of the flood wait announced by its last 429.
+type scope struct {
+	times     []time.Time
+	next      int       // where the next send time goes
+	waitUntil time.Time // end of the announced flood wait
+}
+
+// nth returns the time of the k-th most recent accepted send (k >= 1).
+func (sc *scope) nth(k int) (time.Time, bool) {
+	n := len(sc.times)
+	if k > n {
+		return time.Time{}, false
+	}
+	return sc.times[(sc.next-k+n)%n], true
+}
+
+// push records an accepted send at t, forgetting all but the last depth.
+func (sc *scope) push(t time.Time, depth int) {
+	if len(sc.times) < depth {
+		sc.times = append(sc.times, t)
+		sc.next = len(sc.times) % depth
 		return
 	}
-	start := b.tat
-	if start.Before(now) {
-		start = now
+	sc.times[sc.next] = t
+	sc.next = (sc.next + 1) % len(sc.times)
+}
+
+// idle reports whether sc is indistinguishable from a fresh scope under r.
+func (sc *scope) idle(r rule, now time.Time) bool {
+	if now.Before(sc.waitUntil) {
+		return false
 	}
-	b.tat = start.Add(g.interval)
-}
-
-// bucket is the state one rule keeps for one sender.
-type bucket struct {
-	tat         time.Time // theoretical arrival time of the next event
-	lockedUntil time.Time // when the lockout announced by the last 429 ends
-}
-
-// idle reports whether the bucket is indistinguishable from a fresh one.
-func (b *bucket) idle(now time.Time) bool {
-	return !b.tat.After(now) && !b.lockedUntil.After(now)
+	last, ok := sc.nth(1)
+	return !ok || !now.Before(last.Add(r.span))
 }
 
 // limitScope names the rule that refused a request.
@@ -56,94 +98,147 @@ const (
 	scopeChat
 )
 
-// minSweep is the number of chat buckets below which idle ones are kept.
+// verdict is the limiter's answer to one sendMessage request.
+type verdict struct {
+	scope      limitScope // scopeNone: admitted
+	retryAfter int        // whole Telegram seconds announced in the 429
+	inside     bool       // refused inside a flood wait announced earlier
+}
+
+// minSweep is the number of chat scopes below which idle ones are kept.
 const minSweep = 4096
 
 // limiter applies the bot-wide rule and the per-chat rules. It is not safe
 // for concurrent use; the Server guards it with its mutex.
 type limiter struct {
-	bot, private, group gcra
+	bot, private, group rule
 	penalty             time.Duration
+	scale               float64
+	unit                time.Duration
 
-	botBucket bucket
-	chats     map[int64]*bucket
+	botScope  scope
+	chats     map[int64]*scope
 	sweepAt   int
 	penalties int64
 }
 
 func newLimiter(cfg Config) *limiter {
+	same := func(n int) int { return n }
+	chatN, botN := same, same
+	if cfg.Lenient {
+		chatN = func(n int) int { return n + 1 }
+		botN = func(n int) int { return 2 * n }
+	}
+	tol := cfg.tolerance()
 	return &limiter{
-		bot:     newGCRA(cfg.Bot, cfg.TimeScale),
-		private: newGCRA(cfg.Private, cfg.TimeScale),
-		group:   newGCRA(cfg.Group, cfg.TimeScale),
+		bot:     compileRule(cfg.Bot, cfg.TimeScale, tol, botN),
+		private: compileRule(cfg.Private, cfg.TimeScale, tol, chatN),
+		group:   compileRule(cfg.Group, cfg.TimeScale, tol, chatN),
 		penalty: toReal(cfg.Penalty, cfg.TimeScale),
-		chats:   make(map[int64]*bucket),
+		scale:   cfg.TimeScale,
+		unit:    retryUnit(cfg.TimeScale),
+		chats:   make(map[int64]*scope),
 		sweepAt: minSweep,
 	}
 }
 
-// admit decides whether a message to chatID may be sent at now. The bot-wide
-// rule is asked first, then the chat's own rule; only when both agree is the
-// event counted against either, so a refused request costs nothing except a
-// possible penalty. On refusal it returns the rule that refused and how long
-// the sender has to wait.
-func (l *limiter) admit(now time.Time, chatID int64) (limitScope, time.Duration) {
-	if wait, refused := l.refuse(l.bot, &l.botBucket, now); refused {
-		return scopeBot, wait
-	}
-	rule := l.group
+// chatRule is the rule for chatID: private for users, group for the rest.
+func (l *limiter) chatRule(chatID int64) rule {
 	if chatID > 0 {
-		rule = l.private
+		return l.private
 	}
-	var b *bucket
-	if !rule.off {
-		b = l.chatBucket(chatID, now)
-		if wait, refused := l.refuse(rule, b, now); refused {
-			return scopeChat, wait
-		}
-		rule.take(b, now)
-	}
-	l.bot.take(&l.botBucket, now)
-	return scopeNone, 0
+	return l.group
 }
 
-// refuse reports how long the sender of b must wait, or false when it may
-// send now. A refusal starts a lockout lasting until the rule would admit the
-// sender; a request that arrives during a lockout extends it by the penalty.
-func (l *limiter) refuse(rule gcra, b *bucket, now time.Time) (time.Duration, bool) {
-	if rule.off {
-		return 0, false
+// waiting answers a sendMessage request to chatID (0 when the chat is not
+// known) that arrives inside a flood wait already announced for the bot or
+// for the chat: it is refused with the remaining retry_after, and each wait
+// covering it is lengthened by the penalty. A request covered by both is
+// charged to the bot and told the longer remainder. It returns a verdict
+// with scopeNone when no wait covers the request.
+func (l *limiter) waiting(now time.Time, chatID int64) verdict {
+	var until time.Time
+	v := verdict{inside: true}
+	if now.Before(l.botScope.waitUntil) {
+		l.extend(&l.botScope)
+		until, v.scope = l.botScope.waitUntil, scopeBot
 	}
-	if now.Before(b.lockedUntil) {
-		if l.penalty > 0 {
-			b.lockedUntil = b.lockedUntil.Add(l.penalty)
-			l.penalties++
+	if sc := l.chats[chatID]; chatID != 0 && sc != nil && now.Before(sc.waitUntil) {
+		l.extend(sc)
+		if v.scope == scopeNone {
+			v.scope = scopeChat
 		}
-		return b.lockedUntil.Sub(now), true
+		if sc.waitUntil.After(until) {
+			until = sc.waitUntil
+		}
 	}
-	if allowAt := b.tat.Add(-rule.tolerance); now.Before(allowAt) {
-		b.lockedUntil = allowAt
-		return allowAt.Sub(now), true
+	if v.scope == scopeNone {
+		return verdict{}
 	}
-	return 0, false
+	v.retryAfter = retryAfterSeconds(until.Sub(now), l.unit, l.scale)
+	return v
 }
 
-// chatBucket returns the bucket of chatID, creating it if needed. When the map
-// has grown, idle buckets are dropped first so that a run over many chats
+// extend charges the penalty to a flood wait a request arrived inside.
+func (l *limiter) extend(sc *scope) {
+	if l.penalty > 0 {
+		sc.waitUntil = sc.waitUntil.Add(l.penalty)
+		l.penalties++
+	}
+}
+
+// admit decides whether a message to chatID may be sent at now. A request
+// inside an announced flood wait is refused by waiting. Otherwise the
+// bot-wide windows are asked first, then the chat's; only when both agree is
+// the send recorded against either, so a refused request costs the sender
+// nothing but the flood wait its 429 announces.
+func (l *limiter) admit(now time.Time, chatID int64) verdict {
+	if v := l.waiting(now, chatID); v.scope != scopeNone {
+		return v
+	}
+	if at := l.bot.readyAt(&l.botScope); now.Before(at) {
+		return l.announce(&l.botScope, scopeBot, now, at)
+	}
+	r := l.chatRule(chatID)
+	if !r.off() {
+		sc := l.chatScope(chatID, now)
+		if at := r.readyAt(sc); now.Before(at) {
+			return l.announce(sc, scopeChat, now, at)
+		}
+		sc.push(now, r.depth)
+	}
+	if !l.bot.off() {
+		l.botScope.push(now, l.bot.depth)
+	}
+	return verdict{}
+}
+
+// announce refuses a request because the windows of sc admit again only at
+// readyAt, and starts the flood wait its 429 announces: retry_after is the
+// wait in whole Telegram seconds, rounded up, and the flood wait lasts all
+// of it, even when the windows would admit a little sooner.
+func (l *limiter) announce(sc *scope, which limitScope, now, readyAt time.Time) verdict {
+	secs := retryAfterSeconds(readyAt.Sub(now), l.unit, l.scale)
+	sc.waitUntil = now.Add(toReal(time.Duration(secs)*time.Second, l.scale))
+	return verdict{scope: which, retryAfter: secs}
+}
+
+// chatScope returns the scope of chatID, creating it if needed. When the map
+// has grown, idle scopes are dropped first so that a run over many chats
 // does not keep state for every chat it ever touched.
-func (l *limiter) chatBucket(chatID int64, now time.Time) *bucket {
-	if b, ok := l.chats[chatID]; ok {
-		return b
+func (l *limiter) chatScope(chatID int64, now time.Time) *scope {
+	if sc, ok := l.chats[chatID]; ok {
+		return sc
 	}
 	if len(l.chats) >= l.sweepAt {
-		for id, b := range l.chats {
-			if b.idle(now) {
+		for id, sc := range l.chats {
+			if sc.idle(l.chatRule(id), now) {
 				delete(l.chats, id)
 			}
 		}
 		l.sweepAt = max(minSweep, 2*len(l.chats))
 	}
-	b := &bucket{}
-	l.chats[chatID] = b
-	return b
+	sc := &scope{}
+	l.chats[chatID] = sc
+	return sc
 }

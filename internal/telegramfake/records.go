@@ -33,10 +33,24 @@ type Message struct {
 }
 
 // Stats counts Bot API requests by outcome since New or the last Reset.
-// TooMany = TooManyFlood + TooManyBot + the sum of TooManyByChat + 429s
-// injected by faults.
+//
+// Every 429 answer is counted once in TooMany and, unless it was injected
+// by FaultTooMany, once in exactly one of TooManyFlood, TooManyBot and
+// TooManyByChat:
+//
+//	TooMany = TooManyFlood + TooManyBot + ΣTooManyByChat + injected 429s
+//
+// A flood-control 429 either announces a new flood wait or answers a
+// request inside one already announced; the latter are also counted in
+// InsideWait, and those covered by the bot's wait or a Force429 flood in
+// InsideWaitBot:
+//
+//	InsideWaitBot ≤ InsideWait ≤ TooManyFlood + TooManyBot + ΣTooManyByChat
+//	TooManyFlood + TooManyBot + ΣTooManyByChat − InsideWait = flood waits announced
+//	TooManyFlood + TooManyBot − InsideWaitBot = bot and Force429 waits announced
 type Stats struct {
-	// Requests counts every request that reached the Bot API handler.
+	// Requests counts every request that reached the Bot API handler,
+	// getMe and getChat included.
 	Requests int64 `json:"requests"`
 	// Accepted counts delivered messages, including FaultAcceptThenHang.
 	Accepted int64 `json:"accepted"`
@@ -44,18 +58,31 @@ type Stats struct {
 	TooMany int64 `json:"too_many"`
 	// TooManyFlood counts 429s caused by Force429.
 	TooManyFlood int64 `json:"too_many_flood"`
-	// TooManyBot counts 429s caused by the bot-wide limit.
+	// TooManyBot counts 429s caused by the bot-wide limit: the one that
+	// announced a bot flood wait and every sendMessage refused inside it.
 	TooManyBot int64 `json:"too_many_bot"`
-	// TooManyByChat counts 429s caused by a chat's own limit, keyed as
-	// Server.ChatKey names the chat: "@name" or the decimal id.
+	// TooManyByChat counts 429s caused by a chat's own limit (announcing a
+	// chat flood wait or inside one), keyed as Server.ChatKey names the
+	// chat: "@name" or the decimal id.
 	TooManyByChat map[string]int64 `json:"too_many_by_chat"`
+	// InsideWait counts requests that arrived inside a flood wait already
+	// announced by an earlier 429 for a scope covering them: their chat's,
+	// the bot's, or a Force429 flood after its first 429 answer. The 429
+	// that announces a wait is not counted. A client that honours
+	// retry_after keeps it at zero.
+	InsideWait int64 `json:"inside_wait"`
+	// InsideWaitBot is the part of InsideWait covered by a bot-wide flood
+	// wait or a Force429 flood.
+	InsideWaitBot int64 `json:"inside_wait_bot"`
 	// ServerErrors counts 5xx answers: injected faults and outages.
 	ServerErrors int64 `json:"server_errors"`
 	// Hangs counts requests held without an answer.
 	Hangs int64 `json:"hangs"`
 	// Rejected counts 4xx answers other than 429.
 	Rejected int64 `json:"rejected"`
-	// Penalties counts lockout extensions charged under Config.Penalty.
+	// Penalties counts flood-wait extensions charged under Config.Penalty,
+	// one per wait extended (a request inside both its chat's and the bot's
+	// wait extends both).
 	Penalties int64 `json:"penalties"`
 	// Injected counts faults taken from FailNext or SetFaultRates.
 	Injected int64 `json:"injected"`

@@ -55,7 +55,7 @@ func TestWaitEnds(t *testing.T) {
 
 func TestResetClearsState(t *testing.T) {
 	t.Parallel()
-	s, _ := newFake(t, Config{Private: Limit{Rate: 1, Per: time.Hour, Burst: 1}})
+	s, _ := newFake(t, Config{Private: per(1, time.Hour)})
 	mustAccept(t, send(s, text("42", "x")))
 	mustRetryAfter(t, send(s, text("42", "x")))
 	s.SetChat("43", ChatBehavior{Blocked: true})

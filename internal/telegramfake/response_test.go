@@ -201,7 +201,7 @@ func TestGetMeShape(t *testing.T) {
 
 func TestPrivateLimitAnswerShape(t *testing.T) {
 	t.Parallel()
-	s, _ := newFake(t, Config{Private: Limit{Rate: 1, Per: time.Second, Burst: 1}})
+	s, _ := newFake(t, Config{})
 	mustAccept(t, send(s, text("42", "one")))
 	got := send(s, text("42", "two"))
 	want := `{"ok":false,"error_code":429,"description":"Too Many Requests: retry after 1","parameters":{"retry_after":1}}`

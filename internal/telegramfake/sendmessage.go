@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/herald-dev/herald/internal/markup"
 )
@@ -45,9 +46,21 @@ type messageJSON struct {
 }
 
 // sendMessage validates, applies chat behaviours and flood control, and
-// records the message.
+// records the message. A request inside a flood wait announced for the bot
+// or for its chat is refused before anything else is looked at, faults
+// included.
 func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
+	params, perr := readParams(w, r)
+	var chat chatRef
+	if perr == nil {
+		chat, _ = parseChatRef(params["chat_id"])
+	}
 	s.mu.Lock()
+	if e := s.floodWaitLocked(s.cfg.Now(), chat); e != nil {
+		s.mu.Unlock()
+		s.fail(w, e)
+		return
+	}
 	fault := s.takeFaultLocked()
 	s.mu.Unlock()
 	switch fault {
@@ -66,9 +79,8 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	params, err := readParams(w, r)
-	if err != nil {
-		s.fail(w, badRequest("can't parse request: "+err.Error()))
+	if perr != nil {
+		s.fail(w, badRequest("can't parse request: "+perr.Error()))
 		return
 	}
 	req, e := parseSendRequest(params)
@@ -90,6 +102,34 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeResult(w, msg)
+}
+
+// floodWaitLocked returns the 429 owed by a request to chat (the zero chatRef
+// when the request names none that can be read) that arrives inside an
+// announced flood wait, or nil.
+func (s *Server) floodWaitLocked(now time.Time, chat chatRef) *apiError {
+	v := s.limits.waiting(now, chat.id)
+	if v.scope == scopeNone {
+		return nil
+	}
+	return s.refuseLocked(v, chat.id, s.rememberChatLocked(chat))
+}
+
+// refuseLocked counts a refusal by flood control and returns its 429.
+func (s *Server) refuseLocked(v verdict, chatID int64, username string) *apiError {
+	if v.inside {
+		s.stats.InsideWait++
+	}
+	switch v.scope {
+	case scopeBot:
+		s.stats.TooManyBot++
+		if v.inside {
+			s.stats.InsideWaitBot++
+		}
+	case scopeChat:
+		s.stats.TooManyByChat[chatKey(chatID, username)]++
+	}
+	return tooMany(v.retryAfter)
 }
 
 // parseSendRequest checks the parameters of sendMessage in the order the
@@ -182,13 +222,8 @@ func (s *Server) deliver(req sendRequest) (messageJSON, *apiError) {
 		return messageJSON{}, e
 	}
 
-	switch scope, wait := s.limits.admit(now, chat.ID); scope {
-	case scopeBot:
-		s.stats.TooManyBot++
-		return messageJSON{}, tooMany(s.retryAfterSeconds(wait))
-	case scopeChat:
-		s.stats.TooManyByChat[chatKey(chat.ID, username)]++
-		return messageJSON{}, tooMany(s.retryAfterSeconds(wait))
+	if v := s.limits.admit(now, chat.ID); v.scope != scopeNone {
+		return messageJSON{}, s.refuseLocked(v, chat.ID, username)
 	}
 
 	s.nextID[chat.ID]++

@@ -41,7 +41,8 @@ type Server struct {
 }
 
 // New returns a Server that is not listening; mount it with ServeHTTP or
-// Handler, or use Start for a listening one.
+// Handler, or use Start for a listening one. Settings out of range are
+// repaired as the Config fields describe (see Start).
 func New(cfg Config) *Server {
 	cfg = cfg.withDefaults()
 	s := &Server{
@@ -69,7 +70,13 @@ func botID(token string) int64 {
 
 // Start creates a Server and serves Handler on Config.Addr (by default a
 // free port on 127.0.0.1) until Close.
+//
+// Unlike New, which repairs them, Start refuses settings out of range: a
+// Tolerance above MaxTolerance (or NaN) and windows with N < 1 or Per <= 0.
 func Start(cfg Config) (*Server, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
 	s := New(cfg)
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
@@ -132,8 +139,8 @@ func (s *Server) enter() bool {
 	return true
 }
 
-// ServeHTTP serves the Bot API: /bot<token>/getMe and /bot<token>/sendMessage
-// at the root of the request path (mount under a prefix with
+// ServeHTTP serves the Bot API: /bot<token>/getMe, /bot<token>/getChat and
+// /bot<token>/sendMessage at the root of the request path (mount under a prefix with
 // http.StripPrefix). Method names are matched without regard to case, as
 // Telegram does; other paths get Telegram's 404 answer.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -166,6 +173,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch strings.ToLower(method) {
 	case "getme":
 		serve = s.getMe
+	case "getchat":
+		serve = s.getChat
 	case "sendmessage":
 		serve = s.sendMessage
 	default:
@@ -214,6 +223,7 @@ func (s *Server) delay(r *http.Request) bool {
 }
 
 // floodError returns the 429 owed during a Force429 flood wait, or nil.
+// Every answer after the first of a flood wait counts as inside the wait.
 func (s *Server) floodError() *apiError {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -222,6 +232,11 @@ func (s *Server) floodError() *apiError {
 		return nil
 	}
 	s.stats.TooManyFlood++
+	if s.faults.floodAnnounced {
+		s.stats.InsideWait++
+		s.stats.InsideWaitBot++
+	}
+	s.faults.floodAnnounced = true
 	return tooMany(s.retryAfterSeconds(s.faults.floodUntil.Sub(now)))
 }
 

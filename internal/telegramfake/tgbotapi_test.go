@@ -27,7 +27,7 @@ func asAPIError(t *testing.T, err error) *tgbotapi.Error {
 
 func TestRealClientParsesAnswers(t *testing.T) {
 	t.Parallel()
-	s := startFake(t, Config{Private: Limit{Rate: 1, Per: time.Minute, Burst: 1}})
+	s := startFake(t, Config{Private: per(1, time.Minute)})
 
 	if _, err := newBot(t, s, "999:wrong"); err == nil || asAPIError(t, err).Code != http.StatusUnauthorized {
 		t.Fatalf("wrong token: %v", err)

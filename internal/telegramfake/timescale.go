@@ -36,15 +36,21 @@ func retryUnit(scale float64) time.Duration {
 func (s *Server) RetryAfterUnit() time.Duration { return s.unit }
 
 // retryAfterSeconds turns a real-time wait into the whole number of Telegram
-// seconds reported in retry_after: never below 1, as on Telegram, and
-// rounded up so that both retry_after × unit and retry_after / TimeScale
-// seconds cover the wait.
+// seconds reported in retry_after.
 func (s *Server) retryAfterSeconds(wait time.Duration) int {
-	n := (wait + s.unit - 1) / s.unit
+	return retryAfterSeconds(wait, s.unit, s.cfg.TimeScale)
+}
+
+// retryAfterSeconds turns a real-time wait into whole Telegram seconds under
+// scale, whose second lasts unit: never below 1, as on Telegram, and rounded
+// up so that both retry_after × unit and retry_after / scale seconds cover
+// the wait.
+func retryAfterSeconds(wait, unit time.Duration, scale float64) int {
+	n := (wait + unit - 1) / unit
 	if n < 1 {
 		n = 1
 	}
-	for float64(n)*float64(time.Second)/s.cfg.TimeScale < float64(wait) {
+	for float64(n)*float64(time.Second)/scale < float64(wait) {
 		n++
 	}
 	return int(n)

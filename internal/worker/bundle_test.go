@@ -26,11 +26,13 @@ import (
 // so tests exercise the real limits without waiting minutes.
 const scale = 10
 
+// scaledLimits are Telegram's documented windows with their spans divided
+// by scale, as the fake applies them.
 func scaledLimits() ratelimit.Config {
 	return ratelimit.Config{
-		Bot:     ratelimit.Per(30*scale, time.Second, 10),
-		Private: ratelimit.Per(1*scale, time.Second, 1),
-		Group:   ratelimit.Per(20*scale, time.Minute, 1),
+		Bot:     ratelimit.Per(30, time.Second/scale),
+		Private: ratelimit.Per(1, time.Second/scale),
+		Group:   ratelimit.Per(1, time.Second/scale).And(ratelimit.Per(20, time.Minute/scale)),
 	}
 }
 

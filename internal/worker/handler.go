@@ -26,10 +26,17 @@ type Sender interface {
 	Send(ctx context.Context, m telegram.Message) (telegram.Sent, error)
 }
 
+// ChatResolver finds the numeric id of a chat named by @username (getChat).
+// *telegram.Client implements it; its errors are *telegram.Error.
+type ChatResolver interface {
+	ChatID(ctx context.Context, chat string) (int64, error)
+}
+
 // Handler processes SendMessage tasks.
 type Handler struct {
 	rdb      redis.UniversalClient
 	sender   Sender
+	resolver ChatResolver // nil: @usernames are sent as they are
 	limiter  *ratelimit.Limiter
 	promoter *promoter
 	metrics  *Metrics
@@ -132,6 +139,12 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	}
 	chat, err := h.resolveChat(ctx, msg.Chat)
 	if err != nil {
+		if tgErr, ok := telegram.AsError(err); ok {
+			if tgErr.Temporary() {
+				return h.retryLater(ctx, r, string(tgErr.Reason), tgErr)
+			}
+			return h.archive(ctx, log, string(tgErr.Reason), tgErr)
+		}
 		return h.retryLater(ctx, r, "redis", err)
 	}
 	var (
@@ -143,7 +156,7 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		tooMany    int
 	)
 	for !loaded || prog.done < len(texts) {
-		record, err := h.waitTurn(ctx, r, chat)
+		record, slot, err := h.waitTurn(ctx, r, chat, !loaded)
 		if err != nil {
 			return err
 		}
@@ -197,8 +210,13 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 				pause = time.Second
 			}
 			pause += rand.N(pause/10 + 50*time.Millisecond)
-			global, perr := h.limiter.Penalize(ctx, chat, pause)
-			log.Warn("telegram answered 429; pausing", "retry_after", tgErr.RetryAfter, "bot_wide", global)
+			p, perr := h.limiter.Penalize(ctx, chat, slot, pause)
+			if perr == nil {
+				h.metrics.Pauses.WithLabelValues(p.Scope()).Inc()
+				h.metrics.PauseSeconds.WithLabelValues(p.Scope()).Observe(max(p.Bot, p.Chat).Seconds())
+				log.Warn("telegram answered 429; pausing", "retry_after", tgErr.RetryAfter, "scope", p.Scope(),
+					"bot_pause", p.Bot, "chat_pause", p.Chat, "schedule_shift", p.Shift, "requeued", p.Requeued)
+			}
 			if tooMany++; perr != nil || tooMany > 2 {
 				// The limiter could not record the pause (or Telegram keeps
 				// refusing): wait it out here rather than loop.
@@ -250,31 +268,36 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 }
 
 // waitTurn blocks for short limiter waits and defers the task for long ones.
-// It returns the task's progress record, read with the decision.
-func (h *Handler) waitTurn(ctx context.Context, r *run, chat string) (string, error) {
+// It returns the task's progress record (read with the decision when
+// progress is set) and the slot that the send uses.
+func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bool) (record, slot string, err error) {
 	queue, id := r.queue, r.id
 	for {
-		d, err := h.limiter.Acquire(ctx, chat, queue, id)
+		d, err := h.limiter.Acquire(ctx, chat, queue, id, progress)
 		if err != nil {
-			return "", h.retryLater(ctx, r, "redis", err)
+			return "", "", h.retryLater(ctx, r, "redis", err)
+		}
+		if progress {
+			record, progress = d.Progress, false
 		}
 		h.metrics.RateWait.Observe(d.Wait.Seconds())
-		if d.Kind == ratelimit.Defer {
+		switch d.Kind {
+		case ratelimit.Go:
+			return record, d.Slot, nil
+		case ratelimit.Defer:
 			h.metrics.Deferrals.WithLabelValues(queue).Inc()
 			h.promoter.schedule(queue, id, time.Now().Add(d.Wait))
-			return "", &laterError{Delay: d.Wait, Reason: "rate limited"}
+			return "", "", &laterError{Delay: d.Wait, Reason: "rate limited"}
 		}
-		if d.Wait > 0 {
-			t := time.NewTimer(d.Wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return "", ctx.Err()
-			case <-t.C:
-			}
-		}
-		if d.Kind == ratelimit.Go {
-			return d.Progress, nil
+		// Again: sleep the short wait, then ask once more. The slot is
+		// confirmed only then, so a pause that a 429 wrote meanwhile holds
+		// this send back too.
+		t := time.NewTimer(d.Wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return "", "", ctx.Err()
+		case <-t.C:
 		}
 	}
 }
@@ -326,7 +349,10 @@ func (h *Handler) archive(ctx context.Context, log *slog.Logger, reason string, 
 // answer is cached briefly (a migration seen by another worker is learnt
 // within that time, or from Telegram's own answer on the next send).
 func (h *Handler) resolveChat(ctx context.Context, chat string) (string, error) {
-	if !ratelimit.IsGroup(chat) || strings.HasPrefix(chat, "@") {
+	if strings.HasPrefix(chat, "@") {
+		return h.resolveUsername(ctx, chat)
+	}
+	if !ratelimit.IsGroup(chat) {
 		return chat, nil // only (non-super)groups migrate
 	}
 	if to, ok := h.migrations.get(chat); ok {
@@ -342,4 +368,40 @@ func (h *Handler) resolveChat(ctx context.Context, chat string) (string, error) 
 	}
 	h.migrations.put(chat, to, 0)
 	return to, nil
+}
+
+// usernameTTL is how long an @username's chat id is trusted: a username can
+// pass to another chat, which is rare, so a day is plenty.
+const usernameTTL = 24 * time.Hour
+
+// resolveUsername maps an @username to its chat's numeric id (getChat, then
+// remembered in Redis and in the process), so that messages to "@Name",
+// "@name" and the id share one schedule. Without a ChatResolver the name is
+// used as it is.
+func (h *Handler) resolveUsername(ctx context.Context, chat string) (string, error) {
+	if h.resolver == nil {
+		return chat, nil
+	}
+	name := keys.NormChat(chat)
+	if id, ok := h.migrations.get(name); ok {
+		return id, nil
+	}
+	id, err := h.rdb.Get(ctx, keys.ChatID(name)).Result()
+	switch {
+	case err == nil:
+		h.migrations.put(name, id, time.Hour)
+		return id, nil
+	case !errors.Is(err, redis.Nil):
+		return "", fmt.Errorf("read chat id of %s: %w", name, err)
+	}
+	n, err := h.resolver.ChatID(ctx, chat)
+	if err != nil {
+		return "", err
+	}
+	id = strconv.FormatInt(n, 10)
+	if err := h.rdb.Set(ctx, keys.ChatID(name), id, usernameTTL).Err(); err != nil {
+		h.log.Warn("could not remember a chat id", "chat", name, "error", err)
+	}
+	h.migrations.put(name, id, time.Hour)
+	return id, nil
 }

@@ -26,6 +26,11 @@ type Metrics struct {
 	Sent *prometheus.CounterVec
 	// TooMany counts 429 answers from Telegram.
 	TooMany prometheus.Counter
+	// Pauses counts the pauses that 429 answers caused, by scope ("bot":
+	// the whole bot and the chat; "chat": the chat alone).
+	Pauses *prometheus.CounterVec
+	// PauseSeconds observes how long each such pause lasts, by scope.
+	PauseSeconds *prometheus.HistogramVec
 	// Retries counts attempts handed back for a retry with backoff, by
 	// reason.
 	Retries *prometheus.CounterVec
@@ -75,6 +80,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "herald_telegram_429_total",
 			Help: "Answers 429 Too Many Requests received from Telegram.",
 		}),
+		Pauses: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_ratelimit_pauses_total",
+			Help: "Pauses caused by 429 answers, by scope (bot: the whole bot; chat: one chat).",
+		}, []string{"scope"}),
+		PauseSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "herald_ratelimit_pause_seconds",
+			Help:    "Length of each pause caused by a 429 answer, by scope.",
+			Buckets: []float64{0.5, 1, 2, 5, 10, 20, 40, 60, 120, 300},
+		}, []string{"scope"}),
 		Retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_retries_total",
 			Help: "Attempts that failed temporarily and were scheduled for a retry with backoff, by reason.",
@@ -136,7 +150,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.Archived.WithLabelValues(r)
 	}
 	if reg != nil {
-		reg.MustRegister(m.Sent, m.TooMany, m.Retries, m.Archived, m.Deferrals, m.RateWait, m.Latency, m.PossibleDuplicates, m.SkippedAlreadySent, m.LeaseRecovered,
+		reg.MustRegister(m.Sent, m.TooMany, m.Pauses, m.PauseSeconds, m.Retries, m.Archived, m.Deferrals, m.RateWait, m.Latency, m.PossibleDuplicates, m.SkippedAlreadySent, m.LeaseRecovered,
 			m.DigestItems, m.DigestMessages, m.DigestReclaimed)
 	}
 	return m

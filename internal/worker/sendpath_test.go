@@ -12,6 +12,7 @@ import (
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/markup"
 	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
 
@@ -233,7 +234,7 @@ func TestParseErrorFallsBackToPlainText(t *testing.T) {
 	// One message per second to the chat: the plain-text resend waits for
 	// the chat's next turn in a later attempt, so the downgrade must persist.
 	lim := scaledLimits()
-	lim.Private = ratelimit.Per(1, time.Second, 1)
+	lim.Private = ratelimit.Per(1, time.Second)
 	b := setup(t, options{limits: &lim})
 	b.fake.FailNext(1, telegramfake.FaultParseEntities)
 	res := b.send(t, jobs.SendMessage{Chat: "96", Text: "<b>bold</b> & more", ParseMode: "HTML"}, "")
@@ -253,9 +254,12 @@ func TestParseErrorFallsBackToPlainText(t *testing.T) {
 	}
 }
 
+// With BotPauseMax negative, a 429 pauses its chat only.
 func TestTooManyPausesOnlyThatChat(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{})
+	lim := scaledLimits()
+	lim.BotPauseMax = -1
+	b := setup(t, options{limits: &lim})
 	b.fake.FailNext(1, telegramfake.FaultTooMany)
 	b.send(t, jobs.SendMessage{Chat: "97", Text: "refused first"}, "")
 	// Wait for the 429 to happen before sending to the other chat (the fake
@@ -275,6 +279,38 @@ func TestTooManyPausesOnlyThatChat(t *testing.T) {
 	msgs := b.fake.Messages()
 	if msgs[len(msgs)-1].Text != "refused first" {
 		t.Fatalf("the paused chat's message went out before the other chat's: %+v", msgs)
+	}
+}
+
+// By default a 429 pauses the whole bot for its retry_after (1 s here):
+// Telegram's answer does not say whether the chat or the bot is flooded,
+// and a request sent into a bot-wide flood wait only lengthens it.
+func TestTooManyPausesTheWholeBot(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	b.fake.FailNext(1, telegramfake.FaultTooMany)
+	b.send(t, jobs.SendMessage{Chat: "197", Text: "refused first"}, "")
+	for b.fake.Stats().TooMany == 0 {
+		if b.ctx.Err() != nil {
+			t.Fatal("no 429 happened")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	seen := time.Now()
+	for i := 0; i < 3; i++ {
+		b.send(t, jobs.SendMessage{Chat: "198", Text: "other chat"}, "")
+	}
+	if err := b.fake.Wait(b.ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	msgs := b.fake.Messages()
+	for _, m := range msgs {
+		if gap := m.At.Sub(seen); gap < 900*time.Millisecond {
+			t.Fatalf("%q went out %v after the 429 was seen, inside the 1s bot-wide pause", m.Text, gap)
+		}
+	}
+	if got := b.counter(t, "herald_ratelimit_pauses_total", map[string]string{"scope": "bot"}); got != 1 {
+		t.Fatalf("bot-wide pauses = %v, want 1", got)
 	}
 }
 
@@ -300,5 +336,38 @@ func TestRateLimitedTaskWithNoRetryBudgetIsNotArchived(t *testing.T) {
 	}
 	if q, _ := b.insp.GetQueueInfo("default"); q.Archived != 0 {
 		t.Fatalf("%d tasks archived", q.Archived)
+	}
+}
+
+// A channel named "@Herald_Alerts", "@herald_alerts" and by its numeric id
+// is one chat at Telegram, with one flood limit: Herald resolves the names
+// (getChat, once) and paces all three spellings on one schedule, so the
+// strict fake never answers 429.
+func TestUsernameAndIDShareOneSchedule(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	client, err := telegram.New(telegram.Config{Token: telegramfake.DefaultToken, APIURL: b.fake.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := client.ChatID(b.ctx, "@herald_alerts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chats := []string{"@Herald_Alerts", "@herald_alerts", strconv.FormatInt(id, 10)}
+	for i := 0; i < 9; i++ {
+		b.send(t, jobs.SendMessage{Chat: chats[i%3], Text: "spelling " + strconv.Itoa(i)}, "")
+	}
+	if err := b.fake.Wait(b.ctx, 9); err != nil {
+		t.Fatal(err)
+	}
+	st := b.fake.Stats()
+	if st.TooMany != 0 {
+		t.Fatalf("%d 429s: the three spellings were paced as separate chats", st.TooMany)
+	}
+	for _, m := range b.fake.Messages() {
+		if m.ChatID != id {
+			t.Fatalf("message %q went to chat %d, want %d", m.Text, m.ChatID, id)
+		}
 	}
 }

@@ -169,7 +169,7 @@ func New(cfg Config) (*Worker, error) {
 	metrics := NewMetrics(cfg.Registerer)
 	prom := newPromoter(rdb, waker.WakeQueue, cfg.Logger)
 	h := &Handler{
-		rdb: rdb, sender: cfg.Sender, limiter: lim, promoter: prom, metrics: metrics, log: cfg.Logger,
+		rdb: rdb, sender: cfg.Sender, resolver: resolverOf(cfg.Sender), limiter: lim, promoter: prom, metrics: metrics, log: cfg.Logger,
 		backoffBase: cfg.BackoffBase, backoffCap: cfg.BackoffCap, sentRetention: cfg.SentRetention,
 	}
 	// Digests hand their messages to the ordinary send path through an
@@ -324,4 +324,10 @@ func (a asynqLogger) Error(args ...any) { a.l.Error(fmt.Sprint(args...), "compon
 func (a asynqLogger) Fatal(args ...any) {
 	a.l.Error(fmt.Sprint(args...), "component", "asynq", "fatal", true)
 	panic(fmt.Sprint(args...))
+}
+
+// resolverOf returns the sender as a ChatResolver when it is one.
+func resolverOf(s Sender) ChatResolver {
+	r, _ := s.(ChatResolver)
+	return r
 }
