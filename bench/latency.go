@@ -49,7 +49,7 @@ func latency(ctx context.Context, f *fleet.Fleet, fake *telegramfake.Server, n i
 }
 
 func paced(ctx context.Context, fake *telegramfake.Server, n int, interval time.Duration, tag string, send func(fleet.Message) error) ([]fleet.Message, fleet.Outcome, error) {
-	base := len(fake.Messages())
+	base, baseStats := len(fake.Messages()), fake.Stats()
 	sentAt := map[string]time.Time{}
 
 	var ms []fleet.Message
@@ -73,7 +73,7 @@ func paced(ctx context.Context, fake *telegramfake.Server, n int, interval time.
 		return nil, fleet.Outcome{}, err
 	}
 	delivered := fake.Messages()
-	o := fleet.Tally(ms, delivered, fake.Stats(), start)
+	o := fleet.Tally(ms, delivered, fleet.StatsSince(fake.Stats(), baseStats), start)
 	for _, d := range delivered {
 		if t, ok := sentAt[d.Text]; ok {
 			o.Latencies = append(o.Latencies, d.At.Sub(t))

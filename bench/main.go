@@ -1,19 +1,34 @@
 // Command bench measures Herald end to end: it starts redis-server, the fake
-// Telegram Bot API at Telegram's limits, the producer and N worker processes,
-// sends a scenario through the producer API, waits until every message is
-// delivered and prints one table row per run.
+// Telegram Bot API at Telegram's documented limits (strict: no burst), the
+// producer and N worker processes, sends a scenario through the producer API,
+// waits until every message is delivered and prints one table row per run.
 //
-//	go run ./bench burst                       # S1, S2, S3 × 1 and 3 workers × scale 1 and 10
-//	go run ./bench burst -scenarios S1 -workers 3 -scales 10
+//	go run ./bench burst                       # every scenario but S4 × 1 and 3 workers × scale 10 and 1
+//	go run ./bench burst -scenarios S1,S5 -workers 3 -scales 10
 //
 // Scenarios: S1 is 200 messages over 4 private chats and a group, S2 is 2,000
-// messages over 100 chats (bound by the bot-wide limit), S3 sends one message
-// every 50 ms and reports enqueue-to-sendMessage latency. "idle" measures the
-// Redis commands per second of idle workers. S4 is S1 with every message
-// coalescible: it reports the Telegram messages the 200 items took, in a
-// table of its own. The fake and Herald's limits run at the same time scale,
-// and so do S4's digest windows (10 s grace, 30 s maximum delay at scale 1;
-// whole seconds, at least 1 s).
+// messages over 100 chats (bound by the bot-wide limit), S5 is 3,000
+// messages over 200 private chats, 10 to 20 each (the 429-storm case).
+// PAUSED posts 400 messages over 40 private chats while every worker is
+// stopped (SIGSTOP), waits 3 s of Telegram time and continues them (SIGCONT):
+// the backlog-released case; its drain counts from the release. S2-429 is S2
+// with a bot-wide flood wait of 5 s (Telegram time) injected once half the
+// messages are delivered; its minimum drain includes the wait. S3 sends one
+// message every 50 ms and reports enqueue-to-sendMessage latency. "idle"
+// measures the Redis commands per second of idle workers. S4 is S1 with
+// every message coalescible: it reports the Telegram messages the 200 items
+// took, in a table of its own. The fake and Herald's limits run at the same
+// time scale, and so do S4's digest windows (10 s grace, 30 s maximum delay
+// at scale 1; whole seconds, at least 1 s).
+//
+// Columns: "min drain" is fleet.MinDrain, the earliest schedule Telegram's
+// documented limits allow (plus the flood wait for S2-429); "ratio" is drain
+// over it. "requests" counts every Bot API request the fake received during
+// the scenario (sendMessage, and getChat should the workers call it; the
+// workers' start-up getMe is left out), "inside wait" the requests that came
+// inside a flood wait a 429 had already announced (bot-wide ones in
+// brackets when there were any), "requests/msg" requests per delivered
+// message (1.000 when every request was an accepted sendMessage).
 package main
 
 import (
@@ -38,11 +53,11 @@ var verbose bool
 
 func main() {
 	if len(os.Args) < 2 || os.Args[1] != "burst" {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench burst [-scenarios S1,S2,S3,S4,idle] [-workers 1,3] [-scales 1,10]")
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench burst [-scenarios S1,S2,S5,PAUSED,S2-429,S3,S4,idle] [-workers 1,3] [-scales 1,10]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet("burst", flag.ExitOnError)
-	scenarios := fs.String("scenarios", "S1,S2,S3,idle", "comma-separated scenarios")
+	scenarios := fs.String("scenarios", "S1,S2,S5,PAUSED,S2-429,S3,idle", "comma-separated scenarios: S1, S2, S5, PAUSED, S2-429, S3, S4, idle")
 	workers := fs.String("workers", "1,3", "comma-separated worker process counts")
 	scales := fs.String("scales", "10,1", "comma-separated time scales (1 = real Telegram timing)")
 	seed := fs.Uint64("seed", 1, "shuffle seed")
@@ -104,8 +119,8 @@ func run(ctx context.Context, scenarios []string, workers []int, scales []float6
 const digestHeader = "| scenario | scale | workers | items | delivered | lost | dups | messages | items/message | drain | 429s | redis cmds/item | worker peak RSS |\n" +
 	"|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 
-const header = "| scenario | scale | workers | messages | drain | min drain | ratio | 429s | lost | dups | redis cmds/msg | p50 | p95 | p99 | idle cmds/s/worker | worker peak RSS |\n" +
-	"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+const header = "| scenario | scale | workers | messages | drain | min drain | ratio | 429s | inside wait | requests | requests/msg | lost | dups | redis cmds/msg | p50 | p95 | p99 | idle cmds/s/worker | worker peak RSS |\n" +
+	"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 
 func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scenario string, workers int, scale float64, seed uint64) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
@@ -149,11 +164,18 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 		return "", err
 	}
 	beforeBy, _ := stats.breakdown(ctx)
-	switch strings.ToUpper(scenario) {
+	name := strings.ToUpper(scenario)
+	switch name {
 	case "S1":
 		ms = fleet.S1(seed)
 	case "S2":
 		ms = fleet.S2(seed)
+	case "S5":
+		ms = fleet.S5(seed)
+	case "PAUSED":
+		ms = fleet.Paused(seed)
+	case "S2-429":
+		ms = fleet.S2FloodWait(seed)
 	case "S4":
 		ms = fleet.S4(seed)
 	case "S3":
@@ -169,20 +191,18 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 	default:
 		return "", fmt.Errorf("unknown scenario %q", scenario)
 	}
-	switch strings.ToUpper(scenario) {
-	case "S1", "S2":
-		start, err := f.PostAll(ctx, ms, 32)
-		if err != nil {
-			return "", err
-		}
-		if err := fake.Wait(ctx, len(ms)); err != nil {
-			return "", fmt.Errorf("waiting for deliveries: %w (have %d of %d)", err, len(fake.Messages()), len(ms))
-		}
-		o = fleet.Tally(ms, fake.Messages(), fake.Stats(), start)
+	switch name {
+	case "S1", "S2", "S5":
+		o, err = f.Deliver(ctx, fake, ms)
+	case "PAUSED":
+		o, err = f.DeliverPaused(ctx, fake, ms)
+	case "S2-429":
+		o, err = f.DeliverWithFloodWait(ctx, fake, ms, fleet.FloodWait)
 	case "S4":
-		if o, err = coalesced(ctx, f, fake, ms); err != nil {
-			return "", err
-		}
+		o, err = coalesced(ctx, f, fake, ms)
+	}
+	if err != nil {
+		return "", err
 	}
 	after, err := stats.commands(ctx)
 	if err != nil {
@@ -205,31 +225,39 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 	if strings.EqualFold(scenario, "S4") {
 		return digestRow(row, o, after-before, rss), nil
 	}
-	if scenario == "idle" || scenario == "IDLE" {
-		row = append(row, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", fmt.Sprintf("%.1f", idleRate/float64(workers)), mib(rss))
+	if name == "IDLE" {
+		row = append(row, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", fmt.Sprintf("%.1f", idleRate/float64(workers)), mib(rss))
 		return "| " + strings.Join(row, " | ") + " |", nil
 	}
-	cmdsPerMsg := "-"
+	cmdsPerMsg, reqPerMsg := "-", "-"
 	if o.Delivered > 0 {
 		// The producer's own enqueue commands are included: they are part of
 		// delivering a message.
 		cmdsPerMsg = fmt.Sprintf("%.1f", float64(after-before)/float64(o.Delivered))
+		reqPerMsg = fmt.Sprintf("%.3f", float64(o.Requests)/float64(o.Delivered))
 	}
-	minDrain := fleet.MinDrain(ms, f.Limits)
 	ratio := "-"
 	drain, minS := "-", "-"
-	if scenario != "S3" {
+	if name != "S3" {
+		minDrain := fleet.MinDrain(ms, f.Limits)
+		if name == "S2-429" {
+			minDrain += f.Limits.Real(fleet.FloodWait)
+		}
 		drain, minS = o.Drain.Round(time.Millisecond).String(), minDrain.Round(time.Millisecond).String()
 		if minDrain > 0 {
 			ratio = fmt.Sprintf("%.3f", o.Drain.Seconds()/minDrain.Seconds())
 		}
 	}
+	inside := fmt.Sprint(o.InsideWait)
+	if o.InsideWaitBot > 0 {
+		inside += fmt.Sprintf(" (%d bot)", o.InsideWaitBot)
+	}
 	p50, p95, p99 := "-", "-", "-"
 	if len(o.Latencies) > 0 {
 		p50, p95, p99 = ms3(o.Percentile(50)), ms3(o.Percentile(95)), ms3(o.Percentile(99))
 	}
-	row = append(row, fmt.Sprint(o.Sent), drain, minS, ratio, fmt.Sprint(o.TooMany), fmt.Sprint(o.Lost),
-		fmt.Sprint(o.Duplicates), cmdsPerMsg, p50, p95, p99, "-", mib(rss))
+	row = append(row, fmt.Sprint(o.Sent), drain, minS, ratio, fmt.Sprint(o.TooMany), inside, fmt.Sprint(o.Requests), reqPerMsg,
+		fmt.Sprint(o.Lost), fmt.Sprint(o.Duplicates), cmdsPerMsg, p50, p95, p99, "-", mib(rss))
 	return "| " + strings.Join(row, " | ") + " |", nil
 }
 

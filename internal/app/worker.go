@@ -47,6 +47,7 @@ func NewWorker(cfg config.Worker, sender worker.Sender, reg prometheus.Registere
 		BackoffCap:         cfg.BackoffCap,
 		SentRetention:      cfg.SentRetention,
 		LeaseRecoveryAfter: cfg.LeaseRecoveryAfter,
+		RetryAfterUnit:     cfg.Telegram.RetryAfterUnit,
 		Digest: digest.Config{
 			GracePeriod:  cfg.Digest.GracePeriod,
 			MaxDelay:     cfg.Digest.MaxDelay,

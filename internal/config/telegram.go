@@ -13,12 +13,17 @@ const (
 	EnvTelegramTokenFile = "TELEGRAM_BOT_TOKEN_FILE"
 	EnvTelegramAPIURL    = "TELEGRAM_API_URL"
 	EnvTelegramTimeout   = "TELEGRAM_TIMEOUT"
+	// EnvTelegramRetryAfterUnit is for tests and benchmarks against a fake
+	// Bot API whose clock runs faster than real time.
+	EnvTelegramRetryAfterUnit = "TELEGRAM_RETRY_AFTER_UNIT"
 )
 
 // Telegram defaults.
 const (
 	DefaultTelegramAPIURL  = "https://api.telegram.org"
 	DefaultTelegramTimeout = 15 * time.Second
+	// DefaultTelegramRetryAfterUnit is one second of retry_after: Telegram's.
+	DefaultTelegramRetryAfterUnit = time.Second
 )
 
 // Telegram holds what the worker needs to reach the Bot API.
@@ -34,6 +39,10 @@ type Telegram struct {
 	APIURL string
 	// Timeout bounds one Bot API request (TELEGRAM_TIMEOUT, default 15s).
 	Timeout time.Duration
+	// RetryAfterUnit is how long one second of a 429's retry_after lasts
+	// (TELEGRAM_RETRY_AFTER_UNIT, default 1s). Only a fake Bot API that runs
+	// Telegram's clock faster (tests, benchmarks) needs another value.
+	RetryAfterUnit time.Duration
 }
 
 // Endpoint returns the API endpoint pattern for
@@ -75,6 +84,9 @@ func (t Telegram) withDefaults() Telegram {
 	if t.Timeout == 0 {
 		t.Timeout = DefaultTelegramTimeout
 	}
+	if t.RetryAfterUnit == 0 {
+		t.RetryAfterUnit = DefaultTelegramRetryAfterUnit
+	}
 	return t
 }
 
@@ -98,5 +110,8 @@ func (t Telegram) validate(p *problems) {
 	}
 	if t.Timeout <= 0 {
 		p.add(EnvTelegramTimeout, "must be > 0 (e.g. 15s), got %s", fmtDur(t.Timeout))
+	}
+	if t.RetryAfterUnit <= 0 || t.RetryAfterUnit > time.Second {
+		p.add(EnvTelegramRetryAfterUnit, "must be above 0 and at most 1s (Telegram's own; less only for a time-scaled fake), got %s", fmtDur(t.RetryAfterUnit))
 	}
 }

@@ -468,6 +468,8 @@ func workerSpecs(w *Worker) []spec {
 		newSpec(EnvTelegramAPIURL, DefaultTelegramAPIURL, "Bot API base URL, http:// or https://.",
 			baseURLVar(&w.Telegram.APIURL)),
 		newSpec(EnvTelegramTimeout, "15s", "Timeout of one Bot API request.", durationVar(&w.Telegram.Timeout)),
+		newSpec(EnvTelegramRetryAfterUnit, "1s", "Length of one second of a 429's retry_after; change it only for a fake Bot API that runs Telegram's clock faster.",
+			durationVar(&w.Telegram.RetryAfterUnit)),
 		newSpec(EnvConcurrency, "64", "Number of tasks processed at the same time.", intVar(&w.Concurrency)),
 		newSpec(EnvQueues, DefaultQueues, "Queues to serve as NAME=PRIORITY pairs; names use a-z, 0-9, _ and -.",
 			queueMapVar(&w.Queues)),

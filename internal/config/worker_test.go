@@ -26,7 +26,7 @@ func TestLoadWorkerDefaults(t *testing.T) {
 	want := Worker{
 		Redis:    Redis{URL: "redis://127.0.0.1:6379/0"},
 		Log:      Log{Level: slog.LevelInfo, Format: "auto"},
-		Telegram: Telegram{APIURL: "https://api.telegram.org", Timeout: 15 * time.Second},
+		Telegram: Telegram{APIURL: "https://api.telegram.org", Timeout: 15 * time.Second, RetryAfterUnit: time.Second},
 		Limits: Limits{
 			Bot:     Windows{{30, time.Second}},
 			Private: Windows{{1, time.Second}},
@@ -67,6 +67,7 @@ var workerEnv = map[string]string{
 	"HERALD_LIMIT_PRIORITY":       "1/s",
 	"TELEGRAM_API_URL":            "http://127.0.0.1:8081/",
 	"TELEGRAM_TIMEOUT":            "3s",
+	"TELEGRAM_RETRY_AFTER_UNIT":   "100ms",
 	"HERALD_CONCURRENCY":          "8",
 	"HERALD_QUEUES":               "alerts=5, bulk_low=1",
 	"HERALD_STRICT_PRIORITY":      "true",
@@ -104,7 +105,7 @@ func TestLoadWorkerEnv(t *testing.T) {
 	want := Worker{
 		Redis:    Redis{URL: "rediss://:pw@cache:6380/2"},
 		Log:      Log{Level: slog.LevelDebug, Format: "json"},
-		Telegram: Telegram{Token: "123:abc", APIURL: "http://127.0.0.1:8081", Timeout: 3 * time.Second},
+		Telegram: Telegram{Token: "123:abc", APIURL: "http://127.0.0.1:8081", Timeout: 3 * time.Second, RetryAfterUnit: 100 * time.Millisecond},
 		Limits: Limits{
 			Bot:     Windows{{25, time.Second}},
 			Private: Unlimited,

@@ -2,10 +2,13 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,32 +16,113 @@ import (
 	"time"
 )
 
-// Limits are Telegram's limits at a time scale: at Scale 10 every rate is ten
-// times higher, for Herald and the fake alike.
+// Window is one sliding-window limit: at most N events in any span of Per.
+// An event exactly Per after the N-th last one is allowed.
+type Window struct {
+	N   int
+	Per time.Duration
+}
+
+// Telegram's documented limits for bots, in Telegram time: each private chat
+// 1 message per second; each group, supergroup or channel 1 per second and
+// 20 per minute; the whole bot 30 per second. PriorityWindows is Herald's
+// default allowance for priority messages (3 per second).
+var (
+	PrivateWindows  = []Window{{N: 1, Per: time.Second}}
+	GroupWindows    = []Window{{N: 1, Per: time.Second}, {N: 20, Per: time.Minute}}
+	BotWindows      = []Window{{N: 30, Per: time.Second}}
+	PriorityWindows = []Window{{N: 3, Per: time.Second}}
+)
+
+// Limits are Herald's limits at a time scale. The windows are in Telegram
+// time; a time scale compresses their span, not their count: at Scale 10
+// "30 per second" becomes "30 per 100ms", for Herald and the fake alike.
+// The worker's guard (HERALD_LIMIT_GUARD, 10ms of real time) is not scaled
+// and must stay below the shortest span: past scale 60 set a smaller one in
+// Fleet.ExtraEnv.
 type Limits struct {
-	Scale float64
-	// Herald's bursts; the fake tolerates one message more per limit (and a
-	// fuller bot-wide bucket), as Telegram does.
-	BotBurst, PrivateBurst, GroupBurst int
+	Scale                         float64
+	Bot, Private, Group, Priority []Window
+	// PauseBotMax caps the whole bot's pause after a 429 (Telegram time,
+	// HERALD_PAUSE_BOT_MAX); zero leaves the worker's default. The worker
+	// reads retry_after as real seconds, so at a time scale it waits longer
+	// than the fake asks; scaling the cap keeps a capped pause as long, in
+	// Telegram time, as at scale 1.
+	PauseBotMax time.Duration
 }
 
-// DefaultLimits are Herald's defaults at scale 1.
+// DefaultPauseBotMax is Herald's default cap on a bot-wide pause.
+const DefaultPauseBotMax = 10 * time.Second
+
+// DefaultLimits are Telegram's documented limits (and Herald's priority
+// default and pause cap) at scale.
 func DefaultLimits(scale float64) Limits {
-	return Limits{Scale: scale, BotBurst: 10, PrivateBurst: 1, GroupBurst: 1}
+	return Limits{Scale: scale, Bot: slices.Clone(BotWindows), Private: slices.Clone(PrivateWindows),
+		Group: slices.Clone(GroupWindows), Priority: slices.Clone(PriorityWindows), PauseBotMax: DefaultPauseBotMax}
 }
 
-func (l Limits) rate(n float64, unit string) string {
-	return strconv.FormatFloat(n*l.Scale, 'f', -1, 64) + "/" + unit
-}
-
-// WorkerEnv returns the worker's limit settings.
-func (l Limits) WorkerEnv() []string {
-	return []string{
-		"HERALD_LIMIT_BOT=" + l.rate(30, "s"), "HERALD_BURST_BOT=" + strconv.Itoa(l.BotBurst),
-		"HERALD_LIMIT_PRIVATE=" + l.rate(1, "s"), "HERALD_BURST_PRIVATE=" + strconv.Itoa(l.PrivateBurst),
-		"HERALD_LIMIT_GROUP=" + l.rate(20, "m"), "HERALD_BURST_GROUP=" + strconv.Itoa(l.GroupBurst),
-		"HERALD_LIMIT_PRIORITY=" + l.rate(3, "s"),
+// scale returns the time scale, 1 when unset.
+func (l Limits) scale() float64 {
+	if l.Scale <= 0 {
+		return 1
 	}
+	return l.Scale
+}
+
+// Real converts a Telegram duration into real time at l's scale.
+func (l Limits) Real(d time.Duration) time.Duration {
+	return time.Duration(math.Round(float64(d) / l.scale()))
+}
+
+// Span formats a Telegram span at l's scale as the worker's settings take
+// it: "s", "m" or "h" for exactly one of those, otherwise a Go duration
+// rounded to the microsecond ("100ms", "333.333ms", "6s"). The rounding is
+// far inside the fake's tolerance.
+func (l Limits) Span(per time.Duration) string {
+	d := l.Real(per).Round(time.Microsecond)
+	switch d {
+	case time.Second:
+		return "s"
+	case time.Minute:
+		return "m"
+	case time.Hour:
+		return "h"
+	}
+	return d.String()
+}
+
+// Setting formats windows as a HERALD_LIMIT_* value, e.g. "1/100ms,20/6s".
+func (l Limits) Setting(ws []Window) string {
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		parts[i] = strconv.Itoa(w.N) + "/" + l.Span(w.Per)
+	}
+	return strings.Join(parts, ",")
+}
+
+// WorkerEnv returns the worker's limit settings at l's scale; an empty list
+// of windows or a zero PauseBotMax is left to the worker's default.
+func (l Limits) WorkerEnv() []string {
+	var env []string
+	for _, s := range []struct {
+		name string
+		ws   []Window
+	}{
+		{"HERALD_LIMIT_BOT", l.Bot}, {"HERALD_LIMIT_PRIVATE", l.Private},
+		{"HERALD_LIMIT_GROUP", l.Group}, {"HERALD_LIMIT_PRIORITY", l.Priority},
+	} {
+		if len(s.ws) > 0 {
+			env = append(env, s.name+"="+l.Setting(s.ws))
+		}
+	}
+	if l.PauseBotMax > 0 {
+		env = append(env, "HERALD_PAUSE_BOT_MAX="+l.Real(l.PauseBotMax).Round(time.Microsecond).String())
+	}
+	if l.scale() > 1 {
+		// The fake counts retry_after in its own, shorter seconds.
+		env = append(env, "TELEGRAM_RETRY_AFTER_UNIT="+l.Real(time.Second).Round(time.Microsecond).String())
+	}
+	return env
 }
 
 // Fleet is a producer and workers around one Redis.
@@ -132,8 +216,39 @@ func (f *Fleet) StopWorker(ctx context.Context, w *Proc) error {
 	return w.Wait(ctx)
 }
 
+// PauseWorkers stops every running worker with SIGSTOP (see Proc.Pause).
+func (f *Fleet) PauseWorkers() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, w := range f.Workers {
+		if w.exited() {
+			continue
+		}
+		if err := w.Pause(); err != nil {
+			return fmt.Errorf("pausing %s: %w", w.Name, err)
+		}
+	}
+	return nil
+}
+
+// ResumeWorkers continues every running worker with SIGCONT.
+func (f *Fleet) ResumeWorkers() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var errs []error
+	for _, w := range f.Workers {
+		if w.exited() {
+			continue
+		}
+		if err := w.Resume(); err != nil {
+			errs = append(errs, fmt.Errorf("resuming %s: %w", w.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Close stops every process with SIGTERM, waiting up to 15 seconds each,
-// then SIGKILL.
+// then SIGKILL. Paused processes are resumed first so they can exit.
 func (f *Fleet) Close() {
 	f.mu.Lock()
 	procs := append([]*Proc{}, f.Workers...)
@@ -142,6 +257,7 @@ func (f *Fleet) Close() {
 		procs = append(procs, f.Producer)
 	}
 	for _, p := range procs {
+		_ = p.Resume()
 		_ = p.Signal(syscall.SIGTERM)
 	}
 	for _, p := range procs {

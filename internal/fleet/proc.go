@@ -50,10 +50,28 @@ func (p *Proc) Pid() int { return p.cmd.Process.Pid }
 // Signal sends sig to the process.
 func (p *Proc) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
 
+// Pause stops the process with SIGSTOP: it keeps its connections and
+// state but runs no code until Resume.
+func (p *Proc) Pause() error { return p.Signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process with SIGCONT; it is harmless on a
+// running one.
+func (p *Proc) Resume() error { return p.Signal(syscall.SIGCONT) }
+
 // Kill sends SIGKILL and waits for the process to exit.
 func (p *Proc) Kill() {
 	_ = p.cmd.Process.Kill()
 	<-p.done
+}
+
+// exited reports whether the process has exited.
+func (p *Proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // Done is closed when the process has exited.

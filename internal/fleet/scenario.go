@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -43,18 +44,70 @@ func fiveChats(label string, coalesce bool, seed uint64) []Message {
 	return ms
 }
 
-// S2 is 2,000 messages over 100 private chats, shuffled: bound by the
-// bot-wide limit.
-func S2(seed uint64) []Message {
+// S2 is 2,000 messages over 100 private chats, 20 each, shuffled: bound by
+// the bot-wide limit.
+func S2(seed uint64) []Message { return privateChats("S2", 2000, repeat(100, 20), seed) }
+
+// S2FloodWait is S2's messages (labelled S2-429) for the flood-wait case:
+// once half are delivered the fake announces a bot-wide flood wait of
+// FloodWait (see DeliverWithFloodWait).
+func S2FloodWait(seed uint64) []Message { return privateChats("S2-429", 2000, repeat(100, 20), seed) }
+
+// FloodWait is the bot-wide flood wait (Telegram time) S2-429 injects.
+const FloodWait = 5 * time.Second
+
+// S5 is 3,000 messages over 200 private chats, 10 to 20 each (15 on
+// average; the counts are drawn from seed), shuffled: the 429-storm case,
+// far more than the bot-wide limit lets through at once.
+func S5(seed uint64) []Message {
+	const chats, total, least, most = 200, 3000, 10, 20
+	counts := repeat(chats, least)
+	r := rand.New(rand.NewPCG(seed^0x5, seed+5))
+	for extra := total - chats*least; extra > 0; {
+		if c := r.IntN(chats); counts[c] < most {
+			counts[c]++
+			extra--
+		}
+	}
+	return privateChats("S5", 20000, counts, seed)
+}
+
+// Paused is 400 messages over 40 private chats, 10 each, shuffled: the
+// backlog-released case. They are posted while every worker is stopped and
+// released together PausedHold later (see DeliverPaused).
+func Paused(seed uint64) []Message { return privateChats("PAUSED", 7000, repeat(40, 10), seed) }
+
+// PausedHold is how long (Telegram time) the PAUSED scenario keeps the
+// workers stopped after posting.
+const PausedHold = 3 * time.Second
+
+// PrivateChats returns each messages to each of chats private chats
+// (first, first+1, ...), shuffled with seed, each text unique and prefixed
+// with label: S2's shape at any size.
+func PrivateChats(label string, first, chats, each int, seed uint64) []Message {
+	return privateChats(label, first, repeat(chats, each), seed)
+}
+
+// privateChats returns counts[i] messages to private chat first+i,
+// shuffled, each text unique and prefixed with label.
+func privateChats(label string, first int, counts []int, seed uint64) []Message {
 	var ms []Message
-	for c := 0; c < 100; c++ {
-		chat := strconv.Itoa(2000 + c)
-		for i := 0; i < 20; i++ {
-			ms = append(ms, Message{Chat: chat, Text: fmt.Sprintf("S2 %s #%d", chat, i)})
+	for c, n := range counts {
+		chat := strconv.Itoa(first + c)
+		for i := 0; i < n; i++ {
+			ms = append(ms, Message{Chat: chat, Text: fmt.Sprintf("%s %s #%d", label, chat, i)})
 		}
 	}
 	shuffle(ms, seed)
 	return ms
+}
+
+func repeat(n, v int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
 }
 
 // S4 is S1 with coalescing on: the same 200 messages (labelled S4), every
@@ -66,45 +119,22 @@ func shuffle(ms []Message, seed uint64) {
 	r.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
 }
 
-// MinDrain is the theoretical minimum time to deliver ms under l: the
-// largest of each chat's own schedule and the bot-wide schedule, each
-// (n - burst) intervals after the first message.
-func MinDrain(ms []Message, l Limits) time.Duration {
-	per := map[string]int{}
-	for _, m := range ms {
-		per[m.Chat]++
-	}
-	sched := func(n, burst int, interval time.Duration) time.Duration {
-		if n <= burst {
-			return 0
-		}
-		return time.Duration(n-burst) * interval
-	}
-	sec := func(perUnit float64, unit time.Duration) time.Duration {
-		return time.Duration(float64(unit) / (perUnit * l.Scale))
-	}
-	worst := sched(len(ms), l.BotBurst, sec(30, time.Second))
-	for chat, n := range per {
-		var d time.Duration
-		if chat[0] == '-' || chat[0] == '@' {
-			d = sched(n, l.GroupBurst, sec(20, time.Minute))
-		} else {
-			d = sched(n, l.PrivateBurst, sec(1, time.Second))
-		}
-		worst = max(worst, d)
-	}
-	return worst
-}
-
 // Outcome is what a run delivered.
 type Outcome struct {
-	Sent       int           // accepted by the producer API
-	Delivered  int           // distinct messages the fake accepted
-	Lost       int           // sent but never delivered
-	Duplicates int           // deliveries beyond the first of a message
-	TooMany    int64         // 429 answers
-	Drain      time.Duration // first enqueue to last delivery
-	Latencies  []time.Duration
+	Sent       int   // accepted by the producer API
+	Delivered  int   // distinct messages the fake accepted
+	Lost       int   // sent but never delivered
+	Duplicates int   // deliveries beyond the first of a message
+	TooMany    int64 // 429 answers
+	// Requests counts the Bot API requests the fake received (every
+	// method: sendMessage, and getChat or getMe if the workers call them).
+	Requests int64
+	// InsideWait counts requests that arrived inside a flood wait already
+	// announced by an earlier 429; InsideWaitBot those under a bot-wide
+	// (or Force429) wait.
+	InsideWait, InsideWaitBot int64
+	Drain                     time.Duration // first enqueue to last delivery
+	Latencies                 []time.Duration
 	// Messages counts the Telegram messages that carried the scenario's
 	// messages (fewer than Delivered when they were coalesced; see
 	// TallyItems).
@@ -171,6 +201,85 @@ loop:
 	return start, err
 }
 
+// Deliver posts ms with 32 parallel clients, waits until the fake has
+// accepted as many messages more and tallies the run from the first post.
+// The counters cover this run only (StatsSince).
+func (f *Fleet) Deliver(ctx context.Context, fake *telegramfake.Server, ms []Message) (Outcome, error) {
+	base, have := fake.Stats(), len(fake.Messages())
+	start, err := f.PostAll(ctx, ms, 32)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := waitFor(ctx, fake, have+len(ms)); err != nil {
+		return Outcome{}, err
+	}
+	return Tally(ms, fake.Messages(), StatsSince(fake.Stats(), base), start), nil
+}
+
+// DeliverPaused is the PAUSED scenario's run: it stops every worker
+// (SIGSTOP), posts ms, waits PausedHold of Telegram time, continues the
+// workers (SIGCONT) and waits for every delivery. Drain counts from the
+// release, so it compares with MinDrain.
+func (f *Fleet) DeliverPaused(ctx context.Context, fake *telegramfake.Server, ms []Message) (o Outcome, err error) {
+	base, have := fake.Stats(), len(fake.Messages())
+	if err := f.PauseWorkers(); err != nil {
+		_ = f.ResumeWorkers()
+		return Outcome{}, err
+	}
+	paused := true
+	defer func() {
+		if paused {
+			err = errors.Join(err, f.ResumeWorkers())
+		}
+	}()
+	if _, err := f.PostAll(ctx, ms, 32); err != nil {
+		return Outcome{}, err
+	}
+	select {
+	case <-time.After(f.Limits.Real(PausedHold)):
+	case <-ctx.Done():
+		return Outcome{}, ctx.Err()
+	}
+	start := time.Now()
+	paused = false
+	if err := f.ResumeWorkers(); err != nil {
+		return Outcome{}, err
+	}
+	if err := waitFor(ctx, fake, have+len(ms)); err != nil {
+		return Outcome{}, err
+	}
+	return Tally(ms, fake.Messages(), StatsSince(fake.Stats(), base), start), nil
+}
+
+// DeliverWithFloodWait is the S2-429 scenario's run: it posts ms and, once
+// half of them are delivered, has the fake announce a bot-wide flood wait
+// of wait (Telegram time, fake.Force429), then waits for every delivery.
+// Outcome.InsideWait counts the requests that came inside the announced
+// wait; the best drain is MinDrain plus the wait.
+func (f *Fleet) DeliverWithFloodWait(ctx context.Context, fake *telegramfake.Server, ms []Message, wait time.Duration) (Outcome, error) {
+	base, have := fake.Stats(), len(fake.Messages())
+	start, err := f.PostAll(ctx, ms, 32)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := waitFor(ctx, fake, have+len(ms)/2); err != nil {
+		return Outcome{}, err
+	}
+	fake.Force429(wait)
+	if err := waitFor(ctx, fake, have+len(ms)); err != nil {
+		return Outcome{}, err
+	}
+	return Tally(ms, fake.Messages(), StatsSince(fake.Stats(), base), start), nil
+}
+
+// waitFor waits until the fake has accepted n messages.
+func waitFor(ctx context.Context, fake *telegramfake.Server, n int) error {
+	if err := fake.Wait(ctx, n); err != nil {
+		return fmt.Errorf("waiting for deliveries: %w (have %d of %d)", err, len(fake.Messages()), n)
+	}
+	return nil
+}
+
 // Tally compares what the fake delivered with what was sent.
 func Tally(ms []Message, delivered []telegramfake.Message, stats telegramfake.Stats, start time.Time) Outcome {
 	want := map[string]bool{}
@@ -186,9 +295,34 @@ func Tally(ms []Message, delivered []telegramfake.Message, stats telegramfake.St
 		seen[d.Text]++
 		last = later(last, d.At)
 	}
-	o := Outcome{Sent: len(ms), TooMany: stats.TooMany}
+	o := fromStats(len(ms), stats)
 	o.count(ms, seen, last, start)
 	return o
+}
+
+// fromStats starts an Outcome from the fake's counters.
+func fromStats(sent int, st telegramfake.Stats) Outcome {
+	return Outcome{Sent: sent, TooMany: st.TooMany, Requests: st.Requests,
+		InsideWait: st.InsideWait, InsideWaitBot: st.InsideWaitBot}
+}
+
+// StatsSince returns the counters of now that accrued after base (a
+// snapshot taken earlier from the same fake), so the requests of starting
+// the workers are left out. TooManyByChat and Penalties stay zero.
+func StatsSince(now, base telegramfake.Stats) telegramfake.Stats {
+	return telegramfake.Stats{
+		Requests:      now.Requests - base.Requests,
+		Accepted:      now.Accepted - base.Accepted,
+		TooMany:       now.TooMany - base.TooMany,
+		TooManyFlood:  now.TooManyFlood - base.TooManyFlood,
+		TooManyBot:    now.TooManyBot - base.TooManyBot,
+		ServerErrors:  now.ServerErrors - base.ServerErrors,
+		Hangs:         now.Hangs - base.Hangs,
+		Rejected:      now.Rejected - base.Rejected,
+		Injected:      now.Injected - base.Injected,
+		InsideWait:    now.InsideWait - base.InsideWait,
+		InsideWaitBot: now.InsideWaitBot - base.InsideWaitBot,
+	}
 }
 
 // TallyItems is Tally for coalesced scenarios: a message counts as
@@ -196,7 +330,7 @@ func Tally(ms []Message, delivered []telegramfake.Message, stats telegramfake.St
 // alone or inside a digest, and each further showing is a duplicate.
 // Messages counts the delivered messages that showed any.
 func TallyItems(ms []Message, delivered []telegramfake.Message, stats telegramfake.Stats, start time.Time) Outcome {
-	o := Outcome{Sent: len(ms), TooMany: stats.TooMany}
+	o := fromStats(len(ms), stats)
 	seen := make(map[string]int, len(ms))
 	var last time.Time
 	for _, d := range delivered {

@@ -67,28 +67,42 @@ func New(rdb redis.Scripter, cfg Config) (*Limiter, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	g := cfg.Guard
 	l := &Limiter{rdb: rdb, cfg: cfg, resvTTL: 24 * time.Hour,
-		bot: winArg(cfg.Bot), private: winArg(cfg.Private), group: winArg(cfg.Group),
-		priority: winArg(cfg.Priority), queues: map[string]string{}}
+		bot: winArg(cfg.Bot, g) + spreadArg(cfg.Bot), private: winArg(cfg.Private, g), group: winArg(cfg.Group, g),
+		priority: winArg(cfg.Priority, 0), queues: map[string]string{}}
 	for q, lim := range cfg.Queues {
-		l.queues[q] = winArg(lim)
+		l.queues[q] = winArg(lim, g)
 	}
 	return l, nil
+}
+
+// spreadArg adds, for each bot-wide window of N sends per span, a spacing
+// of span/N between consecutive sends (no guard), so that a window's N
+// sends do not all leave at the same instant: when a 429 comes back, almost
+// no other request is on its way. The window's count still binds alone, so
+// the rate over any span is unchanged.
+func spreadArg(lim Limit) string {
+	var b strings.Builder
+	for _, w := range lim {
+		if w.N > 1 {
+			b.WriteString(";1:" + strconv.FormatInt((w.Per/time.Duration(w.N)).Microseconds(), 10) + ":0")
+		}
+	}
+	return b.String()
 }
 
 // Config returns the limiter's configuration, defaults applied.
 func (l *Limiter) Config() Config { return l.cfg }
 
-// winArg writes a Limit as the scripts read it: "n:span;n:span", spans in µs.
-func winArg(lim Limit) string {
+// winArg writes a Limit as the scripts read it: "n:span:guard;...", in µs.
+func winArg(lim Limit, guard time.Duration) string {
 	var b strings.Builder
 	for i, w := range lim {
 		if i > 0 {
 			b.WriteByte(';')
 		}
-		b.WriteString(strconv.Itoa(w.N))
-		b.WriteByte(':')
-		b.WriteString(strconv.FormatInt(w.Per.Microseconds(), 10))
+		b.WriteString(strconv.Itoa(w.N) + ":" + strconv.FormatInt(w.Per.Microseconds(), 10) + ":" + strconv.FormatInt(guard.Microseconds(), 10))
 	}
 	return b.String()
 }

@@ -24,13 +24,14 @@ local tm = redis.call('TIME')
 local now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
 local function num(x) return string.format('%.0f', x) end
 
--- wins parses "n:span;n:span" (span in µs) into a list of {n, span}, with
--- the largest n and the longest span.
+-- wins parses "n:span:g;..." (µs) into a list of {n, span, g}: n sends per
+-- span, each at least span+g after the one n places back. It also gives the
+-- largest n and the longest span.
 local function wins(s)
   local out = {maxn = 0, longest = 0}
-  for n, p in string.gmatch(s, '(%d+):(%d+)') do
+  for n, p, g in string.gmatch(s, '(%d+):(%d+):(%d+)') do
     n, p = tonumber(n), tonumber(p)
-    out[#out + 1] = {n, p}
+    out[#out + 1] = {n, p, tonumber(g)}
     if n > out.maxn then out.maxn = n end
     if p > out.longest then out.longest = p end
   end
@@ -38,7 +39,7 @@ local function wins(s)
 end
 
 -- earliest is the first time at or after t at which one more send fits at
--- the end of log key: not before its last entry, and span+guard after the
+-- the end of log key: not before its last entry, and span+g after the
 -- entry n places back, for every window.
 local function earliest(key, w, t)
   if w.maxn == 0 then return t end
@@ -47,7 +48,7 @@ local function earliest(key, w, t)
   if m > 0 and tonumber(e[2 * m]) > t then t = tonumber(e[2 * m]) end
   for _, x in ipairs(w) do
     if m >= x[1] then
-      local s = tonumber(e[2 * (m - x[1] + 1)]) + x[2] + guard
+      local s = tonumber(e[2 * (m - x[1] + 1)]) + x[2] + x[3]
       if s > t then t = s end
     end
   end
@@ -74,7 +75,7 @@ local function taskOf(member) return string.match(member, '^[^|]*|[^|]*|(.*)$') 
 // sends, KEYS[5] the task's reservation, KEYS[6] the task's progress record
 // (read only, returned to save a round trip), KEYS[7] priority log,
 // KEYS[8] bot pause, KEYS[9] chat pause.
-// ARGV[1..4] windows ("n:span;..." in µs, "" for none) of the bot, the queue,
+// ARGV[1..4] windows ("n:span:guard;..." in µs, "" for none) of the bot, the queue,
 // the chat and the priority allowance ("" unless the task is from a priority
 // queue), ARGV[5] guard µs, ARGV[6] SleepMax µs, ARGV[7] lead µs, ARGV[8]
 // reservation TTL ms, ARGV[9] task id, ARGV[10] normalised chat, ARGV[11]

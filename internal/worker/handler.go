@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +42,7 @@ type Handler struct {
 	log      *slog.Logger
 
 	backoffBase, backoffCap time.Duration
+	retryAfterUnit          time.Duration
 	sentRetention           time.Duration
 
 	migrations migrationCache
@@ -205,11 +205,10 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		switch tgErr.Reason {
 		case telegram.ReasonRateLimited:
 			h.metrics.TooMany.Inc()
-			pause := tgErr.RetryAfter
-			if pause <= 0 {
-				pause = time.Second
-			}
-			pause += rand.N(pause/10 + 50*time.Millisecond)
+			// retry_after counts whole seconds; a tenth of one more covers
+			// its rounding and the trip back to Telegram.
+			secs := max(int64(tgErr.RetryAfter/time.Second), 1)
+			pause := time.Duration(secs)*h.retryAfterUnit + h.retryAfterUnit/10
 			p, perr := h.limiter.Penalize(ctx, chat, slot, pause)
 			if perr == nil {
 				h.metrics.Pauses.WithLabelValues(p.Scope()).Inc()

@@ -56,6 +56,10 @@ type Config struct {
 	// at least 10s (asynq extends live leases every 5s). A negative value
 	// turns the sweep off and leaves recovery to asynq (60-90s).
 	LeaseRecoveryAfter time.Duration
+	// RetryAfterUnit is how long one second of a 429's retry_after lasts.
+	// Default 1s, Telegram's; only a fake Bot API that runs Telegram's clock
+	// faster needs less.
+	RetryAfterUnit time.Duration
 	// LeaseSweepInterval is how often each worker looks for such tasks;
 	// default 2s.
 	LeaseSweepInterval time.Duration
@@ -82,6 +86,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.BackoffBase == 0 {
 		c.BackoffBase = 2 * time.Second
+	}
+	if c.RetryAfterUnit <= 0 {
+		c.RetryAfterUnit = time.Second
 	}
 	if c.BackoffCap == 0 {
 		c.BackoffCap = 10 * time.Minute
@@ -171,6 +178,7 @@ func New(cfg Config) (*Worker, error) {
 	h := &Handler{
 		rdb: rdb, sender: cfg.Sender, resolver: resolverOf(cfg.Sender), limiter: lim, promoter: prom, metrics: metrics, log: cfg.Logger,
 		backoffBase: cfg.BackoffBase, backoffCap: cfg.BackoffCap, sentRetention: cfg.SentRetention,
+		retryAfterUnit: cfg.RetryAfterUnit,
 	}
 	// Digests hand their messages to the ordinary send path through an
 	// Enqueuer of the worker's own; a digest message's markup can be long
