@@ -148,7 +148,7 @@ func (l *Limiter) Acquire(ctx context.Context, chat, queue, taskID string, progr
 			keys.Reservation(taskID), keys.Sent(taskID), keys.PriorityLog(), keys.BotPause(), keys.ChatPause(chat)},
 		l.bot, l.queues[queue], l.chatArg(chat), prio,
 		us(l.cfg.Guard), us(l.cfg.SleepMax), us(l.cfg.SleepMax/2), l.resvTTL.Milliseconds(),
-		taskID, keys.NormChat(chat), keys.ChatSendsPrefix(), l.private, l.group, withProgress,
+		taskID, keys.NormChat(chat), keys.ChatSendsPrefix(), l.private, l.group, withProgress, keys.ReservationPrefix(),
 	).Slice()
 	if err != nil {
 		return Decision{}, fmt.Errorf("ratelimit: acquire: %w", err)

@@ -408,3 +408,35 @@ func TestConcurrentSendersKeepEveryWindow(t *testing.T) {
 		check(fmt.Sprintf("chat %s", chat), ts, lim)
 	}
 }
+
+// TestPriorityGoesFirstInItsChat queues 100 default messages for one chat,
+// then a critical one: it takes the chat's next turn, and the waiting
+// messages each move back by one turn, still one window apart.
+func TestPriorityGoesFirstInItsChat(t *testing.T) {
+	t.Parallel()
+	cfg := slow
+	cfg.PriorityQueues = []string{"critical"}
+	cfg.Priority = ratelimit.Per(3, time.Second)
+	b := setup(t, cfg)
+	var turns []time.Duration
+	for i := 0; i < 100; i++ {
+		_, at := b.acquire(t, "77", "default", "d"+strconv.Itoa(i))
+		turns = append(turns, at)
+	}
+	_, at := b.acquire(t, "77", "critical", "crit")
+	if !near(at, turns[1]) {
+		t.Fatalf("critical message: turn in %v, want the chat's next turn ~%v", at, turns[1])
+	}
+	// Message 0 already went; message i (i >= 1) now has message i+1's turn,
+	// and the last one a new turn one window after the old last.
+	for i := 1; i < 100; i++ {
+		_, got := b.acquire(t, "77", "default", "d"+strconv.Itoa(i))
+		want := turns[len(turns)-1] + 10*time.Second + b.cfg.Guard
+		if i+1 < 100 {
+			want = turns[i+1]
+		}
+		if !near(got, want) {
+			t.Fatalf("default message %d: turn in %v, want ~%v", i, got, want)
+		}
+	}
+}

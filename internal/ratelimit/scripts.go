@@ -81,7 +81,7 @@ local function taskOf(member) return string.match(member, '^[^|]*|[^|]*|(.*)$') 
 // reservation TTL ms, ARGV[9] task id, ARGV[10] normalised chat, ARGV[11]
 // chat send log prefix, ARGV[12..13] windows of private and group chats (for
 // the chat of a message that a priority message displaces), ARGV[14] "1" to
-// read the progress record.
+// read the progress record, ARGV[15] reservation key prefix.
 //
 // Returns {kind, wait µs, progress or false, member}: kind 1 = send now
 // (member names the slot, for Penalize), 2 = sleep wait then ask again,
@@ -150,8 +150,45 @@ local pb, pc = tonumber(pz[1] or 0), tonumber(pz[2] or 0)
 -- Stage 1: the chat's turn. A chat's messages get turns one window apart,
 -- so a long backlog neither crowds the bot-wide stage nor polls.
 if stage == 'n' and cw.maxn > 0 then
-  local s = earliest(KEYS[3], cw, math.max(now, pc))
-  add(KEYS[3], cw, s, member, true)
+  local s
+  if pw.maxn > 0 then
+    -- A priority message goes ahead of its chat's other waiting messages:
+    -- it takes the earliest turn they hold, each of them the next one's,
+    -- and the last a new turn at the end. The turns keep their spacing.
+    local f = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. num(now), '+inf', 'WITHSCORES')
+    local ms, ts = {}, {}
+    for i = 1, #f, 2 do
+      local mid = string.match(f[i], '^[^|]*|([^|]*)|')
+      if mid and string.sub(mid, -1) ~= 'p' then
+        ms[#ms + 1] = f[i]
+        ts[#ts + 1] = tonumber(f[i + 1])
+      end
+    end
+    if #ms > 0 then
+      local function move(m, t)
+        local task = taskOf(m)
+        local rv = task and redis.call('GET', ARGV[15] .. task)
+        if rv then
+          redis.call('SET', ARGV[15] .. task, string.sub(rv, 1, 1) .. '|' .. num(t) .. '|' .. m, 'PX', ARGV[8])
+        end
+      end
+      local k = #ms
+      redis.call('ZREM', KEYS[3], ms[k])
+      for i = k - 1, 1, -1 do
+        redis.call('ZADD', KEYS[3], num(ts[i + 1]), ms[i])
+        move(ms[i], ts[i + 1])
+      end
+      s = ts[1]
+      redis.call('ZADD', KEYS[3], num(s), member)
+      local last = earliest(KEYS[3], cw, now)
+      add(KEYS[3], cw, last, ms[k], true)
+      move(ms[k], last)
+    end
+  end
+  if not s then
+    s = earliest(KEYS[3], cw, math.max(now, pc))
+    add(KEYS[3], cw, s, member, true)
+  end
   if s > now then return reserve('c', s, member) end
 end
 

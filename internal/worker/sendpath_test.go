@@ -371,3 +371,36 @@ func TestUsernameAndIDShareOneSchedule(t *testing.T) {
 		}
 	}
 }
+
+// A critical message to a chat with a backlog of default messages takes the
+// chat's next turn instead of waiting behind the backlog (the chat's limit
+// still holds: the strict fake answers no 429).
+func TestCriticalGoesAheadOfItsChatsBacklog(t *testing.T) {
+	t.Parallel()
+	lim := scaledLimits()
+	lim.PriorityQueues = []string{"critical"}
+	lim.Priority = ratelimit.Per(3, time.Second/scale)
+	b := setup(t, options{limits: &lim})
+	for i := 0; i < 30; i++ {
+		b.send(t, jobs.SendMessage{Chat: "4242", Text: "backlog " + strconv.Itoa(i)}, "default")
+	}
+	if err := b.fake.Wait(b.ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	b.send(t, jobs.SendMessage{Chat: "4242", Text: "critical"}, "critical")
+	if err := b.fake.Wait(b.ctx, 31); err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range b.fake.Messages() {
+		if m.Text == "critical" {
+			if i > 4 {
+				t.Fatalf("the critical message was delivered %dth of 31, behind the chat's backlog", i+1)
+			}
+			if st := b.fake.Stats(); st.TooMany != 0 {
+				t.Fatalf("%d 429s", st.TooMany)
+			}
+			return
+		}
+	}
+	t.Fatal("the critical message was not delivered")
+}
