@@ -42,6 +42,8 @@ func NewWorker(cfg config.Worker, sender worker.Sender, reg prometheus.Registere
 		Queues:             cfg.Queues,
 		StrictPriority:     cfg.StrictPriority,
 		Concurrency:        cfg.Concurrency,
+		Waiters:            cfg.Waiters,
+		WaitLong:           cfg.WaitLong,
 		ShutdownTimeout:    cfg.ShutdownTimeout,
 		BackoffBase:        cfg.BackoffBase,
 		BackoffCap:         cfg.BackoffCap,

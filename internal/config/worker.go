@@ -13,6 +13,8 @@ import (
 // Worker environment variables (see also the Redis, Log and Telegram ones).
 const (
 	EnvConcurrency     = "HERALD_CONCURRENCY"
+	EnvWaiters         = "HERALD_WAITERS"
+	EnvWaitLong        = "HERALD_WAIT_LONG"
 	EnvQueues          = "HERALD_QUEUES"
 	EnvStrictPriority  = "HERALD_STRICT_PRIORITY"
 	EnvShutdownTimeout = "HERALD_SHUTDOWN_TIMEOUT"
@@ -40,6 +42,8 @@ const (
 // Worker defaults.
 const (
 	DefaultConcurrency     = 64
+	DefaultWaiters         = 256
+	DefaultWaitLong        = 2 * time.Minute
 	DefaultQueues          = "critical=6,default=3,low=1"
 	DefaultShutdownTimeout = 25 * time.Second
 	DefaultBackoffBase     = 2 * time.Second
@@ -275,6 +279,13 @@ type Worker struct {
 
 	// Concurrency is how many tasks run at once (HERALD_CONCURRENCY, 64).
 	Concurrency int
+	// Waiters is how many more tasks may wait for their send slot in the
+	// process, for up to WaitLong, instead of a round trip through Redis
+	// (HERALD_WAITERS, 256; -1 for none).
+	Waiters int
+	// WaitLong is the longest wait a waiter sleeps through
+	// (HERALD_WAIT_LONG, 2m).
+	WaitLong time.Duration
 	// Queues maps queue names to weighted priorities (HERALD_QUEUES,
 	// "critical=6,default=3,low=1"). Names must match [a-z0-9_-]+.
 	Queues map[string]int
@@ -318,6 +329,12 @@ func (w Worker) WithDefaults() Worker {
 	if w.Concurrency == 0 {
 		w.Concurrency = DefaultConcurrency
 	}
+	if w.Waiters == 0 {
+		w.Waiters = DefaultWaiters
+	}
+	if w.WaitLong == 0 {
+		w.WaitLong = DefaultWaitLong
+	}
 	if w.Queues == nil {
 		w.Queues = defaultQueueMap()
 	}
@@ -350,6 +367,12 @@ func (w Worker) Validate() error {
 	w.Redis.validate(&p)
 	w.Log.validate(&p)
 	w.Telegram.validate(&p)
+	if w.Waiters < -1 {
+		p.add(EnvWaiters, "must be -1 (none) or more, got %d", w.Waiters)
+	}
+	if w.WaitLong < 0 || w.WaitLong > time.Hour {
+		p.add(EnvWaitLong, "must be between 0 and 1h (e.g. %s), got %s", fmtDur(DefaultWaitLong), fmtDur(w.WaitLong))
+	}
 	if w.Concurrency < 1 {
 		p.add(EnvConcurrency, "must be >= 1, got %d", w.Concurrency)
 	}
@@ -471,6 +494,9 @@ func workerSpecs(w *Worker) []spec {
 		newSpec(EnvTelegramRetryAfterUnit, "1s", "Length of one second of a 429's retry_after; change it only for a fake Bot API that runs Telegram's clock faster.",
 			durationVar(&w.Telegram.RetryAfterUnit)),
 		newSpec(EnvConcurrency, "64", "Number of tasks processed at the same time.", intVar(&w.Concurrency)),
+		newSpec(EnvWaiters, "256", "Further tasks that may wait for their send slot in memory (a sleeping goroutine each) instead of a round trip through Redis; -1 for none.",
+			intVar(&w.Waiters)),
+		newSpec(EnvWaitLong, "2m", "Longest wait a task sleeps through in memory; longer waits go back to Redis.", durationVar(&w.WaitLong)),
 		newSpec(EnvQueues, DefaultQueues, "Queues to serve as NAME=PRIORITY pairs; names use a-z, 0-9, _ and -.",
 			queueMapVar(&w.Queues)),
 		newSpec(EnvStrictPriority, "false", "Empty higher-priority queues first instead of weighting them.",

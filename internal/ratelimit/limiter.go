@@ -130,25 +130,41 @@ func (l *Limiter) chatArg(chat string) string {
 
 func us(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
 
-// Acquire asks for a send slot for one message of task taskID to chat, from
-// queue. It is idempotent per task: a task that asks again gets the slot or
-// turn it reserved. With progress set, the task's progress record is read in
-// the same round trip (Decision.Progress).
-func (l *Limiter) Acquire(ctx context.Context, chat, queue, taskID string, progress bool) (Decision, error) {
+// Ask is one request for a send slot.
+type Ask struct {
+	// Chat, Queue and TaskID name the message: a task may ask any number
+	// of times and gets the slot or turn it reserved.
+	Chat, Queue, TaskID string
+	// Progress reads the task's progress record in the same round trip
+	// (Decision.Progress).
+	Progress bool
+	// SleepMax overrides Config.SleepMax for this ask: the longest wait the
+	// caller will sleep through rather than defer the task. Zero: the
+	// config's.
+	SleepMax time.Duration
+}
+
+// Acquire asks for a send slot for one message.
+func (l *Limiter) Acquire(ctx context.Context, a Ask) (Decision, error) {
 	var prio string
-	if slices.Contains(l.cfg.PriorityQueues, queue) {
+	if slices.Contains(l.cfg.PriorityQueues, a.Queue) {
 		prio = l.priority
 	}
 	withProgress := "0"
-	if progress {
+	if a.Progress {
 		withProgress = "1"
 	}
+	sleepMax := l.cfg.SleepMax
+	if a.SleepMax > 0 {
+		sleepMax = a.SleepMax
+	}
+	chat := a.Chat
 	res, err := acquireScript.Run(ctx, l.rdb,
-		[]string{keys.BotLog(), keys.QueueLog(queue), keys.ChatTurns(chat), keys.ChatSends(chat),
-			keys.Reservation(taskID), keys.Sent(taskID), keys.PriorityLog(), keys.BotPause(), keys.ChatPause(chat)},
-		l.bot, l.queues[queue], l.chatArg(chat), prio,
-		us(l.cfg.Guard), us(l.cfg.SleepMax), us(l.cfg.SleepMax/2), l.resvTTL.Milliseconds(),
-		taskID, keys.NormChat(chat), keys.ChatSendsPrefix(), l.private, l.group, withProgress, keys.ReservationPrefix(),
+		[]string{keys.BotLog(), keys.QueueLog(a.Queue), keys.ChatTurns(chat), keys.ChatSends(chat),
+			keys.Reservation(a.TaskID), keys.Sent(a.TaskID), keys.PriorityLog(), keys.BotPause(), keys.ChatPause(chat)},
+		l.bot, l.queues[a.Queue], l.chatArg(chat), prio,
+		us(l.cfg.Guard), us(sleepMax), us(l.cfg.SleepMax/2), l.resvTTL.Milliseconds(),
+		a.TaskID, keys.NormChat(chat), keys.ChatSendsPrefix(), l.private, l.group, withProgress, keys.ReservationPrefix(),
 	).Slice()
 	if err != nil {
 		return Decision{}, fmt.Errorf("ratelimit: acquire: %w", err)

@@ -34,7 +34,7 @@ func setup(t *testing.T, cfg ratelimit.Config) bundle {
 // slot itself (a deferred task comes back SleepMax/2 before its slot).
 func (b bundle) acquire(t *testing.T, chat, queue, id string) (ratelimit.Decision, time.Duration) {
 	t.Helper()
-	d, err := b.lim.Acquire(b.ctx, chat, queue, id, false)
+	d, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: chat, Queue: queue, TaskID: id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func TestConcurrentSendersKeepEveryWindow(t *testing.T) {
 			defer wg.Done()
 			for job := range work {
 				for {
-					d, err := b.lim.Acquire(b.ctx, job[0], "default", job[1], false)
+					d, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: job[0], Queue: "default", TaskID: job[1]})
 					if err != nil {
 						t.Error(err)
 						return

@@ -28,19 +28,19 @@ func TestScriptsRunOnMiniredis(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	first, err := lim.Acquire(ctx, "1", "default", "a", true)
+	first, err := lim.Acquire(ctx, ratelimit.Ask{Chat: "1", Queue: "default", TaskID: "a", Progress: true})
 	if err != nil || first.Kind != ratelimit.Go || first.Slot == "" {
 		t.Fatalf("first: %+v, %v; want go with a slot", first, err)
 	}
 	for _, c := range []string{"2", "3", "4"} {
-		if _, err := lim.Acquire(ctx, c, "default", "m"+c, false); err != nil {
+		if _, err := lim.Acquire(ctx, ratelimit.Ask{Chat: c, Queue: "default", TaskID: "m"+c}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if d, err := lim.Acquire(ctx, "1", "default", "b", false); err != nil || d.Kind != ratelimit.Defer {
+	if d, err := lim.Acquire(ctx, ratelimit.Ask{Chat: "1", Queue: "default", TaskID: "b"}); err != nil || d.Kind != ratelimit.Defer {
 		t.Fatalf("second message to chat 1: %+v, %v; want defer", d, err)
 	}
-	if d, err := lim.Acquire(ctx, "5", "critical", "crit", false); err != nil || d.Kind == ratelimit.Go {
+	if d, err := lim.Acquire(ctx, ratelimit.Ask{Chat: "5", Queue: "critical", TaskID: "crit"}); err != nil || d.Kind == ratelimit.Go {
 		t.Fatalf("critical: %+v, %v; want the earliest booked slot, not now", d, err)
 	}
 	p, err := lim.Penalize(ctx, "1", first.Slot, 3*time.Second)

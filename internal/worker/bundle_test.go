@@ -73,6 +73,7 @@ type options struct {
 	concurrency int
 	maxRetry    int
 	limits      *ratelimit.Config // default scaledLimits()
+	waiters     int               // worker.Config.Waiters
 }
 
 func setup(t *testing.T, o options) *testBundle { return setupTB(t, o) }
@@ -111,6 +112,7 @@ func setupTB(t testing.TB, o options) *testBundle {
 		Sender:          sender,
 		Limits:          limits,
 		Concurrency:     o.concurrency,
+		Waiters:         o.waiters,
 		BackoffBase:     100 * time.Millisecond,
 		BackoffCap:      time.Second,
 		ShutdownTimeout: 5 * time.Second,

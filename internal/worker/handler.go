@@ -43,7 +43,13 @@ type Handler struct {
 
 	backoffBase, backoffCap time.Duration
 	retryAfterUnit          time.Duration
-	sentRetention           time.Duration
+
+	// waiters holds a place for each task that waits for its slot in memory
+	// for up to waitLong; stopping closes when the process shuts down.
+	waiters       chan struct{}
+	waitLong      time.Duration
+	stopping      chan struct{}
+	sentRetention time.Duration
 
 	migrations migrationCache
 }
@@ -266,39 +272,60 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	return nil
 }
 
-// waitTurn blocks for short limiter waits and defers the task for long ones.
-// It returns the task's progress record (read with the decision when
-// progress is set) and the slot that the send uses.
+// waitTurn waits for the message's send slot: it sleeps through waits that
+// the limiter answers with Again and defers the task for longer ones. A
+// task that holds one of the process's waiter places may sleep through
+// waits of up to waitLong in memory, which saves the round trip of a
+// deferral through Redis. It returns the task's progress record (read with
+// the decision when progress is set) and the slot that the send uses.
 func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bool) (record, slot string, err error) {
 	queue, id := r.queue, r.id
+	ask := ratelimit.Ask{Chat: chat, Queue: queue, TaskID: id, Progress: progress}
+	select {
+	case h.waiters <- struct{}{}:
+		defer func() { <-h.waiters }()
+		ask.SleepMax = h.waitLong
+	default:
+	}
 	for {
-		d, err := h.limiter.Acquire(ctx, chat, queue, id, progress)
+		d, err := h.limiter.Acquire(ctx, ask)
 		if err != nil {
 			return "", "", h.retryLater(ctx, r, "redis", err)
 		}
-		if progress {
-			record, progress = d.Progress, false
+		if ask.Progress {
+			record, ask.Progress = d.Progress, false
 		}
 		h.metrics.RateWait.Observe(d.Wait.Seconds())
 		switch d.Kind {
 		case ratelimit.Go:
 			return record, d.Slot, nil
 		case ratelimit.Defer:
-			h.metrics.Deferrals.WithLabelValues(queue).Inc()
-			h.promoter.schedule(queue, id, time.Now().Add(d.Wait))
-			return "", "", &laterError{Delay: d.Wait, Reason: "rate limited"}
+			return "", "", h.deferTask(queue, id, d.Wait)
 		}
-		// Again: sleep the short wait, then ask once more. The slot is
-		// confirmed only then, so a pause that a 429 wrote meanwhile holds
-		// this send back too.
+		// Again: sleep the wait, then ask once more. The slot is confirmed
+		// only then, so a pause that a 429 wrote meanwhile holds this send
+		// back too.
 		t := time.NewTimer(d.Wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return "", "", ctx.Err()
+		case <-h.stopping:
+			// The process is shutting down: the task goes back to Redis,
+			// keeping its reservation, for the rest of the fleet.
+			t.Stop()
+			return "", "", h.deferTask(queue, id, d.Wait)
 		case <-t.C:
 		}
 	}
+}
+
+// deferTask hands the task back to Redis until wait has passed; the
+// promoter returns it to the front of its queue then.
+func (h *Handler) deferTask(queue, id string, wait time.Duration) error {
+	h.metrics.Deferrals.WithLabelValues(queue).Inc()
+	h.promoter.schedule(queue, id, time.Now().Add(wait))
+	return &laterError{Delay: wait, Reason: "rate limited"}
 }
 
 // run is what one attempt at a task knows about it.

@@ -319,7 +319,7 @@ func TestTooManyPausesTheWholeBot(t *testing.T) {
 // left (here: none at all) still waits out its rate limit.
 func TestRateLimitedTaskWithNoRetryBudgetIsNotArchived(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{})
+	b := setup(t, options{waiters: -1}) // no waiting in memory: every long wait is a deferral
 	zero := 0
 	var ids []jobs.Result
 	for i := 0; i < 4; i++ {

@@ -38,6 +38,14 @@ type Config struct {
 	StrictPriority bool
 	// Concurrency is the number of tasks handled at once; default 64.
 	Concurrency int
+	// Waiters is how many more tasks may wait for their send slot in this
+	// process, for up to WaitLong, instead of going back to Redis until the
+	// slot comes (a round trip through asynq's retry set and a second
+	// dequeue). Each waiter is a sleeping goroutine. Default 256; negative:
+	// none.
+	Waiters int
+	// WaitLong is the longest wait a waiter sleeps through. Default 2m.
+	WaitLong time.Duration
 	// ShutdownTimeout bounds how long in-flight sends may finish after
 	// SIGTERM; default 25s.
 	ShutdownTimeout time.Duration
@@ -77,6 +85,15 @@ type Config struct {
 func (c Config) WithDefaults() Config {
 	if len(c.Queues) == 0 {
 		c.Queues = map[string]int{jobs.QueueCritical: 6, jobs.QueueDefault: 3, jobs.QueueLow: 1}
+	}
+	if c.Waiters == 0 {
+		c.Waiters = 256
+	}
+	if c.Waiters < 0 {
+		c.Waiters = 0
+	}
+	if c.WaitLong == 0 {
+		c.WaitLong = 2 * time.Minute
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = 64
@@ -179,6 +196,7 @@ func New(cfg Config) (*Worker, error) {
 		rdb: rdb, sender: cfg.Sender, resolver: resolverOf(cfg.Sender), limiter: lim, promoter: prom, metrics: metrics, log: cfg.Logger,
 		backoffBase: cfg.BackoffBase, backoffCap: cfg.BackoffCap, sentRetention: cfg.SentRetention,
 		retryAfterUnit: cfg.RetryAfterUnit,
+		waiters:        make(chan struct{}, cfg.Waiters), waitLong: cfg.WaitLong, stopping: make(chan struct{}),
 	}
 	// Digests hand their messages to the ordinary send path through an
 	// Enqueuer of the worker's own; a digest message's markup can be long
@@ -190,7 +208,8 @@ func New(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
-		Concurrency:    cfg.Concurrency,
+		// Waiters sleep in handlers too, beside the senders.
+		Concurrency:    cfg.Concurrency + cfg.Waiters,
 		Queues:         cfg.Queues,
 		StrictPriority: cfg.StrictPriority,
 		// Idle rounds are held by the wake hook, not by this sleep; a tiny
@@ -266,7 +285,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.cfg.Logger.Info("worker shutting down", "timeout", w.cfg.ShutdownTimeout)
 	w.waker.Close() // release a held dequeue round so the processor can stop at once
 	w.srv.Stop()
-	w.srv.Shutdown() // in-flight sends finish; the promoter keeps running meanwhile
+	close(w.handler.stopping) // waiters hand their tasks back at once
+	w.srv.Shutdown()          // in-flight sends finish; the promoter keeps running meanwhile
 	stopBG()
 	wg.Wait()
 	// Deferred tasks whose promotion this process was to make go back to
