@@ -55,11 +55,15 @@ local function earliest(key, w, t)
   return t
 end
 
--- add records member at s in log key and forgets entries too old to bind
--- any window; expire keeps a per-chat key only while it matters.
+-- add records member at s in log key and, one time in eight, forgets the
+-- entries too old to bind any window (the decisions read only the newest
+-- entries, so stale ones cost memory, not correctness); expire keeps a
+-- per-chat key only while it matters.
 local function add(key, w, s, member, expire)
   redis.call('ZADD', key, num(s), member)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. num(now - w.longest - guard))
+  if now % 8 == 0 then
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. num(now - w.longest - guard))
+  end
   if expire then
     redis.call('PEXPIRE', key, math.floor((s - now + w.longest + guard) / 1000) + 2000)
   end
@@ -92,10 +96,13 @@ local function taskOf(member) return string.match(member, '^[^|]*|[^|]*|(.*)$') 
 // spacing), 'g' its bot-wide slot, whose time is the member's score in the
 // bot's log (or the chat's), so that a pause can move it.
 var acquireScript = redis.NewScript(`
-local progress = false
-if ARGV[14] == '1' then progress = redis.call('GET', KEYS[6]) end
 local guard = tonumber(ARGV[5])
 ` + luaCommon + `
+-- One read for the reservation, the progress record and both pauses.
+local st = redis.call('MGET', KEYS[5], KEYS[6], KEYS[8], KEYS[9])
+local r, progress = st[1], false
+if ARGV[14] == '1' then progress = st[2] end
+local pb, pc = tonumber(st[3] or 0), tonumber(st[4] or 0)
 local bw, qw, cw, pw = wins(ARGV[1]), wins(ARGV[2]), wins(ARGV[3]), wins(ARGV[4])
 local sleepMax, lead = tonumber(ARGV[6]), tonumber(ARGV[7])
 
@@ -108,8 +115,9 @@ local function reserve(stage, s, member)
   return waitFor(s - now)
 end
 
-local stage, member = 'n', nil
-local r = redis.call('GET', KEYS[5])
+-- A reservation that is used up is deleted at the end, unless a new one
+-- has replaced it by then.
+local stage, member, held = 'n', nil, r and true
 if r then
   local st, slot, m = string.match(r, '^(%a)|(%d+)|(.*)$')
   slot, member = tonumber(slot), m
@@ -123,19 +131,18 @@ if r then
     if sc then
       sc = tonumber(sc)
       if sc > now then return waitFor(sc - now) end
-      redis.call('DEL', KEYS[5])
-      if sc >= now - guard then return {1, '0', progress, m} end
+      if sc >= now - guard then
+        redis.call('DEL', KEYS[5])
+        return {1, '0', progress, m}
+      end
       -- Back later than the guard allows: sending now could crowd the sends
       -- reserved after this one. Leave the slot unused and take a new one.
       redis.call('ZREM', KEYS[1], m)
       redis.call('ZREM', KEYS[4], m)
-    else
-      redis.call('DEL', KEYS[5])
     end
     stage = 'q'
   else
     if slot > now then return waitFor(slot - now) end
-    redis.call('DEL', KEYS[5])
     stage = st
   end
 end
@@ -144,8 +151,6 @@ if not member then
   if pw.maxn > 0 then p = 'p' end
   member = ARGV[10] .. '|' .. num(now) .. p .. '|' .. ARGV[9]
 end
-local pz = redis.call('MGET', KEYS[8], KEYS[9])
-local pb, pc = tonumber(pz[1] or 0), tonumber(pz[2] or 0)
 
 -- Stage 1: the chat's turn. A chat's messages get turns one window apart,
 -- so a long backlog neither crowds the bot-wide stage nor polls.
@@ -247,6 +252,7 @@ end
 if bw.maxn > 0 then add(KEYS[1], bw, s, member, false) end
 if cw.maxn > 0 then add(KEYS[4], cw, s, member, true) end
 if s > now then return reserve('g', s, member) end
+if held then redis.call('DEL', KEYS[5]) end
 return {1, '0', progress, member}
 `)
 
