@@ -48,6 +48,9 @@ type Decision struct {
 	// Slot names the slot a Go decision used; pass it to Penalize when
 	// Telegram refuses the send.
 	Slot string
+	// At is when, by Redis' clock, a Go decision was made: the send time
+	// that the limits were checked against.
+	At time.Time
 }
 
 // Limiter applies Config fleet-wide through Redis.
@@ -182,6 +185,13 @@ func parseDecision(res []any) (Decision, error) {
 	}
 	if len(res) > 3 {
 		d.Slot, _ = res[3].(string)
+	}
+	if len(res) > 4 {
+		at, err := micros(res[4])
+		if err != nil {
+			return Decision{}, err
+		}
+		d.At = time.UnixMicro(at.Microseconds())
 	}
 	kind, ok := res[0].(int64)
 	if !ok {

@@ -326,8 +326,9 @@ func TestLateTaskTakesANewSlot(t *testing.T) {
 
 // TestConcurrentSendersKeepEveryWindow runs many simulated workers that
 // follow the limiter's decisions (sleeping, deferring, asking again) and
-// records when each one was told to send: every window of every limit
-// holds over those times, with no slack beyond the guard.
+// records when (by Redis' clock) each one was told to send: every window of
+// every limit holds over those times, exactly. (Slots are planned a guard
+// apart beyond each window; a send may use its slot up to a guard late.)
 func TestConcurrentSendersKeepEveryWindow(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -370,7 +371,7 @@ func TestConcurrentSendersKeepEveryWindow(t *testing.T) {
 					}
 					if d.Kind == ratelimit.Go {
 						mu.Lock()
-						sends = append(sends, send{job[0], time.Now()})
+						sends = append(sends, send{job[0], d.At})
 						mu.Unlock()
 						break
 					}
@@ -438,5 +439,53 @@ func TestPriorityGoesFirstInItsChat(t *testing.T) {
 		if !near(got, want) {
 			t.Fatalf("default message %d: turn in %v, want ~%v", i, got, want)
 		}
+	}
+}
+
+// TestPriorityDisplacesAChatInOrder: when the slot a priority message takes
+// belongs to a chat with later slots too, that chat's messages each move
+// back by one slot, so the chat keeps its order.
+func TestPriorityDisplacesAChatInOrder(t *testing.T) {
+	t.Parallel()
+	cfg := ratelimit.Config{
+		Bot:            ratelimit.Per(1, time.Second),
+		Private:        ratelimit.Per(1, time.Millisecond),
+		Guard:          time.Microsecond,
+		SleepMax:       100 * time.Millisecond,
+		PriorityQueues: []string{"critical"},
+		Priority:       ratelimit.Per(1, time.Minute),
+	}
+	b := setup(t, cfg)
+	// settle asks until the answer is no longer a short wait for the
+	// chat's turn (1ms apart here), as a worker would.
+	settle := func(chat, queue, id string) (ratelimit.Decision, time.Duration) {
+		for {
+			d, at := b.acquire(t, chat, queue, id)
+			if d.Kind != ratelimit.Again || at > 50*time.Millisecond {
+				return d, at
+			}
+			time.Sleep(at)
+		}
+	}
+	var booked []time.Duration
+	for i := 0; i < 5; i++ {
+		_, at := settle("10", "default", "a"+strconv.Itoa(i))
+		booked = append(booked, at)
+	}
+	_, at := settle("20", "critical", "crit")
+	if !near(at, booked[1]) {
+		t.Fatalf("critical message: slot in %v, want chat 10's second slot ~%v (booked %v)", at, booked[1], booked)
+	}
+	var prev time.Duration
+	for i := 1; i < 5; i++ {
+		_, got := b.acquire(t, "10", "default", "a"+strconv.Itoa(i))
+		want := booked[len(booked)-1] + time.Second
+		if i+1 < len(booked) {
+			want = booked[i+1]
+		}
+		if got <= prev || !near(got, want) {
+			t.Fatalf("chat 10 message %d: slot in %v after %v, want ~%v (booked %v)", i, got, prev, want, booked)
+		}
+		prev = got
 	}
 }

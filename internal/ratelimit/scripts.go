@@ -87,8 +87,8 @@ local function taskOf(member) return string.match(member, '^[^|]*|[^|]*|(.*)$') 
 // the chat of a message that a priority message displaces), ARGV[14] "1" to
 // read the progress record, ARGV[15] reservation key prefix.
 //
-// Returns {kind, wait µs, progress or false, member}: kind 1 = send now
-// (member names the slot, for Penalize), 2 = sleep wait then ask again,
+// Returns {kind, wait µs, progress or false, member, now µs}: kind 1 = send
+// now (member names the slot, for Penalize; now is the decision's time), 2 = sleep wait then ask again,
 // 3 = defer the task by wait (it comes back lead µs before its slot).
 //
 // A reservation ("<stage>|<slot µs>|<member>") records how far a waiting
@@ -133,7 +133,7 @@ if r then
       if sc > now then return waitFor(sc - now) end
       if sc >= now - guard then
         redis.call('DEL', KEYS[5])
-        return {1, '0', progress, m}
+        return {1, '0', progress, m, num(now)}
       end
       -- Back later than the guard allows: sending now could crowd the sends
       -- reserved after this one. Leave the slot unused and take a new one.
@@ -219,32 +219,38 @@ end
 local s = sb
 -- A priority message does not queue behind the bot-wide slots promised to
 -- others: while its allowance has room it takes the earliest promised slot
--- (after its chat's spacing) of a message that is the last one reserved in
--- its own chat, and that message moves to the end of the schedule. The bot's
--- log keeps the same times plus one at the end, so the bot-wide windows and
--- every chat's order and windows still hold.
+-- (after its own chat's spacing) of another message. That message's chat
+-- moves back by one place: each of its messages from there on takes the
+-- next one's slot, and its last a new slot at the end of the schedule. The
+-- bot's log keeps the same times plus one at its end, so the bot-wide
+-- windows hold, and so do that chat's order and windows.
 if pw.maxn > 0 and bw.maxn > 0 and sb > now and earliest(KEYS[7], pw, now) <= now then
   local lo = math.max(now + 1, cs)
   local c = redis.call('ZRANGEBYSCORE', KEYS[1], num(lo), '(' .. num(sb), 'WITHSCORES', 'LIMIT', 0, 16)
   for i = 1, #c, 2 do
-    local m, x = c[i], tonumber(c[i + 1])
-    local mchat, mid = string.match(m, '^([^|]*)|([^|]*)|')
-    if mchat and string.sub(mid, -1) ~= 'p' then
+    local x = tonumber(c[i + 1])
+    local mchat, mid = string.match(c[i], '^([^|]*)|([^|]*)|')
+    if mchat and string.sub(mid, -1) ~= 'p' and mchat ~= ARGV[10] then
       local ck = ARGV[11] .. mchat
-      local last = redis.call('ZRANGE', ck, -1, -1)
-      if last[1] == nil or last[1] == m then
-        local mw = wins(ARGV[12])
-        if string.match(mchat, '^[-@]') then mw = wins(ARGV[13]) end
-        redis.call('ZREM', KEYS[1], m)
-        redis.call('ZREM', ck, m)
-        local ms = earliest(KEYS[1], bw, now)
-        if mw.maxn > 0 then ms = earliest(ck, mw, ms) end
-        add(KEYS[1], bw, ms, m, false)
-        if mw.maxn > 0 then add(ck, mw, ms, m, true) end
-        add(KEYS[7], pw, now, member, false)
-        s = x
-        break
+      local mw = wins(ARGV[12])
+      if string.match(mchat, '^[-@]') then mw = wins(ARGV[13]) end
+      local f = {c[i], x}
+      if mw.maxn > 0 then f = redis.call('ZRANGEBYSCORE', ck, num(x), '+inf', 'WITHSCORES') end
+      local k = #f / 2
+      local last = f[2 * k - 1]
+      redis.call('ZREM', KEYS[1], last)
+      redis.call('ZREM', ck, last)
+      for j = k - 1, 1, -1 do
+        redis.call('ZADD', KEYS[1], f[2 * j + 2], f[2 * j - 1])
+        redis.call('ZADD', ck, f[2 * j + 2], f[2 * j - 1])
       end
+      local ms = earliest(KEYS[1], bw, now)
+      if mw.maxn > 0 then ms = earliest(ck, mw, ms) end
+      add(KEYS[1], bw, ms, last, false)
+      if mw.maxn > 0 then add(ck, mw, ms, last, true) end
+      add(KEYS[7], pw, now, member, false)
+      s = x
+      break
     end
   end
 end
@@ -253,7 +259,7 @@ if bw.maxn > 0 then add(KEYS[1], bw, s, member, false) end
 if cw.maxn > 0 then add(KEYS[4], cw, s, member, true) end
 if s > now then return reserve('g', s, member) end
 if held then redis.call('DEL', KEYS[5]) end
-return {1, '0', progress, member}
+return {1, '0', progress, member, num(now)}
 `)
 
 // penalizeScript applies a 429 answer.
