@@ -33,7 +33,7 @@ func TestScriptsRunOnMiniredis(t *testing.T) {
 		t.Fatalf("first: %+v, %v; want go with a slot", first, err)
 	}
 	for _, c := range []string{"2", "3", "4"} {
-		if _, err := lim.Acquire(ctx, ratelimit.Ask{Chat: c, Queue: "default", TaskID: "m"+c}); err != nil {
+		if _, err := lim.Acquire(ctx, ratelimit.Ask{Chat: c, Queue: "default", TaskID: "m" + c}); err != nil {
 			t.Fatal(err)
 		}
 	}
