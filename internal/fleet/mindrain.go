@@ -156,18 +156,41 @@ func cloneChats(chats []drainChat) []drainChat {
 // Config.Tolerance), as the fake admits. It returns one line per breach,
 // none when every window was kept.
 func CheckWindows(delivered []telegramfake.Message, scale, tolerance float64) []string {
-	l := Limits{Scale: scale}
 	var out []string
+	eachGap(delivered, scale, func(who string, w Window, i int, gap, span time.Duration) {
+		if least := span - time.Duration(float64(span)*tolerance); gap < least {
+			out = append(out, fmt.Sprintf("%s: messages %d and %d %v apart, want at least %v (%d per %v)",
+				who, i-w.N, i, gap, least, w.N, span))
+		}
+	})
+	return out
+}
+
+// MinSlack is the least, over every documented window and every pair of
+// deliveries N apart, of how much longer than the window's span the pair
+// was apart, in real time: how much of its guard Herald kept at Telegram's
+// door. It is negative when a window was broken; zero when nothing was
+// delivered N apart.
+func MinSlack(delivered []telegramfake.Message, scale float64) time.Duration {
+	least, seen := time.Duration(0), false
+	eachGap(delivered, scale, func(_ string, _ Window, _ int, gap, span time.Duration) {
+		if d := gap - span; !seen || d < least {
+			least, seen = d, true
+		}
+	})
+	return least
+}
+
+// eachGap calls fn for every pair of deliveries N apart under each of
+// Telegram's documented windows: per chat, and for the bot as a whole.
+func eachGap(delivered []telegramfake.Message, scale float64, fn func(who string, w Window, i int, gap, span time.Duration)) {
+	l := Limits{Scale: scale}
 	check := func(who string, at []time.Time, ws []Window) {
 		sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
 		for _, w := range ws {
 			span := l.Real(w.Per)
-			least := span - time.Duration(float64(span)*tolerance)
 			for i := w.N; i < len(at); i++ {
-				if gap := at[i].Sub(at[i-w.N]); gap < least {
-					out = append(out, fmt.Sprintf("%s: messages %d and %d %v apart, want at least %v (%d per %v)",
-						who, i-w.N, i, gap, least, w.N, span))
-				}
+				fn(who, w, i, at[i].Sub(at[i-w.N]), span)
 			}
 		}
 	}
@@ -190,5 +213,4 @@ func CheckWindows(delivered []telegramfake.Message, scale, tolerance float64) []
 		check(fmt.Sprintf("chat %d", id), byChat[id], ws)
 	}
 	check("bot", all, BotWindows)
-	return out
 }
