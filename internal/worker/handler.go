@@ -43,6 +43,8 @@ type Handler struct {
 
 	backoffBase, backoffCap time.Duration
 	retryAfterUnit          time.Duration
+	// recordWindow bounds how long recordSent keeps trying.
+	recordWindow time.Duration
 
 	// waiters holds a place for each task that waits for its slot in memory
 	// for up to waitLong; stopping closes when the process shuts down.
@@ -76,10 +78,28 @@ func parseProgress(v string) progress {
 func (h *Handler) saveProgress(ctx context.Context, id string, p progress, messageID int) error {
 	// A fresh context: a cancelled attempt must still record a send that
 	// Telegram accepted, or the task would be sent twice.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	v := strconv.Itoa(p.done) + ":" + strconv.Itoa(p.plainFrom) + ":" + strconv.Itoa(messageID)
 	return h.rdb.Set(ctx, keys.Sent(id), v, h.sentRetention).Err()
+}
+
+// recordSent records a part that Telegram accepted. Redis may be away for a
+// moment (a restart, a failover): the record is retried, with backoff, for
+// as long as the task cannot be handed to another worker (the lease
+// recovery window), so that a redelivery finds it and does not send again.
+func (h *Handler) recordSent(ctx context.Context, id string, p progress, messageID int) error {
+	deadline := time.Now().Add(h.recordWindow)
+	wait := 50 * time.Millisecond
+	for {
+		err := h.saveProgress(ctx, id, p, messageID)
+		if err == nil || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		h.log.Warn("could not record a sent message yet; retrying", "task_id", id, "retry_in", wait, "error", err)
+		time.Sleep(wait)
+		wait = min(2*wait, time.Second)
+	}
 }
 
 // parts splits the text as it will be sent, given the progress. The split
@@ -188,9 +208,10 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		})
 		if err == nil {
 			prog.done++
-			if err := h.saveProgress(ctx, id, prog, sent.MessageID); err != nil {
+			if err := h.recordSent(ctx, id, prog, sent.MessageID); err != nil {
 				// Telegram has the message; without the record a redelivery
 				// would send it again. Say so loudly and carry on.
+				h.metrics.PossibleDuplicates.Inc()
 				log.Error("could not record a sent message; a redelivery may duplicate it", "error", err)
 			}
 			outcome := "sent"

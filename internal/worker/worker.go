@@ -196,6 +196,7 @@ func New(cfg Config) (*Worker, error) {
 		rdb: rdb, sender: cfg.Sender, resolver: resolverOf(cfg.Sender), limiter: lim, promoter: prom, metrics: metrics, log: cfg.Logger,
 		backoffBase: cfg.BackoffBase, backoffCap: cfg.BackoffCap, sentRetention: cfg.SentRetention,
 		retryAfterUnit: cfg.RetryAfterUnit,
+		recordWindow:   recordWindow(cfg.LeaseRecoveryAfter),
 		waiters:        make(chan struct{}, cfg.Waiters), waitLong: cfg.WaitLong, stopping: make(chan struct{}),
 	}
 	// Digests hand their messages to the ordinary send path through an
@@ -358,4 +359,13 @@ func (a asynqLogger) Fatal(args ...any) {
 func resolverOf(s Sender) ChatResolver {
 	r, _ := s.(ChatResolver)
 	return r
+}
+
+// recordWindow is how long a worker keeps trying to record a send that
+// Telegram accepted: until the task could be handed to another worker.
+func recordWindow(leaseRecovery time.Duration) time.Duration {
+	if leaseRecovery > 0 {
+		return leaseRecovery
+	}
+	return asynqLeaseDuration / 2
 }
