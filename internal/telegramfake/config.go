@@ -124,6 +124,12 @@ type Config struct {
 	// against a lenient fake will be refused by Telegram.
 	Lenient bool
 
+	// CountMarkup makes the 4,096-character limit of a message count the
+	// text as sent, markup included (in UTF-16 units), instead of the text
+	// Telegram shows, as a Bot API server that counts differently would.
+	// Herald then meets "message is too long" for a text it split to fit.
+	CountMarkup bool
+
 	// TimeScale makes Telegram time run faster than real time: at 10 every
 	// window, flood wait, latency and retry_after lasts a tenth as long. The
 	// retry_after field stays a whole number of Telegram seconds, rounded up,

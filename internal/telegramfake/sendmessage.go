@@ -83,7 +83,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, badRequest("can't parse request: "+perr.Error()))
 		return
 	}
-	req, e := parseSendRequest(params)
+	req, e := parseSendRequest(params, s.cfg.CountMarkup)
 	if e != nil {
 		s.fail(w, e)
 		return
@@ -134,7 +134,7 @@ func (s *Server) refuseLocked(v verdict, chatID int64, username string) *apiErro
 
 // parseSendRequest checks the parameters of sendMessage in the order the
 // Bot API reports problems with them.
-func parseSendRequest(p map[string]string) (sendRequest, *apiError) {
+func parseSendRequest(p map[string]string, countMarkup bool) (sendRequest, *apiError) {
 	var req sendRequest
 	chatID := strings.TrimSpace(p["chat_id"])
 	if chatID == "" {
@@ -159,6 +159,12 @@ func parseSendRequest(p map[string]string) (sendRequest, *apiError) {
 		return req, badRequest(err.Error())
 	}
 	n, err := markup.VisibleLen(req.text, mode)
+	if countMarkup && err == nil {
+		n = 0
+		for _, r := range req.text {
+			n += markup.RuneUTF16Len(r)
+		}
+	}
 	switch {
 	case err != nil:
 		return req, badRequest(err.Error())

@@ -74,6 +74,7 @@ type options struct {
 	maxRetry    int
 	limits      *ratelimit.Config // default scaledLimits()
 	waiters     int               // worker.Config.Waiters
+	countMarkup bool              // the fake counts markup into the length limit
 }
 
 func setup(t *testing.T, o options) *testBundle { return setupTB(t, o) }
@@ -83,7 +84,7 @@ func setupB(b *testing.B) *testBundle { return setupTB(b, options{}) }
 func setupTB(t testing.TB, o options) *testBundle {
 	t.Helper()
 	srv := redistest.Start(t)
-	fake, err := telegramfake.Start(telegramfake.Config{TimeScale: scale}) // Telegram's limits are the fake's defaults
+	fake, err := telegramfake.Start(telegramfake.Config{TimeScale: scale, CountMarkup: o.countMarkup}) // Telegram's limits are the fake's defaults
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,32 +56,13 @@ type Handler struct {
 	migrations migrationCache
 }
 
-// progress is what Redis remembers of a task's sending: how many parts went
-// out, and from which part on the text is sent as plain text after a parse
-// error. It is written after each accepted part, before the task is acked.
-type progress struct {
-	done      int
-	plainFrom int // -1: not downgraded
-}
-
-// parseProgress reads a progress record ("" means none).
-func parseProgress(v string) progress {
-	p := progress{plainFrom: -1}
-	// "parts:plain_from:last_message_id"
-	if f := strings.Split(v, ":"); len(f) >= 2 {
-		p.done, _ = strconv.Atoi(f[0])
-		p.plainFrom, _ = strconv.Atoi(f[1])
-	}
-	return p
-}
-
+// saveProgress writes the task's progress record.
 func (h *Handler) saveProgress(ctx context.Context, id string, p progress, messageID int) error {
 	// A fresh context: a cancelled attempt must still record a send that
 	// Telegram accepted, or the task would be sent twice.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	v := strconv.Itoa(p.done) + ":" + strconv.Itoa(p.plainFrom) + ":" + strconv.Itoa(messageID)
-	return h.rdb.Set(ctx, keys.Sent(id), v, h.sentRetention).Err()
+	return h.rdb.Set(ctx, keys.Sent(id), p.encode(messageID), h.sentRetention).Err()
 }
 
 // recordSent records a part that Telegram accepted. Redis may be away for a
@@ -100,50 +81,6 @@ func (h *Handler) recordSent(ctx context.Context, id string, p progress, message
 		time.Sleep(wait)
 		wait = min(2*wait, time.Second)
 	}
-}
-
-// parts splits the text as it will be sent, given the progress. The split
-// is deterministic, so a retried task resumes at the same part.
-func parts(msg jobs.SendMessage, p progress) ([]string, []markup.Mode) {
-	mode := markup.Mode(msg.ParseMode)
-	ps, err := markup.Split(msg.Text, mode, markup.MaxMessageLen)
-	if err != nil {
-		// Herald's parser rejects the markup; Telegram would too. Send it as
-		// plain text from the start (Split already cut it as plain text).
-		mode = markup.None
-	}
-	ps = dropBlank(ps, mode)
-	modes := make([]markup.Mode, len(ps))
-	for i := range modes {
-		modes[i] = mode
-	}
-	if p.plainFrom >= 0 && p.plainFrom < len(ps) && mode != markup.None {
-		rest := strings.Join(ps[p.plainFrom:], "")
-		plain, _ := markup.Split(rest, markup.None, markup.MaxMessageLen)
-		plain = dropBlank(plain, markup.None)
-		ps = append(ps[:p.plainFrom:p.plainFrom], plain...)
-		modes = modes[:p.plainFrom]
-		for range plain {
-			modes = append(modes, markup.None)
-		}
-	}
-	return ps, modes
-}
-
-// dropBlank removes parts that show nothing but white space (a run of
-// spaces longer than a message): Telegram refuses an empty message.
-func dropBlank(ps []string, mode markup.Mode) []string {
-	out := ps[:0]
-	for _, p := range ps {
-		visible, err := markup.Plain(p, mode)
-		if err != nil {
-			visible = p
-		}
-		if strings.TrimSpace(visible) != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // ProcessTask implements asynq.Handler.
@@ -258,11 +195,26 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 			if modes[i] == markup.None {
 				return h.archive(ctx, log, "parse_entities", tgErr)
 			}
-			prog.plainFrom = i
+			prog.resplits = append(prog.resplits, resplit{from: i, plain: true, limit: limitAt(prog, i)})
 			texts, modes = parts(msg, prog)
 			log.Warn("telegram could not parse the markup; resending as plain text", "part", i+1, "error", tgErr.Description)
 			// Remember the downgrade: the resend may have to wait for the
 			// chat's next turn, in a later attempt.
+			if err := h.saveProgress(ctx, id, prog, 0); err != nil {
+				return h.retryLater(ctx, r, "redis", err)
+			}
+			continue
+		case telegram.ReasonTooLong:
+			// Telegram counts differently from Herald (markup, entities,
+			// a server of its own): split the rest smaller and go on,
+			// never archive readable text for it.
+			next, ok := shorterLimit(limitAt(prog, i), texts[i], modes[i])
+			if !ok {
+				return h.archive(ctx, log, string(tgErr.Reason), tgErr)
+			}
+			prog.resplits = append(prog.resplits, resplit{from: i, plain: modes[i] == markup.None, limit: next})
+			texts, modes = parts(msg, prog)
+			log.Warn("telegram refused a part as too long; splitting the rest smaller", "part", i+1, "limit", next)
 			if err := h.saveProgress(ctx, id, prog, 0); err != nil {
 				return h.retryLater(ctx, r, "redis", err)
 			}

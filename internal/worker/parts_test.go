@@ -11,7 +11,7 @@ import (
 func TestPartsSkipBlankAndResumePlain(t *testing.T) {
 	text := "head\n" + strings.Repeat(" ", 5000) + "\n<b>tail</b>"
 	msg := jobs.SendMessage{Text: text, ParseMode: "HTML"}
-	ps, modes := parts(msg, progress{plainFrom: -1})
+	ps, modes := parts(msg, progress{})
 	for i, p := range ps {
 		if v, _ := markup.Plain(p, modes[i]); strings.TrimSpace(v) == "" {
 			t.Fatalf("part %d is blank", i)
@@ -22,8 +22,8 @@ func TestPartsSkipBlankAndResumePlain(t *testing.T) {
 	}
 	// After a parse error at part 1, parts from 1 on go as plain text, and
 	// the same progress always yields the same parts.
-	a, am := parts(msg, progress{done: 1, plainFrom: 1})
-	b, _ := parts(msg, progress{done: 1, plainFrom: 1})
+	a, am := parts(msg, progress{done: 1, resplits: []resplit{{from: 1, plain: true, limit: markup.MaxMessageLen}}})
+	b, _ := parts(msg, progress{done: 1, resplits: []resplit{{from: 1, plain: true, limit: markup.MaxMessageLen}}})
 	if strings.Join(a, "|") != strings.Join(b, "|") {
 		t.Fatal("split is not deterministic")
 	}

@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -403,4 +404,40 @@ func TestCriticalGoesAheadOfItsChatsBacklog(t *testing.T) {
 		}
 	}
 	t.Fatal("the critical message was not delivered")
+}
+
+// A Bot API that counts a message's markup into the 4,096 limit refuses a
+// text that Herald cut to fit by what Telegram shows: Herald splits the rest
+// smaller and delivers every item, never archiving readable text for it.
+func TestTooLongIsSplitFurther(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{countMarkup: true})
+	var text strings.Builder
+	var items []string
+	for i := 0; i < 50; i++ {
+		item := fmt.Sprintf("item %02d", i)
+		items = append(items, item)
+		fmt.Fprintf(&text, "<b>%s</b> <a href=\"https://alerts.example.org/incidents/%04d/details?source=herald&amp;view=full\">details</a> disk usage above threshold\n", item, i)
+	}
+	res := b.send(t, jobs.SendMessage{Chat: "808", Text: text.String(), ParseMode: "HTML"}, "")
+	b.waitGone(t, res.Queue, res.TaskID)
+	var got strings.Builder
+	for _, m := range b.fake.Messages() {
+		plain, err := markup.Plain(m.Text, markup.Mode(m.ParseMode))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.WriteString(plain)
+	}
+	for _, item := range items {
+		if !strings.Contains(got.String(), item) {
+			t.Fatalf("%q was not delivered; delivered %d messages", item, len(b.fake.Messages()))
+		}
+	}
+	if q, _ := b.insp.GetQueueInfo(res.Queue); q.Archived != 0 {
+		t.Fatalf("%d tasks archived", q.Archived)
+	}
+	if n := len(b.fake.Messages()); n < 2 {
+		t.Fatalf("%d messages: the text was not split further", n)
+	}
 }

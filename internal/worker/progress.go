@@ -1,0 +1,156 @@
+package worker
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/markup"
+)
+
+// progress is what Redis remembers of a task's sending: how many parts went
+// out, and how the rest of the text was split again after Telegram refused
+// a part. It is written after each accepted part, before the task is acked.
+type progress struct {
+	done     int
+	resplits []resplit // applied in order
+}
+
+// resplit re-splits the text from part from on: as plain text (after a
+// parse error) and/or into parts of at most limit visible units (after a
+// "message is too long").
+type resplit struct {
+	from  int
+	plain bool
+	limit int
+}
+
+// The record is "parts:plain_from:last_message_id[:resplits]", resplits
+// being "from.p|m.limit" joined by commas. plain_from, the first plain
+// re-split (-1 for none), is what earlier versions wrote and read.
+
+// parseProgress reads a progress record ("" means none).
+func parseProgress(v string) progress {
+	var p progress
+	f := strings.Split(v, ":")
+	if len(f) < 2 {
+		return p
+	}
+	p.done, _ = strconv.Atoi(f[0])
+	if len(f) >= 4 && f[3] != "" {
+		for _, r := range strings.Split(f[3], ",") {
+			g := strings.Split(r, ".")
+			if len(g) != 3 {
+				continue
+			}
+			from, _ := strconv.Atoi(g[0])
+			limit, _ := strconv.Atoi(g[2])
+			p.resplits = append(p.resplits, resplit{from: from, plain: g[1] == "p", limit: limit})
+		}
+		return p
+	}
+	if from, _ := strconv.Atoi(f[1]); from >= 0 && f[1] != "" {
+		p.resplits = []resplit{{from: from, plain: true, limit: markup.MaxMessageLen}}
+	}
+	return p
+}
+
+// encode writes the record with the id of the last message sent.
+func (p progress) encode(messageID int) string {
+	plainFrom := -1
+	rs := make([]string, len(p.resplits))
+	for i, r := range p.resplits {
+		m := "m"
+		if r.plain {
+			m = "p"
+			if plainFrom < 0 {
+				plainFrom = r.from
+			}
+		}
+		rs[i] = strconv.Itoa(r.from) + "." + m + "." + strconv.Itoa(r.limit)
+	}
+	return strconv.Itoa(p.done) + ":" + strconv.Itoa(plainFrom) + ":" + strconv.Itoa(messageID) + ":" + strings.Join(rs, ",")
+}
+
+// limitAt is the length limit that part i was cut to.
+func limitAt(p progress, i int) int {
+	limit := markup.MaxMessageLen
+	for _, r := range p.resplits {
+		if r.from <= i {
+			limit = r.limit
+		}
+	}
+	return limit
+}
+
+// minPartLen is the shortest limit a refused part is re-split to; a text
+// still refused at that length is archived.
+const minPartLen = 256
+
+// shorterLimit chooses the limit to re-split from a part that Telegram
+// refused as too long: the part scaled down to fit were Telegram counting
+// its markup too, and at most three quarters of the limit it was cut to.
+func shorterLimit(limit int, text string, mode markup.Mode) (int, bool) {
+	next := limit * 3 / 4
+	raw := 0
+	for _, r := range text {
+		raw += markup.RuneUTF16Len(r)
+	}
+	if visible, err := markup.VisibleLen(text, mode); err == nil && raw > markup.MaxMessageLen && visible > 0 {
+		next = min(next, visible*markup.MaxMessageLen/raw*95/100)
+	}
+	return next, next >= minPartLen
+}
+
+// parts splits the text as it will be sent, given the progress. The split
+// is deterministic, so a retried task resumes at the same part.
+func parts(msg jobs.SendMessage, p progress) ([]string, []markup.Mode) {
+	mode := markup.Mode(msg.ParseMode)
+	ps, err := markup.Split(msg.Text, mode, markup.MaxMessageLen)
+	if err != nil {
+		// Herald's parser rejects the markup; Telegram would too. Send it as
+		// plain text from the start (Split already cut it as plain text).
+		mode = markup.None
+	}
+	ps = dropBlank(ps, mode)
+	modes := make([]markup.Mode, len(ps))
+	for i := range modes {
+		modes[i] = mode
+	}
+	for _, r := range p.resplits {
+		if r.from < 0 || r.from >= len(ps) || r.limit < 1 {
+			continue
+		}
+		m := modes[r.from]
+		if r.plain {
+			m = markup.None
+		}
+		rest := strings.Join(ps[r.from:], "")
+		sub, err := markup.Split(rest, m, r.limit)
+		if err != nil {
+			m = markup.None
+		}
+		sub = dropBlank(sub, m)
+		ps, modes = append(ps[:r.from:r.from], sub...), modes[:r.from:r.from]
+		for range sub {
+			modes = append(modes, m)
+		}
+	}
+	return ps, modes
+}
+
+// dropBlank removes parts that show nothing but white space (a run of
+// spaces longer than a message): Telegram refuses an empty message.
+func dropBlank(ps []string, mode markup.Mode) []string {
+	out := ps[:0]
+	for _, p := range ps {
+		visible, err := markup.Plain(p, mode)
+		if err != nil {
+			visible = p
+		}
+		if strings.TrimSpace(visible) != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
