@@ -21,8 +21,18 @@
 #
 #   docker build -t herald-producer .
 #   docker build -t herald-worker --target worker .
+#
+# Base images are pinned to exact versions: GO_VERSION is go.mod's toolchain
+# (a test keeps them equal), and the runtime base, which has no version tags,
+# is pinned by digest. To add or refresh a digest (needs registry access):
+#
+#   docker buildx imagetools inspect golang:1.26.11 --format '{{json .Manifest.Digest}}'
+#   docker buildx imagetools inspect gcr.io/distroless/static-debian12:nonroot --format '{{json .Manifest.Digest}}'
+#
+# and write it after the tag as image:tag@sha256:<digest> (the multi-platform
+# index digest, so --platform builds keep working). See docs/COMPOSE.md.
 
-ARG GO_VERSION=1.26
+ARG GO_VERSION=1.26.11
 
 FROM --platform=$BUILDPLATFORM golang:${GO_VERSION} AS build
 WORKDIR /src
@@ -37,7 +47,8 @@ RUN --mount=type=cache,target=/go/pkg/mod \
     CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} \
     go build -trimpath -ldflags="-s -w" -o /out/ ./cmd/producer ./cmd/worker
 
-FROM gcr.io/distroless/static-debian12:nonroot AS runtime
+# distroless static, Debian 12, user nonroot (uid 65532), as of 2026-08.
+FROM gcr.io/distroless/static-debian12:nonroot@sha256:afa5c872c891853ca7fcf1f12c3edb23f7eeef36189728842dd51042ff57f7ab AS runtime
 COPY --from=build /out/producer /usr/local/bin/producer
 COPY --from=build /out/worker /usr/local/bin/worker
 # Logs as JSON lines whatever the terminal; LOG_FORMAT=text in .env overrides.

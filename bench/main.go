@@ -40,6 +40,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -192,6 +193,13 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 		if err != nil {
 			return "", err
 		}
+	case "DOWN":
+		// Redis refuses connections: how fast does the API say 503?
+		srv.Kill()
+		o, err = refusals(ctx, f, 200)
+		if err != nil {
+			return "", err
+		}
 	default:
 		return "", fmt.Errorf("unknown scenario %q", scenario)
 	}
@@ -208,8 +216,10 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 	if err != nil {
 		return "", err
 	}
-	after, err := stats.commands(ctx)
-	if err != nil {
+	var after int64
+	if name == "DOWN" {
+		after = before // Redis is gone; nothing to count
+	} else if after, err = stats.commands(ctx); err != nil {
 		return "", err
 	}
 	if verbose {
@@ -242,7 +252,7 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 	}
 	ratio := "-"
 	drain, minS := "-", "-"
-	if name != "S3" {
+	if name != "S3" && name != "DOWN" {
 		minDrain := fleet.MinDrain(ms, f.Limits)
 		if name == "S2-429" {
 			minDrain += f.Limits.Real(fleet.FloodWait)
@@ -308,4 +318,19 @@ func floats(s string) []float64 {
 		out = append(out, n)
 	}
 	return out
+}
+
+// refusals posts n messages one after another while Redis is down and
+// records how long each 503 took. Any other answer is an error.
+func refusals(ctx context.Context, f *fleet.Fleet, n int) (fleet.Outcome, error) {
+	var o fleet.Outcome
+	for i := 0; i < n; i++ {
+		start := time.Now()
+		_, code, _ := f.Post(ctx, map[string]any{"chat": "42", "text": fmt.Sprintf("down #%d", i)})
+		if code != http.StatusServiceUnavailable {
+			return o, fmt.Errorf("POST with Redis down answered %d, want 503", code)
+		}
+		o.Latencies = append(o.Latencies, time.Since(start))
+	}
+	return o, nil
 }

@@ -3,6 +3,10 @@
 // TELEGRAM_BOT_TOKEN is set — a fake Telegram Bot API. Nothing is persisted.
 // For production run cmd/producer and cmd/worker against a real Redis
 // (docker compose up).
+//
+// It prints a REDIS_URL for `producer send` and more workers (the in-memory
+// Redis speaks the Redis protocol on 127.0.0.1:6380). Stop it with Ctrl-C;
+// started with `go run`, it also stops when the go command is killed.
 package main
 
 import (
@@ -19,14 +23,17 @@ import (
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:8080", "address of the API and web UI")
+	redisListen := flag.String("redis-listen", local.DefaultRedisListen, "address of the in-memory Redis, for `producer send` and more workers (port 0: any free port)")
 	routes := flag.String("routes", "", "alert routing file (default: every alert to the demo chat 42)")
 	flag.Parse()
 	lc := config.Log{}
 	log := lc.NewLogger(os.Stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ctx = stopWithGoRun(ctx, func() { log.Info("the go command that started herald has exited; stopping") })
 	err := local.Run(ctx, local.Options{
 		Listen:         *listen,
+		RedisListen:    *redisListen,
 		RoutesFile:     *routes,
 		TelegramToken:  os.Getenv(config.EnvTelegramToken),
 		TelegramAPIURL: os.Getenv(config.EnvTelegramAPIURL),

@@ -2,9 +2,14 @@
 // Redis: `producer` (or `producer serve`) runs the HTTP API and the web UI,
 // `producer send --chat ID "text"` enqueues one message from the shell,
 // `producer feeds --config feeds.yaml` polls RSS and Atom feeds, and
-// `producer healthcheck` probes a running API (for container health checks).
+// `producer healthcheck` probes a running API (for container health checks),
+// and `producer check` validates the settings and secrets without serving.
 // Configuration comes from the environment, overridden by flags; run
 // `producer -h` for the list.
+//
+// Exit codes: 0 success; 1 failure at run time (for send: not stored, Redis
+// unreachable, safe to retry); 2 bad usage or configuration (for send: an
+// invalid message).
 package main
 
 import (
@@ -28,7 +33,8 @@ func main() { os.Exit(run()) }
 func run() int {
 	cfg, rest, err := config.LoadProducerArgs(os.Args[1:], os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(os.Stderr, "usage: producer [flags] [serve | send --chat ID \"text\" | feeds --config feeds.yaml | healthcheck]")
+		fmt.Fprintln(os.Stderr, "usage: producer [flags] [serve | send --chat ID \"text\" | feeds --config feeds.yaml | healthcheck | check]")
+		fmt.Fprintln(os.Stderr, "exit codes: 0 success, 1 failure at run time (send: not stored, safe to retry), 2 bad usage or configuration")
 		_ = config.ProducerUsage(os.Stderr)
 		return 0
 	}
@@ -37,6 +43,9 @@ func run() int {
 		return 2
 	}
 	log := cfg.Log.NewLogger(os.Stderr)
+	// go-redis logs pool errors on its own; the commands report failures
+	// themselves, so its lines go to debug level.
+	redis.SetLogger(redisLogger{log: log})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cmd := "serve"
@@ -57,8 +66,8 @@ func run() int {
 	case "send":
 		opts, err := cfg.Redis.UniversalOptions()
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "producer:", err)
-			return 2
+			fmt.Fprintln(os.Stderr, "producer send:", err)
+			return producer.ExitUsage
 		}
 		rdb := redis.NewUniversalClient(opts)
 		defer rdb.Close()
@@ -78,8 +87,16 @@ func run() int {
 		return 0
 	case "healthcheck":
 		return app.Healthcheck(ctx, cfg.Listen, os.Stderr)
+	case "check":
+		// The init step of docker-compose.yml: settings and secrets only.
+		if err := app.CheckProducer(cfg, os.Getenv); err != nil {
+			fmt.Fprintln(os.Stderr, "producer check:", err)
+			return 2
+		}
+		fmt.Fprintln(os.Stderr, "producer check: configuration OK")
+		return 0
 	default:
-		fmt.Fprintf(os.Stderr, "producer: unknown command %q (want serve, send, feeds or healthcheck)\n", cmd)
+		fmt.Fprintf(os.Stderr, "producer: unknown command %q (want serve, send, feeds, healthcheck or check)\n", cmd)
 		return 2
 	}
 }

@@ -193,6 +193,9 @@ func decodeAlert(raw json.RawMessage, a *Alert, prefix string) *jobs.FieldError 
 	dec.DisallowUnknownFields()
 	err := dec.Decode(a)
 	if err == nil {
+		if fe := httpapi.CheckKeys(raw, a); fe != nil {
+			return &jobs.FieldError{Field: prefix + "." + fe.Field, Message: fe.Message}
+		}
 		return nil
 	}
 	var typeErr *json.UnmarshalTypeError

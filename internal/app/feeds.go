@@ -11,7 +11,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/feeds"
-	"github.com/herald-dev/herald/internal/worker"
+	"github.com/herald-dev/herald/internal/httpapi"
 )
 
 // RunFeeds polls the feeds of path (HERALD_FEEDS_FILE when empty) until ctx
@@ -35,6 +35,9 @@ func RunFeeds(ctx context.Context, cfg config.Producer, path string, log *slog.L
 	}
 	rdb := redis.NewUniversalClient(opts)
 	defer rdb.Close()
+	if err := checkRedisAuth(ctx, rdb, cfg.Redis.Redacted()); err != nil {
+		return err
+	}
 	enq := NewEnqueuer(rdb, cfg)
 	defer enq.Close()
 	dispatcher, router, err := NewRouter(cfg, enq, log)
@@ -50,7 +53,7 @@ func RunFeeds(ctx context.Context, cfg config.Producer, path string, log *slog.L
 		defer stop()
 		h := healthHandler(rdb, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		go func() {
-			if err := worker.ListenAndServe(httpCtx, cfg.Listen, h, log); err != nil {
+			if err := httpapi.ListenAndServe(httpCtx, cfg.Listen, h, log); err != nil {
 				log.Error("feeds health/metrics server failed", "error", err)
 			}
 		}()

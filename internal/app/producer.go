@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/hibiken/asynq/x/metrics"
@@ -22,10 +24,10 @@ import (
 	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/heartbeat"
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/webhooks"
-	"github.com/herald-dev/herald/internal/worker"
 )
 
 // NewEnqueuer builds the enqueue side from the producer's settings.
@@ -92,7 +94,10 @@ func (queueCollector) Describe(chan<- *prometheus.Desc) {}
 // heartbeats, webhooks, web UI, metrics) and its background heartbeat
 // checker.
 type Producer struct {
-	handler    http.Handler
+	handler http.Handler
+	// metrics is /metrics when it is served on a listener of its own
+	// (HERALD_METRICS_LISTEN); nil when the API serves it.
+	metrics    http.Handler
 	router     *alerts.Router
 	checker    *heartbeat.Checker
 	routesFile string
@@ -112,6 +117,14 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 	if err != nil {
 		return nil, err
 	}
+	adminToken, err := cfg.Admin()
+	if err != nil {
+		return nil, err
+	}
+	metricsToken, err := cfg.Metrics()
+	if err != nil {
+		return nil, err
+	}
 	enq := NewEnqueuer(rdb, cfg)
 	dispatcher, router, err := NewRouter(cfg, enq, log)
 	if err != nil {
@@ -120,30 +133,47 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 	// asynq's queue metrics come from an Inspector with its own connection
 	// pool on the same Redis, closed by cleanup.
 	insp := asynq.NewInspector(connOpt)
-	if err := reg.Register(queueCollector{metrics.NewQueueMetricsCollector(insp)}); err != nil {
+	var queues prometheus.Collector = queueCollector{metrics.NewQueueMetricsCollector(insp)}
+	if cfg.MetricsCache > 0 {
+		queues = newCachedCollector(queues, cfg.MetricsCache)
+	}
+	if err := reg.Register(queues); err != nil {
 		_ = insp.Close()
 		return nil, fmt.Errorf("register asynq queue metrics: %w", err)
 	}
-	var ui *asynqmon.HTTPHandler
+	// The web UI comes twice: read-only for the API token (which every
+	// sender holds), read-write for the admin token (or for everyone
+	// without authentication, in local mode). Each keeps its own lazily
+	// dialled connection pool.
+	var ui, uiAdmin *asynqmon.HTTPHandler
 	if cfg.MonitoringPath != "" {
 		ui = asynqmon.New(asynqmon.Options{
 			RootPath:         cfg.MonitoringPath,
 			RedisConnOpt:     connOpt,
 			PayloadFormatter: PayloadFormatter,
-			ReadOnly:         cfg.MonitoringReadOnly,
+			ReadOnly:         true,
 		})
+		if !cfg.MonitoringReadOnly && (adminToken != "" || cfg.AuthDisabled) {
+			uiAdmin = asynqmon.New(asynqmon.Options{
+				RootPath:         cfg.MonitoringPath,
+				RedisConnOpt:     connOpt,
+				PayloadFormatter: PayloadFormatter,
+			})
+		}
 	}
 	cleanup := func() {
 		_ = enq.Close()
-		if ui != nil {
-			_ = ui.Close()
+		for _, h := range []*asynqmon.HTTPHandler{ui, uiAdmin} {
+			if h != nil {
+				_ = h.Close()
+			}
 		}
 		_ = insp.Close()
 	}
 	fail := func(err error) (*Producer, error) { cleanup(); return nil, err }
 
 	hbCfg := heartbeat.Config{Redis: rdb, Dispatcher: dispatcher, CheckInterval: cfg.HeartbeatCheckInterval,
-		MaxBodyBytes: cfg.MaxBodyBytes, Logger: log}
+		MaxBodyBytes: cfg.MaxBodyBytes, MaxHeartbeats: cfg.MaxHeartbeats, Logger: log}
 	hbAPI, err := heartbeat.NewHandler(hbCfg)
 	if err != nil {
 		return fail(err)
@@ -156,7 +186,7 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 		Dispatcher: dispatcher, Token: token, AuthDisabled: cfg.AuthDisabled,
 		GrafanaSecret: grafanaSecret, GrafanaTimestampHeader: cfg.GrafanaTimestampHeader,
 		GitHubSecret: ghSecret, SentrySecret: sentrySecret,
-		MaxBodyBytes: cfg.MaxBodyBytes, Logger: log,
+		MaxBodyBytes: cfg.WebhookBodyLimit(), Logger: log,
 	}
 	if router != nil {
 		whCfg.Generic = webhooks.GenericFromRouter(router)
@@ -166,10 +196,14 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 		return fail(err)
 	}
 	alertsAPI := alerts.NewAPIHandler(dispatcher, cfg.MaxBodyBytes, log)
+	metricsHandler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	if metricsToken != "" {
+		metricsHandler = httpapi.RequireToken(metricsToken, metricsHandler)
+	}
 	apiCfg := producer.Config{
-		Enqueuer: enq, Redis: rdb, APIToken: token, AuthDisabled: cfg.AuthDisabled,
+		Enqueuer: enq, Redis: rdb, APIToken: token, AuthDisabled: cfg.AuthDisabled, AdminToken: adminToken,
 		MaxBodyBytes: cfg.MaxBodyBytes, Logger: log, Registerer: reg,
-		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
+		Metrics: metricsHandler,
 		Mounts: []producer.Mount{
 			{Pattern: "/v1/alerts", Handler: alertsAPI},
 			{Pattern: "/v1/heartbeats", Handler: hbAPI},
@@ -179,19 +213,41 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 			{Pattern: "/v1/webhooks/", Handler: hooks, SelfAuth: true},
 		},
 	}
+	var ownMetrics http.Handler
+	if cfg.MetricsListen != "" {
+		ownMetrics = metricsOnly(metricsHandler)
+		apiCfg.Metrics = nil
+	}
 	if ui != nil {
 		apiCfg.Monitoring, apiCfg.MonitoringPath = ui, cfg.MonitoringPath
+		if uiAdmin != nil {
+			apiCfg.MonitoringAdmin = uiAdmin
+		}
 	}
 	api, err := producer.NewAPI(apiCfg)
 	if err != nil {
 		return fail(err)
 	}
-	return &Producer{handler: api.Handler(), router: router, checker: checker, routesFile: cfg.RoutesFile,
+	return &Producer{handler: api.Handler(), metrics: ownMetrics, router: router, checker: checker, routesFile: cfg.RoutesFile,
 		log: log, cleanup: cleanup}, nil
 }
 
 // Handler returns the HTTP API.
 func (p *Producer) Handler() http.Handler { return p.handler }
+
+// MetricsHandler returns the handler of the metrics listener
+// (HERALD_METRICS_LISTEN), or nil when the API serves /metrics.
+func (p *Producer) MetricsHandler() http.Handler { return p.metrics }
+
+// metricsOnly serves h at GET /metrics and a JSON 404 elsewhere.
+func metricsOnly(h http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, httpapi.CodeNotFound, "this listener serves only GET /metrics"))
+	})
+	return mux
+}
 
 // Start runs the heartbeat checker until Close.
 func (p *Producer) Start(ctx context.Context) error { return p.checker.Start(ctx) }
@@ -259,12 +315,16 @@ func RunProducer(ctx context.Context, cfg config.Producer, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
+	failFast(opts)
 	connOpt, err := cfg.Redis.ConnOpt()
 	if err != nil {
 		return err
 	}
 	rdb := redis.NewUniversalClient(opts)
 	defer rdb.Close()
+	if err := checkRedisAuth(ctx, rdb, cfg.Redis.Redacted()); err != nil {
+		return err
+	}
 	p, err := NewProducer(cfg, rdb, connOpt, NewRegistry(), log)
 	if err != nil {
 		return err
@@ -277,8 +337,47 @@ func RunProducer(ctx context.Context, cfg config.Producer, log *slog.Logger) err
 	defer stopHUP()
 	log.Info("producer starting", "listen", cfg.Listen, "redis", cfg.Redis.Redacted(), "monitoring", cfg.MonitoringPath,
 		"auth", !cfg.AuthDisabled, "routes", cfg.RoutesFile)
-	if err := worker.ListenAndServe(ctx, cfg.Listen, p.Handler(), log); err != nil {
+	if p.MetricsHandler() == nil {
+		if err := httpapi.ListenAndServe(ctx, cfg.Listen, p.Handler(), log); err != nil {
+			return fmt.Errorf("producer: %w", err)
+		}
+		return nil
+	}
+	// Both listeners are opened before either serves, so that a taken port
+	// fails the start.
+	api, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
 		return fmt.Errorf("producer: %w", err)
 	}
+	mln, err := net.Listen("tcp", cfg.MetricsListen)
+	if err != nil {
+		_ = api.Close()
+		return fmt.Errorf("producer: metrics listener (%s): %w", config.EnvMetricsListen, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 2)
+	go func() { errc <- httpapi.Serve(ctx, mln, p.MetricsHandler(), log.With("server", "metrics")) }()
+	go func() { errc <- httpapi.Serve(ctx, api, p.Handler(), log) }()
+	first := <-errc
+	cancel()
+	if second := <-errc; first == nil {
+		first = second
+	}
+	if first != nil {
+		return fmt.Errorf("producer: %w", first)
+	}
 	return nil
+}
+
+// failFast makes the producer's Redis client give up at once when Redis
+// refuses connections or a command fails: an API request then gets its 503
+// (with Retry-After) in milliseconds, and the sender retries with its own
+// backoff, instead of waiting through go-redis's retries (about 1.5 s) and
+// perhaps timing out first. A Redis that does not answer at all costs at
+// most the dial timeout.
+func failFast(o *redis.UniversalOptions) {
+	o.MaxRetries = -1
+	o.DialerRetries = 1
+	o.DialTimeout = time.Second
 }

@@ -10,9 +10,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/digest"
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/worker"
 )
@@ -77,6 +79,9 @@ func RunWorker(ctx context.Context, cfg config.Worker, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	if err := checkWorkerRedis(ctx, cfg); err != nil {
+		return err
+	}
 	reg := NewRegistry()
 	w, err := NewWorker(cfg, sender, reg, log)
 	if err != nil {
@@ -92,7 +97,7 @@ func RunWorker(ctx context.Context, cfg config.Worker, log *slog.Logger) error {
 		go func() {
 			defer wg.Done()
 			h := w.HTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-			if err := worker.ListenAndServe(httpCtx, cfg.Listen, h, log); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := httpapi.ListenAndServe(httpCtx, cfg.Listen, h, log); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				log.Error("health/metrics server failed", "error", err)
 			}
 		}()
@@ -104,4 +109,16 @@ func RunWorker(ctx context.Context, cfg config.Worker, log *slog.Logger) error {
 		return fmt.Errorf("worker: %w", err)
 	}
 	return nil
+}
+
+// checkWorkerRedis fails fast when Redis refuses the worker's credentials
+// (checkRedisAuth), on a client of its own that it closes.
+func checkWorkerRedis(ctx context.Context, cfg config.Worker) error {
+	opts, err := cfg.Redis.UniversalOptions()
+	if err != nil {
+		return err
+	}
+	rdb := redis.NewUniversalClient(opts)
+	defer rdb.Close()
+	return checkRedisAuth(ctx, rdb, cfg.Redis.Redacted())
 }

@@ -35,6 +35,14 @@ const (
 	EnvHeartbeatCheck     = "HERALD_HEARTBEAT_CHECK_INTERVAL"
 	EnvFeedsFile          = "HERALD_FEEDS_FILE"
 	EnvFeedsConcurrency   = "HERALD_FEEDS_CONCURRENCY"
+	EnvAdminToken         = "HERALD_ADMIN_TOKEN"
+	EnvAdminTokenFile     = "HERALD_ADMIN_TOKEN_FILE"
+	EnvWebhookMaxBody     = "HERALD_WEBHOOK_MAX_BODY_BYTES"
+	EnvMetricsListen      = "HERALD_METRICS_LISTEN"
+	EnvMetricsToken       = "HERALD_METRICS_TOKEN"
+	EnvMetricsTokenFile   = "HERALD_METRICS_TOKEN_FILE"
+	EnvMetricsCache       = "HERALD_METRICS_CACHE"
+	EnvMaxHeartbeats      = "HERALD_MAX_HEARTBEATS"
 )
 
 // Producer defaults.
@@ -49,7 +57,13 @@ const (
 	DefaultMonitoringPath    = "/monitoring"
 	DefaultHeartbeatCheck    = 5 * time.Second
 	DefaultFeedsConcurrency  = 4
+	DefaultWebhookMaxBody    = 256 << 10
+	DefaultMetricsCache      = 5 * time.Second
+	DefaultMaxHeartbeats     = 1000
 )
+
+// reservedPaths are the API's own paths, which the web UI may not take.
+var reservedPaths = []string{"/v1", "/livez", "/readyz", "/metrics"}
 
 // defaultQueueNames returns a fresh copy of the default queue list.
 func defaultQueueNames() []string {
@@ -133,6 +147,29 @@ type Producer struct {
 	// FeedsConcurrency bounds simultaneous feed fetches
 	// (HERALD_FEEDS_CONCURRENCY, 4).
 	FeedsConcurrency int
+	// AdminToken is the web UI's admin credential (HERALD_ADMIN_TOKEN or
+	// HERALD_ADMIN_TOKEN_FILE): only it may pause queues, run, archive or
+	// delete tasks. The API token only reads the UI; without an admin token
+	// the UI is read-only for everyone.
+	AdminToken, AdminTokenFile string
+	// WebhookMaxBodyBytes bounds a webhook body
+	// (HERALD_WEBHOOK_MAX_BODY_BYTES, 256 KiB; MaxBodyBytes when that is
+	// smaller, see WebhookBodyLimit); signed webhooks are read before they
+	// can be authenticated, so their limit stays well below the API's.
+	WebhookMaxBodyBytes int64
+	// MetricsListen, when set, serves /metrics on a listener of its own
+	// instead of the API's (HERALD_METRICS_LISTEN).
+	MetricsListen string
+	// MetricsToken, when set, is required as a bearer token on /metrics
+	// (HERALD_METRICS_TOKEN or HERALD_METRICS_TOKEN_FILE).
+	MetricsToken, MetricsTokenFile string
+	// MetricsCache is how long asynq's queue statistics are reused between
+	// scrapes (HERALD_METRICS_CACHE, 5s); it bounds their Redis cost
+	// whatever the scrape rate. 0 queries Redis at every scrape.
+	MetricsCache time.Duration
+	// MaxHeartbeats bounds the number of heartbeats; a ping creating one
+	// more is refused (HERALD_MAX_HEARTBEATS, 1000).
+	MaxHeartbeats int
 }
 
 // WithDefaults returns p with every zero-valued setting replaced by its
@@ -174,6 +211,15 @@ func (p Producer) WithDefaults() Producer {
 	if p.FeedsConcurrency == 0 {
 		p.FeedsConcurrency = DefaultFeedsConcurrency
 	}
+	if p.WebhookMaxBodyBytes == 0 {
+		p.WebhookMaxBodyBytes = DefaultWebhookMaxBody
+	}
+	if p.MetricsCache == 0 {
+		p.MetricsCache = DefaultMetricsCache
+	}
+	if p.MaxHeartbeats == 0 {
+		p.MaxHeartbeats = DefaultMaxHeartbeats
+	}
 	return p
 }
 
@@ -191,6 +237,26 @@ func (p Producer) Validate() error {
 	validateSecretPair(&pr, p.GitHubSecret, p.GitHubSecretFile, EnvGitHubSecret, EnvGitHubSecretFile)
 	validateSecretPair(&pr, p.SentrySecret, p.SentrySecretFile, EnvSentrySecret, EnvSentrySecretFile)
 	validateSecretPair(&pr, p.GrafanaSecret, p.GrafanaSecretFile, EnvGrafanaSecret, EnvGrafanaSecretFile)
+	validateSecretPair(&pr, p.AdminToken, p.AdminTokenFile, EnvAdminToken, EnvAdminTokenFile)
+	validateSecretPair(&pr, p.MetricsToken, p.MetricsTokenFile, EnvMetricsToken, EnvMetricsTokenFile)
+	if p.AdminToken != "" && p.AdminToken == p.APIToken {
+		pr.add(EnvAdminToken, "must differ from %s: every sender holds the API token; generate a second secret for the web UI's admin", EnvAPIToken)
+	}
+	if p.MetricsListen != "" {
+		validateListen(&pr, EnvMetricsListen, p.MetricsListen, ":9090")
+		if p.MetricsListen == p.Listen {
+			pr.add(EnvMetricsListen, "is the API's address %q; pick another port, or leave it empty to serve /metrics on the API", p.Listen)
+		}
+	}
+	if p.MetricsCache < 0 || p.MetricsCache > 5*time.Minute {
+		pr.add(EnvMetricsCache, "must be between 0 (no cache) and 5m (e.g. 5s), got %s", fmtDur(p.MetricsCache))
+	}
+	if p.MaxHeartbeats < 1 {
+		pr.add(EnvMaxHeartbeats, "must be >= 1 (e.g. %d), got %d", DefaultMaxHeartbeats, p.MaxHeartbeats)
+	}
+	if p.WebhookMaxBodyBytes < minBodyBytes {
+		pr.add(EnvWebhookMaxBody, "must be at least 1KiB (e.g. 256KiB), got %d", p.WebhookMaxBodyBytes)
+	}
 	if p.HeartbeatCheckInterval < 100*time.Millisecond {
 		pr.add(EnvHeartbeatCheck, "must be at least 100ms (e.g. 5s), got %s", fmtDur(p.HeartbeatCheckInterval))
 	}
@@ -217,6 +283,12 @@ func (p Producer) Validate() error {
 		if !strings.HasPrefix(mp, "/") || mp == "/" || strings.HasSuffix(mp, "/") || strings.ContainsAny(mp, "?# \t") {
 			pr.add(EnvMonitoringPath, "must be a path such as %q (leading slash, no trailing slash), or \"off\", got %q",
 				DefaultMonitoringPath, mp)
+		}
+		for _, r := range reservedPaths {
+			if mp == r || strings.HasPrefix(mp, r+"/") || strings.HasPrefix(r, mp+"/") {
+				pr.add(EnvMonitoringPath, "is %q, which overlaps the API's %s; pick a path of its own such as %q",
+					mp, r, DefaultMonitoringPath)
+			}
 		}
 	}
 	return pr.err()
@@ -256,6 +328,31 @@ func (p Producer) validateQueues(pr *problems) {
 // returns "" and no error when neither is set.
 func (p Producer) Token() (string, error) {
 	return secretPair(p.APIToken, p.APITokenFile, EnvAPIToken, EnvAPITokenFile)
+}
+
+// Admin returns the web UI's admin token, reading AdminTokenFile when set;
+// "" when neither is set. A token equal to the API token is an error.
+func (p Producer) Admin() (string, error) {
+	admin, err := secretPair(p.AdminToken, p.AdminTokenFile, EnvAdminToken, EnvAdminTokenFile)
+	if err != nil || admin == "" {
+		return admin, err
+	}
+	if api, _ := p.Token(); api == admin {
+		return "", fieldErr(EnvAdminToken, "must differ from %s: every sender holds the API token; generate a second secret for the web UI's admin", ref(EnvAPIToken))
+	}
+	return admin, nil
+}
+
+// WebhookBodyLimit is the webhook body limit in force: the smaller of
+// WebhookMaxBodyBytes and MaxBodyBytes.
+func (p Producer) WebhookBodyLimit() int64 {
+	return min(p.WebhookMaxBodyBytes, p.MaxBodyBytes)
+}
+
+// Metrics returns the /metrics bearer token, reading MetricsTokenFile when
+// set; "" when neither is set.
+func (p Producer) Metrics() (string, error) {
+	return secretPair(p.MetricsToken, p.MetricsTokenFile, EnvMetricsToken, EnvMetricsTokenFile)
 }
 
 // WebhookSecrets returns the GitHub, Sentry and Grafana webhook secrets,
@@ -347,8 +444,13 @@ func producerSpecs(p *Producer) []spec {
 		newSpec(EnvMaxBodyBytes, "1MiB", "Largest accepted HTTP request body (bytes, KiB, MiB).", bytesVar(&p.MaxBodyBytes)),
 		newSpec(EnvMonitoringPath, DefaultMonitoringPath, `Path of the Asynq web UI; "off" disables it.`,
 			optStringVar(&p.MonitoringPath)),
-		newSpec(EnvMonitoringReadOnly, "false", "Serve the web UI without its mutating actions.",
+		newSpec(EnvMonitoringReadOnly, "false", "Serve the web UI without its mutating actions, even to the admin token.",
 			boolVar(&p.MonitoringReadOnly)),
+		secretSpec(EnvAdminToken, "Web UI admin credential (basic-auth password): only it may pause queues or run, archive and delete tasks; "+
+			"the API token only reads the UI, and without an admin token the UI is read-only. Prefer the _FILE variant.",
+			stringVar(&p.AdminToken)),
+		newSpec(EnvAdminTokenFile, "", "File holding the admin token (content trimmed); excludes "+EnvAdminToken+".",
+			stringVar(&p.AdminTokenFile)),
 		newSpec(EnvRoutesFile, "", "YAML routing file for alerts, webhooks, heartbeats and feeds; reloaded on SIGHUP.",
 			stringVar(&p.RoutesFile)),
 		newSpec(EnvAlertsDefaultChat, "", "Chat that receives every alert when no routing file is set.",
@@ -364,8 +466,20 @@ func producerSpecs(p *Producer) []spec {
 		newSpec(EnvGrafanaSecretFile, "", "File holding the Grafana HMAC secret.", stringVar(&p.GrafanaSecretFile)),
 		newSpec(EnvGrafanaTimestamp, "", "Grafana's signature timestamp header, when the contact point sets one.",
 			stringVar(&p.GrafanaTimestampHeader)),
+		newSpec(EnvWebhookMaxBody, "256KiB", "Largest accepted webhook body (the smaller of this and "+EnvMaxBodyBytes+" applies).",
+			bytesVar(&p.WebhookMaxBodyBytes)),
 		newSpec(EnvHeartbeatCheck, "5s", "How often each producer looks for overdue heartbeats.",
 			durationVar(&p.HeartbeatCheckInterval)),
+		newSpec(EnvMaxHeartbeats, "1000", "Most heartbeats; a ping that would create one more is refused (409).",
+			intVar(&p.MaxHeartbeats)),
+		newSpec(EnvMetricsListen, "", "Address of a listener serving only /metrics; empty serves /metrics on the API's address.",
+			stringVar(&p.MetricsListen)),
+		secretSpec(EnvMetricsToken, "Bearer token /metrics requires; unset serves it without authentication.",
+			stringVar(&p.MetricsToken)),
+		newSpec(EnvMetricsTokenFile, "", "File holding the metrics token; excludes "+EnvMetricsToken+".",
+			stringVar(&p.MetricsTokenFile)),
+		newSpec(EnvMetricsCache, "5s", "How long asynq's queue statistics are reused between scrapes (bounds their Redis cost); 0 disables the cache.",
+			durationVar(&p.MetricsCache)),
 		newSpec(EnvFeedsFile, "", "Feed list polled by `producer feeds`.", stringVar(&p.FeedsFile)),
 		newSpec(EnvFeedsConcurrency, "4", "Feed fetches at once in `producer feeds`.", intVar(&p.FeedsConcurrency)),
 	)

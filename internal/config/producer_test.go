@@ -34,6 +34,9 @@ func TestLoadProducerDefaults(t *testing.T) {
 
 		HeartbeatCheckInterval: 5 * time.Second,
 		FeedsConcurrency:       4,
+		WebhookMaxBodyBytes:    256 << 10,
+		MetricsCache:           5 * time.Second,
+		MaxHeartbeats:          1000,
 	}
 	if !reflect.DeepEqual(p, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", p, want)
@@ -74,6 +77,14 @@ var producerEnv = map[string]string{
 	"HERALD_HEARTBEAT_CHECK_INTERVAL":    "2s",
 	"HERALD_FEEDS_FILE":                  "/etc/herald/feeds.yaml",
 	"HERALD_FEEDS_CONCURRENCY":           "8",
+	"HERALD_ADMIN_TOKEN":                 "admin",
+	"HERALD_ADMIN_TOKEN_FILE":            "",
+	"HERALD_WEBHOOK_MAX_BODY_BYTES":      "32KiB",
+	"HERALD_MAX_HEARTBEATS":              "50",
+	"HERALD_METRICS_LISTEN":              "127.0.0.1:9090",
+	"HERALD_METRICS_TOKEN":               "scrape",
+	"HERALD_METRICS_TOKEN_FILE":          "",
+	"HERALD_METRICS_CACHE":               "0s",
 }
 
 func TestLoadProducerEnv(t *testing.T) {
@@ -111,6 +122,12 @@ func TestLoadProducerEnv(t *testing.T) {
 		HeartbeatCheckInterval: 2 * time.Second,
 		FeedsFile:              "/etc/herald/feeds.yaml",
 		FeedsConcurrency:       8,
+		AdminToken:             "admin",
+		WebhookMaxBodyBytes:    32 << 10,
+		MaxHeartbeats:          50,
+		MetricsListen:          "127.0.0.1:9090",
+		MetricsToken:           "scrape",
+		MetricsCache:           0,
 	}
 	if !reflect.DeepEqual(p, want) {
 		t.Fatalf("env:\n got %+v\nwant %+v", p, want)
@@ -229,6 +246,24 @@ func TestProducerValidate(t *testing.T) {
 			`HERALD_MONITORING_PATH (-monitoring-path) must be a path`},
 		{"redis", func(p *Producer) { p.Redis.URL = "redis-sentinel://a,b/0" },
 			"REDIS_URL (-redis-url)"},
+		{"monitoring on the webhooks", func(p *Producer) { p.MonitoringPath = "/v1/webhooks" },
+			`HERALD_MONITORING_PATH (-monitoring-path) is "/v1/webhooks", which overlaps the API's /v1; pick a path of its own`},
+		{"monitoring on metrics", func(p *Producer) { p.MonitoringPath = "/metrics" },
+			`HERALD_MONITORING_PATH (-monitoring-path) is "/metrics", which overlaps the API's /metrics`},
+		{"admin is the API token", func(p *Producer) { p.AdminToken = p.APIToken },
+			"HERALD_ADMIN_TOKEN (-admin-token) must differ from HERALD_API_TOKEN"},
+		{"admin both", func(p *Producer) { p.AdminToken, p.AdminTokenFile = "a", filepath.Join(dir, "x") },
+			"HERALD_ADMIN_TOKEN (-admin-token) and HERALD_ADMIN_TOKEN_FILE (-admin-token-file) are both set"},
+		{"metrics listen bad", func(p *Producer) { p.MetricsListen = "9090" },
+			"HERALD_METRICS_LISTEN (-metrics-listen) must be host:port"},
+		{"metrics listen is the API's", func(p *Producer) { p.MetricsListen = p.Listen },
+			`HERALD_METRICS_LISTEN (-metrics-listen) is the API's address ":8080"`},
+		{"metrics cache", func(p *Producer) { p.MetricsCache = time.Hour },
+			"HERALD_METRICS_CACHE (-metrics-cache) must be between 0 (no cache) and 5m"},
+		{"max heartbeats", func(p *Producer) { p.MaxHeartbeats = -1 },
+			"HERALD_MAX_HEARTBEATS (-max-heartbeats) must be >= 1"},
+		{"webhook body", func(p *Producer) { p.WebhookMaxBodyBytes = 10 },
+			"HERALD_WEBHOOK_MAX_BODY_BYTES (-webhook-max-body-bytes) must be at least 1KiB"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -274,5 +309,30 @@ func TestProducerAuthAlternatives(t *testing.T) {
 	p.AuthDisabled = true
 	if err := p.Validate(); err != nil {
 		t.Fatalf("disabled monitoring: %v", err)
+	}
+}
+
+// TestAdminTokenFromFile checks that an admin token read from its file is
+// also refused when it equals the API token, and that the webhook limit in
+// force is the smaller of the two body limits.
+func TestAdminTokenFromFile(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "admin")
+	if err := os.WriteFile(file, []byte("tok\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := Producer{APIToken: "tok", AdminTokenFile: file}.WithDefaults()
+	if _, err := p.Admin(); err == nil || !strings.Contains(err.Error(), "must differ from HERALD_API_TOKEN") {
+		t.Fatalf("Admin() with the API token in the file = %v", err)
+	}
+	if err := os.WriteFile(file, []byte("admin-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := p.Admin(); err != nil || got != "admin-secret" {
+		t.Fatalf("Admin() = %q, %v", got, err)
+	}
+	p.MaxBodyBytes = 64 << 10
+	if got := p.WebhookBodyLimit(); got != 64<<10 {
+		t.Fatalf("WebhookBodyLimit() = %d, want the smaller MaxBodyBytes", got)
 	}
 }

@@ -21,9 +21,9 @@ func TestComposeServicesAndProfiles(t *testing.T) {
 		want     []string
 		disabled []string
 	}{
-		{"default", nil, []string{svcProducer, svcRedis, svcWorker}, []string{svcFeeds, svcPrometheus}},
-		{"monitoring", []string{"monitoring"}, []string{svcProducer, svcPrometheus, svcRedis, svcWorker}, []string{svcFeeds}},
-		{"feeds", []string{"feeds"}, []string{svcFeeds, svcProducer, svcRedis, svcWorker}, []string{svcPrometheus}},
+		{"default", nil, []string{svcProducer, svcProducerCheck, svcRedis, svcWorker, svcWorkerCheck}, []string{svcFeeds, svcPrometheus}},
+		{"monitoring", []string{"monitoring"}, []string{svcProducer, svcProducerCheck, svcPrometheus, svcRedis, svcWorker, svcWorkerCheck}, []string{svcFeeds}},
+		{"feeds", []string{"feeds"}, []string{svcFeeds, svcProducer, svcProducerCheck, svcRedis, svcWorker, svcWorkerCheck}, []string{svcPrometheus}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -64,7 +64,7 @@ func TestComposeServicesAndProfiles(t *testing.T) {
 			t.Errorf("%s does not mount ./deploy read-only at /etc/herald (routing and feed files)", name)
 		}
 	}
-	for _, name := range []string{svcRedis, svcProducer, svcWorker} {
+	for _, name := range []string{svcRedis, svcProducer, svcWorker, svcProducerCheck, svcWorkerCheck} {
 		if got := service(t, p, name).Profiles; len(got) != 0 {
 			t.Errorf("%s has profiles %v; it must start with a plain `docker compose up`", name, got)
 		}
@@ -127,6 +127,9 @@ func TestHealthchecks(t *testing.T) {
 	t.Parallel()
 	p := loadProject(t, loadOpts{dotEnv: exampleEnv(t), profiles: []string{"monitoring"}})
 	for _, s := range p.Services {
+		if oneShot(s.Name) {
+			continue // runs to completion; compose waits for its exit code
+		}
 		hc := s.HealthCheck
 		if hc == nil || hc.Disable || len(hc.Test) < 2 || hc.Test[0] == "NONE" {
 			t.Errorf("%s: no health check (%+v)", s.Name, hc)
@@ -216,6 +219,12 @@ func TestRestartPolicies(t *testing.T) {
 	p := loadProject(t, loadOpts{dotEnv: exampleEnv(t), profiles: []string{"monitoring"}})
 	ok := []string{types.RestartPolicyAlways, types.RestartPolicyUnlessStopped, types.RestartPolicyOnFailure}
 	for _, s := range p.Services {
+		if oneShot(s.Name) {
+			if s.Restart != types.RestartPolicyNo {
+				t.Errorf("%s restart = %q; an init check must run once (restart: \"no\")", s.Name, s.Restart)
+			}
+			continue
+		}
 		if !slices.Contains(ok, s.Restart) {
 			t.Errorf("%s restart = %q, want one of %v", s.Name, s.Restart, ok)
 		}

@@ -187,7 +187,7 @@ func TestDockerfileRuntimeImages(t *testing.T) {
 		if !strings.HasPrefix(root, "gcr.io/distroless/static") && root != "scratch" {
 			t.Errorf("%s image is based on %q; want distroless static or scratch", role, root)
 		}
-		if strings.HasPrefix(root, "gcr.io/distroless/static") && !strings.HasSuffix(root, ":nonroot") {
+		if strings.HasPrefix(root, "gcr.io/distroless/static") && !strings.HasSuffix(strings.Split(root, "@")[0], ":nonroot") {
 			t.Errorf("%s base %q should be the :nonroot variant", role, root)
 		}
 		user, ok := last(c, "USER")

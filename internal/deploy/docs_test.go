@@ -36,6 +36,16 @@ func TestComposeDocMatchesTheComposeFile(t *testing.T) {
 		"--scale " + svcWorker + "=",
 		"--profile monitoring",
 	}
+	// The secrets, the checks and the pinned versions as the file has them.
+	want = append(want, initSecrets, "docker compose ps", "`"+svcProducerCheck+"`", "`"+svcWorkerCheck+"`",
+		"service_completed_successfully", "0644", "65532")
+	for name := range p.Secrets {
+		want = append(want, "`"+name+"`")
+	}
+	for _, name := range []string{svcRedis} {
+		tag := strings.Split(strings.Split(service(t, p, name).Image, "@")[0], ":")[1]
+		want = append(want, "`"+tag+"`")
+	}
 	for _, r := range service(t, p, svcRedis).Volumes {
 		if r.Target == "/data" {
 			want = append(want, "`"+p.Name+"_"+r.Source+"`")

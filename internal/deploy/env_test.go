@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/herald-dev/herald/internal/app"
 	"github.com/herald-dev/herald/internal/config"
 )
 
@@ -94,17 +95,26 @@ func TestEnvExampleReachesTheContainers(t *testing.T) {
 	}
 }
 
-func TestEnvExampleAsShippedNeedsTheAPIToken(t *testing.T) {
+func TestEnvExampleAsShippedNeedsTheSecrets(t *testing.T) {
 	t.Parallel()
-	// Copied unchanged, .env.example must make the producer refuse to serve
-	// with a message naming the variable, rather than run without auth.
+	// Copied unchanged, with no secret files written yet, .env.example must
+	// make both init checks fail with a message naming the setting and the
+	// file, rather than let anything run without its token.
 	p := loadProject(t, loadOpts{dotEnv: readRepoFile(t, envExampleFile)})
-	cfg, err := config.LoadProducer(nil, envOf(service(t, p, svcProducer)))
-	if err != nil {
-		t.Fatalf("producer rejects the shipped .env.example: %v", err)
+	missing := t.TempDir() // /run/secrets of a project whose secrets were never written
+	pcfg, err := config.LoadProducer(nil, inSecretsDir(rawEnv(service(t, p, svcProducerCheck)), missing))
+	if err == nil {
+		err = app.CheckProducer(pcfg, inSecretsDir(rawEnv(service(t, p, svcProducerCheck)), missing))
 	}
-	if err := cfg.ValidateServe(); err == nil || !strings.Contains(err.Error(), config.EnvAPIToken) {
-		t.Errorf("producer with the shipped .env.example: ValidateServe() = %v, want an error naming %s", err, config.EnvAPIToken)
+	if err == nil || !strings.Contains(err.Error(), config.EnvAPITokenFile) || !strings.Contains(err.Error(), "herald_api_token") {
+		t.Errorf("producer check with the shipped .env.example and no secret file: %v; want an error naming %s and the file", err, config.EnvAPITokenFile)
+	}
+	wcfg, err := config.LoadWorker(nil, inSecretsDir(rawEnv(service(t, p, svcWorkerCheck)), missing))
+	if err == nil {
+		err = app.CheckWorker(wcfg)
+	}
+	if err == nil || !strings.Contains(err.Error(), config.EnvTelegramTokenFile) || !strings.Contains(err.Error(), "telegram_bot_token") {
+		t.Errorf("worker check with the shipped .env.example and no secret file: %v; want an error naming %s and the file", err, config.EnvTelegramTokenFile)
 	}
 }
 
@@ -140,8 +150,8 @@ func TestNoSecretInCommittedFiles(t *testing.T) {
 			t.Errorf("service %s puts credentials into %s", s.Name, config.EnvRedisURL)
 		}
 	}
-	// The secrets reach the Herald services from .env only.
-	for _, svc := range []string{svcProducer, svcWorker} {
+	// Settings reach the Herald services from a required .env.
+	for _, svc := range []string{svcProducer, svcWorker, svcProducerCheck, svcWorkerCheck} {
 		s := service(t, p, svc)
 		found := false
 		for _, f := range s.EnvFiles {
@@ -155,17 +165,14 @@ func TestNoSecretInCommittedFiles(t *testing.T) {
 	}
 }
 
-func TestEnvExampleListsTheRequiredTokens(t *testing.T) {
+// TestEnvExampleHoldsNoToken: .env is read by every container, the
+// internet-facing producer too, so the tokens must not be in it at all,
+// not even as a commented example to fill in (issue 14).
+func TestEnvExampleHoldsNoToken(t *testing.T) {
 	t.Parallel()
-	active := map[string]bool{}
 	for _, e := range parseEnvExample(t) {
-		if !e.commented {
-			active[e.name] = true
-		}
-	}
-	for _, name := range secretNames {
-		if !active[name] {
-			t.Errorf("%s must list %s= (uncommented, empty) so users see they have to fill it in", envExampleFile, name)
+		if slices.Contains(secretNames, e.name) || slices.Contains([]string{config.EnvTelegramTokenFile, config.EnvAPITokenFile}, e.name) {
+			t.Errorf("%s lists %s; the tokens are secret files (deploy/init-secrets.sh), each mounted only where it is used", envExampleFile, e.name)
 		}
 	}
 }

@@ -33,7 +33,17 @@ const (
 	svcWorker     = "worker"
 	svcPrometheus = "prometheus"
 	svcFeeds      = "feeds"
+	// The init checks: one-shot services the producer and the workers wait
+	// for (condition service_completed_successfully).
+	svcProducerCheck = "producer-check"
+	svcWorkerCheck   = "worker-check"
 )
+
+// guardedBy maps each Herald service to its init check.
+var guardedBy = map[string]string{svcProducer: svcProducerCheck, svcWorker: svcWorkerCheck}
+
+// oneShot reports whether a service runs to completion instead of serving.
+func oneShot(name string) bool { return name == svcProducerCheck || name == svcWorkerCheck }
 
 // repoRoot finds the directory holding go.mod above the test's directory.
 func repoRoot(t *testing.T) string {
@@ -126,14 +136,21 @@ func service(t *testing.T, p *types.Project, name string) types.ServiceConfig {
 	return s
 }
 
-// envOf returns a getenv function over a service's resolved environment.
-func envOf(s types.ServiceConfig) func(string) string {
+// rawEnv returns a getenv function over a service's resolved environment,
+// exactly as the container sees it.
+func rawEnv(s types.ServiceConfig) func(string) string {
 	return func(k string) string {
 		if v, ok := s.Environment[k]; ok && v != nil {
 			return *v
 		}
 		return ""
 	}
+}
+
+// envOf is rawEnv with /run/secrets/NAME pointing at placeholder secret
+// files (see TestMain), so the config can load a service's settings here.
+func envOf(s types.ServiceConfig) func(string) string {
+	return inSecretsDir(rawEnv(s), placeholderSecrets)
 }
 
 // envLine matches an assignment in an env file, commented out or not.
@@ -190,8 +207,10 @@ func settingNames(settings []config.Setting) []string {
 // readBy maps each service running a Herald binary to the variables it reads.
 func readBy() map[string][]string {
 	return map[string][]string{
-		svcProducer: settingNames(config.ProducerSettings()),
-		svcWorker:   settingNames(config.WorkerSettings()),
+		svcProducer:      settingNames(config.ProducerSettings()),
+		svcWorker:        settingNames(config.WorkerSettings()),
+		svcProducerCheck: settingNames(config.ProducerSettings()),
+		svcWorkerCheck:   settingNames(config.WorkerSettings()),
 	}
 }
 
@@ -216,11 +235,8 @@ func listenPort(t *testing.T, addr string) string {
 }
 
 // exampleEnv is .env.example as a user would first fill it in: every
-// optional setting on, and placeholder tokens (not real ones) in place.
+// optional setting on. The tokens are not in it: they are secret files.
 func exampleEnv(t *testing.T) string {
 	t.Helper()
-	return uncommentAll(parseEnvExample(t), map[string]string{
-		config.EnvTelegramToken: "123456:placeholder-not-a-token",
-		config.EnvAPIToken:      "placeholder-api-token",
-	})
+	return uncommentAll(parseEnvExample(t), nil)
 }

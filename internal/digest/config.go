@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/markup"
 )
 
@@ -57,12 +58,6 @@ const (
 	minMessageLimit = 200
 )
 
-// AsynqAggregationTimeout is asynq v0.26's deadline for one aggregation run
-// (rdb.aggregationTimeout): an aggregation set is scored with its creation
-// time plus this, and asynq's recoverer reclaims it after that. ReclaimAfter
-// must be shorter.
-const AsynqAggregationTimeout = 2 * time.Minute
-
 // WithDefaults returns the config with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
 	if c.GracePeriod == 0 {
@@ -105,8 +100,8 @@ func (c Config) Validate() error {
 	if c.MaxMessages < 1 || c.MaxMessages > MaxMessagesLimit {
 		bad("Config.MaxMessages must be between 1 and %d, got %d", MaxMessagesLimit, c.MaxMessages)
 	}
-	if c.ReclaimAfter < time.Second || c.ReclaimAfter >= AsynqAggregationTimeout {
-		bad("Config.ReclaimAfter must be at least 1s and below asynq's own %v, got %v", AsynqAggregationTimeout, c.ReclaimAfter)
+	if c.ReclaimAfter < time.Second || c.ReclaimAfter >= broker.AggregationTimeout {
+		bad("Config.ReclaimAfter must be at least 1s and below asynq's own %v, got %v", broker.AggregationTimeout, c.ReclaimAfter)
 	}
 	if c.ClaimTTL < time.Hour {
 		bad("Config.ClaimTTL must be at least 1h (it must outlast a digest's retries), got %v", c.ClaimTTL)

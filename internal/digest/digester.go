@@ -13,9 +13,9 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/markup"
-	"github.com/herald-dev/herald/internal/wake"
 )
 
 // Digester handles digest tasks: it claims their items, renders them and
@@ -205,7 +205,7 @@ func (d *Digester) requeueBad(ctx context.Context, digestID, queue string, i int
 	_, err := d.client.EnqueueContext(ctx, asynq.NewTask(typ, []byte(u.Raw)),
 		asynq.Queue(queue),
 		asynq.TaskID(hashID("digest-bad-", digestID, strconv.Itoa(i))),
-		asynq.MaxRetry(jobs.AsynqRetryCeiling),
+		asynq.MaxRetry(broker.RetryCeiling),
 		asynq.Timeout(TaskTimeout),
 	)
 	switch {
@@ -214,7 +214,7 @@ func (d *Digester) requeueBad(ctx context.Context, digestID, queue string, i int
 	case err != nil:
 		return fmt.Errorf("enqueue an unreadable digest item on its own: %w", err)
 	}
-	_ = wake.Notify(ctx, d.rdb, queue)
+	_ = broker.Notify(ctx, d.rdb, queue)
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
@@ -274,7 +275,7 @@ func TestAggregateSetsRetryCeilingAndNoTaskID(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.MaxRetry != jobs.AsynqRetryCeiling || info.Timeout != digest.TaskTimeout || info.Type != digest.TypeDigest {
+		if info.MaxRetry != broker.RetryCeiling || info.Timeout != digest.TaskTimeout || info.Type != digest.TypeDigest {
 			t.Fatalf("digest task %+v", info)
 		}
 		ids = append(ids, info.ID)

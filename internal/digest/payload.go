@@ -9,6 +9,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/jobs"
 )
 
@@ -72,7 +73,7 @@ func Aggregate(group string, tasks []*asynq.Task) *asynq.Task {
 		}
 		b, _ = json.Marshal(p)
 	}
-	return asynq.NewTask(TypeDigest, b, asynq.MaxRetry(jobs.AsynqRetryCeiling), asynq.Timeout(TaskTimeout))
+	return asynq.NewTask(TypeDigest, b, asynq.MaxRetry(broker.RetryCeiling), asynq.Timeout(TaskTimeout))
 }
 
 // itemJSON keeps a digest item's payload as it is, and wraps anything else.

@@ -20,7 +20,13 @@ const (
 	MaxInterval = 400 * 24 * time.Hour
 	// MaxNameLen is the longest heartbeat name.
 	MaxNameLen = 64
+	// DefaultMaxHeartbeats is the default of Config.MaxHeartbeats.
+	DefaultMaxHeartbeats = 1000
 )
+
+// CodeTooManyHeartbeats is the error code of the 409 refusing a ping that
+// would create a heartbeat beyond Config.MaxHeartbeats.
+const CodeTooManyHeartbeats = "too_many_heartbeats"
 
 // Config configures the heartbeat handler and checker. The zero value of each
 // optional field means its default; the handler and the checkers of one
@@ -52,6 +58,11 @@ type Config struct {
 	MinDefaultGrace      time.Duration
 	// MaxBodyBytes bounds a ping's JSON body. Default 64 KiB.
 	MaxBodyBytes int64
+	// MaxHeartbeats bounds the number of heartbeats: the first ping of one
+	// more is refused with a 409 (pings of existing ones still work), so
+	// that a sender cannot grow Redis and every check without bound.
+	// Default 1000.
+	MaxHeartbeats int
 	// BatchSize is the most overdue heartbeats (and pending notifications)
 	// one check script handles; a check with more runs the script again.
 	// Default 100.
@@ -82,6 +93,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.BatchSize == 0 {
 		c.BatchSize = 100
+	}
+	if c.MaxHeartbeats == 0 {
+		c.MaxHeartbeats = DefaultMaxHeartbeats
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -118,6 +132,9 @@ func (c Config) validate() error {
 	}
 	if c.MaxBodyBytes < 0 {
 		errs = append(errs, fmt.Errorf("heartbeat: Config.MaxBodyBytes is %d; use a positive size (default 64 KiB)", c.MaxBodyBytes))
+	}
+	if c.MaxHeartbeats < 1 {
+		errs = append(errs, fmt.Errorf("heartbeat: Config.MaxHeartbeats is %d; use at least 1 (default %d)", c.MaxHeartbeats, DefaultMaxHeartbeats))
 	}
 	if c.BatchSize < 1 {
 		errs = append(errs, fmt.Errorf("heartbeat: Config.BatchSize is %d; use at least 1 (default 100)", c.BatchSize))

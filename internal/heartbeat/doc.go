@@ -11,5 +11,8 @@
 // producer process; the overdue transition of a heartbeat happens in a
 // script, once, in whichever replica gets there first, and the alert it
 // creates is leased to that replica until it is dispatched (a failed dispatch
-// goes back to the outbox for the next check). See docs/HEARTBEATS.md.
+// goes back to the outbox for the next check). Right before the dispatch the
+// replica confirms its lease in a script (the handover), so a DELETE that
+// came first drops the alert even after it was claimed. See
+// docs/HEARTBEATS.md.
 package heartbeat

@@ -101,6 +101,11 @@ func (h *handler) ping(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, httpapi.Invalid("unknown heartbeat", jobs.FieldError{Field: "interval",
 			Message: "is required on the first ping of a heartbeat: add ?interval=5m (or \"interval\" in the JSON body)"}))
 		return
+	case errors.Is(err, errTooMany):
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusConflict, CodeTooManyHeartbeats,
+			"this server keeps at most %d heartbeats: delete unused ones (DELETE /v1/heartbeats/{name}) or raise HERALD_MAX_HEARTBEATS; pings of existing heartbeats still work",
+			h.cfg.MaxHeartbeats))
+		return
 	case err != nil:
 		h.unavailable(w, "ping", err)
 		return

@@ -35,6 +35,9 @@ type recorder struct {
 	calls    int
 	ch       chan alerts.Alert
 	failed   chan error
+	// before, when set, is called at the start of every Dispatch, outside
+	// the lock (a test may block in it).
+	before func(batch []alerts.Alert)
 }
 
 func newRecorder() *recorder {
@@ -42,6 +45,12 @@ func newRecorder() *recorder {
 }
 
 func (r *recorder) Dispatch(_ context.Context, batch []alerts.Alert) (alerts.Dispatched, error) {
+	r.mu.Lock()
+	before := r.before
+	r.mu.Unlock()
+	if before != nil {
+		before(batch)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out alerts.Dispatched
@@ -71,6 +80,19 @@ func (r *recorder) setFail(f func(call int, a alerts.Alert) error) {
 	r.mu.Lock()
 	r.fail = f
 	r.mu.Unlock()
+}
+
+func (r *recorder) setBefore(f func(batch []alerts.Alert)) {
+	r.mu.Lock()
+	r.before = f
+	r.mu.Unlock()
+}
+
+// callCount is the number of alerts Dispatch was called with, failed or not.
+func (r *recorder) callCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.calls
 }
 
 func (r *recorder) alerts() []alerts.Alert {
@@ -191,6 +213,8 @@ type harnessOpts struct {
 	checkers int
 	redis    redistest.Options
 	tweak    func(*Config)
+	// setup, when set, is called with each checker before it starts.
+	setup func(i int, c *Checker)
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -207,6 +231,9 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 			t.Fatal(err)
 		}
 		c.SetAfterCheck(h.checks.hook(i))
+		if o.setup != nil {
+			o.setup(i, c)
+		}
 		if err := c.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -323,3 +350,34 @@ func backdate(t *testing.T, rdb redis.UniversalClient, name string) {
 }
 
 func timeAfter() <-chan time.Time { return time.After(waitLimit) }
+
+// gate holds the first caller that passes it until open is called; later
+// callers pass at once. reached is closed when the first caller arrives.
+type gate struct {
+	once    sync.Once
+	reached chan struct{}
+	release chan struct{}
+}
+
+func newGate() *gate { return &gate{reached: make(chan struct{}), release: make(chan struct{})} }
+
+// pass blocks the first caller until open.
+func (g *gate) pass() {
+	first := false
+	g.once.Do(func() { first = true; close(g.reached) })
+	if first {
+		<-g.release
+	}
+}
+
+// wait waits until the first caller has arrived.
+func (g *gate) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case <-g.reached:
+	case <-time.After(waitLimit):
+		t.Fatalf("nothing reached the gate within %v", waitLimit)
+	}
+}
+
+func (g *gate) open() { close(g.release) }

@@ -64,12 +64,19 @@ type deliverer struct {
 	d       alerts.Dispatcher
 	timeout time.Duration
 	log     *slog.Logger
+
+	// beforeHandover, when set (by tests), is called with each claimed
+	// notification right before its handover is confirmed.
+	beforeHandover func(notification)
 }
 
 // deliver dispatches the notifications, oldest first and, per heartbeat, in
 // order: a heartbeat whose notification failed keeps its later ones for the
-// retry, so a recovery never overtakes its outage. A dispatched
-// notification leaves the outbox; a failed one goes back, due at once.
+// retry, so a recovery never overtakes its outage. Each is confirmed with
+// the outbox right before its dispatch (handover): one whose heartbeat was
+// deleted since the claim, or that another replica took over, is dropped
+// without a dispatch. A dispatched notification leaves the outbox; a failed
+// one goes back, due at once.
 // Redis being unavailable ends the round (everything left goes back).
 // It returns how many were dispatched and the first error.
 func (dl *deliverer) deliver(ctx context.Context, ns []notification) (int, error) {
@@ -87,7 +94,31 @@ func (dl *deliverer) deliver(ctx context.Context, ns []notification) (int, error
 			dl.giveBack(ctx, n)
 			continue
 		}
-		err := dl.dispatch(ctx, n)
+		if dl.beforeHandover != nil {
+			dl.beforeHandover(n)
+		}
+		ok, err := dl.st.handover(ctx, &n)
+		if err != nil {
+			err = fmt.Errorf("%w: confirm heartbeat alert before dispatch: %w", jobs.ErrUnavailable, err)
+			dl.log.Warn("heartbeat alert not dispatched; it stays in the outbox for the next check",
+				"heartbeat", n.Name, "kind", n.Kind, "error", err)
+			for _, rest := range ns[i:] {
+				dl.giveBack(ctx, rest)
+			}
+			if first == nil {
+				first = err
+			}
+			return sent, first
+		}
+		if !ok {
+			dl.log.Debug("heartbeat alert dropped before dispatch: its heartbeat was deleted, or another replica took it over",
+				"heartbeat", n.Name, "kind", n.Kind)
+			// A later notification of the same heartbeat waits for the
+			// replica that has this one, so the order holds.
+			held[n.Name] = true
+			continue
+		}
+		err = dl.dispatch(ctx, n)
 		var verr *jobs.ValidationError
 		switch {
 		case err == nil:

@@ -40,11 +40,13 @@ local function us(x) return string.format('%d', x) end
 // ARGV[1] name, ARGV[2] interval µs or "" (keep), ARGV[3] grace µs or ""
 // (keep), ARGV[4] severity or "" (keep), ARGV[5] labels JSON or "" (keep),
 // ARGV[6] lease µs, ARGV[7] default grace fraction, ARGV[8] minimum default
-// grace µs, ARGV[9] default severity.
-// Returns {0} when the heartbeat is new and no interval was given; otherwise
-// {1, stored record JSON, created 0/1, now µs, notifications...}: when the
-// ping ends an outage, the recovery notification and any notifications of
-// the heartbeat still waiting in the outbox, all leased to the caller.
+// grace µs, ARGV[9] default severity, ARGV[10] most heartbeats (0: no cap).
+// Returns {0} when the heartbeat is new and no interval was given, {2} when
+// it is new and the records hash already holds the most heartbeats; otherwise
+// {1, stored record JSON, created 0/1, now µs, lease end µs,
+// notifications...}: when the ping ends an outage, the recovery notification
+// and any notifications of the heartbeat still waiting in the outbox, all
+// leased to the caller until the lease end (their score in the outbox).
 var pingScript = redis.NewScript(luaPrelude + `
 local name = ARGV[1]
 local now = now_us()
@@ -54,6 +56,8 @@ if raw then
   rec = cjson.decode(raw)
 else
   if ARGV[2] == '' then return {0} end
+  local cap = tonumber(ARGV[10])
+  if cap > 0 and redis.call('HLEN', KEYS[1]) >= cap then return {2} end
   rec = {created = us(now), severity = ARGV[9], labels = {}, grace = ''}
   created = 1
 end
@@ -69,8 +73,8 @@ else
   grace = math.max(tonumber(ARGV[8]), math.floor(interval * tonumber(ARGV[7])))
 end
 local out = {}
+local until_ = now + tonumber(ARGV[6])
 if rec.state == 'down' then
-  local until_ = now + tonumber(ARGV[6])
   for _, ev in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', us(now))) do
     local ok, e = pcall(cjson.decode, ev)
     if ok and e.n == name then
@@ -92,7 +96,7 @@ rec.deadline = us(deadline)
 local stored = cjson.encode(rec)
 redis.call('HSET', KEYS[1], name, stored)
 redis.call('ZADD', KEYS[2], us(deadline), name)
-return {1, stored, created, us(now), unpack(out)}
+return {1, stored, created, us(now), us(until_), unpack(out)}
 `)
 
 // checkScript turns overdue heartbeats down and claims due notifications.
@@ -102,9 +106,10 @@ return {1, stored, created, us(now), unpack(out)}
 //
 // KEYS[1] records hash, KEYS[2] deadlines zset, KEYS[3] outbox zset.
 // ARGV[1] lease µs, ARGV[2] batch size.
-// Returns {now µs, newly overdue count, claimed notifications...}: every
-// notification due (new ones and ones whose lease ran out or was released),
-// at most batch size, each now leased to the caller.
+// Returns {now µs, newly overdue count, lease end µs, claimed
+// notifications...}: every notification due (new ones and ones whose lease
+// ran out or was released), at most batch size, each now leased to the
+// caller until the lease end (its score in the outbox).
 var checkScript = redis.NewScript(luaPrelude + `
 local now = now_us()
 local batch = tonumber(ARGV[2])
@@ -126,13 +131,34 @@ for _, name in ipairs(names) do
     end
   end
 end
-local out = {us(now), overdue}
 local until_ = us(now + tonumber(ARGV[1]))
+local out = {us(now), overdue, until_}
 for _, ev in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', us(now), 'LIMIT', 0, batch)) do
   redis.call('ZADD', KEYS[3], 'XX', until_, ev)
   table.insert(out, ev)
 end
 return out
+`)
+
+// handoverScript is the last step before a claimed notification is handed
+// to the dispatcher: it succeeds only while the notification is still in the
+// outbox under the caller's lease, and then renews the lease for the
+// dispatch. A DELETE (deleteScript removes the notification) or another
+// replica that took over an expired lease (the score changed) makes it fail,
+// and the caller drops the notification. Scripts run one at a time, so a
+// DELETE is ordered either before the handover (nothing is dispatched) or
+// after it (the dispatch already under way completes).
+//
+// KEYS[1] outbox zset.
+// ARGV[1] notification, ARGV[2] the caller's lease end µs, ARGV[3] lease µs.
+// Returns the renewed lease end µs, or false when the notification is no
+// longer the caller's.
+var handoverScript = redis.NewScript(luaPrelude + `
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or tonumber(score) ~= tonumber(ARGV[2]) then return false end
+local until_ = us(now_us() + tonumber(ARGV[3]))
+redis.call('ZADD', KEYS[1], 'XX', until_, ARGV[1])
+return until_
 `)
 
 // deleteScript stops watching a heartbeat and drops its notifications that

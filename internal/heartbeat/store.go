@@ -63,6 +63,9 @@ type notification struct {
 
 	// raw is the member exactly as stored, to remove or release it.
 	raw string
+	// lease is the caller's lease end (its score in the outbox, µs) while
+	// the notification is claimed.
+	lease string
 }
 
 // Notification kinds.
@@ -110,6 +113,10 @@ var hbKeys = []string{keys.HeartbeatRecords(), keys.HeartbeatDeadlines(), keys.H
 // interval.
 var errIntervalRequired = errors.New("the first ping of a heartbeat must declare its interval")
 
+// errTooMany is returned by ping for a new heartbeat when MaxHeartbeats
+// exist already.
+var errTooMany = errors.New("too many heartbeats")
+
 // pingResult is what a recorded ping returns.
 type pingResult struct {
 	rec     record
@@ -139,14 +146,17 @@ func (s *store) ping(ctx context.Context, name string, p pingSettings) (pingResu
 	}
 	res, err := pingScript.Run(ctx, s.rdb, hbKeys, name, interval, grace, string(p.Severity), labels,
 		usArg(s.cfg.lease()), strconv.FormatFloat(s.cfg.DefaultGraceFraction, 'f', -1, 64),
-		usArg(s.cfg.MinDefaultGrace), string(s.cfg.DefaultSeverity)).Slice()
+		usArg(s.cfg.MinDefaultGrace), string(s.cfg.DefaultSeverity), strconv.Itoa(s.cfg.MaxHeartbeats)).Slice()
 	if err != nil {
 		return pingResult{}, err
 	}
 	if len(res) == 1 {
+		if str(res[0]) == "2" {
+			return pingResult{}, errTooMany
+		}
 		return pingResult{}, errIntervalRequired
 	}
-	if len(res) < 4 {
+	if len(res) < 5 {
 		return pingResult{}, fmt.Errorf("ping script returned %d values", len(res))
 	}
 	var out pingResult
@@ -155,11 +165,13 @@ func (s *store) ping(ctx context.Context, name string, p pingSettings) (pingResu
 	}
 	out.created = str(res[2]) == "1"
 	out.now = usTime(str(res[3]))
-	for _, v := range res[4:] {
+	lease := str(res[4])
+	for _, v := range res[5:] {
 		n, err := decodeNotification(str(v))
 		if err != nil {
 			return out, err
 		}
+		n.lease = lease
 		out.pending = append(out.pending, n)
 	}
 	return out, nil
@@ -172,11 +184,12 @@ func (s *store) check(ctx context.Context) (overdue int, claimed []notification,
 	if err != nil {
 		return 0, nil, err
 	}
-	if len(res) < 2 {
+	if len(res) < 3 {
 		return 0, nil, fmt.Errorf("check script returned %d values", len(res))
 	}
 	overdue, _ = strconv.Atoi(str(res[1]))
-	for _, v := range res[2:] {
+	lease := str(res[2])
+	for _, v := range res[3:] {
 		n, err := decodeNotification(str(v))
 		if err != nil {
 			// Not ours to understand: drop it rather than claim it forever.
@@ -184,9 +197,27 @@ func (s *store) check(ctx context.Context) (overdue int, claimed []notification,
 			_ = s.rdb.ZRem(ctx, keys.HeartbeatOutbox(), str(v)).Err()
 			continue
 		}
+		n.lease = lease
 		claimed = append(claimed, n)
 	}
 	return overdue, claimed, nil
+}
+
+// handover confirms, right before the dispatch, that a claimed notification
+// is still the caller's (not deleted with its heartbeat, not taken over by
+// another replica after its lease ran out) and renews its lease for the
+// dispatch. ok is false when it is no longer the caller's; then it must not
+// be dispatched.
+func (s *store) handover(ctx context.Context, n *notification) (ok bool, err error) {
+	until, err := handoverScript.Run(ctx, s.rdb, hbKeys[2:], n.raw, n.lease, usArg(s.cfg.lease())).Text()
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	n.lease = until
+	return true, nil
 }
 
 // done removes a dispatched notification from the outbox.

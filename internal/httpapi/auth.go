@@ -40,8 +40,19 @@ func RequireToken(token string, next http.Handler) http.Handler {
 	})
 }
 
+// Challenges are the WWW-Authenticate headers of a 401: one header per
+// scheme. Browsers parse a header as one challenge, so "Bearer ..., Basic
+// ..." on one line hides the Basic challenge and Chromium shows no login
+// prompt; Basic comes first for the same reason.
+var Challenges = []string{`Basic realm="herald", charset="UTF-8"`, `Bearer realm="herald"`}
+
 // Unauthorized writes a 401 with the authentication schemes Herald accepts.
 func Unauthorized(w http.ResponseWriter, msg string) {
-	w.Header().Set("WWW-Authenticate", `Bearer realm="herald", Basic realm="herald"`)
+	w.Header()["Www-Authenticate"] = append([]string(nil), Challenges...)
 	WriteError(w, Errorf(http.StatusUnauthorized, CodeUnauthorized, "%s", msg))
+}
+
+// Forbidden writes a 403: the credential is valid but does not allow this.
+func Forbidden(w http.ResponseWriter, msg string) {
+	WriteError(w, Errorf(http.StatusForbidden, CodeForbidden, "%s", msg))
 }

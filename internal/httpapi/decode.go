@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -28,21 +30,32 @@ func checkJSONContentType(r *http.Request) *Error {
 }
 
 // DecodeJSON reads one JSON object into v, refusing unknown fields, wrong
-// types, trailing data and bodies over maxBytes. The returned error, when
-// not nil, is an *Error that names the field at fault.
+// types, trailing data, bodies over maxBytes, and keys that encoding/json
+// would silently merge (a key given twice, or in two letter cases: see
+// CheckKeys). The returned error, when not nil, is an *Error that names the
+// field at fault.
 func DecodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) error {
 	if e := checkJSONContentType(r); e != nil {
 		return e
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBytes))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		if err = trailingData(dec); err == nil {
-			return nil
-		}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	if err != nil {
+		return jsonError(err)
 	}
-	return jsonError(err)
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err = dec.Decode(v)
+	if err == nil {
+		err = trailingData(dec)
+	}
+	if err != nil {
+		return jsonError(err)
+	}
+	// Only well-formed JSON gets here, so the error names a key.
+	if fe := CheckKeys(body, v); fe != nil {
+		return Invalid("duplicate or case-variant key", *fe)
+	}
+	return nil
 }
 
 // ReadBody returns the raw body, at most maxBytes of it, for endpoints that
@@ -90,8 +103,12 @@ func jsonError(err error) *Error {
 		if field == "" {
 			return Errorf(http.StatusBadRequest, CodeInvalidJSON, "body must be a JSON object")
 		}
+		want := "a " + jsonKind(typeErr.Type.Kind().String())
+		if k, ok := reflect.Zero(typeErr.Type).Interface().(interface{ JSONKind() string }); ok {
+			want = k.JSONKind()
+		}
 		return Invalid("invalid field type", jobs.FieldError{Field: field,
-			Message: fmt.Sprintf("must be a %s, got a JSON %s", jsonKind(typeErr.Type.Kind().String()), typeErr.Value)})
+			Message: fmt.Sprintf("must be %s, got a JSON %s", want, typeErr.Value)})
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.TrimPrefix(err.Error(), "json: unknown field ")
 		if unq, err := strconv.Unquote(name); err == nil && unq != "" {

@@ -12,6 +12,8 @@ import (
 // message text may change between releases.
 const (
 	CodeUnauthorized     = "unauthorized"
+	CodeForbidden        = "forbidden"
+	CodeCrossOrigin      = "cross_origin"
 	CodeBadSignature     = "bad_signature"
 	CodeInvalidJSON      = "invalid_json"
 	CodeInvalidField     = "invalid_field"

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
+	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/markup"
 )
 
@@ -223,14 +224,14 @@ func (e *Enqueuer) EnqueueItem(ctx context.Context, queue string, it CoalescedIt
 		asynq.Queue(queue),
 		asynq.Group(GroupKey(it.Message)),
 		asynq.TaskID(it.ID),
-		asynq.MaxRetry(AsynqRetryCeiling),
+		asynq.MaxRetry(broker.RetryCeiling),
 		asynq.Timeout(e.cfg.Timeout),
 	)
 	switch {
 	case errors.Is(err, asynq.ErrTaskIDConflict):
 		return Result{TaskID: it.ID, Queue: queue, Duplicate: true, Coalesced: true}, nil
 	case err != nil:
-		return Result{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return Result{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	// No wake-up: a grouped task waits for its group's aggregation, which
 	// the workers' aggregators run on their own clock.

@@ -11,13 +11,9 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/keys"
-	"github.com/herald-dev/herald/internal/wake"
 )
-
-// AsynqRetryCeiling is the retry limit handed to asynq: high enough never to
-// be reached (a task failing every 10 minutes would take 19 years).
-const AsynqRetryCeiling = 1_000_000
 
 // Queue names Herald uses by default, highest priority first.
 const (
@@ -94,6 +90,11 @@ type Request struct {
 	// thread). Ignored on the critical queue: critical messages are never
 	// coalesced.
 	Coalesce bool
+	// CheckMarkup refuses a text whose HTML or MarkdownV2 Telegram would
+	// not parse (a *ValidationError naming "text" and the problem). Set it
+	// where the caller wrote the markup (the API, the CLI); the worker
+	// still falls back to plain text for whatever reaches it.
+	CheckMarkup bool
 	// Item describes the message as one line of a digest: its title and
 	// link are kept even when the body has to be shortened. Nil means the
 	// digest derives them from Message.Text.
@@ -153,6 +154,9 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 			return Result{}, err
 		}
 	}
+	if req.CheckMarkup {
+		checkMarkup(msg, verr)
+	}
 	coalesce := coalescible(req, queue)
 	if coalesce && req.Item != nil {
 		validateItem(*req.Item, e.cfg.Limits, verr)
@@ -176,7 +180,7 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 		// The worker enforces the task's retry budget (payload max_retry);
 		// asynq's own limit is set out of reach because asynq archives a task
 		// whose count is spent even when it was only deferred by the limiter.
-		asynq.MaxRetry(AsynqRetryCeiling),
+		asynq.MaxRetry(broker.RetryCeiling),
 		asynq.Timeout(e.cfg.Timeout),
 	}
 	if msg.IdempotencyKey != "" {
@@ -191,7 +195,7 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 	case errors.Is(err, asynq.ErrTaskIDConflict):
 		return Result{TaskID: TaskIDForKey(msg.IdempotencyKey), Queue: queue, Duplicate: true}, nil
 	case err != nil:
-		return Result{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return Result{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	if msg.IdempotencyKey != "" {
 		// Best effort: the task is stored; without the claim only a repeat
@@ -200,7 +204,7 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 	}
 	// Wake an idle worker now rather than at its next poll. Best effort: the
 	// task is already stored, and workers poll anyway.
-	_ = wake.Notify(ctx, e.rdb, queue)
+	_ = broker.Notify(ctx, e.rdb, queue)
 	return Result{TaskID: info.ID, Queue: info.Queue}, nil
 }
 
@@ -213,7 +217,7 @@ func (e *Enqueuer) claimed(ctx context.Context, id string) (res Result, dup bool
 	case err == nil:
 		return Result{TaskID: id, Queue: q, Duplicate: true}, true, nil
 	case !errors.Is(err, redis.Nil):
-		return Result{}, false, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return Result{}, false, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return Result{}, false, nil
 }

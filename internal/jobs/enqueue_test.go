@@ -11,6 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 )
@@ -104,7 +105,7 @@ func TestEnqueue(t *testing.T) {
 		if err != nil {
 			t.Fatalf("task not stored: %v", err)
 		}
-		if info.Type != jobs.TypeSendMessage || info.MaxRetry != jobs.AsynqRetryCeiling || info.Timeout != 2*time.Minute || info.State != asynq.TaskStatePending {
+		if info.Type != jobs.TypeSendMessage || info.MaxRetry != broker.RetryCeiling || info.Timeout != 2*time.Minute || info.State != asynq.TaskStatePending {
 			t.Fatalf("task info type=%q max_retry=%d timeout=%v state=%v", info.Type, info.MaxRetry, info.Timeout, info.State)
 		}
 		m, err := jobs.Decode(info.Payload)

@@ -1,5 +1,5 @@
 // Package keys builds every Redis key and channel name that Herald itself uses
-// (asynq's own keys are asynq's business).
+// (asynq's own keys are named by internal/broker only).
 //
 // All of Herald's keys share the hash tag "{herald}", so they live in one Redis
 // Cluster hash slot. That lets a single Lua script read and update the bot-wide,
@@ -122,27 +122,3 @@ func HeartbeatOutbox() string { return prefix + "hb:outbox" }
 // value is that digest's task id), so an item that reaches two digests (after
 // an aggregation set was reclaimed) is delivered by one of them only.
 func DigestItemClaim(itemID string) string { return prefix + "digestitem:" + itemID }
-
-// The functions below name asynq v0.26's own keys for task groups, which
-// Herald's aggregation-set reclaimer works on. They carry the queue's hash
-// tag, as asynq's keys do, not Herald's.
-
-// AsynqGroups is the set of group names with tasks waiting in queue.
-func AsynqGroups(queue string) string { return "asynq:{" + queue + "}:groups" }
-
-// AsynqGroupPrefix starts the key of every group of queue; the group name
-// follows it.
-func AsynqGroupPrefix(queue string) string { return "asynq:{" + queue + "}:g:" }
-
-// AsynqGroup is the sorted set of the tasks waiting in one group of queue,
-// scored by the Unix second each was added.
-func AsynqGroup(queue, group string) string { return AsynqGroupPrefix(queue) + group }
-
-// AsynqAggregationSet is a group's tasks taken out for one aggregation run.
-func AsynqAggregationSet(queue, group, setID string) string {
-	return AsynqGroup(queue, group) + ":" + setID
-}
-
-// AsynqAggregationSets is the sorted set of queue's aggregation sets, scored
-// by the Unix second by which their aggregation must have finished.
-func AsynqAggregationSets(queue string) string { return "asynq:{" + queue + "}:aggregation_sets" }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/app"
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
@@ -29,6 +30,10 @@ import (
 type Options struct {
 	// Listen is the API and web UI address; default 127.0.0.1:8080.
 	Listen string
+	// RedisListen is where the in-memory Redis serves the Redis protocol,
+	// so that `producer send` and more workers can join; default
+	// DefaultRedisListen. Port 0 picks a free port.
+	RedisListen string
 	// TelegramToken, when set, sends to the real Bot API (TelegramAPIURL)
 	// instead of the fake.
 	TelegramToken  string
@@ -47,10 +52,18 @@ type Options struct {
 // Endpoints are the base URLs of a running local Herald.
 type Endpoints struct {
 	API string // producer API and web UI, e.g. http://127.0.0.1:8080
+	// Redis is the in-memory Redis as a REDIS_URL, for `producer send` and
+	// more workers, e.g. redis://127.0.0.1:6380/0.
+	Redis string
 	// FakeTelegram is the fake Bot API's base URL ("" with a real token);
 	// its /fake/messages lists what was delivered.
 	FakeTelegram string
 }
+
+// DefaultRedisListen is the in-memory Redis's default address: fixed, so
+// that the README's `REDIS_URL=redis://127.0.0.1:6380/0 producer send`
+// works as written, and not 6379, where a real Redis may run.
+const DefaultRedisListen = "127.0.0.1:6380"
 
 // demoChat receives every alert when no routing file is given.
 const demoChat = "42"
@@ -59,6 +72,9 @@ const demoChat = "42"
 func Run(ctx context.Context, o Options) error {
 	if o.Listen == "" {
 		o.Listen = "127.0.0.1:8080"
+	}
+	if o.RedisListen == "" {
+		o.RedisListen = DefaultRedisListen
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -69,8 +85,8 @@ func Run(ctx context.Context, o Options) error {
 	log := o.Logger
 
 	mr := miniredis.NewMiniRedis()
-	if err := mr.StartAddr("127.0.0.1:0"); err != nil {
-		return fmt.Errorf("local: start in-memory redis: %w", err)
+	if err := mr.StartAddr(o.RedisListen); err != nil {
+		return fmt.Errorf("local: start the in-memory Redis on %s: %w (is another herald running? stop it with Ctrl-C, or pass -redis-listen 127.0.0.1:0 for any free port)", o.RedisListen, err)
 	}
 	defer mr.Close()
 	redisURL := "redis://" + mr.Addr() + "/0"
@@ -122,10 +138,10 @@ func Run(ctx context.Context, o Options) error {
 
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
-		return fmt.Errorf("local: listen on %s: %w (set -listen to another address)", o.Listen, err)
+		return fmt.Errorf("local: listen on %s: %w (is another herald running? stop it with Ctrl-C, or pass -listen 127.0.0.1:0 for any free port)", o.Listen, err)
 	}
 	base := "http://" + ln.Addr().String()
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	srv := httpapi.NewServer(h, o.Logger)
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -140,23 +156,10 @@ func Run(ctx context.Context, o Options) error {
 	}()
 	go func() { defer wg.Done(); errc <- w.Run(runCtx) }()
 
-	fmt.Fprintf(o.Out, "Herald is running locally (everything in memory: NOTHING IS PERSISTED).\n")
-	fmt.Fprintf(o.Out, "  API:     POST %s/v1/messages   (no auth in local mode)\n", base)
-	fmt.Fprintf(o.Out, "  Web UI:  %s%s/\n", base, pcfg.MonitoringPath)
-	fmt.Fprintf(o.Out, "  Metrics: %s/metrics\n", base)
-	if fake != nil {
-		fmt.Fprintf(o.Out, "  Telegram: fake Bot API at %s — delivered messages: %s/fake/messages\n", fake.URL(), fake.URL())
-	} else {
-		fmt.Fprintf(o.Out, "  Telegram: %s (real bot token)\n", apiURL)
-	}
-	fmt.Fprintf(o.Out, "Try:\n  curl -s -X POST %s/v1/messages -H 'Content-Type: application/json' -d '{\"chat\":\"42\",\"text\":\"hello from Herald\"}'\n", base)
-	fmt.Fprintf(o.Out, "  curl -s -X POST %s/v1/alerts -H 'Content-Type: application/json' -d '{\"title\":\"Disk almost full\",\"severity\":\"warning\"}'\n", base)
-	fmt.Fprintf(o.Out, "  curl -s -X PUT '%s/v1/heartbeats/nightly-backup?interval=1m'\n", base)
-	if o.RoutesFile == "" {
-		fmt.Fprintf(o.Out, "Alerts, heartbeats and webhooks go to chat %s (pass -routes FILE for a routing file).\n", demoChat)
-	}
+	printBanner(o.Out, banner{api: base, monitoring: pcfg.MonitoringPath, redis: redisURL,
+		fake: fake, apiURL: apiURL, routes: o.RoutesFile})
 	if o.Ready != nil {
-		ep := Endpoints{API: base}
+		ep := Endpoints{API: base, Redis: redisURL}
 		if fake != nil {
 			ep.FakeTelegram = fake.URL()
 		}

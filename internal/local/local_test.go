@@ -23,7 +23,7 @@ func TestLocalModeDeliversAMessage(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- local.Run(ctx, local.Options{
-			Listen: "127.0.0.1:0", Out: &banner,
+			Listen: "127.0.0.1:0", RedisListen: "127.0.0.1:0", Out: &banner,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Ready:  func(e local.Endpoints) { ready <- e },
 		})

@@ -3,6 +3,7 @@ package producer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -29,13 +30,22 @@ type Config struct {
 	AuthDisabled bool
 	// MaxBodyBytes bounds request bodies; default 1 MiB.
 	MaxBodyBytes int64
-	// Monitoring, when set, is served under MonitoringPath behind the same
-	// authentication (browsers may use basic auth with the token as password).
-	Monitoring     http.Handler
-	MonitoringPath string
-	// Metrics, when set, is served at /metrics (no authentication: bind the
-	// port privately).
-	Metrics http.Handler
+	// Monitoring, when set, is the read-only web UI, served under
+	// MonitoringPath to the API token (browsers log in with basic auth, the
+	// token as password); MonitoringAdmin, when set, is the read-write UI,
+	// served instead to AdminToken. A request that could change something
+	// (any method but GET and HEAD) with the API token gets a 403.
+	Monitoring      http.Handler
+	MonitoringAdmin http.Handler
+	MonitoringPath  string
+	// AdminToken is the web UI's admin credential. Without it the UI stays
+	// read-only (MonitoringAdmin is never served) unless AuthDisabled.
+	AdminToken string
+	// Metrics, when set, is served at /metrics, behind MetricsToken when
+	// that is set (otherwise without authentication: bind the port
+	// privately, or serve the metrics on a listener of their own).
+	Metrics      http.Handler
+	MetricsToken string
 	// Mounts are further endpoints (the alerts API, heartbeats, webhooks).
 	Mounts []Mount
 	// Logger defaults to slog.Default().
@@ -59,6 +69,7 @@ type Mount struct {
 type API struct {
 	cfg      Config
 	requests *prometheus.CounterVec
+	handler  http.Handler
 }
 
 // NewAPI validates cfg and returns the API.
@@ -86,14 +97,30 @@ func NewAPI(cfg Config) (*API, error) {
 		Name: "herald_api_requests_total",
 		Help: "API requests by route and HTTP status code.",
 	}, []string{"route", "code"})}
+	h, err := a.routes()
+	if err != nil {
+		return nil, err
+	}
+	a.handler = h
 	if cfg.Registerer != nil {
 		cfg.Registerer.MustRegister(a.requests)
 	}
 	return a, nil
 }
 
-// Handler returns the API's routes.
-func (a *API) Handler() http.Handler {
+// Handler returns the API's routes. Every state-changing request a browser
+// sends from another origin is refused (httpapi.SameOrigin); without
+// authentication, POST requests other than the web UI's must also be JSON.
+func (a *API) Handler() http.Handler { return a.handler }
+
+// routes builds the handler. Conflicting patterns (a monitoring path on
+// top of an API route) are an error naming the setting, not a panic.
+func (a *API) routes() (h http.Handler, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("producer: the routes conflict (%v): set HERALD_MONITORING_PATH to a path of its own such as /monitoring", p)
+		}
+	}()
 	mux := http.NewServeMux()
 	mux.Handle("POST /v1/messages", a.authed(http.HandlerFunc(a.postMessage)))
 	mux.HandleFunc("/v1/messages", func(w http.ResponseWriter, _ *http.Request) {
@@ -110,17 +137,22 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", a.readyz)
 	if a.cfg.Metrics != nil {
-		mux.Handle("GET /metrics", a.cfg.Metrics)
+		mux.Handle("GET /metrics", a.metrics())
 	}
+	var uiPath string
 	if a.cfg.Monitoring != nil && a.cfg.MonitoringPath != "" {
-		p := strings.TrimSuffix(a.cfg.MonitoringPath, "/")
-		mux.Handle(p+"/", a.authed(a.cfg.Monitoring))
-		mux.Handle(p, http.RedirectHandler(p+"/", http.StatusFound))
+		uiPath = strings.TrimSuffix(a.cfg.MonitoringPath, "/")
+		mux.Handle(uiPath+"/", a.monitoring())
+		mux.Handle(uiPath, http.RedirectHandler(uiPath+"/", http.StatusFound))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "no such endpoint; see POST /v1/messages")
 	})
-	return mux
+	h = mux
+	if a.cfg.AuthDisabled {
+		h = httpapi.RequireJSON(h, uiPath)
+	}
+	return httpapi.SameOrigin(h), nil
 }
 
 // authed requires the bearer token (or, for browsers, basic auth whose
@@ -170,8 +202,8 @@ func (a *API) handleMessage(w http.ResponseWriter, r *http.Request) int {
 		}
 		req.IdempotencyKey = h
 	}
-	res, err := a.cfg.Enqueuer.Enqueue(r.Context(), jobs.Request{Queue: req.Queue, Coalesce: req.Coalesce, Message: jobs.SendMessage{
-		Chat: req.Chat, Text: req.Text, ParseMode: req.ParseMode,
+	res, err := a.cfg.Enqueuer.Enqueue(r.Context(), jobs.Request{Queue: req.Queue, Coalesce: req.Coalesce, CheckMarkup: true, Message: jobs.SendMessage{
+		Chat: string(req.Chat), Text: req.Text, ParseMode: req.ParseMode,
 		DisableNotification: req.DisableNotification, MessageThreadID: req.MessageThreadID,
 		DisableLinkPreview: req.DisableLinkPreview, ProtectContent: req.ProtectContent,
 		IdempotencyKey: req.IdempotencyKey,

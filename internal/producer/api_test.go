@@ -236,7 +236,7 @@ func TestAuth(t *testing.T) {
 			if !strings.Contains(eb.Error.Message, "HERALD_API_TOKEN") {
 				t.Errorf("message %q does not say which token to send", eb.Error.Message)
 			}
-			if wa := rec.Header().Get("WWW-Authenticate"); !strings.Contains(wa, "Bearer") {
+			if wa := strings.Join(rec.Header().Values("WWW-Authenticate"), "\n"); !strings.Contains(wa, "Bearer") {
 				t.Errorf("WWW-Authenticate %q, want a Bearer challenge", wa)
 			}
 			b.requireNoTasks(t)

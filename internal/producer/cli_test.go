@@ -121,8 +121,11 @@ func TestSend(t *testing.T) {
 		{name: "unknown queue", args: []string{"--chat", "42", "--queue", "urgent", "hi"}, wantLine: "producer send: --queue: "},
 		{name: "negative thread", args: []string{"--chat", "42", "--thread", "-1", "hi"}, wantLine: "producer send: --thread: "},
 		{name: "empty stdin", args: []string{"--chat", "42"}, stdin: "\n", wantLine: "producer send: --text (argument or stdin): "},
-		{name: "unknown flag", args: []string{"--chatt", "42", "hi"}, wantLine: "flag provided but not defined: -chatt"},
-		{name: "thread not a number", args: []string{"--chat", "42", "--thread", "x", "hi"}, wantLine: `invalid value "x" for flag -thread`},
+		{name: "unknown flag", args: []string{"--chatt", "42", "hi"}, wantLine: "producer send: flag provided but not defined: -chatt"},
+		{name: "unknown flag after the text", args: []string{"--chat", "42", "hi", "--redis-url", "redis://x"}, wantLine: "producer send: flag provided but not defined: -redis-url (see producer send -h; settings such as -redis-url go before"},
+		{name: "thread not a number", args: []string{"--chat", "42", "--thread", "x", "hi"}, wantLine: `producer send: invalid value "x" for flag -thread`},
+		{name: "HTML that will not parse", args: []string{"--chat", "42", "--parse-mode", "HTML", "<b>disk full"}, wantLine: `producer send: --text (argument or stdin): is not valid HTML, Telegram would refuse it: Can't find end tag`},
+		{name: "MarkdownV2 that will not parse", args: []string{"--chat", "42", "--parse-mode", "MarkdownV2", "v1.2"}, wantLine: `producer send: --text (argument or stdin): is not valid MarkdownV2`},
 	}
 	for _, tt := range usage {
 		t.Run("usage error: "+tt.name, func(t *testing.T) {
@@ -136,8 +139,12 @@ func TestSend(t *testing.T) {
 				t.Errorf("stdout %q on a usage error", r.stdout)
 			}
 			found := false
-			for _, line := range strings.Split(r.stderr, "\n") {
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			for _, line := range lines {
 				found = found || strings.HasPrefix(line, tt.wantLine)
+			}
+			if len(lines) != 1 {
+				t.Errorf("stderr holds %d lines, want one line per problem:\n%s", len(lines), r.stderr)
 			}
 			if !found {
 				t.Errorf("no stderr line starts with %q:\n%s", tt.wantLine, r.stderr)
@@ -168,13 +175,52 @@ func TestSend(t *testing.T) {
 	t.Run("redis down", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
+		addr := b.mr.Addr()
 		b.mr.Close()
 		r := runSend(b, nil, "--chat", "42", "hello")
-		if r.code != 1 {
-			t.Fatalf("exit %d, want 1; stderr %q", r.code, r.stderr)
+		if r.code != producer.ExitNotStored {
+			t.Fatalf("exit %d, want %d; stderr %q", r.code, producer.ExitNotStored, r.stderr)
 		}
-		if !strings.HasPrefix(r.stderr, "producer send: not stored: ") || r.stdout != "" {
-			t.Fatalf("stdout %q stderr %q", r.stdout, r.stderr)
+		want := "producer send: not stored: cannot reach Redis at " + addr + " (connection refused); is it running, and is REDIS_URL right?\n"
+		if r.stderr != want || r.stdout != "" {
+			t.Fatalf("stdout %q\nstderr %q\nwant   %q", r.stdout, r.stderr, want)
+		}
+	})
+
+	// Flags are accepted anywhere: before, between and after the words of
+	// the text (issue 14: `producer send "x" --chat 42` failed).
+	for _, args := range [][]string{
+		{"--chat", "42", "disk", "full"},
+		{"disk", "full", "--chat", "42"},
+		{"disk", "--chat", "42", "full"},
+		{"disk", "full", "--chat=42"},
+	} {
+		t.Run("flags anywhere: "+strings.Join(args, " "), func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			res := sentResult(t, runSend(b, nil, args...))
+			if m, _ := b.task(t, res.Queue, res.TaskID); m.Text != "disk full" || m.Chat != "42" {
+				t.Fatalf("stored chat %q text %q", m.Chat, m.Text)
+			}
+		})
+	}
+
+	t.Run("text after -- may start with a dash", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		res := sentResult(t, runSend(b, nil, "--chat", "42", "--", "-5", "degrees", "--silent"))
+		m, _ := b.task(t, res.Queue, res.TaskID)
+		if m.Text != "-5 degrees --silent" || m.DisableNotification {
+			t.Fatalf("stored text %q silent %v", m.Text, m.DisableNotification)
+		}
+	})
+
+	t.Run("valid markup is stored as sent", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		res := sentResult(t, runSend(b, nil, "--parse-mode", "MarkdownV2", "*disk* full on db\\-1", "--chat", "42"))
+		if m, _ := b.task(t, res.Queue, res.TaskID); m.Text != "*disk* full on db\\-1" || m.ParseMode != "MarkdownV2" {
+			t.Fatalf("stored %q %q", m.Text, m.ParseMode)
 		}
 	})
 

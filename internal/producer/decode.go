@@ -1,18 +1,67 @@
 package producer
 
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strconv"
+)
+
 // MessageRequest is the body of POST /v1/messages.
 type MessageRequest struct {
-	Chat                string `json:"chat"`
-	Text                string `json:"text"`
-	ParseMode           string `json:"parse_mode,omitempty"`
-	DisableNotification bool   `json:"disable_notification,omitempty"`
-	MessageThreadID     int    `json:"message_thread_id,omitempty"`
-	DisableLinkPreview  bool   `json:"disable_link_preview,omitempty"`
-	ProtectContent      bool   `json:"protect_content,omitempty"`
-	IdempotencyKey      string `json:"idempotency_key,omitempty"`
+	// Chat is a numeric chat id, as a JSON string ("42", "-1001234567890")
+	// or number (42, as Telegram's own API takes it), or an @channel.
+	Chat                ChatRef `json:"chat"`
+	Text                string  `json:"text"`
+	ParseMode           string  `json:"parse_mode,omitempty"`
+	DisableNotification bool    `json:"disable_notification,omitempty"`
+	MessageThreadID     int     `json:"message_thread_id,omitempty"`
+	DisableLinkPreview  bool    `json:"disable_link_preview,omitempty"`
+	ProtectContent      bool    `json:"protect_content,omitempty"`
+	IdempotencyKey      string  `json:"idempotency_key,omitempty"`
 	// Queue is "critical", "default" or "low" (or as configured).
 	Queue string `json:"queue,omitempty"`
 	// Coalesce lets the message wait for the chat's next digest instead of
 	// going out alone; ignored on the critical queue.
 	Coalesce bool `json:"coalesce,omitempty"`
+}
+
+// ChatRef is a chat as a client may send it: a JSON string (a numeric id or
+// an @username) or a JSON integer. A number is kept as its decimal digits,
+// so ids beyond 2^53 are not rounded; validation happens at enqueue.
+type ChatRef string
+
+// JSONKind describes the accepted JSON forms in type errors.
+func (ChatRef) JSONKind() string { return "a string (chat id or @username) or a whole number" }
+
+// UnmarshalJSON accepts a string or an integer literal.
+func (c *ChatRef) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*c = ChatRef(s)
+		return nil
+	case string(b) == "null":
+		return nil
+	}
+	if _, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+		*c = ChatRef(b)
+		return nil
+	}
+	what := "value " + string(b)
+	switch {
+	case len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')):
+		what = "number " + string(b)
+	case string(b) == "true" || string(b) == "false":
+		what = "bool"
+	case len(b) > 0 && b[0] == '{':
+		what = "object"
+	case len(b) > 0 && b[0] == '[':
+		what = "array"
+	}
+	return &json.UnmarshalTypeError{Value: what, Type: reflect.TypeFor[ChatRef]()}
 }

@@ -252,7 +252,7 @@ func (l *Limiter) Penalize(ctx context.Context, chat, slot string, retryAfter ti
 	res, err := penalizeScript.Run(ctx, l.rdb,
 		[]string{keys.BotLog(), keys.BotPause(), keys.ChatPause(chat), keys.ChatSends(chat), keys.ChatTurns(chat)},
 		us(retryAfter), us(bot), slot, keys.ChatSendsPrefix(), l.chatArg(chat), us(l.cfg.Guard),
-		l.resvTTL.Milliseconds(), keys.ReservationPrefix(),
+		l.resvTTL.Milliseconds(), keys.ReservationPrefix(), l.bot,
 	).Slice()
 	if err != nil {
 		return Pause{}, fmt.Errorf("ratelimit: penalize: %w", err)

@@ -489,3 +489,53 @@ func TestPriorityDisplacesAChatInOrder(t *testing.T) {
 		prev = got
 	}
 }
+
+// TestBotPauseKeepsTheChatsPlace: within a bot-wide pause the refused
+// message takes its chat's first slot (behind the pause) and the chat's
+// other messages move back by one slot each, so the chat keeps its order
+// and its place in the schedule instead of starting again at its end.
+func TestBotPauseKeepsTheChatsPlace(t *testing.T) {
+	t.Parallel()
+	cfg := ratelimit.Config{
+		Bot:      ratelimit.Per(1, time.Second),
+		Private:  ratelimit.Per(1, time.Millisecond),
+		Guard:    time.Microsecond,
+		SleepMax: 100 * time.Millisecond,
+	}
+	b := setup(t, cfg)
+	settle := func(chat, id string) (ratelimit.Decision, time.Duration) {
+		for {
+			d, at := b.acquire(t, chat, "default", id)
+			if d.Kind != ratelimit.Again || at > 50*time.Millisecond {
+				return d, at
+			}
+			time.Sleep(at)
+		}
+	}
+	first, _ := settle("1", "r")
+	if first.Kind != ratelimit.Go {
+		t.Fatalf("first message: %+v, want go", first)
+	}
+	// Chat 1's next two messages and another chat's get slots 1 s apart:
+	// chat 1 at +1 s and +3 s, chat 2 at +2 s.
+	_, a1 := settle("1", "a")
+	_, o1 := settle("2", "o")
+	_, a2 := settle("1", "b")
+	if !(a1 < o1 && o1 < a2) {
+		t.Fatalf("slots: a %v, o %v, b %v; want a < o < b", a1, o1, a2)
+	}
+	p, err := b.lim.Penalize(b.ctx, "1", first.Slot, 2*time.Second)
+	if err != nil || p.Requeued != 3 {
+		t.Fatalf("penalize: %+v, %v; want the refused message and chat 1's two requeued", p, err)
+	}
+	_, r := b.acquire(t, "1", "default", "r")
+	_, na := b.acquire(t, "1", "default", "a")
+	_, no := b.acquire(t, "2", "default", "o")
+	_, nb := b.acquire(t, "1", "default", "b")
+	if r < 2*time.Second-50*time.Millisecond {
+		t.Fatalf("refused message: slot in %v, inside the 2s pause", r)
+	}
+	if !(r < no && no < na && na < nb) {
+		t.Fatalf("after the pause: r %v, o %v, a %v, b %v; want r (chat 1's first slot) < o < a (chat 1's second) < b (a new slot at the end)", r, no, na, nb)
+	}
+}

@@ -268,15 +268,18 @@ return {1, '0', progress, member, num(now)}
 // whole bot too: every bot-wide slot from now on moves back by the same
 // amount, so that none falls inside the pause and the schedule keeps its
 // order and spacing. Then the refused message goes back to the head of its
-// chat: it and every message of the chat that holds a slot or a turn get new
-// turns, in that order, from the end of the pause.
+// chat: within a bot-wide pause it takes its chat's first slot and the
+// chat's messages move back by one slot each; in a pause of the chat alone
+// (or one longer than the bot's), it and every message of the chat that
+// holds a slot or a turn get new turns, in that order, from the end of the
+// pause.
 //
 // KEYS[1] bot log, KEYS[2] bot pause, KEYS[3] chat pause, KEYS[4] chat sends,
 // KEYS[5] chat turns.
 // ARGV[1] chat pause µs, ARGV[2] bot pause µs (0 for none), ARGV[3] the
 // refused message's member ("" for none), ARGV[4] chat send log prefix,
 // ARGV[5] chat windows, ARGV[6] guard µs, ARGV[7] reservation TTL ms,
-// ARGV[8] reservation key prefix.
+// ARGV[8] reservation key prefix, ARGV[9] bot windows.
 // Returns {bot paused 0|1, bot pause left µs, chat pause left µs, shift µs,
 // messages requeued}.
 var penalizeScript = redis.NewScript(`
@@ -326,8 +329,36 @@ if head ~= '' then
   -- The refused send did not count at Telegram.
   redis.call('ZREM', KEYS[1], head)
   redis.call('ZREM', KEYS[4], head)
+  local bw = wins(ARGV[9])
+  local g = redis.call('ZRANGEBYSCORE', KEYS[4], num(now - guard), '+inf', 'WITHSCORES')
+  if botPaused == 1 and ce <= be and #g > 0 and bw.maxn > 0 then
+    -- The whole schedule has moved behind the pause. The refused message
+    -- takes its chat's first slot, each of the chat's messages the next
+    -- one's, and the last a new slot at the end: the chat keeps its order
+    -- and its place in the bot-wide schedule.
+    local k = #g / 2
+    local last = g[2 * k - 1]
+    redis.call('ZREM', KEYS[1], last)
+    redis.call('ZREM', KEYS[4], last)
+    for j = k - 1, 1, -1 do
+      redis.call('ZADD', KEYS[1], g[2 * j + 2], g[2 * j - 1])
+      redis.call('ZADD', KEYS[4], g[2 * j + 2], g[2 * j - 1])
+    end
+    redis.call('ZADD', KEYS[1], g[2], head)
+    redis.call('ZADD', KEYS[4], g[2], head)
+    local task = taskOf(head)
+    if task then
+      redis.call('SET', ARGV[8] .. task, 'g|' .. g[2] .. '|' .. head, 'PX', ARGV[7])
+    end
+    local ms = earliest(KEYS[4], cw, earliest(KEYS[1], bw, now))
+    add(KEYS[1], bw, ms, last, false)
+    add(KEYS[4], cw, ms, last, true)
+    return {botPaused, num(be - now), num(ce - now), num(shift), k + 1}
+  end
   local seq, stages = {head}, {'q'}
-  local g = redis.call('ZRANGEBYSCORE', KEYS[4], num(now - guard), '+inf')
+  local gm = {}
+  for i = 1, #g, 2 do gm[#gm + 1] = g[i] end
+  g = gm
   for _, m in ipairs(g) do seq[#seq + 1] = m; stages[#stages + 1] = 'q' end
   if #g > 0 then
     bulk('ZREM', KEYS[1], g)

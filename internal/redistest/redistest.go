@@ -10,12 +10,14 @@ package redistest
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -87,10 +89,33 @@ func Launch(bin string, o Options) (*Server, error) {
 		}
 		dir = d
 	}
-	port, err := FreePort()
-	if err != nil {
-		return nil, fmt.Errorf("free port: %w", err)
+	// FreePort's port is free when asked, not when redis-server binds it: a
+	// server started in parallel may take it first. start notices (the
+	// server answering is not ours) and we try another port.
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		port, err := FreePort()
+		if err != nil {
+			return nil, fmt.Errorf("free port: %w", err)
+		}
+		s := newServer(bin, dir, port, o)
+		err = s.start()
+		if err == nil {
+			return s, nil
+		}
+		if !errors.Is(err, errPortTaken) {
+			return nil, err
+		}
+		lastErr = err
 	}
+	return nil, lastErr
+}
+
+// errPortTaken: another process answered on the port redis-server was
+// started on.
+var errPortTaken = errors.New("the port was taken by another server")
+
+func newServer(bin, dir string, port int, o Options) *Server {
 	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, bin: bin}
 	s.args = []string{
 		"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
@@ -102,10 +127,7 @@ func Launch(bin string, o Options) (*Server, error) {
 	} else {
 		s.args = append(s.args, "--appendonly", "no")
 	}
-	if err := s.start(); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return s
 }
 
 // URL returns the redis:// URL of the server.
@@ -136,10 +158,13 @@ func (s *Server) start() error {
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); logf.Close(); close(done) }()
 	s.cmd, s.done = cmd, done
-	return s.waitReady(done)
+	return s.waitReady(cmd.Process.Pid, done)
 }
 
-func (s *Server) waitReady(done chan struct{}) error {
+// waitReady waits until the server answers, and checks that the one
+// answering is the process just started (pid), not another test's server
+// that took the port first.
+func (s *Server) waitReady(pid int, done chan struct{}) error {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	defer c.Close()
 	deadline := time.Now().Add(10 * time.Second)
@@ -150,10 +175,15 @@ func (s *Server) waitReady(done chan struct{}) error {
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		err := c.Ping(ctx).Err()
+		info, err := c.Info(ctx, "server").Result()
 		cancel()
 		if err == nil {
-			return nil
+			if strings.Contains(info, "process_id:"+strconv.Itoa(pid)+"\r\n") {
+				return nil
+			}
+			// Ours cannot bind the port; make sure it is gone.
+			s.killLocked(done)
+			return fmt.Errorf("redis-server on %s: %w", s.Addr, errPortTaken)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("redis-server on %s not ready after 10s: %v", s.Addr, err)
@@ -174,6 +204,15 @@ func (s *Server) logTail() string {
 		last = sc.Text()
 	}
 	return last
+}
+
+// killLocked kills the process start just launched; s.mu is held.
+func (s *Server) killLocked(done chan struct{}) {
+	if s.cmd != nil {
+		_ = s.cmd.Process.Kill()
+		<-done
+		s.cmd = nil
+	}
 }
 
 // Kill stops the server with SIGKILL (a crash, not a shutdown) and waits for it.

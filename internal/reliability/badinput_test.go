@@ -73,7 +73,23 @@ func fxBadRequests() []fxBadRequest {
 		post("trailing-object", ok+`{}`),
 		post("trailing-garbage", ok+` x`),
 		post("two-objects", ok+"\n"+ok),
-		post("chat-number", `{"chat":5000,"text":"hello"}`),
+		// A whole number is a chat id (as Telegram takes it); these are not.
+		post("chat-number-fraction", `{"chat":5000.5,"text":"hello"}`),
+		post("chat-number-exponent", `{"chat":5e3,"text":"hello"}`),
+		post("chat-number-overflow", `{"chat":99999999999999999999,"text":"hello"}`),
+		post("chat-number-zero", `{"chat":0,"text":"hello"}`),
+		post("chat-bool", `{"chat":true,"text":"hello"}`),
+		// Keys encoding/json would merge silently (issue 13).
+		post("duplicate-key", `{"chat":"5000","text":"hello","chat":"5001"}`),
+		post("case-variant-duplicate", `{"chat":"5000","CHAT":"5001","text":"hello"}`),
+		post("case-variant-key", `{"Chat":"5000","text":"hello"}`),
+		post("long-s-key", `{"chat":"5000","text":"<b>x","par\u017fe_mode":"none"}`), // ſ folds to s
+		// Markup Telegram would refuse (issue 14).
+		post("html-unclosed", `{"chat":"5000","text":"<b>disk full","parse_mode":"HTML"}`),
+		post("html-mismatched", `{"chat":"5000","text":"<b>x</i>","parse_mode":"HTML"}`),
+		post("html-bare-lt", `{"chat":"5000","text":"a < b","parse_mode":"HTML"}`),
+		post("markdownv2-unescaped-dot", `{"chat":"5000","text":"v1.2 released","parse_mode":"MarkdownV2"}`),
+		post("markdownv2-unclosed-bold", `{"chat":"5000","text":"*disk full","parse_mode":"MarkdownV2"}`),
 		post("chat-object", `{"chat":{"id":5000},"text":"hello"}`),
 		post("chat-null-text-missing", `{"chat":null}`),
 		post("text-number", `{"chat":"5000","text":5}`),

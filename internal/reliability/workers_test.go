@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/fleet"
 	"github.com/herald-dev/herald/internal/keys"
 )
@@ -75,7 +76,7 @@ func wkDeadLeases(ctx context.Context, rdb *redis.Client, s *stack, at time.Time
 	limit := strconv.FormatInt(at.Add(30*time.Second).Unix(), 10)
 	out := map[string]string{}
 	for _, q := range heraldQueues {
-		ids, err := rdb.ZRangeByScore(ctx, "asynq:{"+q+"}:lease", &redis.ZRangeBy{Min: "-inf", Max: limit}).Result()
+		ids, err := rdb.ZRangeByScore(ctx, broker.LeaseKey(q), &redis.ZRangeBy{Min: "-inf", Max: limit}).Result()
 		if err != nil {
 			return nil, fmt.Errorf("reading the lease set of queue %s: %w", q, err)
 		}

@@ -104,6 +104,13 @@ func TestAuthentication(t *testing.T) {
 		{name: "sentry wrong signature", sender: "sentry", header: map[string]string{headerSentrySignature: "zz-not-hex"}, status: 401, code: httpapi.CodeBadSignature},
 		{name: "sentry signature of another secret", sender: "sentry", header: map[string]string{headerSentrySignature: sentrySignature("other", fixture(t, "sentry", "event_alert_triggered.json"))}, status: 401, code: httpapi.CodeBadSignature},
 		{name: "sentry without secret", sender: "sentry", mutate: func(c *Config) { c.SentrySecret = "" }, status: 404, code: httpapi.CodeNotFound},
+		{name: "sentry missing timestamp", sender: "sentry", header: map[string]string{headerSentryTimestamp: ""}, status: 401, code: httpapi.CodeBadSignature},
+		{name: "sentry stale timestamp", sender: "sentry", header: map[string]string{headerSentryTimestamp: staleTS}, status: 401, code: httpapi.CodeBadSignature},
+		{name: "sentry future timestamp", sender: "sentry", header: map[string]string{headerSentryTimestamp: futureTS}, status: 401, code: httpapi.CodeBadSignature},
+		{name: "sentry non-numeric timestamp", sender: "sentry", header: map[string]string{headerSentryTimestamp: "yesterday"}, status: 401, code: httpapi.CodeBadSignature},
+		{name: "sentry huge timestamp", sender: "sentry", header: map[string]string{headerSentryTimestamp: "1e300"}, status: 401, code: httpapi.CodeBadSignature},
+		{name: "sentry fractional timestamp", sender: "sentry", header: map[string]string{headerSentryTimestamp: freshTS + ".25"}},
+		{name: "sentry timestamp within the window", sender: "sentry", header: map[string]string{headerSentryTimestamp: strconv.FormatInt(testNow.Add(-4*time.Minute).Unix(), 10)}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,18 +7,24 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/httpapi"
 )
 
 // Defaults of Config.
 const (
-	// DefaultMaxBodyBytes bounds a webhook body: 1 MiB.
-	DefaultMaxBodyBytes = 1 << 20
+	// DefaultMaxBodyBytes bounds a webhook body: 256 KiB, well below the
+	// API's 1 MiB, since signed webhooks are read before they are
+	// authenticated.
+	DefaultMaxBodyBytes = 256 << 10
 	// DefaultGrafanaSignatureHeader is the header Grafana puts its HMAC
 	// signature in unless the contact point names another.
 	DefaultGrafanaSignatureHeader = "X-Grafana-Alerting-Signature"
 	// DefaultGrafanaMaxSkew is how far a signed Grafana timestamp may be from
 	// Herald's clock.
 	DefaultGrafanaMaxSkew = 5 * time.Minute
+	// DefaultSentryMaxSkew is how far Sentry-Hook-Timestamp may be from
+	// Herald's clock.
+	DefaultSentryMaxSkew = 5 * time.Minute
 )
 
 // Config configures the webhook receivers. Secrets here are never logged
@@ -54,13 +60,26 @@ type Config struct {
 	// SentrySecret is the client secret of the Sentry integration. Without
 	// it the Sentry endpoint answers 404.
 	SentrySecret string
+	// SentryMaxSkew bounds how far Sentry-Hook-Timestamp may be from now;
+	// default 5m. Sentry does not sign the timestamp, so it only refuses
+	// naive replays; the body digest in the idempotency key refuses the
+	// others within the idempotency window.
+	SentryMaxSkew time.Duration
+
+	// UnauthenticatedReads bounds how many bodies of not yet authenticated
+	// requests (signed webhooks; all webhooks with AuthDisabled) are read
+	// at once; default 16. UnauthenticatedReadTimeout bounds waiting for a
+	// slot plus reading such a body; default 10s.
+	UnauthenticatedReads       int
+	UnauthenticatedReadTimeout time.Duration
 
 	// Generic finds the mapping of a generic webhook by name, per request
 	// (so a reloaded routing file applies at once). Nil: every generic
 	// webhook answers 404.
 	Generic GenericLookup
 
-	// MaxBodyBytes bounds request bodies; default 1 MiB.
+	// MaxBodyBytes bounds request bodies; default 256 KiB. A declared
+	// Content-Length over it is refused before the body is read.
 	MaxBodyBytes int64
 	// Logger receives one line per request handled; default slog.Default().
 	Logger *slog.Logger
@@ -75,6 +94,15 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.GrafanaMaxSkew == 0 {
 		c.GrafanaMaxSkew = DefaultGrafanaMaxSkew
+	}
+	if c.SentryMaxSkew == 0 {
+		c.SentryMaxSkew = DefaultSentryMaxSkew
+	}
+	if c.UnauthenticatedReads == 0 {
+		c.UnauthenticatedReads = httpapi.DefaultGateReads
+	}
+	if c.UnauthenticatedReadTimeout == 0 {
+		c.UnauthenticatedReadTimeout = httpapi.DefaultGateTimeout
 	}
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
@@ -98,7 +126,13 @@ func (c Config) validate() error {
 		errs = append(errs, errors.New("webhooks: Config.Token is required: set the API token, or AuthDisabled for local use"))
 	}
 	if c.MaxBodyBytes < 0 {
-		errs = append(errs, errors.New("webhooks: Config.MaxBodyBytes must be positive; 0 means 1 MiB"))
+		errs = append(errs, errors.New("webhooks: Config.MaxBodyBytes must be positive; 0 means 256 KiB"))
+	}
+	if c.SentryMaxSkew < 0 {
+		errs = append(errs, errors.New("webhooks: Config.SentryMaxSkew must be positive; 0 means 5m"))
+	}
+	if c.UnauthenticatedReads < 0 || c.UnauthenticatedReadTimeout < 0 {
+		errs = append(errs, errors.New("webhooks: Config.UnauthenticatedReads and UnauthenticatedReadTimeout must be positive; 0 means 16 and 10s"))
 	}
 	if c.GrafanaMaxSkew < 0 {
 		errs = append(errs, errors.New("webhooks: Config.GrafanaMaxSkew must be positive; 0 means 5m"))

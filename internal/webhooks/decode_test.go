@@ -171,7 +171,7 @@ func TestGitHubClipsSenderText(t *testing.T) {
 			"html_url": "https://github.com/o/r/issues/1", "user": map[string]any{"login": "u"}},
 		"repository": map[string]any{"full_name": "o/r"},
 	})
-	d, e := decodeGitHub("issues", "d-1", body)
+	d, e := decodeGitHub("issues", "d-1", bodyDigest(body), body)
 	if e != nil || len(d.alerts) != 1 {
 		t.Fatalf("decode: %v %+v", e, d)
 	}
@@ -190,29 +190,44 @@ func TestSentryLooseIDs(t *testing.T) {
 	t.Parallel()
 	for _, id := range []string{`"123"`, `123`, `null`} {
 		body := []byte(`{"action": "created", "data": {"issue": {"id": ` + id + `, "title": "x", "count": 5}}}`)
-		if _, e := decodeSentry("issue", "r", "", body); e != nil {
+		if _, e := decodeSentry("issue", "r", bodyDigest(body), body); e != nil {
 			t.Errorf("id %s: %v", id, e)
 		}
 	}
 	body := []byte(`{"action": "created", "data": {"issue": {"id": {"nested": 1}, "title": "x"}}}`)
-	if _, e := decodeSentry("issue", "r", "", body); e == nil || e.Status != 400 {
+	if _, e := decodeSentry("issue", "r", bodyDigest(body), body); e == nil || e.Status != 400 {
 		t.Errorf("object id accepted: %v", e)
 	}
 }
 
-// TestSentryFingerprintWithoutRequestID checks the fallback key.
-func TestSentryFingerprintWithoutRequestID(t *testing.T) {
+// TestSignedFingerprintsFollowTheBody checks that the idempotency key of a
+// signed webhook comes from the signed body, never from the unsigned
+// delivery or request id: the same body under another id keeps its key,
+// another body gets another one.
+func TestSignedFingerprintsFollowTheBody(t *testing.T) {
 	t.Parallel()
-	body := fixture(t, "sentry", "metric_alert_critical.json")
-	a, e := decodeSentry("metric_alert", "", "1796033570", body)
-	b, _ := decodeSentry("metric_alert", "", "1796033999", body)
-	if e != nil || len(a.alerts) != 1 {
-		t.Fatalf("decode: %v", e)
+	fp := func(d decoded, e *httpapi.Error) string {
+		t.Helper()
+		if e != nil || len(d.alerts) != 1 {
+			t.Fatalf("decode: %v %+v", e, d)
+		}
+		return d.alerts[0].Fingerprint
 	}
-	if a.alerts[0].Fingerprint != "sentry/metric_alert/3301/critical/1796033570" {
-		t.Fatalf("fingerprint %q", a.alerts[0].Fingerprint)
+	metric := fixture(t, "sentry", "metric_alert_critical.json")
+	other := fixture(t, "sentry", "metric_alert_resolved.json")
+	a := fp(decodeSentry("metric_alert", "request-1", bodyDigest(metric), metric))
+	b := fp(decodeSentry("metric_alert", "request-2", bodyDigest(metric), metric))
+	c := fp(decodeSentry("metric_alert", "request-1", bodyDigest(other), other))
+	if a != b {
+		t.Errorf("a new Request-ID changed the Sentry fingerprint: %q vs %q", a, b)
 	}
-	if a.alerts[0].Fingerprint == b.alerts[0].Fingerprint {
-		t.Fatal("two deliveries share a fingerprint")
+	if a == c || !strings.HasPrefix(a, "sentry/metric_alert/") {
+		t.Errorf("Sentry fingerprints %q and %q: want sentry/metric_alert/<digest>, distinct per body", a, c)
+	}
+	issue := fixture(t, "github", "issues_opened.json")
+	g1 := fp(decodeGitHub("issues", "delivery-1", bodyDigest(issue), issue))
+	g2 := fp(decodeGitHub("issues", "delivery-2", bodyDigest(issue), issue))
+	if g1 != g2 || g1 != "github/issues/"+bodyDigest(issue) {
+		t.Errorf("GitHub fingerprints %q and %q: want both github/issues/%s", g1, g2, bodyDigest(issue))
 	}
 }

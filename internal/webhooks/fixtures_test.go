@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"net/http"
+	"strconv"
 	"testing"
 
 	"github.com/herald-dev/herald/internal/httpapi"
@@ -76,7 +77,7 @@ var fixtureCases = []fixtureCase{
 	{sender: "sentry", file: "event_alert_wrong_type.json", header: sentryHeaders("event_alert"), status: 400, code: httpapi.CodeInvalidField, field: "data.event.title"},
 	{sender: "sentry", file: "issue_missing_object.json", header: sentryHeaders("issue"), status: 400, code: httpapi.CodeInvalidField, field: "data.issue"},
 	{sender: "sentry", file: "malformed.json", header: sentryHeaders("issue"), status: 400, code: httpapi.CodeInvalidJSON},
-	{sender: "sentry", file: "issue_created.json", header: map[string]string{headerSentryRequestID: "r-1"},
+	{sender: "sentry", file: "issue_created.json", header: map[string]string{headerSentryRequestID: "r-1", headerSentryTimestamp: strconv.FormatInt(testNow.Unix(), 10)},
 		status: 400, code: httpapi.CodeInvalidField, field: headerSentryResource},
 
 	// Generic, through the real routing file's mapping.
@@ -96,7 +97,7 @@ func sentryHeaders(resource string) map[string]string {
 	return map[string]string{
 		headerSentryResource:  resource,
 		headerSentryRequestID: "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
-		headerSentryTimestamp: "1796033570",
+		headerSentryTimestamp: strconv.FormatInt(testNow.Unix(), 10),
 	}
 }
 

@@ -54,14 +54,14 @@ func FuzzGrafana(f *testing.F) {
 
 func FuzzGitHub(f *testing.F) {
 	f.Fuzz(func(t *testing.T, event string, body []byte) {
-		d, e := decodeGitHub(event, "72d3162e-cc78-11e3-81ab-4c9367dc0958", body)
+		d, e := decodeGitHub(event, "72d3162e-cc78-11e3-81ab-4c9367dc0958", bodyDigest(body), body)
 		checkDecoded(t, d, e)
 	})
 }
 
 func FuzzSentry(f *testing.F) {
 	f.Fuzz(func(t *testing.T, resource string, body []byte) {
-		d, e := decodeSentry(resource, "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9", "1796033570", body)
+		d, e := decodeSentry(resource, "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9", bodyDigest(body), body)
 		checkDecoded(t, d, e)
 	})
 }

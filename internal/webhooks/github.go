@@ -24,20 +24,35 @@ const (
 // payloads.
 func (s *server) github() receiver {
 	rc := receiver{
-		name:   "github",
-		verify: s.verifyGitHub,
+		name:     "github",
+		precheck: precheckGitHub,
+		verify:   s.verifyGitHub,
 		decode: func(r *http.Request, body []byte) (decoded, *httpapi.Error) {
 			payload, e := githubJSON(r, body)
 			if e != nil {
 				return decoded{}, e
 			}
-			return decodeGitHub(r.Header.Get(headerGitHubEvent), r.Header.Get(headerGitHubDelivery), payload)
+			return decodeGitHub(r.Header.Get(headerGitHubEvent), r.Header.Get(headerGitHubDelivery), bodyDigest(body), payload)
 		},
 	}
 	if s.cfg.GitHubSecret == "" {
 		rc.disabled = "the GitHub webhook is disabled: no GitHub webhook secret is configured on this server"
 	}
 	return rc
+}
+
+// precheckGitHub refuses a delivery whose X-Hub-Signature-256 is missing
+// or cannot be an HMAC-SHA256, before its body is read.
+func precheckGitHub(r *http.Request) *httpapi.Error {
+	const fix = "set the same secret in the GitHub webhook settings"
+	sig := r.Header.Get(headerGitHubSignature)
+	if sig == "" {
+		return missingSignature(headerGitHubSignature, fix)
+	}
+	if hexSig, ok := strings.CutPrefix(sig, "sha256="); !ok || !wellFormed(hexSig) {
+		return wrongSignature(headerGitHubSignature, fix)
+	}
+	return nil
 }
 
 // verifyGitHub checks X-Hub-Signature-256: "sha256=" and the hex
@@ -71,10 +86,12 @@ func githubJSON(r *http.Request, body []byte) ([]byte, *httpapi.Error) {
 	return []byte(form.Get("payload")), nil
 }
 
-// decodeGitHub renders one GitHub delivery. The delivery id is the alert's
-// fingerprint ("github/<delivery>"), so a redelivery is sent once. Events
-// and actions Herald does not render give an ignored result, not an error.
-func decodeGitHub(event, delivery string, body []byte) (decoded, *httpapi.Error) {
+// decodeGitHub renders one GitHub delivery. The alert's fingerprint is the
+// event and the digest of the signed body ("github/<event>/<digest>"), not
+// the unsigned delivery id: a redelivery, or a captured delivery replayed
+// under a new delivery id, is sent once. Events and actions Herald does not
+// render give an ignored result, not an error.
+func decodeGitHub(event, delivery, digest string, body []byte) (decoded, *httpapi.Error) {
 	event = strings.TrimSpace(event)
 	delivery = strings.TrimSpace(delivery)
 	d := decoded{attrs: []any{"event", clip(event, 64), "delivery", clip(delivery, 64)}}
@@ -93,7 +110,7 @@ func decodeGitHub(event, delivery string, body []byte) (decoded, *httpapi.Error)
 		return d, asHTTPError(err)
 	}
 	d.attrs = append(d.attrs, "action", clip(p.Action, 64))
-	g := ghRender{event: event, delivery: delivery, p: &p}
+	g := ghRender{event: event, delivery: delivery, digest: digest, p: &p}
 	var (
 		a      alerts.Alert
 		reason string

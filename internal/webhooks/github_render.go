@@ -14,7 +14,9 @@ import (
 // ghRender builds the alert of one delivery.
 type ghRender struct {
 	event, delivery string
-	p               *ghPayload
+	// digest is bodyDigest of the signed body: the idempotency key.
+	digest string
+	p      *ghPayload
 }
 
 // base returns an alert with the fields every GitHub alert shares.
@@ -26,7 +28,7 @@ func (g ghRender) base(sev alerts.Severity, status alerts.Status) alerts.Alert {
 	if repo := g.repo(); repo != "" {
 		labels["repo"] = repo
 	}
-	return alerts.Alert{Severity: sev, Status: status, Source: "github", Labels: labels, Fingerprint: fingerprint("github", g.delivery)}
+	return alerts.Alert{Severity: sev, Status: status, Source: "github", Labels: labels, Fingerprint: fingerprint("github", g.event, g.digest)}
 }
 
 func (g ghRender) repo() string {

@@ -50,7 +50,7 @@ func Handler(cfg Config) (http.Handler, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg}
+	s := &server{cfg: cfg, gate: httpapi.NewBodyGate(cfg.UnauthenticatedReads, cfg.UnauthenticatedReadTimeout)}
 	mux := http.NewServeMux()
 	s.route(mux, PathAlertmanager, s.alertmanager(), http.MethodPost)
 	s.route(mux, PathGrafana, s.grafana(), http.MethodPost, http.MethodPut)
@@ -67,6 +67,9 @@ func Handler(cfg Config) (http.Handler, error) {
 // server holds the defaulted config the receivers share.
 type server struct {
 	cfg Config
+	// gate reads the bodies of requests not authenticated before their
+	// body is read: signed webhooks, and every webhook without auth.
+	gate *httpapi.BodyGate
 }
 
 // decoded is what a receiver made of a payload: the alerts to dispatch, or
@@ -100,6 +103,9 @@ type receiver struct {
 	disabled string
 	// authorize checks header credentials before the body is read.
 	authorize func(r *http.Request) *httpapi.Error
+	// precheck refuses, before the body is read, a request whose
+	// signature headers cannot be valid (missing, malformed, stale).
+	precheck func(r *http.Request) *httpapi.Error
 	// verify checks a signature over the raw body before it is parsed.
 	verify func(r *http.Request, body []byte) *httpapi.Error
 	// decode turns the payload into alerts.
@@ -130,7 +136,30 @@ func (s *server) serve(rc receiver, w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, err := httpapi.ReadBody(w, r, s.cfg.MaxBodyBytes)
+	if rc.precheck != nil {
+		if e := rc.precheck(r); e != nil {
+			s.reject(w, log.With("remote", r.RemoteAddr), e)
+			return
+		}
+	}
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		w.Header().Set("Connection", "close")
+		s.reject(w, log, httpapi.Errorf(http.StatusRequestEntityTooLarge, httpapi.CodeBodyTooLarge,
+			"body exceeds %d bytes", s.cfg.MaxBodyBytes))
+		return
+	}
+	var (
+		body []byte
+		err  error
+	)
+	if rc.authorize == nil {
+		// Nothing authenticated the sender yet: the body is read through
+		// the gate, which bounds how many such bodies are read at once
+		// and how long each may take.
+		body, err = s.gate.ReadBody(w, r, s.cfg.MaxBodyBytes)
+	} else {
+		body, err = httpapi.ReadBody(w, r, s.cfg.MaxBodyBytes)
+	}
 	if err != nil {
 		s.reject(w, log, asHTTPError(err))
 		return

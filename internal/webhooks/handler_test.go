@@ -127,7 +127,7 @@ func TestConfigValidation(t *testing.T) {
 	}
 	t.Run("defaults", func(t *testing.T) {
 		c := Config{}.WithDefaults()
-		if c.MaxBodyBytes != 1<<20 || c.GrafanaSignatureHeader != DefaultGrafanaSignatureHeader ||
+		if c.MaxBodyBytes != 256<<10 || c.SentryMaxSkew != DefaultSentryMaxSkew || c.GrafanaSignatureHeader != DefaultGrafanaSignatureHeader ||
 			c.GrafanaMaxSkew != DefaultGrafanaMaxSkew || c.Logger == nil || c.Clock == nil {
 			t.Fatalf("defaults not applied: %+v", c)
 		}

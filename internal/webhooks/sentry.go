@@ -3,8 +3,11 @@ package webhooks
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/httpapi"
@@ -23,17 +26,52 @@ const (
 // requires its secret: without one the endpoint answers 404.
 func (s *server) sentry() receiver {
 	rc := receiver{
-		name:   "sentry",
-		verify: s.verifySentry,
+		name:     "sentry",
+		precheck: s.precheckSentry,
+		verify:   s.verifySentry,
 		decode: func(r *http.Request, body []byte) (decoded, *httpapi.Error) {
 			return decodeSentry(r.Header.Get(headerSentryResource), r.Header.Get(headerSentryRequestID),
-				r.Header.Get(headerSentryTimestamp), body)
+				bodyDigest(body), body)
 		},
 	}
 	if s.cfg.SentrySecret == "" {
 		rc.disabled = "the Sentry webhook is disabled: no Sentry client secret is configured on this server"
 	}
 	return rc
+}
+
+// precheckSentry refuses, before the body is read, a webhook whose
+// Sentry-Hook-Signature cannot be an HMAC-SHA256, or whose
+// Sentry-Hook-Timestamp (Unix seconds) is missing or further than
+// SentryMaxSkew from this server's clock. Sentry does not sign the
+// timestamp: the check stops the replay of a captured request as it was;
+// the body digest in the idempotency key stops replays with new headers.
+func (s *server) precheckSentry(r *http.Request) *httpapi.Error {
+	const fix = "set the integration's client secret on this server"
+	sig := r.Header.Get(headerSentrySignature)
+	if sig == "" {
+		return missingSignature(headerSentrySignature, fix)
+	}
+	if !wellFormed(sig) {
+		return wrongSignature(headerSentrySignature, fix)
+	}
+	ts := strings.TrimSpace(r.Header.Get(headerSentryTimestamp))
+	if ts == "" {
+		return missingSignature(headerSentryTimestamp, "Sentry sends it with every webhook; a request without one is not from Sentry")
+	}
+	sec, err := strconv.ParseFloat(ts, 64)
+	// Beyond ±9e9 s (year 2255) a time.Duration overflows; such a value is
+	// not a timestamp Sentry sends.
+	if err != nil || math.IsNaN(sec) || sec > 9e9 || sec < -9e9 {
+		return httpapi.Errorf(http.StatusUnauthorized, httpapi.CodeBadSignature, "%s is not a Unix timestamp in seconds", headerSentryTimestamp)
+	}
+	skew := s.cfg.Clock().Sub(time.Unix(0, int64(sec*float64(time.Second))))
+	if skew > s.cfg.SentryMaxSkew || skew < -s.cfg.SentryMaxSkew {
+		return httpapi.Errorf(http.StatusUnauthorized, httpapi.CodeBadSignature,
+			"%s is further than %s from this server's clock: a replayed request, or a clock to fix",
+			headerSentryTimestamp, s.cfg.SentryMaxSkew)
+	}
+	return nil
 }
 
 // verifySentry checks Sentry-Hook-Signature: the hex HMAC-SHA256 of the raw
@@ -54,10 +92,10 @@ func (s *server) verifySentry(r *http.Request, body []byte) *httpapi.Error {
 // resolved, archived, assigned), event_alert (triggered) and metric_alert
 // (critical, warning, resolved). Other resources and actions are ignored.
 //
-// Fingerprints: an issue alert is keyed by event and rule; the rest by the
-// Request-ID of the delivery, or, without one, by resource, object, action
-// and Sentry-Hook-Timestamp.
-func decodeSentry(resource, requestID, timestamp string, body []byte) (decoded, *httpapi.Error) {
+// Fingerprints: an event alert is keyed by event and rule; the rest by the
+// resource and digest, the bodyDigest of the signed body (never by the
+// unsigned Request-ID header, which a replay could change).
+func decodeSentry(resource, requestID, digest string, body []byte) (decoded, *httpapi.Error) {
 	resource = strings.TrimSpace(resource)
 	requestID = strings.TrimSpace(requestID)
 	d := decoded{attrs: []any{"resource", clip(resource, 64), "request_id", clip(requestID, 64)}}
@@ -69,7 +107,7 @@ func decodeSentry(resource, requestID, timestamp string, body []byte) (decoded, 
 		return d, asHTTPError(err)
 	}
 	d.attrs = append(d.attrs, "action", clip(p.Action, 64))
-	sr := sentryRender{resource: resource, requestID: requestID, timestamp: strings.TrimSpace(timestamp), p: &p}
+	sr := sentryRender{resource: resource, digest: digest, p: &p}
 	var (
 		a      alerts.Alert
 		reason string
@@ -91,8 +129,8 @@ func decodeSentry(resource, requestID, timestamp string, body []byte) (decoded, 
 
 // sentryRender builds the alert of one Sentry webhook.
 type sentryRender struct {
-	resource, requestID, timestamp string
-	p                              *sentryPayload
+	resource, digest string
+	p                *sentryPayload
 }
 
 // data decodes the payload's data object into v; a missing data object
@@ -126,10 +164,7 @@ func (sr sentryRender) base(sev alerts.Severity, status alerts.Status, object st
 	if sr.p.Action != "" {
 		labels["action"] = sr.p.Action
 	}
-	fp := fingerprint("sentry", sr.resource, object, sr.p.Action, sr.timestamp)
-	if sr.requestID != "" {
-		fp = fingerprint("sentry", sr.requestID)
-	}
+	fp := fingerprint("sentry", sr.resource, sr.digest)
 	return alerts.Alert{Severity: sev, Status: status, Source: "sentry", Labels: labels, Fingerprint: fp}
 }
 
@@ -221,7 +256,7 @@ func (sr sentryRender) eventAlert() (alerts.Alert, string, *httpapi.Error) {
 	}
 	a := sr.base(mapSeverity(ev.Level, alerts.SeverityWarning), alerts.StatusFiring, ev.EventID)
 	// One message per event and rule, whatever the delivery.
-	a.Fingerprint = fingerprint("sentry", "event_alert", firstNonBlank(ev.EventID, string(ev.IssueID), sr.requestID, sr.timestamp), data.TriggeredRule)
+	a.Fingerprint = fingerprint("sentry", "event_alert", firstNonBlank(ev.EventID, string(ev.IssueID), sr.digest), data.TriggeredRule)
 	a.Title = firstNonBlank(ev.Title, firstLine(ev.Message), "Sentry event")
 	env := ""
 	for _, t := range ev.Tags {

@@ -24,6 +24,23 @@ func signatureMatches(presented, secret string, parts ...[]byte) bool {
 	return hmac.Equal(got, mac.Sum(nil))
 }
 
+// wellFormed reports whether a presented signature can be an HMAC-SHA256
+// at all (64 hex digits), so that a request with a malformed one is refused
+// before its body is read.
+func wellFormed(presented string) bool {
+	b, err := hex.DecodeString(strings.TrimSpace(presented))
+	return err == nil && len(b) == sha256.Size
+}
+
+// bodyDigest names a signed body in idempotency keys: the first 128 bits of
+// its SHA-256, in hex. A captured delivery replayed with fresh unsigned
+// headers (a new delivery or request id) carries the same body, so it maps
+// to the same key and is stored once within the idempotency window.
+func bodyDigest(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:16])
+}
+
 // missingSignature is the 401 for a request without its signature header.
 func missingSignature(header, fix string) *httpapi.Error {
 	return httpapi.Errorf(http.StatusUnauthorized, httpapi.CodeBadSignature, "missing %s header: %s", header, fix)

@@ -41,7 +41,8 @@ func chromiumPath(t *testing.T) string {
 // startBrowser launches a headless chromium with a fresh profile and returns
 // a chromedp context holding it; the browser is stopped at test cleanup.
 //
-// Every host name resolves to nothing except 127.0.0.1, so the web fonts the
+// Every host name resolves to nothing except 127.0.0.1 and evilHost (also
+// 127.0.0.1: another site for the cross-site tests), so the web fonts the
 // asynqmon page links to are never fetched and nothing leaves the machine.
 func startBrowser(t *testing.T) context.Context {
 	t.Helper()
@@ -59,7 +60,7 @@ func startBrowser(t *testing.T) context.Context {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
+		chromedp.Flag("host-resolver-rules", "MAP "+evilHost+" 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
 		chromedp.WindowSize(1440, 900),
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -86,10 +87,16 @@ type tab struct {
 }
 
 // openTab opens a tab in browser. With auth set, every request of the tab
-// carries the API token as basic auth, the way a browser user logs in.
-// At cleanup the tab is closed and the test fails if any response came from
-// a host other than 127.0.0.1.
+// carries the admin token as basic auth (loginTab answers the browser's
+// real login prompt instead). At cleanup the tab is closed and the test
+// fails if any response came from a host other than 127.0.0.1.
 func openTab(t *testing.T, browser context.Context, auth bool) *tab {
+	return openTabAs(t, browser, map[bool]string{true: adminToken}[auth])
+}
+
+// openTabAs opens a tab whose requests carry token as the basic-auth
+// password; "" sends none.
+func openTabAs(t *testing.T, browser context.Context, token string) *tab {
 	t.Helper()
 	tctx, closeTab := chromedp.NewContext(browser)
 	tb := &tab{t: t}
@@ -108,8 +115,8 @@ func openTab(t *testing.T, browser context.Context, auth bool) *tab {
 			t.Errorf("the page loaded resources from outside the machine: %v", tb.external)
 		}
 	})
-	if auth {
-		cred := base64.StdEncoding.EncodeToString([]byte("herald:" + apiToken))
+	if token != "" {
+		cred := base64.StdEncoding.EncodeToString([]byte("herald:" + token))
 		if _, err := chromedp.Call(ctx, network.SetExtraHTTPHeaders,
 			network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Authorization": "Basic " + cred}}); err != nil {
 			t.Fatalf("set the Authorization header: %v", err)
@@ -126,7 +133,7 @@ func (tb *tab) watch(ev any) {
 		return
 	}
 	u, err := url.Parse(e.Response.URL)
-	if err != nil || u.Scheme == "data" || u.Hostname() == "127.0.0.1" {
+	if err != nil || u.Scheme == "data" || u.Hostname() == "127.0.0.1" || u.Hostname() == evilHost {
 		return
 	}
 	tb.mu.Lock()

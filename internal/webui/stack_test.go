@@ -24,7 +24,10 @@ import (
 // API token is what the UI demands.
 const (
 	apiToken = "webui-test-api-token-7c1d"
-	botToken = "7000001:HERALD-secret-bot-token-never-in-the-ui"
+	// adminToken is the web UI's admin credential: only it may change
+	// anything.
+	adminToken = "webui-test-admin-token-93fa"
+	botToken   = "7000001:HERALD-secret-bot-token-never-in-the-ui"
 	// blockedChat is the private chat whose user blocked the bot.
 	blockedChat = "4242"
 	// blockedText is the text of the message that gets archived.
@@ -147,6 +150,7 @@ func producerConfig(srv *redistest.Server, readOnly bool) config.Producer {
 		Redis:              config.Redis{URL: srv.URL()},
 		Listen:             "127.0.0.1:0",
 		APIToken:           apiToken,
+		AdminToken:         adminToken,
 		MonitoringReadOnly: readOnly,
 	}.WithDefaults()
 	return cfg

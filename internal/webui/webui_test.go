@@ -76,6 +76,8 @@ func TestMonitoringRequiresToken(t *testing.T) {
 		{"basic with the token as password", "/monitoring/", basic("anyone", apiToken), http.StatusOK},
 		{"bearer token", "/monitoring/", "Bearer " + apiToken, http.StatusOK},
 		{"API with bearer token", "/monitoring/api/queues", "Bearer " + apiToken, http.StatusOK},
+		{"basic with the admin token", "/monitoring/", basic("admin", adminToken), http.StatusOK},
+		{"API with the admin token", "/monitoring/api/queues", "Bearer " + adminToken, http.StatusOK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -138,10 +140,11 @@ func TestWebUI(t *testing.T) {
 
 	t.Run("browser without the token gets 401", func(t *testing.T) {
 		tb := openTab(t, browser, false)
+		tb.login("") // the user cancels the login prompt
 		if status := tb.navigate(base + "/monitoring/"); status != http.StatusUnauthorized {
 			t.Fatalf("status %d, want 401\n--- page text ---\n%s", status, tb.text())
 		}
-		tb.waitText("missing or wrong API token")
+		tb.waitText("missing or wrong token")
 	})
 
 	t.Run("dashboard lists the queues", func(t *testing.T) {
@@ -226,9 +229,9 @@ func TestWebUI(t *testing.T) {
 			t.Errorf("read-only view has %d selection checkboxes, want none", n)
 		}
 		status, _, body := do(t, http.MethodDelete,
-			roBase+"/monitoring/api/queues/"+s.archived.Queue+"/archived_tasks/"+s.archived.ID, "Bearer "+apiToken)
+			roBase+"/monitoring/api/queues/"+s.archived.Queue+"/archived_tasks/"+s.archived.ID, "Bearer "+adminToken)
 		if status != http.StatusMethodNotAllowed {
-			t.Errorf("DELETE in read-only mode: status %d, want 405: %s", status, body)
+			t.Errorf("DELETE by the admin in read-only mode: status %d, want 405: %s", status, body)
 		}
 		if err := s.archivedStillThere(); err != nil {
 			t.Errorf("archived task after a read-only DELETE: %v", err)

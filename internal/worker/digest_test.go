@@ -14,9 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/jobs"
-	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/markup"
 	"github.com/herald-dev/herald/internal/redistest"
 	"github.com/herald-dev/herald/internal/telegram"
@@ -166,7 +166,7 @@ func (s *digestStack) waitQuiet(t *testing.T) {
 			if err != nil {
 				continue
 			}
-			sets, _ := s.rdb.ZCard(s.ctx, keys.AsynqAggregationSets(q)).Result()
+			sets, _ := s.rdb.ZCard(s.ctx, broker.AggregationSetsKey(q)).Result()
 			if n := info.Pending + info.Active + info.Scheduled + info.Retry + info.Aggregating + int(sets); n > 0 {
 				busy = fmt.Sprintf("%s: %+v, %d aggregation sets", q, info, sets)
 			}
@@ -249,17 +249,17 @@ func (s *digestStack) abandonAggregation(t *testing.T, queue, group string) []*a
 	if err != nil {
 		t.Fatal(err)
 	}
-	members, err := s.rdb.ZRangeWithScores(s.ctx, keys.AsynqGroup(queue, group), 0, -1).Result()
+	members, err := s.rdb.ZRangeWithScores(s.ctx, broker.GroupKey(queue, group), 0, -1).Result()
 	if err != nil || len(members) != len(infos) {
 		t.Fatalf("group %s holds %d members (%v), inspector saw %d", group, len(members), err, len(infos))
 	}
 	now, _ := s.rdb.Time(s.ctx).Result()
-	set := keys.AsynqAggregationSet(queue, group, uuid.NewString())
+	set := broker.AggregationSetKey(queue, group, uuid.NewString())
 	pipe := s.rdb.TxPipeline()
 	pipe.ZAdd(s.ctx, set, members...)
-	pipe.Del(s.ctx, keys.AsynqGroup(queue, group))
-	pipe.SRem(s.ctx, keys.AsynqGroups(queue), group)
-	pipe.ZAdd(s.ctx, keys.AsynqAggregationSets(queue), redis.Z{Score: float64(now.Add(digest.AsynqAggregationTimeout).Unix()), Member: set})
+	pipe.Del(s.ctx, broker.GroupKey(queue, group))
+	pipe.SRem(s.ctx, broker.GroupsKey(queue), group)
+	pipe.ZAdd(s.ctx, broker.AggregationSetsKey(queue), redis.Z{Score: float64(now.Add(broker.AggregationTimeout).Unix()), Member: set})
 	if _, err := pipe.Exec(s.ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/markup"
@@ -37,7 +38,7 @@ type Handler struct {
 	sender   Sender
 	resolver ChatResolver // nil: @usernames are sent as they are
 	limiter  *ratelimit.Limiter
-	promoter *promoter
+	promoter *broker.Promoter
 	metrics  *Metrics
 	log      *slog.Logger
 
@@ -186,7 +187,7 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 				if perr != nil {
 					log.Warn("could not record 429 in the limiter", "error", perr)
 				}
-				h.promoter.schedule(queue, id, time.Now().Add(pause))
+				h.promoter.PromoteAt(queue, id, time.Now().Add(pause))
 				return &laterError{Delay: pause, Reason: "telegram 429"}
 			}
 			// The next turn respects the pause; the slot is taken anew.
@@ -297,7 +298,7 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bo
 // promoter returns it to the front of its queue then.
 func (h *Handler) deferTask(queue, id string, wait time.Duration) error {
 	h.metrics.Deferrals.WithLabelValues(queue).Inc()
-	h.promoter.schedule(queue, id, time.Now().Add(wait))
+	h.promoter.PromoteAt(queue, id, time.Now().Add(wait))
 	return &laterError{Delay: wait, Reason: "rate limited"}
 }
 
@@ -319,7 +320,7 @@ func (h *Handler) retryLater(ctx context.Context, r *run, reason string, err err
 	d := backoff(r.attempt, h.backoffBase, h.backoffCap)
 	h.metrics.Retries.WithLabelValues(reason).Inc()
 	r.log.Warn("temporary failure; will retry", "reason", reason, "retry_in", d, "error", err)
-	h.promoter.schedule(r.queue, r.id, time.Now().Add(d))
+	h.promoter.PromoteAt(r.queue, r.id, time.Now().Add(d))
 	return &laterError{Delay: d, Failure: true, Reason: reason, Err: err}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/telegram"
 )
 
@@ -39,13 +40,12 @@ func isFailure(err error) bool {
 }
 
 // retryDelay is asynq's RetryDelayFunc. The handler has already decided the
-// delay and scheduled an exact promotion; the retry score asynq stores has
-// one-second resolution, so one second is added to keep asynq's forwarder
-// from moving the task before its slot (it only acts if this process dies).
+// delay and scheduled an exact promotion; asynq's forwarder is the backstop
+// (broker.BackstopDelay).
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 	var l *laterError
 	if errors.As(err, &l) {
-		return l.Delay + time.Second
+		return broker.BackstopDelay(l.Delay)
 	}
 	if errors.Is(err, asynq.ErrLeaseExpired) {
 		// asynq's recoverer found the task of a worker that died. It has

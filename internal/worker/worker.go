@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"sort"
 	"sync"
@@ -17,10 +16,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/digest"
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ratelimit"
-	"github.com/herald-dev/herald/internal/wake"
 )
 
 // Config configures a worker process.
@@ -57,7 +57,7 @@ type Config struct {
 	// MaxIdle bounds how long an idle worker waits between dequeue rounds;
 	// default 2s. New messages wake it at once; MaxIdle only matters for
 	// tasks that arrive without news (asynq's recoverer, clients that do not
-	// call wake.Notify).
+	// call broker.Notify).
 	MaxIdle time.Duration
 	// LeaseRecoveryAfter is how long a task's lease may go without being
 	// extended before Herald hands the task to another worker; default 15s,
@@ -141,7 +141,7 @@ func (c Config) validate() error {
 	if c.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("worker: Config.Concurrency must be >= 1, got %d", c.Concurrency))
 	}
-	if c.LeaseRecoveryAfter > 0 && (c.LeaseRecoveryAfter < 10*time.Second || c.LeaseRecoveryAfter >= asynqLeaseDuration) {
+	if c.LeaseRecoveryAfter > 0 && (c.LeaseRecoveryAfter < 10*time.Second || c.LeaseRecoveryAfter >= broker.LeaseDuration) {
 		errs = append(errs, fmt.Errorf("worker: Config.LeaseRecoveryAfter must be between 10s and 30s (or negative to disable), got %v", c.LeaseRecoveryAfter))
 	}
 	if c.BackoffBase > c.BackoffCap {
@@ -157,11 +157,11 @@ func (c Config) validate() error {
 type Worker struct {
 	cfg      Config
 	rdb      redis.UniversalClient
-	waker    *wake.Waker
-	promoter *promoter
-	sweeper  *leaseSweeper
+	waker    *broker.Waker
+	promoter *broker.Promoter
+	sweeper  *broker.LeaseSweeper
 	// reclaimer returns abandoned aggregation sets to their groups.
-	reclaimer *setReclaimer
+	reclaimer *broker.Reclaimer
 	digests   digestTasks
 	handler   *Handler
 	srv       *asynq.Server
@@ -181,17 +181,17 @@ func New(cfg Config) (*Worker, error) {
 	}
 	sort.Strings(queues)
 	rdb := redis.NewUniversalClient(cfg.Redis)
-	waker := wake.New(queues, cfg.MaxIdle, uuid.NewString())
+	waker := broker.NewWaker(queues, cfg.MaxIdle, uuid.NewString())
 	rdb.AddHook(waker.Hook())
 	waker.SetClient(rdb)
-	rdb.AddHook(digestWakeHook{notify: func(ctx context.Context, q string) { _ = wake.Notify(ctx, rdb, q) }})
+	rdb.AddHook(broker.DigestWakeHook(func(ctx context.Context, q string) { _ = broker.Notify(ctx, rdb, q) }))
 	lim, err := ratelimit.New(rdb, cfg.Limits)
 	if err != nil {
 		rdb.Close()
 		return nil, err
 	}
 	metrics := NewMetrics(cfg.Registerer)
-	prom := newPromoter(rdb, waker.WakeQueue, cfg.Logger)
+	prom := broker.NewPromoter(rdb, waker.WakeQueue, cfg.Logger)
 	h := &Handler{
 		rdb: rdb, sender: cfg.Sender, resolver: resolverOf(cfg.Sender), limiter: lim, promoter: prom, metrics: metrics, log: cfg.Logger,
 		backoffBase: cfg.BackoffBase, backoffCap: cfg.BackoffCap, sentRetention: cfg.SentRetention,
@@ -233,13 +233,11 @@ func New(cfg Config) (*Worker, error) {
 	})
 	w := &Worker{cfg: cfg, rdb: rdb, waker: waker, promoter: prom, handler: h, srv: srv, Metrics: metrics,
 		digests:   digestTasks{h: h, d: dg},
-		reclaimer: newSetReclaimer(rdb, queues, cfg.Digest.ReclaimAfter, func(n int) { metrics.DigestReclaimed.Add(float64(n)) }, cfg.Logger),
+		reclaimer: broker.NewReclaimer(rdb, queues, cfg.Digest.ReclaimAfter, func(n int) { metrics.DigestReclaimed.Add(float64(n)) }, cfg.Logger),
 	}
 	if cfg.LeaseRecoveryAfter > 0 {
-		w.sweeper = &leaseSweeper{
-			rdb: rdb, queues: queues, staleAfter: cfg.LeaseRecoveryAfter, interval: cfg.LeaseSweepInterval,
-			wake: waker.WakeQueue, recovered: metrics.leaseRecovered, log: cfg.Logger,
-		}
+		w.sweeper = broker.NewLeaseSweeper(rdb, queues, cfg.LeaseRecoveryAfter, cfg.LeaseSweepInterval,
+			waker.WakeQueue, metrics.leaseRecovered, cfg.Logger)
 	}
 	return w, nil
 }
@@ -261,19 +259,19 @@ func (w *Worker) Run(ctx context.Context) error {
 	bg, stopBG := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); w.promoter.run(bg) }()
+	go func() { defer wg.Done(); w.promoter.Run(bg) }()
 	if w.sweeper != nil {
 		wg.Add(1)
-		go func() { defer wg.Done(); w.sweeper.run(bg) }()
+		go func() { defer wg.Done(); w.sweeper.Run(bg) }()
 	}
 	// Aggregation sets abandoned while no worker ran go back to their groups
 	// before asynq's recoverer (which runs at start) can reclaim them
 	// without listing their groups again.
 	rctx, cancelReclaim := context.WithTimeout(ctx, 5*time.Second)
-	w.reclaimer.reclaim(rctx)
+	w.reclaimer.Reclaim(rctx)
 	cancelReclaim()
 	wg.Add(1)
-	go func() { defer wg.Done(); w.reclaimer.run(bg) }()
+	go func() { defer wg.Done(); w.reclaimer.Run(bg) }()
 	if err := w.srv.Start(mux); err != nil {
 		stopBG()
 		wg.Wait()
@@ -293,14 +291,14 @@ func (w *Worker) Run(ctx context.Context) error {
 	// Deferred tasks whose promotion this process was to make go back to
 	// their queues now, for the rest of the fleet to wait on.
 	hctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	if n := w.promoter.handOver(hctx, func(ctx context.Context, q string) { _ = wake.Notify(ctx, w.rdb, q) }); n > 0 {
+	if n := w.promoter.HandOver(hctx, func(ctx context.Context, q string) { _ = broker.Notify(ctx, w.rdb, q) }); n > 0 {
 		w.cfg.Logger.Info("handed deferred tasks over to the fleet", "tasks", n)
 	}
 	cancel()
 	return w.rdb.Close()
 }
 
-// HTTPHandler serves /livez, /readyz and, when gather is non-nil, /metrics.
+// HTTPHandler serves /livez, /readyz and, when metrics is non-nil, /metrics.
 func (w *Worker) HTTPHandler(metrics http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /livez", func(rw http.ResponseWriter, _ *http.Request) { _, _ = rw.Write([]byte("ok\n")) })
@@ -323,24 +321,10 @@ func (w *Worker) HTTPHandler(metrics http.Handler) http.Handler {
 	return mux
 }
 
-// ListenAndServe serves h on addr until ctx ends.
+// ListenAndServe serves h on addr until ctx ends, with the timeouts every
+// Herald server has (httpapi.NewServer).
 func ListenAndServe(ctx context.Context, addr string, h http.Handler, log *slog.Logger) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	log.Info("listening", "addr", ln.Addr().String())
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return httpapi.ListenAndServe(ctx, addr, h, log)
 }
 
 // asynqLogger routes asynq's log lines into slog.
@@ -367,5 +351,5 @@ func recordWindow(leaseRecovery time.Duration) time.Duration {
 	if leaseRecovery > 0 {
 		return leaseRecovery
 	}
-	return asynqLeaseDuration / 2
+	return broker.LeaseDuration / 2
 }

@@ -12,10 +12,10 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/fleet"
 	"github.com/herald-dev/herald/internal/fleet/fleettest"
-	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/markup"
 )
 
@@ -72,7 +72,7 @@ func waitQuiet(t *testing.T, s *fleettest.Stack, rdb *redis.Client) {
 			if info, err := s.Insp.GetQueueInfo(q); err == nil {
 				busy += info.Aggregating
 			}
-			busy += int(rdb.ZCard(s.Ctx, keys.AsynqAggregationSets(q)).Val())
+			busy += int(rdb.ZCard(s.Ctx, broker.AggregationSetsKey(q)).Val())
 		}
 		if busy == 0 {
 			return
@@ -211,14 +211,14 @@ func abandon(t *testing.T, s *fleettest.Stack, rdb *redis.Client, queue, group s
 	if err != nil || len(infos) == 0 {
 		t.Fatalf("group %s: %d tasks (%v)", group, len(infos), err)
 	}
-	members := rdb.ZRangeWithScores(ctx, keys.AsynqGroup(queue, group), 0, -1).Val()
+	members := rdb.ZRangeWithScores(ctx, broker.GroupKey(queue, group), 0, -1).Val()
 	now := rdb.Time(ctx).Val()
-	set := keys.AsynqAggregationSet(queue, group, uuid.NewString())
+	set := broker.AggregationSetKey(queue, group, uuid.NewString())
 	pipe := rdb.TxPipeline()
 	pipe.ZAdd(ctx, set, members...)
-	pipe.Del(ctx, keys.AsynqGroup(queue, group))
-	pipe.SRem(ctx, keys.AsynqGroups(queue), group)
-	pipe.ZAdd(ctx, keys.AsynqAggregationSets(queue), redis.Z{Score: float64(now.Add(digest.AsynqAggregationTimeout).Unix()), Member: set})
+	pipe.Del(ctx, broker.GroupKey(queue, group))
+	pipe.SRem(ctx, broker.GroupsKey(queue), group)
+	pipe.ZAdd(ctx, broker.AggregationSetsKey(queue), redis.Z{Score: float64(now.Add(broker.AggregationTimeout).Unix()), Member: set})
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -1,30 +1,9 @@
-// Package wake removes asynq's polling delay.
-//
-// asynq's processor polls: when every queue is empty it sleeps about
-// TaskCheckInterval before it asks Redis again, and moves due retries back to
-// their queues on a timer of its own. Herald instead runs the processor with a
-// tiny TaskCheckInterval and installs a go-redis hook on the worker's Redis
-// client. When a dequeue round finds every queue empty, the hook holds the
-// round in a blocking pop on Herald's wake list until there is news: a token
-// a producer pushed after an enqueue (see Notify), a local wake-up (a deferred
-// task made due, a forward of due tasks seen on the same client) pushed to the
-// worker's own inbox, or MaxIdle elapsing. Each token wakes exactly one idle
-// worker, and busy workers take none, so a fleet does not stampede on every
-// message. An idle worker costs a few Redis commands per MaxIdle, and a new
-// message is picked up within milliseconds.
-//
-// The hook also remembers which queues were found empty and answers their
-// dequeue calls itself, without a round trip, until news for that queue
-// arrives or MaxIdle passes. Tasks that reach a queue without news (asynq's
-// recoverer, a client that does not notify) are therefore seen within
-// MaxIdle at worst.
-package wake
+package broker
 
 import (
 	"context"
 	"errors"
 	"net"
-	"strings"
 	"sync"
 	"time"
 
@@ -52,10 +31,10 @@ type Waker struct {
 	now   func() time.Time
 }
 
-// New returns a Waker for a worker serving queues. maxIdle bounds how long an
+// NewWaker returns a Waker for a worker serving queues. maxIdle bounds how long an
 // idle round is held (default 1s). id names the worker's inbox (unique per
 // process). Call SetClient before the hook sees traffic.
-func New(queues []string, maxIdle time.Duration, id string) *Waker {
+func NewWaker(queues []string, maxIdle time.Duration, id string) *Waker {
 	if maxIdle <= 0 {
 		maxIdle = time.Second
 	}
@@ -70,21 +49,6 @@ func New(queues []string, maxIdle time.Duration, id string) *Waker {
 // SetClient gives the Waker the client it blocks on: the hooked client
 // itself is fine (the hook passes non-dequeue commands through).
 func (w *Waker) SetClient(rdb redis.UniversalClient) { w.rdb = rdb }
-
-// Notify tells idle workers that queue has a new task: it pushes one token on
-// the wake list, which wakes exactly one idle worker. The list is kept short:
-// tokens that no idle worker took (the fleet was busy) are stale anyway,
-// since busy workers dequeue again as soon as they finish.
-func Notify(ctx context.Context, rdb redis.Cmdable, queue string) error {
-	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.LPush(ctx, keys.WakeList(), queue)
-		p.LTrim(ctx, keys.WakeList(), 0, wakeListMax-1)
-		return nil
-	})
-	return err
-}
-
-const wakeListMax = 16
 
 // WakeQueue releases a held round (or the next one) with news about queue,
 // and forgets that queue's empty mark.
@@ -187,50 +151,6 @@ func (h hook) held(ctx context.Context, next redis.ProcessHook, cmd redis.Cmder,
 	return err
 }
 
-type scriptKind int
-
-const (
-	other scriptKind = iota
-	dequeue
-	forward
-)
-
-// classify recognises asynq's dequeue and forward scripts by their keys:
-// dequeue runs on (pending, paused, active, lease) of one queue; forward on
-// (scheduled or retry, pending). Key names are asynq's stable layout
-// "asynq:{queue}:...".
-func classify(cmd redis.Cmder) (scriptKind, string) {
-	name := cmd.Name()
-	if name != "evalsha" && name != "eval" {
-		return other, ""
-	}
-	args := cmd.Args()
-	if len(args) < 5 {
-		return other, ""
-	}
-	k1, _ := args[3].(string)
-	k2, _ := args[4].(string)
-	switch {
-	case strings.HasSuffix(k1, ":pending") && strings.HasSuffix(k2, ":paused"):
-		return dequeue, queueOf(k1)
-	case (strings.HasSuffix(k1, ":scheduled") || strings.HasSuffix(k1, ":retry")) && strings.HasSuffix(k2, ":pending"):
-		return forward, queueOf(k1)
-	}
-	return other, ""
-}
-
-func queueOf(key string) string {
-	i := strings.IndexByte(key, '{')
-	j := strings.IndexByte(key, '}')
-	if i < 0 || j < i {
-		return ""
-	}
-	return key[i+1 : j]
-}
-
-// afterDequeue tracks one dequeue round: asynq's processor asks each queue in
-// turn from a single goroutine, so once every served queue answered empty the
-// round is over, and the hook holds it until there is news.
 // knownEmpty reports whether queue is known to be empty, and the news count
 // to hand to afterDequeue.
 func (w *Waker) knownEmpty(queue string) (bool, uint64) {
@@ -244,23 +164,6 @@ func (w *Waker) newsCount() uint64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.news
-}
-
-// retarget points a dequeue command of queue from at queue to instead. The
-// script's keys and task key prefix all start with asynq's "asynq:{queue}:";
-// the task it returns carries its own queue name, which is what asynq uses
-// from then on.
-func retarget(cmd redis.Cmder, from, to string) {
-	if from == to {
-		return
-	}
-	oldPrefix, newPrefix := "asynq:{"+from+"}:", "asynq:{"+to+"}:"
-	args := cmd.Args()
-	for i := 3; i < len(args); i++ {
-		if s, ok := args[i].(string); ok && strings.HasPrefix(s, oldPrefix) {
-			args[i] = newPrefix + strings.TrimPrefix(s, oldPrefix)
-		}
-	}
 }
 
 // record notes a dequeue's result without holding the round.
@@ -278,7 +181,9 @@ func (w *Waker) record(queue string, empty bool, news uint64) {
 }
 
 // afterDequeue records a dequeue's result; news is the news count from
-// before the dequeue ran. If news arrived meanwhile, an empty answer may be
+// before the dequeue ran. asynq's processor asks each queue in turn from a
+// single goroutine, so once every served queue answered empty the round is
+// over, and the hook holds it until there is news. If news arrived meanwhile, an empty answer may be
 // stale: the queue is not marked empty and the round is not held. When the
 // round is held and news for a served queue ends it, that queue is returned.
 func (w *Waker) afterDequeue(queue string, empty bool, news uint64) string {

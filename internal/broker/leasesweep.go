@@ -1,20 +1,13 @@
-package worker
+package broker
 
 import (
 	"context"
 	"log/slog"
-	"math/rand/v2"
 	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
-
-// asynqLeaseDuration is how far ahead asynq v0.26 sets a task's lease when it
-// dequeues the task and each time the owning server's heartbeat (every 5 s)
-// extends it. A lease that ends less than asynqLeaseDuration-staleAfter from
-// now has not been extended for staleAfter.
-const asynqLeaseDuration = 30 * time.Second
 
 // sweepLeasesScript puts active tasks whose lease has not been extended for a
 // while back at the head of their queue's pending list. asynq's own recoverer
@@ -22,7 +15,7 @@ const asynqLeaseDuration = 30 * time.Second
 // minute, which leaves a crashed worker's task undelivered for 60-90 s.
 //
 // KEYS[1] asynq:{q}:lease, KEYS[2] asynq:{q}:active, KEYS[3] asynq:{q}:pending.
-// ARGV[1] lease horizon in seconds (asynqLeaseDuration - staleAfter): a lease
+// ARGV[1] lease horizon in seconds (LeaseDuration - staleAfter): a lease
 // ending before now+ARGV[1] is stale; ARGV[2] the task key prefix
 // "asynq:{q}:t:" (same hash slot); ARGV[3] the most tasks moved per call.
 // Returns the ids moved. Redis TIME is the clock, so workers' clocks do not
@@ -43,7 +36,7 @@ end
 return moved
 `)
 
-// leaseSweeper requeues the tasks of workers that stopped extending their
+// LeaseSweeper requeues the tasks of workers that stopped extending their
 // leases (killed, frozen or cut off from Redis). Every worker runs one; the
 // script is atomic, so two sweepers never move the same task twice.
 //
@@ -53,7 +46,7 @@ return moved
 // finds the task gone from the active list and does nothing, and Herald's
 // sent record stops the second worker from sending it again unless both
 // send at the same moment.
-type leaseSweeper struct {
+type LeaseSweeper struct {
 	rdb        redis.Scripter
 	queues     []string
 	staleAfter time.Duration
@@ -63,14 +56,23 @@ type leaseSweeper struct {
 	log        *slog.Logger
 }
 
-// sweep runs the script once per queue and returns how many tasks it moved.
-func (s *leaseSweeper) sweep(ctx context.Context) int {
-	horizon := strconv.Itoa(int((asynqLeaseDuration - s.staleAfter) / time.Second))
+// NewLeaseSweeper returns a sweeper of queues that requeues a task whose
+// lease went staleAfter without an extension, every interval (±20%). wake
+// and recovered, when set, hear of each queue a sweep moved tasks in.
+func NewLeaseSweeper(rdb redis.Scripter, queues []string, staleAfter, interval time.Duration,
+	wake func(queue string), recovered func(queue string, n int), log *slog.Logger) *LeaseSweeper {
+	return &LeaseSweeper{rdb: rdb, queues: queues, staleAfter: staleAfter, interval: interval,
+		wake: wake, recovered: recovered, log: log}
+}
+
+// Sweep runs the script once per queue and returns how many tasks it moved.
+func (s *LeaseSweeper) Sweep(ctx context.Context) int {
+	horizon := strconv.Itoa(int((LeaseDuration - s.staleAfter) / time.Second))
 	total := 0
 	for _, q := range s.queues {
 		res, err := sweepLeasesScript.Run(ctx, s.rdb,
-			[]string{asynqKey(q, "lease"), asynqKey(q, "active"), asynqKey(q, "pending")},
-			horizon, asynqKey(q, "t:"), 100).StringSlice()
+			[]string{LeaseKey(q), ActiveKey(q), PendingKey(q)},
+			horizon, TaskKeyPrefix(q), 100).StringSlice()
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Warn("lease sweep failed; asynq's recoverer remains the backstop", "queue", q, "error", err)
@@ -92,20 +94,5 @@ func (s *leaseSweeper) sweep(ctx context.Context) int {
 	return total
 }
 
-// run sweeps every interval until ctx ends.
-func (s *leaseSweeper) run(ctx context.Context) { every(ctx, s.interval, func() { s.sweep(ctx) }) }
-
-// every calls fn every interval, ±20% so that a fleet's workers drift apart
-// instead of acting in lockstep, until ctx ends.
-func every(ctx context.Context, interval time.Duration, fn func()) {
-	for {
-		t := time.NewTimer(interval + time.Duration((rand.Float64()*0.4-0.2)*float64(interval)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-			fn()
-		}
-	}
-}
+// Run sweeps every interval until ctx ends.
+func (s *LeaseSweeper) Run(ctx context.Context) { every(ctx, s.interval, func() { s.Sweep(ctx) }) }

@@ -1,4 +1,4 @@
-package worker
+package broker
 
 import (
 	"container/heap"
@@ -14,8 +14,8 @@ import (
 // promoteScript moves one task from its queue's retry set to the front of the
 // pending list, so a task whose reserved slot has come is the next one a
 // worker picks up (asynq's own forwarder has one-second resolution and
-// appends to the back). It relies on asynq v0.26's key layout, which the
-// integration tests pin.
+// appends to the back). The contract test pins the retry set, the head of
+// pending and the hash fields against the real asynq.
 //
 // KEYS[1] asynq:{q}:t:<id>, KEYS[2] asynq:{q}:retry, KEYS[3] asynq:{q}:pending.
 // ARGV[1] task id, ARGV[2] now in unix nanoseconds.
@@ -28,13 +28,11 @@ redis.call('HSET', KEYS[1], 'state', 'pending', 'pending_since', ARGV[2])
 return 1
 `)
 
-func asynqKey(queue, suffix string) string { return "asynq:{" + queue + "}:" + suffix }
-
-// promoter returns deferred tasks to their queue at their due time. Each
+// Promoter returns deferred tasks to their queue at their due time. Each
 // worker process promotes the tasks it deferred; if the process dies, asynq's
 // forwarder moves them within about six seconds (the retry score is rounded up
 // so it never moves them early).
-type promoter struct {
+type Promoter struct {
 	rdb  redis.Scripter
 	wake func(queue string)
 	log  *slog.Logger
@@ -64,12 +62,17 @@ func (h *dueHeap) Pop() any {
 	return it
 }
 
-func newPromoter(rdb redis.Scripter, wake func(queue string), log *slog.Logger) *promoter {
-	return &promoter{rdb: rdb, wake: wake, log: log, kick: make(chan struct{}, 1)}
+// NewPromoter returns a Promoter that runs its script on rdb and calls wake
+// with the queue of each task it moved.
+func NewPromoter(rdb redis.Scripter, wake func(queue string), log *slog.Logger) *Promoter {
+	return &Promoter{rdb: rdb, wake: wake, log: log, kick: make(chan struct{}, 1)}
 }
 
-// schedule asks for task id of queue to be made pending at at.
-func (p *promoter) schedule(queue, id string, at time.Time) {
+// PromoteAt asks for task id of queue, which the caller hands back to asynq
+// as a retry (its handler returns an error with BackstopDelay), to be made
+// pending again, at the head of its queue, at at: the task snoozes until
+// then.
+func (p *Promoter) PromoteAt(queue, id string, at time.Time) {
 	p.mu.Lock()
 	heap.Push(&p.items, dueItem{at: at, queue: queue, id: id})
 	p.mu.Unlock()
@@ -79,8 +82,8 @@ func (p *promoter) schedule(queue, id string, at time.Time) {
 	}
 }
 
-// run promotes due tasks until ctx ends.
-func (p *promoter) run(ctx context.Context) {
+// Run promotes due tasks until ctx ends.
+func (p *Promoter) Run(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -108,17 +111,17 @@ func (p *promoter) run(ctx context.Context) {
 }
 
 // promote runs promoteScript for one task.
-func (p *promoter) promote(ctx context.Context, it dueItem, now time.Time) (int, error) {
+func (p *Promoter) promote(ctx context.Context, it dueItem, now time.Time) (int, error) {
 	return promoteScript.Run(ctx, p.rdb,
-		[]string{asynqKey(it.queue, "t:"+it.id), asynqKey(it.queue, "retry"), asynqKey(it.queue, "pending")},
+		[]string{TaskKey(it.queue, it.id), RetryKey(it.queue), PendingKey(it.queue)},
 		it.id, strconv.FormatInt(now.UnixNano(), 10)).Int()
 }
 
-// handOver is called at shutdown, once this process takes no more tasks: it
+// HandOver is called at shutdown, once this process takes no more tasks: it
 // returns every task it was holding a promotion for to its queue at once and
 // wakes other workers, which then take over the waiting (each task still
 // holds its reservation, so it is deferred again to the same slot).
-func (p *promoter) handOver(ctx context.Context, notify func(ctx context.Context, queue string)) int {
+func (p *Promoter) HandOver(ctx context.Context, notify func(ctx context.Context, queue string)) int {
 	p.mu.Lock()
 	items := p.items
 	p.items = nil
@@ -134,7 +137,7 @@ func (p *promoter) handOver(ctx context.Context, notify func(ctx context.Context
 	return moved
 }
 
-func (p *promoter) promoteDue(ctx context.Context) {
+func (p *Promoter) promoteDue(ctx context.Context) {
 	now := time.Now()
 	var due []dueItem
 	p.mu.Lock()

@@ -1,4 +1,4 @@
-package wake
+package broker
 
 import (
 	"context"
@@ -29,5 +29,26 @@ func TestClassifyAndRetarget(t *testing.T) {
 	}
 	if kind, _ := classify(redis.NewCmd(context.Background(), "get", "x")); kind != other {
 		t.Fatal("a plain command is not a dequeue")
+	}
+}
+
+func TestAggregationSetDeletedIsRecognised(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tests := []struct {
+		args  []any
+		queue string
+	}{
+		{[]any{"evalsha", "abc", 2, "asynq:{default}:g:-100123:7:5b1c", "asynq:{default}:aggregation_sets", "asynq:{default}:t:"}, "default"},
+		{[]any{"eval", "script", 2, "asynq:{low}:g:42:5b1c", "asynq:{low}:aggregation_sets", "asynq:{low}:t:"}, "low"},
+		{[]any{"evalsha", "abc", 1, "asynq:{default}:aggregation_sets", "1700000000"}, ""},
+		{[]any{"evalsha", "abc", 4, "asynq:{default}:g:42", "asynq:{default}:g:42:x", "asynq:{default}:aggregation_sets", "asynq:{default}:groups"}, ""},
+		{[]any{"get", "asynq:{default}:g:42:x"}, ""},
+	}
+	for _, tc := range tests {
+		q, ok := aggregationSetDeleted(redis.NewCmd(ctx, tc.args...))
+		if q != tc.queue || ok != (tc.queue != "") {
+			t.Errorf("%v: got %q %v, want %q", tc.args, q, ok, tc.queue)
+		}
 	}
 }

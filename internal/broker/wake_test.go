@@ -1,4 +1,4 @@
-package wake_test
+package broker_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/herald-dev/herald/internal/wake"
+	"github.com/herald-dev/herald/internal/broker"
 )
 
 // dequeueCounter counts asynq dequeue scripts that actually reach Redis.
@@ -37,7 +37,7 @@ type bundle struct {
 	client  *asynq.Client
 	handled chan string
 	counter *dequeueCounter
-	waker   *wake.Waker
+	waker   *broker.Waker
 }
 
 // setup runs an asynq server whose Redis client carries the wake hook, with
@@ -47,7 +47,7 @@ func setup(t *testing.T) *bundle {
 	t.Helper()
 	mr := miniredis.RunT(t)
 	queues := []string{"critical", "default", "low"}
-	w := wake.New(queues, time.Minute, t.Name())
+	w := broker.NewWaker(queues, time.Minute, t.Name())
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	counter := &dequeueCounter{}
 	rdb.AddHook(w.Hook())
@@ -81,7 +81,7 @@ func (b *bundle) enqueue(t *testing.T, queue, payload string, publish bool) {
 		t.Fatal(err)
 	}
 	if publish {
-		if err := wake.Notify(context.Background(), b.rdb, queue); err != nil {
+		if err := broker.Notify(context.Background(), b.rdb, queue); err != nil {
 			t.Fatal(err)
 		}
 	}

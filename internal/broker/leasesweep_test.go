@@ -1,4 +1,4 @@
-package worker
+package broker
 
 import (
 	"context"
@@ -38,17 +38,17 @@ func TestLeaseSweeperRequeuesOnlyStaleLeases(t *testing.T) {
 	// asynq pops from the right of pending and pushes onto active.
 	lastExtended := map[string]time.Duration{"dead": 35 * time.Second, "stale": 20 * time.Second, "fresh": 2 * time.Second}
 	for _, id := range ids[:3] {
-		if err := rdb.LRem(ctx, asynqKey(q, "pending"), 0, id).Err(); err != nil {
+		if err := rdb.LRem(ctx, PendingKey(q), 0, id).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if err := rdb.LPush(ctx, asynqKey(q, "active"), id).Err(); err != nil {
+		if err := rdb.LPush(ctx, ActiveKey(q), id).Err(); err != nil {
 			t.Fatal(err)
 		}
-		lease := now.Add(asynqLeaseDuration - lastExtended[id]).Unix()
-		if err := rdb.ZAdd(ctx, asynqKey(q, "lease"), redisZ(float64(lease), id)).Err(); err != nil {
+		lease := now.Add(LeaseDuration - lastExtended[id]).Unix()
+		if err := rdb.ZAdd(ctx, LeaseKey(q), redisZ(float64(lease), id)).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if err := rdb.HSet(ctx, asynqKey(q, "t:"+id), "state", "active").Err(); err != nil {
+		if err := rdb.HSet(ctx, TaskKey(q, id), "state", "active").Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -57,19 +57,17 @@ func TestLeaseSweeperRequeuesOnlyStaleLeases(t *testing.T) {
 		recovered int
 		woken     []string
 	)
-	newSweeper := func() *leaseSweeper {
-		return &leaseSweeper{
-			rdb: rdb, queues: []string{q, "critical"}, staleAfter: 15 * time.Second, interval: time.Second,
-			wake:      func(q string) { mu.Lock(); woken = append(woken, q); mu.Unlock() },
-			recovered: func(_ string, n int) { mu.Lock(); recovered += n; mu.Unlock() },
-			log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
-		}
+	newSweeper := func() *LeaseSweeper {
+		return NewLeaseSweeper(rdb, []string{q, "critical"}, 15*time.Second, time.Second,
+			func(q string) { mu.Lock(); woken = append(woken, q); mu.Unlock() },
+			func(_ string, n int) { mu.Lock(); recovered += n; mu.Unlock() },
+			slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}
 	var wg sync.WaitGroup
 	moved := make([]int, 2)
 	for i := range moved {
 		wg.Add(1)
-		go func() { defer wg.Done(); moved[i] = newSweeper().sweep(ctx) }()
+		go func() { defer wg.Done(); moved[i] = newSweeper().Sweep(ctx) }()
 	}
 	wg.Wait()
 	if moved[0]+moved[1] != 2 || recovered != 2 {
@@ -78,15 +76,15 @@ func TestLeaseSweeperRequeuesOnlyStaleLeases(t *testing.T) {
 	if len(woken) == 0 || woken[0] != q {
 		t.Errorf("woken queues %v, want %q", woken, q)
 	}
-	active, _ := rdb.LRange(ctx, asynqKey(q, "active"), 0, -1).Result()
+	active, _ := rdb.LRange(ctx, ActiveKey(q), 0, -1).Result()
 	if len(active) != 1 || active[0] != "fresh" {
 		t.Errorf("active = %v, want only the task with a fresh lease", active)
 	}
-	lease, _ := rdb.ZRange(ctx, asynqKey(q, "lease"), 0, -1).Result()
+	lease, _ := rdb.ZRange(ctx, LeaseKey(q), 0, -1).Result()
 	if len(lease) != 1 || lease[0] != "fresh" {
 		t.Errorf("lease set = %v, want only fresh", lease)
 	}
-	pending, _ := rdb.LRange(ctx, asynqKey(q, "pending"), 0, -1).Result()
+	pending, _ := rdb.LRange(ctx, PendingKey(q), 0, -1).Result()
 	// The recovered tasks sit at the right end, where asynq dequeues next.
 	if len(pending) != 3 || pending[0] != "waiting" {
 		t.Fatalf("pending = %v, want waiting followed by the two recovered tasks", pending)
@@ -101,7 +99,7 @@ func TestLeaseSweeperRequeuesOnlyStaleLeases(t *testing.T) {
 			t.Errorf("task %s state %v, want pending", id, info.State)
 		}
 	}
-	if n := newSweeper().sweep(ctx); n != 0 {
+	if n := newSweeper().Sweep(ctx); n != 0 {
 		t.Errorf("a second sweep moved %d tasks, want 0", n)
 	}
 }

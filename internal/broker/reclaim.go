@@ -1,4 +1,4 @@
-package worker
+package broker
 
 import (
 	"context"
@@ -7,9 +7,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/herald-dev/herald/internal/digest"
-	"github.com/herald-dev/herald/internal/keys"
 )
 
 // reclaimSetsScript puts the tasks of stale aggregation sets back into their
@@ -46,12 +43,12 @@ end
 return {#sets, moved}
 `)
 
-// setReclaimer returns the items of aggregation sets left behind by a dead
+// Reclaimer returns the items of aggregation sets left behind by a dead
 // aggregator to their groups, where the next aggregation picks them up.
 // Every worker runs one; the script is atomic, so two reclaimers never move
 // a set twice. Should an aggregator merely be slow, its set is aggregated
 // twice, and the digest handler's per-item claims deliver each item once.
-type setReclaimer struct {
+type Reclaimer struct {
 	rdb       redis.Scripter
 	queues    []string
 	after     time.Duration
@@ -60,29 +57,32 @@ type setReclaimer struct {
 	log       *slog.Logger
 }
 
-func newSetReclaimer(rdb redis.Scripter, queues []string, after time.Duration, reclaimed func(int), log *slog.Logger) *setReclaimer {
-	return &setReclaimer{rdb: rdb, queues: queues, after: after,
+// NewReclaimer returns a Reclaimer of queues' aggregation sets older than
+// after (below AggregationTimeout); reclaimed, when set, hears how many items
+// each pass put back.
+func NewReclaimer(rdb redis.Scripter, queues []string, after time.Duration, reclaimed func(int), log *slog.Logger) *Reclaimer {
+	return &Reclaimer{rdb: rdb, queues: queues, after: after,
 		interval: min(max(after/2, time.Second), 15*time.Second), reclaimed: reclaimed, log: log}
 }
 
 // horizon is ARGV[1] of reclaimSetsScript: a set created at least `after`
 // ago (whole seconds, rounded up, plus one for the truncation of the score)
 // has a score at or below now + horizon.
-func (s *setReclaimer) horizon() int {
+func (s *Reclaimer) horizon() int {
 	after := int((s.after + time.Second - 1) / time.Second)
-	return int(digest.AsynqAggregationTimeout/time.Second) - after - 1
+	return int(AggregationTimeout/time.Second) - after - 1
 }
 
-// reclaim runs the script for every queue and returns how many items it
+// Reclaim runs the script for every queue and returns how many items it
 // put back.
-func (s *setReclaimer) reclaim(ctx context.Context) int {
+func (s *Reclaimer) Reclaim(ctx context.Context) int {
 	horizon := strconv.Itoa(s.horizon())
 	total := 0
 	for _, q := range s.queues {
 		for {
 			res, err := reclaimSetsScript.Run(ctx, s.rdb,
-				[]string{keys.AsynqAggregationSets(q), keys.AsynqGroups(q)},
-				horizon, keys.AsynqGroupPrefix(q), 100).Int64Slice()
+				[]string{AggregationSetsKey(q), GroupsKey(q)},
+				horizon, GroupKeyPrefix(q), 100).Int64Slice()
 			if err != nil {
 				if ctx.Err() == nil {
 					s.log.Warn("aggregation set reclaim failed; asynq's recoverer remains the backstop", "queue", q, "error", err)
@@ -106,5 +106,5 @@ func (s *setReclaimer) reclaim(ctx context.Context) int {
 	return total
 }
 
-// run reclaims every interval (±20% jitter) until ctx ends.
-func (s *setReclaimer) run(ctx context.Context) { every(ctx, s.interval, func() { s.reclaim(ctx) }) }
+// Run reclaims every interval (±20% jitter) until ctx ends.
+func (s *Reclaimer) Run(ctx context.Context) { every(ctx, s.interval, func() { s.Reclaim(ctx) }) }

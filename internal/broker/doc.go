@@ -1,0 +1,67 @@
+// Package broker is Herald's one room for asynq (v0.26, on Redis): the only
+// package that knows how asynq lays out its state in Redis and which scripts
+// it runs there. Everything else uses asynq's public API and the small
+// surface below; contract_test.go runs the real asynq client and server
+// against a real redis-server and fails loudly when an asynq upgrade moves
+// anything this package relies on.
+//
+// # The layout it relies on
+//
+// Each queue's state lives under "asynq:{queue}:" (keys.go builds every
+// name): a pending list that asynq fills on the left and pops from the right
+// (so the right end is the head), an active list with a lease sorted set
+// scored by the Unix second each lease ends (LeaseDuration ahead, extended
+// every 5 s while the task runs), retry and scheduled sets scored by the Unix
+// second a task is due, one hash per task with its "state" and
+// "pending_since" fields, and for grouped tasks a set of group names, one
+// sorted set per group and aggregation sets scored by creation +
+// AggregationTimeout.
+//
+// # Wake-up (wake.go, notify.go, recognise.go)
+//
+// asynq's processor polls: when every queue is empty it sleeps about
+// TaskCheckInterval before it asks Redis again, and moves due retries back to
+// their queues on a timer of its own. Herald instead runs the processor with
+// a tiny TaskCheckInterval and installs a go-redis hook (Waker.Hook) on the
+// worker's Redis client. The hook recognises asynq's dequeue script by its
+// keys; when a dequeue round finds every queue empty, it holds the round in a
+// blocking pop on Herald's wake list until there is news: a token a producer
+// pushed after an enqueue (Notify), a local wake-up (a deferred task made
+// due, a forward of due tasks seen on the same client, recognised by the
+// forward script's keys) pushed to the worker's own inbox, or MaxIdle
+// elapsing. Each token wakes exactly one idle worker, and busy workers take
+// none, so a fleet does not stampede on every message. When news ends a held
+// round, the hook rewrites the dequeue call's keys to the queue the news was
+// about, so the task is taken at once.
+//
+// The hook also remembers which queues were found empty and answers their
+// dequeue calls itself (redis.Nil, as asynq's script would), without a round
+// trip, until news for that queue arrives or MaxIdle passes. Tasks that
+// reach a queue without news (asynq's recoverer, a client that does not
+// notify) are therefore seen within MaxIdle at worst. DigestWakeHook does the
+// same for digests: it recognises the script with which asynq's aggregator
+// deletes an aggregation set, right after storing the digest task, and
+// notifies the queue.
+//
+// # Scripts of Herald's on asynq's keys
+//
+// Each is a package-level redis.NewScript whose comment lists its KEYS, ARGV
+// and reply; each runs on the keys of one queue, so one hash slot.
+//
+//   - Promoter (promote.go) snoozes a task: the worker hands it back to asynq
+//     as a retry with BackstopDelay, and at the exact due time the promoter
+//     moves it from the retry set to the head of pending. asynq's forwarder,
+//     with one-second resolution and appending to the tail, is the backstop
+//     should the process die.
+//   - LeaseSweeper (leasesweep.go) requeues, at the head of pending, the
+//     active tasks whose lease has not been extended for a while: their
+//     worker died or froze. asynq's recoverer does the same only 30 s after
+//     the lease ended, checked once a minute.
+//   - Reclaimer (reclaim.go) puts the tasks of aggregation sets left behind
+//     by a dead aggregator back into their groups and lists the groups again,
+//     sooner than asynq's recoverer, which forgets the latter.
+//
+// Promoter, LeaseSweeper and Reclaimer each run until their context ends
+// (Run); the promoter hands its pending promotions over at shutdown
+// (HandOver).
+package broker

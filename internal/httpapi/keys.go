@@ -1,0 +1,248 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/herald-dev/herald/internal/jobs"
+)
+
+// CheckKeys refuses JSON keys that encoding/json would silently merge: a key
+// given twice in one object (the last one wins), two keys that differ only
+// in letter case (encoding/json matches struct fields case-insensitively,
+// so {"chat":"42","CHAT":"43"} would send to 43), and a key that is a
+// case variant of a field of the target type ({"Chat":…} for "chat"). It
+// walks data along the Go type of v, so the keys of a map (labels, which
+// are data and case-sensitive) may differ in case but not repeat.
+//
+// It returns nil or a FieldError naming the key by its path
+// ("alerts[2].title"). Malformed JSON gives nil: the decoder reports it.
+func CheckKeys(data []byte, v any) *jobs.FieldError {
+	t := reflect.TypeOf(v)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	fe, _ := walkKeys(dec, t, "")
+	return fe
+}
+
+var (
+	rawMessageType  = reflect.TypeFor[json.RawMessage]()
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// errMalformed stops the walk at JSON the decoder will refuse anyway.
+var errMalformed = fmt.Errorf("malformed JSON")
+
+// walkKeys reads one JSON value from dec; t is the Go type it will be
+// decoded into (nil when unknown).
+func walkKeys(dec *json.Decoder, t reflect.Type, path string) (*jobs.FieldError, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, errMalformed
+	}
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch tok {
+	case json.Delim('{'):
+		return walkObject(dec, t, path)
+	case json.Delim('['):
+		var elem reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && !custom(t) {
+			elem = t.Elem()
+		}
+		for i := 0; dec.More(); i++ {
+			if fe, err := walkKeys(dec, elem, fmt.Sprintf("%s[%d]", path, i)); fe != nil || err != nil {
+				return fe, err
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, errMalformed
+		}
+	}
+	return nil, nil
+}
+
+// objectKind is how the keys of one JSON object are matched.
+type objectKind int
+
+const (
+	// structKeys: encoding/json matches the keys to fields, ignoring case.
+	structKeys objectKind = iota
+	// mapKeys: keys are data, compared exactly.
+	mapKeys
+)
+
+func walkObject(dec *json.Decoder, t reflect.Type, path string) (*jobs.FieldError, error) {
+	kind := structKeys
+	var fields map[string]reflect.Type // exact name → type, for a struct
+	var elem reflect.Type
+	switch {
+	case t == nil || t == rawMessageType:
+		// Unknown now, or decoded later into a struct (an element of an
+		// alerts batch): merged keys are refused all the same.
+	case custom(t):
+		return skipObject(dec)
+	case t.Kind() == reflect.Struct:
+		fields = structFields(t)
+	case t.Kind() == reflect.Map:
+		kind, elem = mapKeys, t.Elem()
+	case t.Kind() == reflect.Interface:
+		kind = mapKeys // decoded into map[string]any: keys are data
+	}
+	seen := map[string]string{} // folded (struct) or exact (map) key → key as sent
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, errMalformed
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil, errMalformed
+		}
+		at := joinPath(path, key)
+		id := key
+		if kind == structKeys {
+			id = foldKey(key)
+		}
+		if prev, dup := seen[id]; dup {
+			if prev == key {
+				return &jobs.FieldError{Field: at, Message: "is given more than once in one object; send each key once"}, nil
+			}
+			return &jobs.FieldError{Field: at, Message: fmt.Sprintf("repeats the key %q in other letter case; keys are case-sensitive: send it once, spelled as documented", prev)}, nil
+		}
+		seen[id] = key
+		vt := elem
+		if fields != nil {
+			ft, exact := fields[key]
+			if !exact {
+				for name := range fields {
+					if foldKey(name) == id {
+						return &jobs.FieldError{Field: at, Message: fmt.Sprintf("is not a known field; keys are case-sensitive: did you mean %q?", name)}, nil
+					}
+				}
+			}
+			vt = ft // nil for an unknown key: the decoder refuses it
+		}
+		if fe, err := walkKeys(dec, vt, at); fe != nil || err != nil {
+			return fe, err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, errMalformed
+	}
+	return nil, nil
+}
+
+// skipObject consumes the rest of an object decoded by a custom
+// unmarshaler, whose keys are its own business.
+func skipObject(dec *json.Decoder) (*jobs.FieldError, error) {
+	for depth := 1; depth > 0; {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, errMalformed
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+	}
+	return nil, nil
+}
+
+// custom reports a type that decodes itself.
+func custom(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return t != rawMessageType && (t.Implements(unmarshalerType) || p.Implements(unmarshalerType) ||
+		t.Implements(textUnmarshaler) || p.Implements(textUnmarshaler))
+}
+
+// structFields lists the JSON names of t's fields as encoding/json sees
+// them: the tag's name or the Go name, embedded structs flattened, "-" and
+// unexported fields left out.
+func structFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	var add func(t reflect.Type, depth int)
+	add = func(t reflect.Type, depth int) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, _, _ := strings.Cut(tag, ",")
+			ft := f.Type
+			if f.Anonymous && name == "" {
+				et := ft
+				if et.Kind() == reflect.Pointer {
+					et = et.Elem()
+				}
+				if et.Kind() == reflect.Struct && depth < 8 {
+					add(et, depth+1)
+					continue
+				}
+			}
+			if !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if _, taken := out[name]; !taken {
+				out[name] = ft
+			}
+		}
+	}
+	add(t, 0)
+	return out
+}
+
+// foldKey maps every rune of s to the smallest rune of its Unicode simple
+// case-folding orbit, so two keys encoding/json would match to one field
+// (it folds "K" to the Kelvin sign and "s" to "ſ" too) fold to one string.
+func foldKey(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if r == utf8.RuneError {
+			b.WriteRune(r)
+			continue
+		}
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if f < least {
+				least = f
+			}
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
+}
+
+// joinPath names a key under path: "labels.env", or labels["a.b"] when the
+// key would not read back as one name.
+func joinPath(path, key string) string {
+	plain := key != ""
+	for _, r := range key {
+		if !(r == '_' || r == '-' || unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			plain = false
+			break
+		}
+	}
+	switch {
+	case !plain:
+		return path + "[" + strconv.Quote(key) + "]"
+	case path == "":
+		return key
+	}
+	return path + "." + key
+}

@@ -1,0 +1,45 @@
+package local
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/herald-dev/herald/internal/telegramfake"
+)
+
+// banner is what the local mode prints once it runs.
+type banner struct {
+	api, monitoring, redis string
+	fake                   *telegramfake.Server // nil with a real bot token
+	apiURL                 string               // Bot API in use
+	routes                 string
+}
+
+// printBanner prints the URLs and commands to try, each ready to paste: the
+// in-memory Redis's REDIS_URL serves `producer send` and more workers.
+func printBanner(out io.Writer, b banner) {
+	p := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
+	p("Herald is running locally (everything in memory: NOTHING IS PERSISTED).")
+	p("  API:      POST %s/v1/messages   (no auth in local mode)", b.api)
+	p("  Web UI:   %s%s/", b.api, b.monitoring)
+	p("  Metrics:  %s/metrics", b.api)
+	p("  Redis:    REDIS_URL=%s   (in memory, for the CLI and more workers)", b.redis)
+	token := `"$TELEGRAM_BOT_TOKEN"`
+	if b.fake != nil {
+		p("  Telegram: fake Bot API at %s; delivered messages: %s/fake/messages", b.fake.URL(), b.fake.URL())
+		token = telegramfake.DefaultToken
+	} else {
+		p("  Telegram: %s (real bot token)", b.apiURL)
+	}
+	p("Try:")
+	p(`  curl -s -X POST %s/v1/messages -H 'Content-Type: application/json' -d '{"chat":42,"text":"hello from Herald"}'`, b.api)
+	p(`  curl -s -X POST %s/v1/alerts -H 'Content-Type: application/json' -d '{"title":"Disk almost full","severity":"warning"}'`, b.api)
+	p(`  curl -s -X PUT '%s/v1/heartbeats/nightly-backup?interval=1m'`, b.api)
+	p(`  REDIS_URL=%s go run ./cmd/producer send --chat 42 "hello from the CLI"`, b.redis)
+	p("A second worker on the same queues:")
+	p(`  REDIS_URL=%s TELEGRAM_API_URL=%s TELEGRAM_BOT_TOKEN=%s HERALD_WORKER_LISTEN=off go run ./cmd/worker`, b.redis, b.apiURL, token)
+	if b.routes == "" {
+		p("Alerts, heartbeats and webhooks go to chat %s (pass -routes FILE for a routing file).", demoChat)
+	}
+	p("Stop with Ctrl-C (everything queued is lost).")
+}
