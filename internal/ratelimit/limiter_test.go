@@ -47,6 +47,19 @@ func (b bundle) acquire(t *testing.T, chat, queue, id string) (ratelimit.Decisio
 	return d, d.Wait
 }
 
+// settle asks until the answer is no longer a short wait (the chat's turn,
+// a millisecond away in the tests that use it), as a worker would.
+func (b bundle) settle(t *testing.T, chat, queue, id string) (ratelimit.Decision, time.Duration) {
+	t.Helper()
+	for {
+		d, at := b.acquire(t, chat, queue, id)
+		if d.Kind != ratelimit.Again || at > 50*time.Millisecond {
+			return d, at
+		}
+		time.Sleep(at)
+	}
+}
+
 // Long spans make the expected waits exact up to the few milliseconds a
 // script run takes.
 var slow = ratelimit.Config{
@@ -456,23 +469,12 @@ func TestPriorityDisplacesAChatInOrder(t *testing.T) {
 		Priority:       ratelimit.Per(1, time.Minute),
 	}
 	b := setup(t, cfg)
-	// settle asks until the answer is no longer a short wait for the
-	// chat's turn (1ms apart here), as a worker would.
-	settle := func(chat, queue, id string) (ratelimit.Decision, time.Duration) {
-		for {
-			d, at := b.acquire(t, chat, queue, id)
-			if d.Kind != ratelimit.Again || at > 50*time.Millisecond {
-				return d, at
-			}
-			time.Sleep(at)
-		}
-	}
 	var booked []time.Duration
 	for i := 0; i < 5; i++ {
-		_, at := settle("10", "default", "a"+strconv.Itoa(i))
+		_, at := b.settle(t, "10", "default", "a"+strconv.Itoa(i))
 		booked = append(booked, at)
 	}
-	_, at := settle("20", "critical", "crit")
+	_, at := b.settle(t, "20", "critical", "crit")
 	if !near(at, booked[1]) {
 		t.Fatalf("critical message: slot in %v, want chat 10's second slot ~%v (booked %v)", at, booked[1], booked)
 	}
@@ -503,24 +505,15 @@ func TestBotPauseKeepsTheChatsPlace(t *testing.T) {
 		SleepMax: 100 * time.Millisecond,
 	}
 	b := setup(t, cfg)
-	settle := func(chat, id string) (ratelimit.Decision, time.Duration) {
-		for {
-			d, at := b.acquire(t, chat, "default", id)
-			if d.Kind != ratelimit.Again || at > 50*time.Millisecond {
-				return d, at
-			}
-			time.Sleep(at)
-		}
-	}
-	first, _ := settle("1", "r")
+	first, _ := b.settle(t, "1", "default", "r")
 	if first.Kind != ratelimit.Go {
 		t.Fatalf("first message: %+v, want go", first)
 	}
 	// Chat 1's next two messages and another chat's get slots 1 s apart:
 	// chat 1 at +1 s and +3 s, chat 2 at +2 s.
-	_, a1 := settle("1", "a")
-	_, o1 := settle("2", "o")
-	_, a2 := settle("1", "b")
+	_, a1 := b.settle(t, "1", "default", "a")
+	_, o1 := b.settle(t, "2", "default", "o")
+	_, a2 := b.settle(t, "1", "default", "b")
 	if !(a1 < o1 && o1 < a2) {
 		t.Fatalf("slots: a %v, o %v, b %v; want a < o < b", a1, o1, a2)
 	}
