@@ -142,7 +142,10 @@ func TestContractDequeue(t *testing.T) {
 	}
 	handled := make(chan seen, 4)
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
-		Concurrency: 1, Queues: map[string]int{"critical": 2, "low": 1},
+		// Strict priority: every round asks the empty critical queue before
+		// low, so an empty-queue dequeue is always among the calls seen
+		// (with weights, asynq may pick low first and never ask critical).
+		Concurrency: 1, Queues: map[string]int{"critical": 2, "low": 1}, StrictPriority: true,
 		TaskCheckInterval: 10 * time.Millisecond, LogLevel: asynq.FatalLevel,
 	})
 	if err := srv.Start(asynq.HandlerFunc(func(ctx context.Context, task *asynq.Task) error {

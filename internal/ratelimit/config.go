@@ -65,7 +65,8 @@ type Config struct {
 	// Guard is added to every window: two sends N places apart are always at
 	// least Per+Guard apart by Redis' clock, which absorbs the spread between
 	// the planned send time and the moment the request reaches Telegram.
-	// A task that comes back to its slot later than Guard takes a new one.
+	// A task that comes back to its slot later than half the Guard takes a
+	// new one; the other half is for the trip to Telegram.
 	// Default 10ms.
 	Guard time.Duration
 	// SleepMax is the longest wait a handler sleeps through while holding its

@@ -40,8 +40,8 @@
 // slot, then sleeps the rest, so it is on time however the queue is
 // dispatched). A slot is confirmed only when it has come, by asking again,
 // so a pause that a 429 wrote meanwhile, or a slot given to a priority
-// message, holds the send back. A task that comes back later than Guard
-// gives up its slot (leaving it unused is safe) and takes a new one.
+// message, holds the send back. A task that comes back later than half the
+// Guard (the other half is for the trip to Telegram) gives up its slot (leaving it unused is safe) and takes a new one.
 //
 // # Priority
 //

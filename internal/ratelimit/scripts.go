@@ -131,12 +131,13 @@ if r then
     if sc then
       sc = tonumber(sc)
       if sc > now then return waitFor(sc - now) end
-      if sc >= now - guard then
+      if sc >= now - guard / 2 then
         redis.call('DEL', KEYS[5])
         return {1, '0', progress, m, num(now)}
       end
-      -- Back later than the guard allows: sending now could crowd the sends
-      -- reserved after this one. Leave the slot unused and take a new one.
+      -- Back later than half the guard (the other half is for the trip to
+      -- Telegram): sending now could crowd the sends reserved after this
+      -- one. Leave the slot unused and take a new one.
       redis.call('ZREM', KEYS[1], m)
       redis.call('ZREM', KEYS[4], m)
     end
