@@ -257,13 +257,13 @@ func MissingTexts(ms []fleet.Message, got []telegramfake.Message) []string {
 }
 
 // testGuard widens HERALD_LIMIT_GUARD for a fake that runs Telegram's clock
-// faster: its 0.3% tolerance is then a fraction of a millisecond of real
-// time, less than this 2-core machine's scheduling delays while a suite's
+// faster: its 0.3% tolerance is then a millisecond or less of real time,
+// less than this 2-core machine's scheduling delays while a suite's
 // processes share it, so the guard alone must absorb them. 20 ms is a
 // fifth of a 100 ms window at scale 10; the worker refuses a guard that
 // is not below its shortest window. Options.WorkerEnv, added after it, wins.
 func testGuard(scale float64) []string {
-	if scale < 5 {
+	if scale <= 1 {
 		return nil
 	}
 	return []string{"HERALD_LIMIT_GUARD=20ms"}
