@@ -31,15 +31,6 @@ func Per(n int, period time.Duration) Limit { return Limit{{N: n, Per: period}} 
 // And adds the windows of o to l.
 func (l Limit) And(o Limit) Limit { return append(append(Limit{}, l...), o...) }
 
-// longest is the longest window's span (0 for Unlimited).
-func (l Limit) longest() time.Duration {
-	var m time.Duration
-	for _, w := range l {
-		m = max(m, w.Per)
-	}
-	return m
-}
-
 // Config holds the fleet's limits. Its defaults are Telegram's documented
 // limits, exactly.
 type Config struct {

@@ -116,14 +116,6 @@ func IsGroup(chat string) bool {
 	return strings.HasPrefix(chat, "-") || strings.HasPrefix(chat, "@")
 }
 
-// ChatLimit returns the limit that applies to chat.
-func (l *Limiter) ChatLimit(chat string) Limit {
-	if IsGroup(chat) {
-		return l.cfg.Group
-	}
-	return l.cfg.Private
-}
-
 func (l *Limiter) chatArg(chat string) string {
 	if IsGroup(chat) {
 		return l.group

@@ -443,15 +443,25 @@ func TestPriorityGoesFirstInItsChat(t *testing.T) {
 	}
 	// Message 0 already went; message i (i >= 1) now has message i+1's turn,
 	// and the last one a new turn one window after the old last.
-	for i := 1; i < 100; i++ {
-		_, got := b.acquire(t, "77", "default", "d"+strconv.Itoa(i))
-		want := turns[len(turns)-1] + 10*time.Second + b.cfg.Guard
-		if i+1 < 100 {
-			want = turns[i+1]
+	b.expectMovedBack(t, "77", "d", turns, 10*time.Second+b.cfg.Guard)
+}
+
+// expectMovedBack checks that messages 1 to len(was)-1 of chat (task ids
+// prefix+i) each hold the slot message i+1 held (was), and the last one a
+// new slot step after the old last, in order.
+func (b bundle) expectMovedBack(t *testing.T, chat, prefix string, was []time.Duration, step time.Duration) {
+	t.Helper()
+	var prev time.Duration
+	for i := 1; i < len(was); i++ {
+		_, got := b.acquire(t, chat, "default", prefix+strconv.Itoa(i))
+		want := was[len(was)-1] + step
+		if i+1 < len(was) {
+			want = was[i+1]
 		}
-		if !near(got, want) {
-			t.Fatalf("default message %d: turn in %v, want ~%v", i, got, want)
+		if got <= prev || !near(got, want) {
+			t.Fatalf("chat %s message %d: slot in %v after %v, want ~%v (before: %v)", chat, i, got, prev, want, was)
 		}
+		prev = got
 	}
 }
 
@@ -478,18 +488,7 @@ func TestPriorityDisplacesAChatInOrder(t *testing.T) {
 	if !near(at, booked[1]) {
 		t.Fatalf("critical message: slot in %v, want chat 10's second slot ~%v (booked %v)", at, booked[1], booked)
 	}
-	var prev time.Duration
-	for i := 1; i < 5; i++ {
-		_, got := b.acquire(t, "10", "default", "a"+strconv.Itoa(i))
-		want := booked[len(booked)-1] + time.Second
-		if i+1 < len(booked) {
-			want = booked[i+1]
-		}
-		if got <= prev || !near(got, want) {
-			t.Fatalf("chat 10 message %d: slot in %v after %v, want ~%v (booked %v)", i, got, prev, want, booked)
-		}
-		prev = got
-	}
+	b.expectMovedBack(t, "10", "a", booked, time.Second)
 }
 
 // TestBotPauseKeepsTheChatsPlace: within a bot-wide pause the refused

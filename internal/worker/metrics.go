@@ -45,7 +45,7 @@ type Metrics struct {
 	// Latency observes enqueue-to-acceptance time of each task's first part.
 	Latency prometheus.Histogram
 	// PossibleDuplicates counts sends retried although Telegram may have
-	// delivered them.
+	// delivered them, and accepted sends whose record Redis could not take.
 	PossibleDuplicates prometheus.Counter
 	// SkippedAlreadySent counts redelivered tasks found already sent.
 	SkippedAlreadySent prometheus.Counter
@@ -113,7 +113,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		PossibleDuplicates: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herald_possible_duplicates_total",
-			Help: "Sends retried after Telegram gave no answer to a request it had received; the message may arrive twice.",
+			Help: "Sends retried after Telegram gave no answer to a request it had received, and sends Telegram accepted whose record Redis could not take within the lease-recovery window; the message may arrive twice.",
 		}),
 		SkippedAlreadySent: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herald_redelivered_already_sent_total",
