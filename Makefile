@@ -58,4 +58,4 @@ vuln: ## govulncheck ./... against a vulnerability database built from golang.or
 FUZZTIME ?= 20s
 .PHONY: fuzz
 fuzz: ## Run every fuzz target in the module for FUZZTIME (default 20s)
-	HERALD_FUZZ_TIME=$(FUZZTIME) $(GO) test ./internal/fuzzing -run TestFuzzTargets -v -timeout 0
+	HERALD_FUZZ_TIME=$(FUZZTIME) $(GO) test ./test/fuzzing -run TestFuzzTargets -v -timeout 0

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/herald-dev/herald/internal/fleet"
+	"github.com/herald-dev/herald/test/fleet"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
 

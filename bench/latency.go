@@ -11,7 +11,7 @@ import (
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/jobs"
 
-	"github.com/herald-dev/herald/internal/fleet"
+	"github.com/herald-dev/herald/test/fleet"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
 

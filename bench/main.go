@@ -49,8 +49,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/herald-dev/herald/internal/fleet"
-	"github.com/herald-dev/herald/internal/redistest"
+	"github.com/herald-dev/herald/test/fleet"
+	"github.com/herald-dev/herald/test/redistest"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/config"
-	"github.com/herald-dev/herald/internal/redistest"
+	"github.com/herald-dev/herald/test/redistest"
 )
 
 // TestMetricsOnTheirOwnListener runs the producer with HERALD_METRICS_LISTEN

@@ -11,7 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/herald-dev/herald/internal/redistest"
+	"github.com/herald-dev/herald/test/redistest"
 )
 
 // TestLeaseSweeperRequeuesOnlyStaleLeases puts three tasks in the active

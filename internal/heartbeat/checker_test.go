@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/alerts"
-	"github.com/herald-dev/herald/internal/redistest"
+	"github.com/herald-dev/herald/test/redistest"
 )
 
 // TestOverdueAlertsOnceAcrossReplicas runs three checkers, as three producer

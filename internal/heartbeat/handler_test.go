@@ -10,7 +10,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/keys"
-	"github.com/herald-dev/herald/internal/redistest"
+	"github.com/herald-dev/herald/test/redistest"
 )
 
 // TestPingRejections: every bad ping is a 400 (or 413/415) JSON error that

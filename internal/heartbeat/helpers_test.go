@@ -19,7 +19,7 @@ import (
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
-	"github.com/herald-dev/herald/internal/redistest"
+	"github.com/herald-dev/herald/test/redistest"
 )
 
 // waitLimit bounds every wait of the tests; reaching it is a failure.

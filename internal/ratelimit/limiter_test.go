@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/ratelimit"
-	"github.com/herald-dev/herald/internal/redistest"
+	"github.com/herald-dev/herald/test/redistest"
 )
 
 type bundle struct {

@@ -16,7 +16,7 @@ import (
 	"github.com/herald-dev/herald/internal/app"
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/jobs"
-	"github.com/herald-dev/herald/internal/redistest"
+	"github.com/herald-dev/herald/test/redistest"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
 

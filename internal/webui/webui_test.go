@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herald-dev/herald/internal/redistest"
+	"github.com/herald-dev/herald/test/redistest"
 )
 
 // screenshotFile is the documentation's picture of the archived-task view,

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herald-dev/herald/internal/fleet"
-	"github.com/herald-dev/herald/internal/fleet/fleettest"
+	"github.com/herald-dev/herald/test/fleet"
+	"github.com/herald-dev/herald/test/fleet/fleettest"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
 

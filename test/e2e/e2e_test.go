@@ -8,9 +8,9 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/herald-dev/herald/internal/fleet"
-	"github.com/herald-dev/herald/internal/fleet/fleettest"
-	"github.com/herald-dev/herald/internal/redistest"
+	"github.com/herald-dev/herald/test/fleet"
+	"github.com/herald-dev/herald/test/fleet/fleettest"
+	"github.com/herald-dev/herald/test/redistest"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
 
@@ -25,7 +25,7 @@ type bundle struct {
 }
 
 // setup starts redis-server, the fake at 10x Telegram time, the producer
-// and n workers (internal/fleet/fleettest).
+// and n workers (test/fleet/fleettest).
 func setup(t *testing.T, workers int) *bundle {
 	t.Helper()
 	if testing.Short() {

@@ -6,13 +6,13 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/herald-dev/herald/internal/fleet"
-	"github.com/herald-dev/herald/internal/fleet/fleettest"
-	"github.com/herald-dev/herald/internal/redistest"
+	"github.com/herald-dev/herald/test/fleet"
+	"github.com/herald-dev/herald/test/fleet/fleettest"
+	"github.com/herald-dev/herald/test/redistest"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
 
-// The scenarios use the shared stack of internal/fleet/fleettest.
+// The scenarios use the shared stack of test/fleet/fleettest.
 const timeScale = fleettest.TimeScale
 
 var heraldQueues = fleettest.Queues

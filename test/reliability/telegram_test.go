@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herald-dev/herald/internal/fleet"
+	"github.com/herald-dev/herald/test/fleet"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/broker"
-	"github.com/herald-dev/herald/internal/fleet"
+	"github.com/herald-dev/herald/test/fleet"
 	"github.com/herald-dev/herald/internal/keys"
 )
 

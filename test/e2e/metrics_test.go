@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/herald-dev/herald/internal/fleet"
+	"github.com/herald-dev/herald/test/fleet"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
 

@@ -19,10 +19,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/herald-dev/herald/internal/fleet"
-	"github.com/herald-dev/herald/internal/fleet/fleettest"
+	"github.com/herald-dev/herald/test/fleet"
+	"github.com/herald-dev/herald/test/fleet/fleettest"
 	"github.com/herald-dev/herald/internal/keys"
-	"github.com/herald-dev/herald/internal/redistest"
+	"github.com/herald-dev/herald/test/redistest"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
 

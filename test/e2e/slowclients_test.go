@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herald-dev/herald/internal/fleet"
-	"github.com/herald-dev/herald/internal/fleet/fleettest"
-	"github.com/herald-dev/herald/internal/redistest"
+	"github.com/herald-dev/herald/test/fleet"
+	"github.com/herald-dev/herald/test/fleet/fleettest"
+	"github.com/herald-dev/herald/test/redistest"
 )
 
 // Targets of the slow-client test (issue 13).

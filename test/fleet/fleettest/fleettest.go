@@ -18,8 +18,8 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/herald-dev/herald/internal/fleet"
-	"github.com/herald-dev/herald/internal/redistest"
+	"github.com/herald-dev/herald/test/fleet"
+	"github.com/herald-dev/herald/test/redistest"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
 

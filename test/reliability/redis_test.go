@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herald-dev/herald/internal/fleet"
-	"github.com/herald-dev/herald/internal/redistest"
+	"github.com/herald-dev/herald/test/fleet"
+	"github.com/herald-dev/herald/test/redistest"
 )
 
 // rfAttempt is one POST /v1/messages of the Redis-crash scenario and what
