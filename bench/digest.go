@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/herald-dev/herald/test/fleet"
 	"github.com/herald-dev/herald/internal/telegramfake"
+	"github.com/herald-dev/herald/test/fleet"
 )
 
 // digestEnv scales Herald's default digest windows (10 s grace period, 30 s

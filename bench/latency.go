@@ -11,8 +11,8 @@ import (
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/jobs"
 
-	"github.com/herald-dev/herald/test/fleet"
 	"github.com/herald-dev/herald/internal/telegramfake"
+	"github.com/herald-dev/herald/test/fleet"
 )
 
 // latency enqueues n messages, one every interval, each to its own chat (so

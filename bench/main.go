@@ -49,9 +49,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/test/fleet"
 	"github.com/herald-dev/herald/test/redistest"
-	"github.com/herald-dev/herald/internal/telegramfake"
 )
 
 var verbose bool

@@ -17,6 +17,7 @@ var asynqShapes = []string{
 	":paused",          // the dequeue script's second key
 	"pending_since",    // a task hash field
 	`"evalsha"`,        // recognising script calls in a hook
+	"asynq.NewServer",  // the asynq server, which server.go builds
 }
 
 // TestAsynqLayoutStaysInBroker greps every non-test Go file of the module:

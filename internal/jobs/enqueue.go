@@ -22,6 +22,13 @@ const (
 	QueueLow      = "low"
 )
 
+// DefaultQueueWeights are the worker's queues and weights when none are
+// configured: asynq serves critical six times and default three times as
+// often as low.
+func DefaultQueueWeights() map[string]int {
+	return map[string]int{QueueCritical: 6, QueueDefault: 3, QueueLow: 1}
+}
+
 // EnqueueConfig holds the enqueue policy.
 type EnqueueConfig struct {
 	// Queues a caller may choose; default critical, default, low.

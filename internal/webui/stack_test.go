@@ -16,8 +16,8 @@ import (
 	"github.com/herald-dev/herald/internal/app"
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/jobs"
-	"github.com/herald-dev/herald/test/redistest"
 	"github.com/herald-dev/herald/internal/telegramfake"
+	"github.com/herald-dev/herald/test/redistest"
 )
 
 // Secrets of the test deployment. The bot token must never reach the UI; the

@@ -16,10 +16,10 @@ import (
 
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ratelimit"
-	"github.com/herald-dev/herald/test/redistest"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/internal/worker"
+	"github.com/herald-dev/herald/test/redistest"
 )
 
 // scale runs Telegram's clock (in the fake) and Herald's limits 10x faster,

@@ -18,10 +18,10 @@ import (
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/markup"
-	"github.com/herald-dev/herald/test/redistest"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/internal/worker"
+	"github.com/herald-dev/herald/test/redistest"
 )
 
 // digestStack is Redis, the fake Bot API and an Enqueuer; workers start

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/hibiken/asynq"
+	"github.com/herald-dev/herald/internal/broker"
 
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/jobs"
@@ -19,20 +19,18 @@ type digestTasks struct {
 	d *digest.Digester
 }
 
-// ProcessTask implements asynq.Handler.
-func (t digestTasks) ProcessTask(ctx context.Context, task *asynq.Task) error {
-	id, _ := asynq.GetTaskID(ctx)
-	queue, _ := asynq.GetQueueName(ctx)
-	attempt, _ := asynq.GetRetryCount(ctx)
-	log := t.h.log.With("task_id", id, "queue", queue, "attempt", attempt, "type", task.Type())
+// Handle implements broker.Handler.
+func (t digestTasks) Handle(ctx context.Context, task broker.Task) error {
+	log := t.h.log.With("task_id", task.ID, "queue", task.Queue, "attempt", task.Attempt, "type", task.Type)
+	r := &run{Task: task, budget: jobs.DefaultMaxRetry, log: log}
 	var (
 		rep digest.Report
 		err error
 	)
-	if task.Type() == digest.TypeDigest {
-		rep, err = t.d.ProcessDigest(ctx, id, queue, task.Payload())
+	if task.Type == digest.TypeDigest {
+		rep, err = t.d.ProcessDigest(ctx, task.ID, task.Queue, task.Payload)
 	} else {
-		rep, err = t.d.ProcessItem(ctx, id, queue, task.Payload())
+		rep, err = t.d.ProcessItem(ctx, task.ID, task.Queue, task.Payload)
 	}
 	if rep.RenderErr != nil {
 		log.Error("could not render the digest; its items were sent one by one", "error", rep.RenderErr)
@@ -40,10 +38,9 @@ func (t digestTasks) ProcessTask(ctx context.Context, task *asynq.Task) error {
 	switch {
 	case errors.Is(err, digest.ErrInvalidPayload):
 		t.h.metrics.DigestItems.WithLabelValues("invalid").Add(float64(max(rep.Items, 1)))
-		return t.h.archive(ctx, log, "invalid_payload", err)
+		return t.h.archive(ctx, r, "invalid_payload", err)
 	case err != nil:
-		r := &run{id: id, queue: queue, attempt: attempt, budget: jobs.DefaultMaxRetry, log: log}
-		return t.h.retryLater(ctx, r, "redis", err)
+		return t.h.finish(ctx, r, decide(storeError{err}, r.situation()))
 	}
 	m := t.h.metrics
 	m.DigestItems.WithLabelValues("delivered").Add(float64(rep.Delivered))

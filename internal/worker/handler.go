@@ -2,14 +2,9 @@ package worker
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/broker"
@@ -38,7 +33,6 @@ type Handler struct {
 	sender   Sender
 	resolver ChatResolver // nil: @usernames are sent as they are
 	limiter  *ratelimit.Limiter
-	promoter *broker.Promoter
 	metrics  *Metrics
 	log      *slog.Logger
 
@@ -55,6 +49,198 @@ type Handler struct {
 	sentRetention time.Duration
 
 	migrations migrationCache
+}
+
+// run is what one attempt at a task knows about it.
+type run struct {
+	broker.Task
+	budget int // failed attempts allowed after the first
+	log    *slog.Logger
+}
+
+// situation starts decide's view of this attempt.
+func (r *run) situation() situation { return situation{attempt: r.Attempt, budget: r.budget} }
+
+// delivery is one message on its way: the chat it goes to, its parts and
+// how far they got.
+type delivery struct {
+	msg    jobs.SendMessage
+	chat   string
+	prog   progress
+	texts  []string
+	modes  []markup.Mode
+	loaded bool // prog, texts and modes are read
+	// migrations and pauses count what this attempt met so far.
+	migrations, pauses int
+}
+
+// Handle implements broker.Handler: it sends the message's parts, each at
+// its slot, and decides after each refusal what comes next.
+func (h *Handler) Handle(ctx context.Context, t broker.Task) error {
+	r := &run{Task: t, budget: jobs.DefaultMaxRetry, log: h.log.With("task_id", t.ID, "queue", t.Queue, "attempt", t.Attempt)}
+	msg, err := jobs.Decode(t.Payload)
+	if err != nil {
+		return h.archive(ctx, r, "invalid_payload", err)
+	}
+	// Herald keeps the retry budget itself (asynq's is set out of reach), so
+	// that rate-limit deferrals, which are not failures, can never exhaust it.
+	if msg.MaxRetry != nil {
+		r.budget = *msg.MaxRetry
+	}
+	chat, err := h.resolveChat(ctx, msg.Chat)
+	if err != nil {
+		return h.finish(ctx, r, decide(err, r.situation()))
+	}
+	d := &delivery{msg: msg, chat: chat}
+	for !d.loaded || d.prog.done < len(d.texts) {
+		record, slot, err := h.waitTurn(ctx, r, d.chat, !d.loaded)
+		if err != nil {
+			return err
+		}
+		if !d.loaded && h.load(r, d, record) {
+			return nil
+		}
+		sent, err := h.sender.Send(ctx, d.part())
+		if err == nil {
+			h.delivered(ctx, r, d, sent)
+			continue
+		}
+		if err := h.recover(ctx, r, d, slot, err); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// load reads the progress record that came with the first slot and splits
+// the message; it reports whether every part was sent already.
+func (h *Handler) load(r *run, d *delivery, record string) (done bool) {
+	d.prog, d.loaded = parseProgress(record), true
+	d.texts, d.modes = parts(d.msg, d.prog)
+	if d.prog.done < len(d.texts) {
+		return false
+	}
+	h.metrics.SkippedAlreadySent.Inc()
+	r.log.Info("task was already sent; not sending again", "parts", d.prog.done)
+	return true
+}
+
+// part is the next message to send.
+func (d *delivery) part() telegram.Message {
+	i := d.prog.done
+	return telegram.Message{
+		Chat:                d.chat,
+		Text:                d.texts[i],
+		ParseMode:           string(d.modes[i]),
+		DisableNotification: d.msg.DisableNotification,
+		ProtectContent:      d.msg.ProtectContent,
+		MessageThreadID:     d.msg.MessageThreadID,
+		DisableLinkPreview:  d.msg.DisableLinkPreview,
+	}
+}
+
+// delivered records a part that Telegram accepted.
+func (h *Handler) delivered(ctx context.Context, r *run, d *delivery, sent telegram.Sent) {
+	i := d.prog.done
+	d.prog.done++
+	if err := h.recordSent(ctx, r.ID, d.prog, sent.MessageID); err != nil {
+		// Telegram has the message; without the record a redelivery would
+		// send it again. Say so loudly and carry on.
+		h.metrics.PossibleDuplicates.Inc()
+		r.log.Error("could not record a sent message; a redelivery may duplicate it", "error", err)
+	}
+	outcome := "sent"
+	if d.modes[i] == markup.None && markup.Mode(d.msg.ParseMode) != markup.None {
+		outcome = "downgraded"
+	}
+	h.metrics.Sent.WithLabelValues(r.Queue, outcome).Inc()
+	if i == 0 && !d.msg.CreatedAt.IsZero() {
+		h.metrics.Latency.Observe(time.Since(d.msg.CreatedAt).Seconds())
+	}
+	r.log.Debug("sent", "part", i+1, "parts", len(d.texts), "message_id", sent.MessageID)
+}
+
+// recover carries out decide's answer to a refused part. It returns nil
+// when the delivery goes on in this attempt, or the attempt's outcome.
+func (h *Handler) recover(ctx context.Context, r *run, d *delivery, slot string, err error) error {
+	i := d.prog.done
+	s := r.situation()
+	s.text, s.mode, s.limit = d.texts[i], d.modes[i], limitAt(d.prog, i)
+	s.migrations, s.pauses, s.retryAfterUnit = d.migrations, d.pauses, h.retryAfterUnit
+	a := decide(err, s)
+	switch a.kind {
+	case actPause:
+		d.pauses++
+		h.metrics.TooMany.Inc()
+		if h.pause(ctx, r, d.chat, slot, a) {
+			return nil // the next turn respects the pause; the slot is taken anew
+		}
+		return broker.Snooze(a.wait, a.reason)
+	case actSnooze:
+		h.metrics.TooMany.Inc()
+		return broker.Snooze(a.wait, a.reason)
+	case actDowngrade, actShrink:
+		return h.resplit(ctx, r, d, a)
+	case actFollow:
+		d.migrations++
+		if err := h.rdb.HSet(ctx, keys.Migrations(), d.chat, a.to).Err(); err != nil {
+			r.log.Warn("could not remember chat migration", "error", err)
+		}
+		h.migrations.put(d.chat, a.to, 0)
+		r.log.Info("chat was migrated to a supergroup; following", "from", d.chat, "to", a.to)
+		d.chat = a.to
+		return nil
+	}
+	if a.maybeSent {
+		h.metrics.PossibleDuplicates.Inc()
+		r.log.Warn("telegram did not answer after the request was sent; retrying, the message may arrive twice", "error", a.err)
+	}
+	return h.finish(ctx, r, a)
+}
+
+// pause records a 429 in the limiter, which moves the bot's and the chat's
+// schedule behind it. It reports false when the limiter could not record it.
+func (h *Handler) pause(ctx context.Context, r *run, chat, slot string, a action) bool {
+	p, err := h.limiter.Penalize(ctx, chat, slot, a.wait)
+	if err != nil {
+		r.log.Warn("could not record 429 in the limiter", "error", err)
+		return false
+	}
+	h.metrics.Pauses.WithLabelValues(p.Scope()).Inc()
+	h.metrics.PauseSeconds.WithLabelValues(p.Scope()).Observe(max(p.Bot, p.Chat).Seconds())
+	r.log.Warn("telegram answered 429; pausing", "retry_after", a.err.(*telegram.Error).RetryAfter, "scope", p.Scope(),
+		"bot_pause", p.Bot, "chat_pause", p.Chat, "schedule_shift", p.Shift, "requeued", p.Requeued)
+	return true
+}
+
+// resplit splits the rest of the message again, as plain text or shorter,
+// and remembers it: the resend may wait for the chat's next turn, in a later
+// attempt.
+func (h *Handler) resplit(ctx context.Context, r *run, d *delivery, a action) error {
+	i := d.prog.done
+	if a.kind == actDowngrade {
+		d.prog.resplits = append(d.prog.resplits, resplit{from: i, plain: true, limit: limitAt(d.prog, i)})
+		r.log.Warn("telegram could not parse the markup; resending as plain text", "part", i+1, "error", a.err)
+	} else {
+		d.prog.resplits = append(d.prog.resplits, resplit{from: i, plain: d.modes[i] == markup.None, limit: a.limit})
+		r.log.Warn("telegram refused a part as too long; splitting the rest smaller", "part", i+1, "limit", a.limit)
+	}
+	d.texts, d.modes = parts(d.msg, d.prog)
+	if err := h.saveProgress(ctx, r.ID, d.prog, 0); err != nil {
+		return h.finish(ctx, r, decide(storeError{err}, r.situation()))
+	}
+	return nil
+}
+
+// finish ends the attempt with a retry after backoff or an archive.
+func (h *Handler) finish(ctx context.Context, r *run, a action) error {
+	if a.kind == actArchive {
+		return h.archive(ctx, r, a.reason, a.err)
+	}
+	d := backoff(r.Attempt, h.backoffBase, h.backoffCap)
+	h.metrics.Retries.WithLabelValues(a.reason).Inc()
+	r.log.Warn("temporary failure; will retry", "reason", a.reason, "retry_in", d, "error", a.err)
+	return broker.Retry(d, a.reason, a.err)
 }
 
 // saveProgress writes the task's progress record.
@@ -84,168 +270,6 @@ func (h *Handler) recordSent(ctx context.Context, id string, p progress, message
 	}
 }
 
-// ProcessTask implements asynq.Handler.
-func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	id, _ := asynq.GetTaskID(ctx)
-	queue, _ := asynq.GetQueueName(ctx)
-	attempt, _ := asynq.GetRetryCount(ctx)
-	log := h.log.With("task_id", id, "queue", queue, "attempt", attempt)
-
-	msg, err := jobs.Decode(t.Payload())
-	if err != nil {
-		return h.archive(ctx, log, "invalid_payload", err)
-	}
-	// Herald keeps the retry budget itself (asynq's is set out of reach), so
-	// that rate-limit deferrals, which are not failures, can never exhaust it.
-	r := &run{id: id, queue: queue, attempt: attempt, budget: jobs.DefaultMaxRetry, log: log}
-	if msg.MaxRetry != nil {
-		r.budget = *msg.MaxRetry
-	}
-	chat, err := h.resolveChat(ctx, msg.Chat)
-	if err != nil {
-		if tgErr, ok := telegram.AsError(err); ok {
-			if tgErr.Temporary() {
-				return h.retryLater(ctx, r, string(tgErr.Reason), tgErr)
-			}
-			return h.archive(ctx, log, string(tgErr.Reason), tgErr)
-		}
-		return h.retryLater(ctx, r, "redis", err)
-	}
-	var (
-		prog       progress
-		texts      []string
-		modes      []markup.Mode
-		loaded     bool
-		migrations int
-		tooMany    int
-	)
-	for !loaded || prog.done < len(texts) {
-		record, slot, err := h.waitTurn(ctx, r, chat, !loaded)
-		if err != nil {
-			return err
-		}
-		if !loaded {
-			// The progress record comes with the first limiter decision.
-			prog, loaded = parseProgress(record), true
-			texts, modes = parts(msg, prog)
-			if prog.done >= len(texts) {
-				h.metrics.SkippedAlreadySent.Inc()
-				log.Info("task was already sent; not sending again", "parts", prog.done)
-				return nil
-			}
-		}
-		i := prog.done
-		sent, err := h.sender.Send(ctx, telegram.Message{
-			Chat:                chat,
-			Text:                texts[i],
-			ParseMode:           string(modes[i]),
-			DisableNotification: msg.DisableNotification,
-			ProtectContent:      msg.ProtectContent,
-			MessageThreadID:     msg.MessageThreadID,
-			DisableLinkPreview:  msg.DisableLinkPreview,
-		})
-		if err == nil {
-			prog.done++
-			if err := h.recordSent(ctx, id, prog, sent.MessageID); err != nil {
-				// Telegram has the message; without the record a redelivery
-				// would send it again. Say so loudly and carry on.
-				h.metrics.PossibleDuplicates.Inc()
-				log.Error("could not record a sent message; a redelivery may duplicate it", "error", err)
-			}
-			outcome := "sent"
-			if modes[i] == markup.None && markup.Mode(msg.ParseMode) != markup.None {
-				outcome = "downgraded"
-			}
-			h.metrics.Sent.WithLabelValues(queue, outcome).Inc()
-			if i == 0 && !msg.CreatedAt.IsZero() {
-				h.metrics.Latency.Observe(time.Since(msg.CreatedAt).Seconds())
-			}
-			log.Debug("sent", "part", i+1, "parts", len(texts), "message_id", sent.MessageID)
-			continue
-		}
-		tgErr, ok := telegram.AsError(err)
-		if !ok {
-			return h.retryLater(ctx, r, "unknown", err)
-		}
-		switch tgErr.Reason {
-		case telegram.ReasonRateLimited:
-			h.metrics.TooMany.Inc()
-			// retry_after counts whole seconds; a tenth of one more covers
-			// its rounding and the trip back to Telegram.
-			secs := max(int64(tgErr.RetryAfter/time.Second), 1)
-			pause := time.Duration(secs)*h.retryAfterUnit + h.retryAfterUnit/10
-			p, perr := h.limiter.Penalize(ctx, chat, slot, pause)
-			if perr == nil {
-				h.metrics.Pauses.WithLabelValues(p.Scope()).Inc()
-				h.metrics.PauseSeconds.WithLabelValues(p.Scope()).Observe(max(p.Bot, p.Chat).Seconds())
-				log.Warn("telegram answered 429; pausing", "retry_after", tgErr.RetryAfter, "scope", p.Scope(),
-					"bot_pause", p.Bot, "chat_pause", p.Chat, "schedule_shift", p.Shift, "requeued", p.Requeued)
-			}
-			if tooMany++; perr != nil || tooMany > 2 {
-				// The limiter could not record the pause (or Telegram keeps
-				// refusing): wait it out here rather than loop.
-				if perr != nil {
-					log.Warn("could not record 429 in the limiter", "error", perr)
-				}
-				h.promoter.PromoteAt(queue, id, time.Now().Add(pause))
-				return &laterError{Delay: pause, Reason: "telegram 429"}
-			}
-			// The next turn respects the pause; the slot is taken anew.
-			continue
-		case telegram.ReasonParseEntities:
-			if modes[i] == markup.None {
-				return h.archive(ctx, log, "parse_entities", tgErr)
-			}
-			prog.resplits = append(prog.resplits, resplit{from: i, plain: true, limit: limitAt(prog, i)})
-			texts, modes = parts(msg, prog)
-			log.Warn("telegram could not parse the markup; resending as plain text", "part", i+1, "error", tgErr.Description)
-			// Remember the downgrade: the resend may have to wait for the
-			// chat's next turn, in a later attempt.
-			if err := h.saveProgress(ctx, id, prog, 0); err != nil {
-				return h.retryLater(ctx, r, "redis", err)
-			}
-			continue
-		case telegram.ReasonTooLong:
-			// Telegram counts differently from Herald (markup, entities,
-			// a server of its own): split the rest smaller and go on,
-			// never archive readable text for it.
-			next, ok := shorterLimit(limitAt(prog, i), texts[i], modes[i])
-			if !ok {
-				return h.archive(ctx, log, string(tgErr.Reason), tgErr)
-			}
-			prog.resplits = append(prog.resplits, resplit{from: i, plain: modes[i] == markup.None, limit: next})
-			texts, modes = parts(msg, prog)
-			log.Warn("telegram refused a part as too long; splitting the rest smaller", "part", i+1, "limit", next)
-			if err := h.saveProgress(ctx, id, prog, 0); err != nil {
-				return h.retryLater(ctx, r, "redis", err)
-			}
-			continue
-		case telegram.ReasonMigrated:
-			if tgErr.MigrateTo == 0 || migrations >= 2 {
-				return h.archive(ctx, log, "chat_migrated", tgErr)
-			}
-			migrations++
-			to := strconv.FormatInt(tgErr.MigrateTo, 10)
-			if err := h.rdb.HSet(ctx, keys.Migrations(), chat, to).Err(); err != nil {
-				log.Warn("could not remember chat migration", "error", err)
-			}
-			h.migrations.put(chat, to, 0)
-			log.Info("chat was migrated to a supergroup; following", "from", chat, "to", to)
-			chat = to
-			continue
-		case telegram.ReasonTimeout:
-			h.metrics.PossibleDuplicates.Inc()
-			log.Warn("telegram did not answer after the request was sent; retrying, the message may arrive twice", "error", tgErr)
-			return h.retryLater(ctx, r, string(tgErr.Reason), tgErr)
-		}
-		if tgErr.Temporary() {
-			return h.retryLater(ctx, r, string(tgErr.Reason), tgErr)
-		}
-		return h.archive(ctx, log, string(tgErr.Reason), tgErr)
-	}
-	return nil
-}
-
 // waitTurn waits for the message's send slot: it sleeps through waits that
 // the limiter answers with Again and defers the task for longer ones. A
 // task that holds one of the process's waiter places may sleep through
@@ -253,7 +277,7 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 // deferral through Redis. It returns the task's progress record (read with
 // the decision when progress is set) and the slot that the send uses.
 func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bool) (record, slot string, err error) {
-	queue, id := r.queue, r.id
+	queue, id := r.Queue, r.ID
 	ask := ratelimit.Ask{Chat: chat, Queue: queue, TaskID: id, Progress: progress}
 	select {
 	case h.waiters <- struct{}{}:
@@ -264,7 +288,7 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bo
 	for {
 		d, err := h.limiter.Acquire(ctx, ask)
 		if err != nil {
-			return "", "", h.retryLater(ctx, r, "redis", err)
+			return "", "", h.finish(ctx, r, decide(storeError{err}, r.situation()))
 		}
 		if ask.Progress {
 			record, ask.Progress = d.Progress, false
@@ -274,7 +298,7 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bo
 		case ratelimit.Go:
 			return record, d.Slot, nil
 		case ratelimit.Defer:
-			return "", "", h.deferTask(queue, id, d.Wait)
+			return "", "", h.deferTask(queue, d.Wait)
 		}
 		// Again: sleep the wait, then ask once more. The slot is confirmed
 		// only then, so a pause that a 429 wrote meanwhile holds this send
@@ -288,120 +312,33 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bo
 			// The process is shutting down: the task goes back to Redis,
 			// keeping its reservation, for the rest of the fleet.
 			t.Stop()
-			return "", "", h.deferTask(queue, id, d.Wait)
+			return "", "", h.deferTask(queue, d.Wait)
 		case <-t.C:
 		}
 	}
 }
 
-// deferTask hands the task back to Redis until wait has passed; the
-// promoter returns it to the front of its queue then.
-func (h *Handler) deferTask(queue, id string, wait time.Duration) error {
+// deferTask hands the task back to Redis until wait has passed; it returns
+// to the front of its queue then.
+func (h *Handler) deferTask(queue string, wait time.Duration) error {
 	h.metrics.Deferrals.WithLabelValues(queue).Inc()
-	h.promoter.PromoteAt(queue, id, time.Now().Add(wait))
-	return &laterError{Delay: wait, Reason: "rate limited"}
-}
-
-// run is what one attempt at a task knows about it.
-type run struct {
-	id, queue string
-	attempt   int // failed attempts so far
-	budget    int // failed attempts allowed after the first
-	log       *slog.Logger
-}
-
-// retryLater backs off after a temporary failure, or archives the task when
-// its retry budget is spent.
-func (h *Handler) retryLater(ctx context.Context, r *run, reason string, err error) error {
-	if r.attempt >= r.budget {
-		return h.archive(ctx, r.log, "retries_exhausted",
-			fmt.Errorf("%d attempts failed, the last with %s: %w", r.attempt+1, reason, err))
-	}
-	d := backoff(r.attempt, h.backoffBase, h.backoffCap)
-	h.metrics.Retries.WithLabelValues(reason).Inc()
-	r.log.Warn("temporary failure; will retry", "reason", reason, "retry_in", d, "error", err)
-	h.promoter.PromoteAt(r.queue, r.id, time.Now().Add(d))
-	return &laterError{Delay: d, Failure: true, Reason: reason, Err: err}
+	return broker.Snooze(wait, "rate limited")
 }
 
 // archive stops retrying: the task is archived with the reason as its error,
 // and the failure is appended to the durable failure log.
-func (h *Handler) archive(ctx context.Context, log *slog.Logger, reason string, err error) error {
+func (h *Handler) archive(ctx context.Context, r *run, reason string, err error) error {
 	h.metrics.Archived.WithLabelValues(reason).Inc()
-	log.Error("permanent failure; archiving the task", "reason", reason, "error", err)
-	id, _ := asynq.GetTaskID(ctx)
-	queue, _ := asynq.GetQueueName(ctx)
+	r.log.Error("permanent failure; archiving the task", "reason", reason, "error", err)
 	xctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if xerr := h.rdb.XAdd(xctx, &redis.XAddArgs{
 		Stream: keys.Failures(),
 		MaxLen: 1_000_000,
 		Approx: true,
-		Values: map[string]any{"task_id": id, "queue": queue, "reason": reason, "error": err.Error()},
+		Values: map[string]any{"task_id": r.ID, "queue": r.Queue, "reason": reason, "error": err.Error()},
 	}).Err(); xerr != nil {
-		log.Warn("could not append to the failure log", "error", xerr)
+		r.log.Warn("could not append to the failure log", "error", xerr)
 	}
-	return permanent(reason, err)
-}
-
-// resolveChat follows a remembered group-to-supergroup migration. A
-// migration is permanent, so positive answers are cached for good; a negative
-// answer is cached briefly (a migration seen by another worker is learnt
-// within that time, or from Telegram's own answer on the next send).
-func (h *Handler) resolveChat(ctx context.Context, chat string) (string, error) {
-	if strings.HasPrefix(chat, "@") {
-		return h.resolveUsername(ctx, chat)
-	}
-	if !ratelimit.IsGroup(chat) {
-		return chat, nil // only (non-super)groups migrate
-	}
-	if to, ok := h.migrations.get(chat); ok {
-		return to, nil
-	}
-	to, err := h.rdb.HGet(ctx, keys.Migrations(), chat).Result()
-	switch {
-	case errors.Is(err, redis.Nil):
-		h.migrations.put(chat, chat, time.Minute)
-		return chat, nil
-	case err != nil:
-		return "", fmt.Errorf("read chat migrations: %w", err)
-	}
-	h.migrations.put(chat, to, 0)
-	return to, nil
-}
-
-// usernameTTL is how long an @username's chat id is trusted: a username can
-// pass to another chat, which is rare, so a day is plenty.
-const usernameTTL = 24 * time.Hour
-
-// resolveUsername maps an @username to its chat's numeric id (getChat, then
-// remembered in Redis and in the process), so that messages to "@Name",
-// "@name" and the id share one schedule. Without a ChatResolver the name is
-// used as it is.
-func (h *Handler) resolveUsername(ctx context.Context, chat string) (string, error) {
-	if h.resolver == nil {
-		return chat, nil
-	}
-	name := keys.NormChat(chat)
-	if id, ok := h.migrations.get(name); ok {
-		return id, nil
-	}
-	id, err := h.rdb.Get(ctx, keys.ChatID(name)).Result()
-	switch {
-	case err == nil:
-		h.migrations.put(name, id, time.Hour)
-		return id, nil
-	case !errors.Is(err, redis.Nil):
-		return "", fmt.Errorf("read chat id of %s: %w", name, err)
-	}
-	n, err := h.resolver.ChatID(ctx, chat)
-	if err != nil {
-		return "", err
-	}
-	id = strconv.FormatInt(n, 10)
-	if err := h.rdb.Set(ctx, keys.ChatID(name), id, usernameTTL).Err(); err != nil {
-		h.log.Warn("could not remember a chat id", "chat", name, "error", err)
-	}
-	h.migrations.put(name, id, time.Hour)
-	return id, nil
+	return broker.Archive(reason, shown(err))
 }

@@ -11,10 +11,10 @@ import (
 
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
-	"github.com/herald-dev/herald/test/redistest"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/internal/worker"
+	"github.com/herald-dev/herald/test/redistest"
 )
 
 // killingSender kills Redis right after Telegram accepted the first message

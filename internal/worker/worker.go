@@ -6,19 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/digest"
-	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ratelimit"
 )
@@ -82,45 +76,33 @@ type Config struct {
 }
 
 // WithDefaults returns the config with zero fields set to their defaults.
+// The server's settings (ShutdownTimeout, MaxIdle, LeaseRecoveryAfter,
+// LeaseSweepInterval) take their defaults from broker.ServerConfig.
 func (c Config) WithDefaults() Config {
 	if len(c.Queues) == 0 {
-		c.Queues = map[string]int{jobs.QueueCritical: 6, jobs.QueueDefault: 3, jobs.QueueLow: 1}
+		c.Queues = jobs.DefaultQueueWeights()
 	}
 	if c.Waiters == 0 {
-		c.Waiters = 256
+		c.Waiters = DefaultWaiters
 	}
-	if c.Waiters < 0 {
-		c.Waiters = 0
-	}
+	c.Waiters = max(c.Waiters, 0)
 	if c.WaitLong == 0 {
-		c.WaitLong = 2 * time.Minute
+		c.WaitLong = DefaultWaitLong
 	}
 	if c.Concurrency == 0 {
-		c.Concurrency = 64
-	}
-	if c.ShutdownTimeout == 0 {
-		c.ShutdownTimeout = 25 * time.Second
+		c.Concurrency = DefaultConcurrency
 	}
 	if c.BackoffBase == 0 {
-		c.BackoffBase = 2 * time.Second
+		c.BackoffBase = DefaultBackoffBase
+	}
+	if c.BackoffCap == 0 {
+		c.BackoffCap = DefaultBackoffCap
 	}
 	if c.RetryAfterUnit <= 0 {
 		c.RetryAfterUnit = time.Second
 	}
-	if c.BackoffCap == 0 {
-		c.BackoffCap = 10 * time.Minute
-	}
 	if c.SentRetention == 0 {
-		c.SentRetention = 7 * 24 * time.Hour
-	}
-	if c.MaxIdle == 0 {
-		c.MaxIdle = 2 * time.Second
-	}
-	if c.LeaseRecoveryAfter == 0 {
-		c.LeaseRecoveryAfter = 15 * time.Second
-	}
-	if c.LeaseSweepInterval == 0 {
-		c.LeaseSweepInterval = 2 * time.Second
+		c.SentRetention = DefaultSentRetention
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -128,6 +110,37 @@ func (c Config) WithDefaults() Config {
 	c.Limits = c.Limits.WithDefaults()
 	c.Digest = c.Digest.WithDefaults()
 	return c
+}
+
+// Defaults of Config.
+const (
+	DefaultConcurrency   = 64
+	DefaultWaiters       = 256
+	DefaultWaitLong      = 2 * time.Minute
+	DefaultBackoffBase   = 2 * time.Second
+	DefaultBackoffCap    = 10 * time.Minute
+	DefaultSentRetention = 7 * 24 * time.Hour
+)
+
+// server is the broker's configuration derived from c: asynq runs the
+// senders and the waiters (who sleep in handlers too).
+func (c Config) server(m *Metrics) broker.ServerConfig {
+	return broker.ServerConfig{
+		Queues:             c.Queues,
+		StrictPriority:     c.StrictPriority,
+		Concurrency:        c.Concurrency + c.Waiters,
+		ShutdownTimeout:    c.ShutdownTimeout,
+		MaxIdle:            c.MaxIdle,
+		LeaseRecoveryAfter: c.LeaseRecoveryAfter,
+		LeaseSweepInterval: c.LeaseSweepInterval,
+		Groups: broker.GroupConfig{
+			GracePeriod: c.Digest.GracePeriod, MaxDelay: c.Digest.MaxDelay, MaxSize: c.Digest.MaxSize,
+			ReclaimAfter: c.Digest.ReclaimAfter, Aggregate: digest.Aggregate,
+		},
+		Logger:           c.Logger,
+		OnLeaseRecovered: m.leaseRecovered,
+		OnReclaimed:      func(n int) { m.DigestReclaimed.Add(float64(n)) },
+	}
 }
 
 func (c Config) validate() error {
@@ -141,32 +154,27 @@ func (c Config) validate() error {
 	if c.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("worker: Config.Concurrency must be >= 1, got %d", c.Concurrency))
 	}
-	if c.LeaseRecoveryAfter > 0 && (c.LeaseRecoveryAfter < 10*time.Second || c.LeaseRecoveryAfter >= broker.LeaseDuration) {
-		errs = append(errs, fmt.Errorf("worker: Config.LeaseRecoveryAfter must be between 10s and 30s (or negative to disable), got %v", c.LeaseRecoveryAfter))
-	}
 	if c.BackoffBase > c.BackoffCap {
 		errs = append(errs, fmt.Errorf("worker: Config.BackoffBase (%v) must not exceed BackoffCap (%v)", c.BackoffBase, c.BackoffCap))
 	}
 	if err := c.Digest.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("worker: Config.Digest: %w", err))
 	}
+	if err := c.server(nil).Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("worker: Config: %w", err))
+	}
 	return errors.Join(errs...)
 }
 
-// Worker is one worker process's asynq server plus Herald's helpers.
+// Worker is one worker process: the broker's server running Herald's
+// handlers.
 type Worker struct {
-	cfg      Config
-	rdb      redis.UniversalClient
-	waker    *broker.Waker
-	promoter *broker.Promoter
-	sweeper  *broker.LeaseSweeper
-	// reclaimer returns abandoned aggregation sets to their groups.
-	reclaimer *broker.Reclaimer
-	digests   digestTasks
-	handler   *Handler
-	srv       *asynq.Server
-	ready     atomic.Bool
-	Metrics   *Metrics
+	cfg     Config
+	rdb     redis.UniversalClient
+	srv     *broker.Server
+	digests digestTasks
+	handler *Handler
+	Metrics *Metrics
 }
 
 // New builds a Worker; Run starts it.
@@ -175,71 +183,37 @@ func New(cfg Config) (*Worker, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	queues := make([]string, 0, len(cfg.Queues))
-	for q := range cfg.Queues {
-		queues = append(queues, q)
-	}
-	sort.Strings(queues)
 	rdb := redis.NewUniversalClient(cfg.Redis)
-	waker := broker.NewWaker(queues, cfg.MaxIdle, uuid.NewString())
-	rdb.AddHook(waker.Hook())
-	waker.SetClient(rdb)
-	rdb.AddHook(broker.DigestWakeHook(func(ctx context.Context, q string) { _ = broker.Notify(ctx, rdb, q) }))
+	metrics := NewMetrics(cfg.Registerer)
+	srvCfg := cfg.server(metrics)
+	srv, err := broker.NewServer(rdb, srvCfg)
+	if err != nil {
+		rdb.Close()
+		return nil, err
+	}
 	lim, err := ratelimit.New(rdb, cfg.Limits)
 	if err != nil {
 		rdb.Close()
 		return nil, err
 	}
-	metrics := NewMetrics(cfg.Registerer)
-	prom := broker.NewPromoter(rdb, waker.WakeQueue, cfg.Logger)
 	h := &Handler{
-		rdb: rdb, sender: cfg.Sender, resolver: resolverOf(cfg.Sender), limiter: lim, promoter: prom, metrics: metrics, log: cfg.Logger,
+		rdb: rdb, sender: cfg.Sender, resolver: resolverOf(cfg.Sender), limiter: lim, metrics: metrics, log: cfg.Logger,
 		backoffBase: cfg.BackoffBase, backoffCap: cfg.BackoffCap, sentRetention: cfg.SentRetention,
 		retryAfterUnit: cfg.RetryAfterUnit,
-		recordWindow:   recordWindow(cfg.LeaseRecoveryAfter),
+		recordWindow:   srvCfg.RecoveryWindow(),
 		waiters:        make(chan struct{}, cfg.Waiters), waitLong: cfg.WaitLong, stopping: make(chan struct{}),
 	}
 	// Digests hand their messages to the ordinary send path through an
 	// Enqueuer of the worker's own; a digest message's markup can be long
 	// (links), its visible text is within Telegram's limit.
+	queues := srv.Queues()
 	enq := jobs.NewEnqueuer(rdb, jobs.EnqueueConfig{Queues: queues, DefaultQueue: queues[0], Limits: jobs.Limits{MaxTextLen: 1 << 20}})
 	dg, err := digest.New(rdb, enq, cfg.Digest)
 	if err != nil {
 		rdb.Close()
 		return nil, err
 	}
-	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
-		// Waiters sleep in handlers too, beside the senders.
-		Concurrency:    cfg.Concurrency + cfg.Waiters,
-		Queues:         cfg.Queues,
-		StrictPriority: cfg.StrictPriority,
-		// Idle rounds are held by the wake hook, not by this sleep; a tiny
-		// interval means a woken round starts at once.
-		TaskCheckInterval: 100 * time.Microsecond,
-		// Herald promotes deferred tasks itself at their exact time; asynq's
-		// forwarder is the backstop for tasks of a dead process.
-		DelayedTaskCheckInterval: 5 * time.Second,
-		RetryDelayFunc:           retryDelay,
-		IsFailure:                isFailure,
-		ShutdownTimeout:          cfg.ShutdownTimeout,
-		Logger:                   asynqLogger{cfg.Logger},
-		LogLevel:                 asynq.WarnLevel,
-		// Coalescible messages wait in a group per destination; asynq's
-		// aggregator turns a due group into one digest task.
-		GroupAggregator:  asynq.GroupAggregatorFunc(digest.Aggregate),
-		GroupGracePeriod: cfg.Digest.GracePeriod,
-		GroupMaxDelay:    cfg.Digest.MaxDelay,
-		GroupMaxSize:     cfg.Digest.MaxSize,
-	})
-	w := &Worker{cfg: cfg, rdb: rdb, waker: waker, promoter: prom, handler: h, srv: srv, Metrics: metrics,
-		digests:   digestTasks{h: h, d: dg},
-		reclaimer: broker.NewReclaimer(rdb, queues, cfg.Digest.ReclaimAfter, func(n int) { metrics.DigestReclaimed.Add(float64(n)) }, cfg.Logger),
-	}
-	if cfg.LeaseRecoveryAfter > 0 {
-		w.sweeper = broker.NewLeaseSweeper(rdb, queues, cfg.LeaseRecoveryAfter, cfg.LeaseSweepInterval,
-			waker.WakeQueue, metrics.leaseRecovered, cfg.Logger)
-	}
-	return w, nil
+	return &Worker{cfg: cfg, rdb: rdb, srv: srv, handler: h, Metrics: metrics, digests: digestTasks{h: h, d: dg}}, nil
 }
 
 // Handler returns the task handler (for tests and custom muxes).
@@ -249,53 +223,22 @@ func (w *Worker) Handler() *Handler { return w.handler }
 func (w *Worker) Ping(ctx context.Context) error { return w.rdb.Ping(ctx).Err() }
 
 // Run serves until ctx is done, then shuts down gracefully: it stops taking
-// tasks, lets in-flight sends finish within ShutdownTimeout, and hands
-// unfinished ones back to Redis.
+// tasks, hands the tasks that only wait for their slot back at once, lets
+// in-flight sends finish within ShutdownTimeout, and hands unfinished ones
+// back to Redis.
 func (w *Worker) Run(ctx context.Context) error {
-	mux := asynq.NewServeMux()
-	mux.Handle(jobs.TypeSendMessage, w.handler)
-	mux.Handle(digest.TypeDigest, w.digests)
-	mux.Handle(jobs.TypeDigestItem, w.digests)
-	bg, stopBG := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); w.promoter.Run(bg) }()
-	if w.sweeper != nil {
-		wg.Add(1)
-		go func() { defer wg.Done(); w.sweeper.Run(bg) }()
+	err := w.srv.Run(ctx, map[string]broker.Handler{
+		jobs.TypeSendMessage: w.handler,
+		digest.TypeDigest:    w.digests,
+		jobs.TypeDigestItem:  w.digests,
+	}, func() { close(w.handler.stopping) })
+	if cerr := w.rdb.Close(); err == nil {
+		err = cerr
 	}
-	// Aggregation sets abandoned while no worker ran go back to their groups
-	// before asynq's recoverer (which runs at start) can reclaim them
-	// without listing their groups again.
-	rctx, cancelReclaim := context.WithTimeout(ctx, 5*time.Second)
-	w.reclaimer.Reclaim(rctx)
-	cancelReclaim()
-	wg.Add(1)
-	go func() { defer wg.Done(); w.reclaimer.Run(bg) }()
-	if err := w.srv.Start(mux); err != nil {
-		stopBG()
-		wg.Wait()
-		w.rdb.Close()
-		return fmt.Errorf("worker: start: %w", err)
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
 	}
-	w.ready.Store(true)
-	<-ctx.Done()
-	w.ready.Store(false)
-	w.cfg.Logger.Info("worker shutting down", "timeout", w.cfg.ShutdownTimeout)
-	w.waker.Close() // release a held dequeue round so the processor can stop at once
-	w.srv.Stop()
-	close(w.handler.stopping) // waiters hand their tasks back at once
-	w.srv.Shutdown()          // in-flight sends finish; the promoter keeps running meanwhile
-	stopBG()
-	wg.Wait()
-	// Deferred tasks whose promotion this process was to make go back to
-	// their queues now, for the rest of the fleet to wait on.
-	hctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	if n := w.promoter.HandOver(hctx, func(ctx context.Context, q string) { _ = broker.Notify(ctx, w.rdb, q) }); n > 0 {
-		w.cfg.Logger.Info("handed deferred tasks over to the fleet", "tasks", n)
-	}
-	cancel()
-	return w.rdb.Close()
+	return nil
 }
 
 // HTTPHandler serves /livez, /readyz and, when metrics is non-nil, /metrics.
@@ -305,7 +248,7 @@ func (w *Worker) HTTPHandler(metrics http.Handler) http.Handler {
 	mux.HandleFunc("GET /readyz", func(rw http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if !w.ready.Load() {
+		if !w.srv.Ready() {
 			http.Error(rw, "not serving\n", http.StatusServiceUnavailable)
 			return
 		}
@@ -321,35 +264,8 @@ func (w *Worker) HTTPHandler(metrics http.Handler) http.Handler {
 	return mux
 }
 
-// ListenAndServe serves h on addr until ctx ends, with the timeouts every
-// Herald server has (httpapi.NewServer).
-func ListenAndServe(ctx context.Context, addr string, h http.Handler, log *slog.Logger) error {
-	return httpapi.ListenAndServe(ctx, addr, h, log)
-}
-
-// asynqLogger routes asynq's log lines into slog.
-type asynqLogger struct{ l *slog.Logger }
-
-func (a asynqLogger) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...), "component", "asynq") }
-func (a asynqLogger) Info(args ...any)  { a.l.Info(fmt.Sprint(args...), "component", "asynq") }
-func (a asynqLogger) Warn(args ...any)  { a.l.Warn(fmt.Sprint(args...), "component", "asynq") }
-func (a asynqLogger) Error(args ...any) { a.l.Error(fmt.Sprint(args...), "component", "asynq") }
-func (a asynqLogger) Fatal(args ...any) {
-	a.l.Error(fmt.Sprint(args...), "component", "asynq", "fatal", true)
-	panic(fmt.Sprint(args...))
-}
-
 // resolverOf returns the sender as a ChatResolver when it is one.
 func resolverOf(s Sender) ChatResolver {
 	r, _ := s.(ChatResolver)
 	return r
-}
-
-// recordWindow is how long a worker keeps trying to record a send that
-// Telegram accepted: until the task could be handed to another worker.
-func recordWindow(leaseRecovery time.Duration) time.Duration {
-	if leaseRecovery > 0 {
-		return leaseRecovery
-	}
-	return broker.LeaseDuration / 2
 }

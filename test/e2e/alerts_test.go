@@ -19,11 +19,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/test/fleet"
 	"github.com/herald-dev/herald/test/fleet/fleettest"
-	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/test/redistest"
-	"github.com/herald-dev/herald/internal/telegramfake"
 )
 
 // alertsChat is where the producers' default route sends every alert.

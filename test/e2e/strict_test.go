@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/test/fleet"
 	"github.com/herald-dev/herald/test/fleet/fleettest"
-	"github.com/herald-dev/herald/internal/telegramfake"
 )
 
 // The strict-fake scenarios run Telegram's clock 5 times faster for S1

@@ -16,10 +16,10 @@ import (
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ratelimit"
-	"github.com/herald-dev/herald/test/redistest"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/internal/worker"
+	"github.com/herald-dev/herald/test/redistest"
 )
 
 // fxAsynqArchiveCap is how many archived tasks asynq keeps per queue (its

@@ -6,10 +6,10 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/test/fleet"
 	"github.com/herald-dev/herald/test/fleet/fleettest"
 	"github.com/herald-dev/herald/test/redistest"
-	"github.com/herald-dev/herald/internal/telegramfake"
 )
 
 // The scenarios use the shared stack of test/fleet/fleettest.

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herald-dev/herald/test/fleet"
 	"github.com/herald-dev/herald/internal/telegramfake"
+	"github.com/herald-dev/herald/test/fleet"
 )
 
 // Settings of the Telegram-fault scenario. The backoff is short so a

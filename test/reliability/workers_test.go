@@ -14,8 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/broker"
-	"github.com/herald-dev/herald/test/fleet"
 	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/test/fleet"
 )
 
 // wkFigures is the one-line summary a worker scenario prints.

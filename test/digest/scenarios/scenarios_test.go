@@ -14,9 +14,9 @@ import (
 
 	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/digest"
+	"github.com/herald-dev/herald/internal/markup"
 	"github.com/herald-dev/herald/test/fleet"
 	"github.com/herald-dev/herald/test/fleet/fleettest"
-	"github.com/herald-dev/herald/internal/markup"
 )
 
 // digestEnv gives the workers one-second windows, so a scenario flushes in

@@ -18,9 +18,9 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/test/fleet"
 	"github.com/herald-dev/herald/test/redistest"
-	"github.com/herald-dev/herald/internal/telegramfake"
 )
 
 // TimeScale is how much faster than real time Telegram's limits run in
