@@ -127,141 +127,203 @@ const digestHeader = "| scenario | scale | workers | items | delivered | lost | 
 const header = "| scenario | scale | workers | messages | drain | min drain | ratio | 429s | inside wait | requests | requests/msg | lost | dups | min slack | redis cmds/msg | p50 | p95 | p99 | idle cmds/s/worker | worker peak RSS |\n" +
 	"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 
+// runOne runs one scenario on a fresh fleet of the given size and time
+// scale, and returns its table row.
 func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scenario string, workers int, scale float64, seed uint64) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
 	defer cancel()
-	runDir, err := os.MkdirTemp(dir, "run-")
+	r, err := startRig(ctx, redisBin, bins, dir, scenario, workers, scale)
 	if err != nil {
 		return "", err
 	}
-	srv, err := redistest.Launch(redisBin, redistest.Options{Dir: runDir})
-	if err != nil {
-		return "", err
-	}
-	defer srv.Kill()
-	fake, err := telegramfake.Start(telegramfake.Config{TimeScale: scale}) // Telegram's limits are the fake's defaults
-	if err != nil {
-		return "", err
-	}
-	defer fake.Close()
-	f := &fleet.Fleet{Dir: runDir, Bins: bins, RedisURL: srv.URL(), APIURL: fake.URL(),
-		Token: telegramfake.DefaultToken, Limits: fleet.DefaultLimits(scale)}
-	if strings.EqualFold(scenario, "S4") {
-		f.ExtraEnv = digestEnv(scale)
-	}
-	defer f.Close()
-	if err := f.StartProducer(ctx); err != nil {
-		return "", err
-	}
-	for i := 0; i < workers; i++ {
-		if _, err := f.StartWorker(ctx); err != nil {
-			return "", err
-		}
-	}
-	stats := newRedisStats(srv.Addr)
-	defer stats.close()
+	defer r.close()
 
-	var ms []fleet.Message
-	var o fleet.Outcome
-	var idleRate float64
-	before, err := stats.commands(ctx)
+	before, err := r.stats.commands(ctx)
 	if err != nil {
 		return "", err
 	}
-	beforeBy, _ := stats.breakdown(ctx)
+	beforeBy, _ := r.stats.breakdown(ctx)
 	name := strings.ToUpper(scenario)
-	switch name {
-	case "S1":
-		ms = fleet.S1(seed)
-	case "S2":
-		ms = fleet.S2(seed)
-	case "S5":
-		ms = fleet.S5(seed)
-	case "PAUSED":
-		ms = fleet.Paused(seed)
-	case "S2-429":
-		ms = fleet.S2FloodWait(seed)
-	case "S4":
-		ms = fleet.S4(seed)
-	case "S3":
-		ms, o, err = latency(ctx, f, fake, 200, 50*time.Millisecond)
-		if err != nil {
-			return "", err
-		}
-	case "IDLE":
-		idleRate, err = stats.idle(ctx, 10*time.Second)
-		if err != nil {
-			return "", err
-		}
-	case "DOWN":
-		// Redis refuses connections: how fast does the API say 503?
-		srv.Kill()
-		o, err = refusals(ctx, f, 200)
-		if err != nil {
-			return "", err
-		}
-	default:
-		return "", fmt.Errorf("unknown scenario %q", scenario)
-	}
-	switch name {
-	case "S1", "S2", "S5":
-		o, err = f.Deliver(ctx, fake, ms)
-	case "PAUSED":
-		o, err = f.DeliverPaused(ctx, fake, ms)
-	case "S2-429":
-		o, err = f.DeliverWithFloodWait(ctx, fake, ms, fleet.FloodWait)
-	case "S4":
-		o, err = coalesced(ctx, f, fake, ms)
-	}
+	res, err := r.play(ctx, scenario, seed)
 	if err != nil {
 		return "", err
 	}
 	var after int64
 	if name == "DOWN" {
 		after = before // Redis is gone; nothing to count
-	} else if after, err = stats.commands(ctx); err != nil {
+	} else if after, err = r.stats.commands(ctx); err != nil {
 		return "", err
 	}
 	if verbose {
-		afterBy, _ := stats.breakdown(ctx)
-		for name, n := range afterBy {
-			if d := n - beforeBy[name]; d > 0 {
-				fmt.Fprintf(os.Stderr, "%s %s: %d\n", scenario, name, d)
-			}
-		}
+		r.printCommands(ctx, scenario, beforeBy)
 	}
-	f.Close()
-	var rss int64
-	for _, w := range f.Workers {
-		rss = max(rss, w.PeakRSS())
-	}
+	r.f.Close()
+	rss := r.peakRSS()
 	row := []string{scenario, fmt.Sprint(scale), fmt.Sprint(workers)}
 	if strings.EqualFold(scenario, "S4") {
-		return digestRow(row, o, after-before, rss), nil
+		return digestRow(row, res.o, after-before, rss), nil
 	}
 	if name == "IDLE" {
-		row = append(row, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", fmt.Sprintf("%.1f", idleRate/float64(workers)), mib(rss))
+		row = append(row, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", fmt.Sprintf("%.1f", res.idleRate/float64(workers)), mib(rss))
 		return "| " + strings.Join(row, " | ") + " |", nil
 	}
+	return r.deliveryRow(row, name, res, after-before, rss), nil
+}
+
+// rig is what one run measures: its own Redis, the fake Telegram Bot API,
+// the producer and workers, and a client counting Redis commands.
+type rig struct {
+	srv   *redistest.Server
+	fake  *telegramfake.Server
+	f     *fleet.Fleet
+	stats *redisStats
+	scale float64
+}
+
+// startRig starts a rig in a directory of its own under dir. S4 runs with
+// the digest settings at the run's time scale.
+func startRig(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scenario string, workers int, scale float64) (_ *rig, err error) {
+	r := &rig{scale: scale}
+	defer func() {
+		if err != nil {
+			r.close()
+		}
+	}()
+	runDir, err := os.MkdirTemp(dir, "run-")
+	if err != nil {
+		return nil, err
+	}
+	srv, err := redistest.Launch(redisBin, redistest.Options{Dir: runDir})
+	if err != nil {
+		return nil, err
+	}
+	r.srv = srv
+	fake, err := telegramfake.Start(telegramfake.Config{TimeScale: scale}) // Telegram's limits are the fake's defaults
+	if err != nil {
+		return nil, err
+	}
+	r.fake = fake
+	r.f = &fleet.Fleet{Dir: runDir, Bins: bins, RedisURL: r.srv.URL(), APIURL: r.fake.URL(),
+		Token: telegramfake.DefaultToken, Limits: fleet.DefaultLimits(scale)}
+	if strings.EqualFold(scenario, "S4") {
+		r.f.ExtraEnv = digestEnv(scale)
+	}
+	if err := r.f.StartProducer(ctx); err != nil {
+		return nil, err
+	}
+	for i := 0; i < workers; i++ {
+		if _, err := r.f.StartWorker(ctx); err != nil {
+			return nil, err
+		}
+	}
+	r.stats = newRedisStats(r.srv.Addr)
+	return r, nil
+}
+
+// close stops whatever the rig started, last started first.
+func (r *rig) close() {
+	if r.stats != nil {
+		r.stats.close()
+	}
+	if r.f != nil {
+		r.f.Close()
+	}
+	if r.fake != nil {
+		r.fake.Close()
+	}
+	if r.srv != nil {
+		r.srv.Kill()
+	}
+}
+
+// played is what a scenario produced: the messages it sent, what became of
+// them, and for "idle" the Redis commands per second.
+type played struct {
+	ms       []fleet.Message
+	o        fleet.Outcome
+	idleRate float64
+}
+
+// play runs scenario on the rig: sends its messages and waits until they
+// are delivered or, for S3, idle and DOWN, takes that scenario's own
+// measure instead.
+func (r *rig) play(ctx context.Context, scenario string, seed uint64) (played, error) {
+	var res played
+	var err error
+	name := strings.ToUpper(scenario)
+	switch name {
+	case "S1":
+		res.ms = fleet.S1(seed)
+	case "S2":
+		res.ms = fleet.S2(seed)
+	case "S5":
+		res.ms = fleet.S5(seed)
+	case "PAUSED":
+		res.ms = fleet.Paused(seed)
+	case "S2-429":
+		res.ms = fleet.S2FloodWait(seed)
+	case "S4":
+		res.ms = fleet.S4(seed)
+	case "S3":
+		res.ms, res.o, err = latency(ctx, r.f, r.fake, 200, 50*time.Millisecond)
+		return res, err
+	case "IDLE":
+		res.idleRate, err = r.stats.idle(ctx, 10*time.Second)
+		return res, err
+	case "DOWN":
+		// Redis refuses connections: how fast does the API say 503?
+		r.srv.Kill()
+		res.o, err = refusals(ctx, r.f, 200)
+		return res, err
+	default:
+		return res, fmt.Errorf("unknown scenario %q", scenario)
+	}
+	switch name {
+	case "S1", "S2", "S5":
+		res.o, err = r.f.Deliver(ctx, r.fake, res.ms)
+	case "PAUSED":
+		res.o, err = r.f.DeliverPaused(ctx, r.fake, res.ms)
+	case "S2-429":
+		res.o, err = r.f.DeliverWithFloodWait(ctx, r.fake, res.ms, fleet.FloodWait)
+	case "S4":
+		res.o, err = coalesced(ctx, r.f, r.fake, res.ms)
+	}
+	return res, err
+}
+
+// printCommands prints to stderr, by name, the Redis commands run since
+// the counts in before.
+func (r *rig) printCommands(ctx context.Context, scenario string, before map[string]int64) {
+	afterBy, _ := r.stats.breakdown(ctx)
+	for name, n := range afterBy {
+		if d := n - before[name]; d > 0 {
+			fmt.Fprintf(os.Stderr, "%s %s: %d\n", scenario, name, d)
+		}
+	}
+}
+
+// peakRSS is the largest peak resident set size of the rig's workers.
+func (r *rig) peakRSS() int64 {
+	var rss int64
+	for _, w := range r.f.Workers {
+		rss = max(rss, w.PeakRSS())
+	}
+	return rss
+}
+
+// deliveryRow completes row, the scenario's first columns, with the columns
+// of the main table for a scenario that sent messages; commands is the
+// number of Redis commands it took.
+func (r *rig) deliveryRow(row []string, name string, res played, commands, rss int64) string {
+	o := res.o
 	cmdsPerMsg, reqPerMsg := "-", "-"
 	if o.Delivered > 0 {
 		// The producer's own enqueue commands are included: they are part of
 		// delivering a message.
-		cmdsPerMsg = fmt.Sprintf("%.1f", float64(after-before)/float64(o.Delivered))
+		cmdsPerMsg = fmt.Sprintf("%.1f", float64(commands)/float64(o.Delivered))
 		reqPerMsg = fmt.Sprintf("%.3f", float64(o.Requests)/float64(o.Delivered))
 	}
-	ratio := "-"
-	drain, minS := "-", "-"
-	if name != "S3" && name != "DOWN" {
-		minDrain := fleet.MinDrain(ms, f.Limits)
-		if name == "S2-429" {
-			minDrain += f.Limits.Real(fleet.FloodWait)
-		}
-		drain, minS = o.Drain.Round(time.Millisecond).String(), minDrain.Round(time.Millisecond).String()
-		if minDrain > 0 {
-			ratio = fmt.Sprintf("%.3f", o.Drain.Seconds()/minDrain.Seconds())
-		}
-	}
+	drain, minS, ratio := r.drainColumns(name, res)
 	inside := fmt.Sprint(o.InsideWait)
 	if o.InsideWaitBot > 0 {
 		inside += fmt.Sprintf(" (%d bot)", o.InsideWaitBot)
@@ -271,8 +333,26 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 		p50, p95, p99 = ms3(o.Percentile(50)), ms3(o.Percentile(95)), ms3(o.Percentile(99))
 	}
 	row = append(row, fmt.Sprint(o.Sent), drain, minS, ratio, fmt.Sprint(o.TooMany), inside, fmt.Sprint(o.Requests), reqPerMsg,
-		fmt.Sprint(o.Lost), fmt.Sprint(o.Duplicates), ms3(fleet.MinSlack(fake.Messages(), scale)), cmdsPerMsg, p50, p95, p99, "-", mib(rss))
-	return "| " + strings.Join(row, " | ") + " |", nil
+		fmt.Sprint(o.Lost), fmt.Sprint(o.Duplicates), ms3(fleet.MinSlack(r.fake.Messages(), r.scale)), cmdsPerMsg, p50, p95, p99, "-", mib(rss))
+	return "| " + strings.Join(row, " | ") + " |"
+}
+
+// drainColumns are the "drain", "min drain" and "ratio" columns; S3 and
+// DOWN, which do not drain a backlog, have none.
+func (r *rig) drainColumns(name string, res played) (drain, minS, ratio string) {
+	drain, minS, ratio = "-", "-", "-"
+	if name == "S3" || name == "DOWN" {
+		return drain, minS, ratio
+	}
+	minDrain := fleet.MinDrain(res.ms, r.f.Limits)
+	if name == "S2-429" {
+		minDrain += r.f.Limits.Real(fleet.FloodWait)
+	}
+	drain, minS = res.o.Drain.Round(time.Millisecond).String(), minDrain.Round(time.Millisecond).String()
+	if minDrain > 0 {
+		ratio = fmt.Sprintf("%.3f", res.o.Drain.Seconds()/minDrain.Seconds())
+	}
+	return drain, minS, ratio
 }
 
 func ms3(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }

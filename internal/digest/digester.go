@@ -84,15 +84,36 @@ func (d *Digester) ProcessItem(ctx context.Context, id, queue string, payload []
 	return d.process(ctx, id, queue, []entry{{item: it}})
 }
 
+// process claims the items of a digest and delivers the ones it won. Each
+// step records its counts in the Report as it goes, so a failing step still
+// reports what the earlier ones did.
 func (d *Digester) process(ctx context.Context, id, queue string, entries []entry) (Report, error) {
 	r := Report{Items: len(entries)}
+	items, err := d.readable(ctx, id, queue, entries, &r)
+	if err != nil {
+		return r, err
+	}
+	owned, err := d.claimItems(ctx, id, items)
+	if err != nil {
+		return r, err
+	}
+	r.Skipped += len(items) - len(owned)
+	oldestFirst(owned)
+	err = d.deliver(ctx, id, queue, owned, &r)
+	return r, err
+}
+
+// readable returns the digest's readable items, each id once. Unreadable
+// entries go back to the queue on their own (counted as invalid); an id seen
+// twice counts as skipped.
+func (d *Digester) readable(ctx context.Context, id, queue string, entries []entry, r *Report) ([]jobs.CoalescedItem, error) {
 	var items []jobs.CoalescedItem
 	seen := map[string]bool{}
 	for i, e := range entries {
 		switch {
 		case e.bad != nil:
 			if err := d.requeueBad(ctx, id, queue, i, *e.bad); err != nil {
-				return r, err
+				return nil, err
 			}
 			r.Invalid++
 		case seen[e.item.ID]:
@@ -102,13 +123,19 @@ func (d *Digester) process(ctx context.Context, id, queue string, entries []entr
 			items = append(items, e.item)
 		}
 	}
+	return items, nil
+}
+
+// claimItems claims items for the digest id and returns those it won; the
+// others belong to another digest, which delivers them.
+func (d *Digester) claimItems(ctx context.Context, id string, items []jobs.CoalescedItem) ([]jobs.CoalescedItem, error) {
 	ids := make([]string, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
 	}
 	mine, err := claim(ctx, d.rdb, id, ids, d.cfg.ClaimTTL.Milliseconds())
 	if err != nil {
-		return r, err
+		return nil, err
 	}
 	var owned []jobs.CoalescedItem
 	for i, it := range items {
@@ -116,25 +143,34 @@ func (d *Digester) process(ctx context.Context, id, queue string, entries []entr
 			owned = append(owned, it)
 		}
 	}
-	r.Skipped += len(items) - len(owned)
-	// Oldest first; a carried item keeps its creation time, so it leads the
-	// next digest.
-	slices.SortStableFunc(owned, func(a, b jobs.CoalescedItem) int {
+	return owned, nil
+}
+
+// oldestFirst sorts items oldest first (ties by id). A carried item keeps
+// its creation time, so it leads the next digest.
+func oldestFirst(items []jobs.CoalescedItem) {
+	slices.SortStableFunc(items, func(a, b jobs.CoalescedItem) int {
 		if c := a.Message.CreatedAt.Compare(b.Message.CreatedAt); c != 0 {
 			return c
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
+}
+
+// deliver hands the owned items to the send path: a lone item as its
+// producer wrote it, several in digest messages. Should rendering fail,
+// every item goes alone rather than being lost.
+func (d *Digester) deliver(ctx context.Context, id, queue string, owned []jobs.CoalescedItem, r *Report) error {
 	switch len(owned) {
 	case 0:
-		return r, nil
+		return nil
 	case 1:
 		// Alone: the message goes out as its producer wrote it.
 		if err := d.alone(ctx, id, queue, owned); err != nil {
-			return r, err
+			return err
 		}
 		r.Delivered, r.Messages = 1, 1
-		return r, nil
+		return nil
 	}
 	shown := make([]jobs.DigestItem, len(owned))
 	for i, it := range owned {
@@ -144,29 +180,44 @@ func (d *Digester) process(ctx context.Context, id, queue string, entries []entr
 	if err != nil {
 		r.RenderErr = err
 		if err := d.alone(ctx, id, queue, owned); err != nil {
-			return r, err
+			return err
 		}
 		r.Delivered, r.Messages = len(owned), len(owned)
-		return r, nil
+		return nil
 	}
+	if err := d.sendRendered(ctx, id, queue, owned, rd); err != nil {
+		return err
+	}
+	r.Delivered, r.Messages = rd.Count, len(rd.Texts)
+	return d.carry(ctx, id, queue, owned[rd.Count:], r)
+}
+
+// sendRendered enqueues the digest messages of rd, each with the items it
+// shows, under idempotency keys derived from the digest id.
+func (d *Digester) sendRendered(ctx context.Context, id, queue string, owned []jobs.CoalescedItem, rd Rendered) error {
 	next := 0
 	for i, text := range rd.Texts {
 		part := owned[next : next+rd.PerText[i]]
 		next += rd.PerText[i]
 		if err := d.send(ctx, queue, partMessage(part, text, partKey(id, i+1))); err != nil {
-			return r, err
+			return err
 		}
 	}
-	r.Delivered, r.Messages = rd.Count, len(rd.Texts)
-	for _, it := range owned[rd.Count:] {
+	return nil
+}
+
+// carry puts the items that did not fit back into their group, under ids
+// derived from the digest, for the next digest to deliver.
+func (d *Digester) carry(ctx context.Context, id, queue string, rest []jobs.CoalescedItem, r *Report) error {
+	for _, it := range rest {
 		carried := it
 		carried.ID = carriedID(id, it.ID)
 		if _, err := d.enq.EnqueueItem(ctx, queue, carried); err != nil {
-			return r, err
+			return err
 		}
 		r.Carried++
 	}
-	return r, nil
+	return nil
 }
 
 // alone sends each item as its own message, unchanged but for the

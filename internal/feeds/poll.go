@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"time"
 
@@ -50,6 +51,8 @@ func (p *Poller) poll(ctx context.Context, fd Feed) outcome {
 	return out
 }
 
+// pollLeased polls a feed whose lease this poller holds: load its state,
+// fetch it and, when it changed, handle its items.
 func (p *Poller) pollLeased(ctx context.Context, fd Feed) outcome {
 	log := p.log.With("feed", fd.Name)
 	st, err := p.store.load(ctx, fd.Name)
@@ -58,11 +61,7 @@ func (p *Poller) pollLeased(ctx context.Context, fd Feed) outcome {
 	}
 	resp, err := fetch(ctx, p.client, fd, p.cfg.File.Defaults.UserAgent, st.validators, p.cfg.MaxBodyBytes, p.cfg.clock.Now())
 	if err != nil {
-		var se *statusError
-		if errors.As(err, &se) {
-			return outcome{result: resultHTTPError, err: err, retryAfter: se.retryAfter}
-		}
-		return outcome{result: resultFetchError, err: err}
+		return fetchFailed(err)
 	}
 	if resp.notModified {
 		if err := p.store.touch(ctx, fd.Name); err != nil {
@@ -75,6 +74,23 @@ func (p *Poller) pollLeased(ctx context.Context, fd Feed) outcome {
 	if err != nil {
 		return outcome{result: resultParseError, err: fmt.Errorf("not a readable RSS, Atom or JSON feed: %w", err)}
 	}
+	return p.pollItems(ctx, fd, log, st.primed, parsed, &resp.next)
+}
+
+// fetchFailed is the outcome of a failed fetch: an HTTP error status keeps
+// the server's Retry-After, which the schedule honours.
+func fetchFailed(err error) outcome {
+	var se *statusError
+	if errors.As(err, &se) {
+		return outcome{result: resultHTTPError, err: err, retryAfter: se.retryAfter}
+	}
+	return outcome{result: resultFetchError, err: err}
+}
+
+// pollItems compares the items of a fetched feed with the seen ones,
+// dispatches the new ones and records the poll. next are the validators of
+// the fetch, stored once every new item is dispatched.
+func (p *Poller) pollItems(ctx context.Context, fd Feed, log *slog.Logger, primed bool, parsed *gofeed.Feed, next *validators) outcome {
 	es := entries(parsed.Items)
 	members := make([]string, len(es))
 	for i, e := range es {
@@ -85,19 +101,39 @@ func (p *Poller) pollLeased(ctx context.Context, fd Feed) outcome {
 		return outcome{result: resultRedisError, err: fmt.Errorf("read seen items: %w", err)}
 	}
 	now := p.cfg.clock.Now()
-
-	if !st.primed {
-		// First successful poll: what the feed lists now is history.
-		c := commit{add: members, listed: len(es), validators: &resp.next, prime: true}
-		if err := p.store.save(ctx, fd.Name, now, c); err != nil {
-			return outcome{result: resultRedisError, err: fmt.Errorf("record items: %w", err)}
-		}
-		log.Info("first poll of the feed: its current items are recorded as seen and not sent", "skipped", len(es))
-		return outcome{result: resultFirst, skipped: map[string]int{skipFirstPoll: len(es)}}
+	if !primed {
+		return p.prime(ctx, fd, log, now, members, next)
 	}
 
-	var fresh []entry
-	var present []string
+	fresh, present := splitSeen(es, seen)
+	oldestFirst(fresh)
+	out := outcome{skipped: map[string]int{}}
+	fresh, old, err := p.dropOverflow(ctx, fd, log, now, fresh, &out)
+	if err != nil {
+		return outcome{result: resultRedisError, err: err}
+	}
+	present = append(present, old...)
+	sent, dispatchErr := p.dispatchNew(ctx, fd, parsed, now, fresh, &out)
+	present = append(present, sent...)
+	dispatchErr = p.recordPoll(ctx, fd.Name, now, commit{refresh: present, listed: len(es)}, next, dispatchErr)
+	return concludePoll(fd, log, out, dispatchErr)
+}
+
+// prime records every item of a feed's first successful poll as seen and
+// sends none.
+func (p *Poller) prime(ctx context.Context, fd Feed, log *slog.Logger, now time.Time, members []string, next *validators) outcome {
+	// First successful poll: what the feed lists now is history.
+	c := commit{add: members, listed: len(members), validators: next, prime: true}
+	if err := p.store.save(ctx, fd.Name, now, c); err != nil {
+		return outcome{result: resultRedisError, err: fmt.Errorf("record items: %w", err)}
+	}
+	log.Info("first poll of the feed: its current items are recorded as seen and not sent", "skipped", len(members))
+	return outcome{result: resultFirst, skipped: map[string]int{skipFirstPoll: len(members)}}
+}
+
+// splitSeen separates the new entries from the members of the seen ones
+// (seen[i] tells whether es[i] was).
+func splitSeen(es []entry, seen []bool) (fresh []entry, present []string) {
 	for i, e := range es {
 		if seen[i] {
 			present = append(present, e.member)
@@ -105,66 +141,92 @@ func (p *Poller) pollLeased(ctx context.Context, fd Feed) outcome {
 			fresh = append(fresh, e)
 		}
 	}
-	oldestFirst(fresh)
-	out := outcome{skipped: map[string]int{}}
-	if over := len(fresh) - p.cfg.MaxNewPerPoll; over > 0 {
-		old := make([]string, over)
-		for i, e := range fresh[:over] {
-			old[i] = e.member
-		}
-		if err := p.store.markSeen(ctx, fd.Name, now, old...); err != nil {
-			return outcome{result: resultRedisError, err: fmt.Errorf("record skipped items: %w", err)}
-		}
-		out.skipped[skipOverflow] = over
-		log.Warn("more new items than one poll may send: the oldest are recorded as seen and not sent",
-			"new", len(fresh), "skipped", over, "max_new_per_poll", p.cfg.MaxNewPerPoll)
-		fresh = fresh[over:]
-		present = append(present, old...)
-	}
+	return fresh, present
+}
 
+// dropOverflow bounds what one poll sends: beyond MaxNewPerPoll, the oldest
+// of fresh (sorted oldest first) are recorded as seen and not sent. It
+// returns the entries left to send and the members it recorded.
+func (p *Poller) dropOverflow(ctx context.Context, fd Feed, log *slog.Logger, now time.Time, fresh []entry, out *outcome) ([]entry, []string, error) {
+	over := len(fresh) - p.cfg.MaxNewPerPoll
+	if over <= 0 {
+		return fresh, nil, nil
+	}
+	old := make([]string, over)
+	for i, e := range fresh[:over] {
+		old[i] = e.member
+	}
+	if err := p.store.markSeen(ctx, fd.Name, now, old...); err != nil {
+		return nil, nil, fmt.Errorf("record skipped items: %w", err)
+	}
+	out.skipped[skipOverflow] = over
+	log.Warn("more new items than one poll may send: the oldest are recorded as seen and not sent",
+		"new", len(fresh), "skipped", over, "max_new_per_poll", p.cfg.MaxNewPerPoll)
+	return fresh[over:], old, nil
+}
+
+// dispatchNew dispatches the new items in order, each recorded as seen once
+// dispatched, and returns the members of those it sent. It stops at the
+// first error, leaving the rest unseen for the next poll.
+func (p *Poller) dispatchNew(ctx context.Context, fd Feed, parsed *gofeed.Feed, now time.Time, fresh []entry, out *outcome) ([]string, error) {
 	fetched, _ := url.Parse(fd.URL)
 	base := feedBase(fetched, parsed)
-	var dispatchErr error
+	var sent []string
 	for _, e := range fresh {
-		a := toAlert(fd, parsed.Title, base, e)
-		check := a
-		if err := check.Normalize(now); err != nil {
-			dispatchErr = p.skipInvalid(ctx, fd, e, err, &out)
-			if dispatchErr != nil {
-				break
-			}
-			continue
+		ok, err := p.dispatchItem(ctx, fd, toAlert(fd, parsed.Title, base, e), e, now, out)
+		if err != nil {
+			return sent, err
 		}
-		if _, err := p.cfg.Dispatcher.Dispatch(ctx, []alerts.Alert{a}); err != nil {
-			var verr *jobs.ValidationError
-			if errors.As(err, &verr) {
-				if dispatchErr = p.skipInvalid(ctx, fd, e, err, &out); dispatchErr != nil {
-					break
-				}
-				continue
-			}
-			// Redis down, no route, shutdown: leave the item unseen (and
-			// the validators unchanged) so the next poll sends it.
-			dispatchErr = err
-			break
+		if ok {
+			sent = append(sent, e.member)
+			out.sent++
 		}
-		if err := p.store.markSeen(ctx, fd.Name, now, e.member); err != nil {
-			// Dispatched but not recorded: the next poll dispatches it
-			// again, and its fingerprint makes that a duplicate.
-			dispatchErr = fmt.Errorf("record a sent item: %w", err)
-			break
-		}
-		present = append(present, e.member)
-		out.sent++
 	}
+	return sent, nil
+}
 
-	c := commit{refresh: present, listed: len(es)}
+// dispatchItem dispatches the alert a of item e and records e as seen. An
+// item that cannot become a valid alert is recorded as seen without being
+// sent (sent is false): retrying cannot help it.
+func (p *Poller) dispatchItem(ctx context.Context, fd Feed, a alerts.Alert, e entry, now time.Time, out *outcome) (sent bool, err error) {
+	check := a
+	if err := check.Normalize(now); err != nil {
+		return false, p.skipInvalid(ctx, fd, e, err, out)
+	}
+	if _, err := p.cfg.Dispatcher.Dispatch(ctx, []alerts.Alert{a}); err != nil {
+		var verr *jobs.ValidationError
+		if errors.As(err, &verr) {
+			return false, p.skipInvalid(ctx, fd, e, err, out)
+		}
+		// Redis down, no route, shutdown: leave the item unseen (and
+		// the validators unchanged) so the next poll sends it.
+		return false, err
+	}
+	if err := p.store.markSeen(ctx, fd.Name, now, e.member); err != nil {
+		// Dispatched but not recorded: the next poll dispatches it
+		// again, and its fingerprint makes that a duplicate.
+		return false, fmt.Errorf("record a sent item: %w", err)
+	}
+	return true, nil
+}
+
+// recordPoll saves c, the feed's items after a poll. The validators move to
+// next only when dispatching succeeded, so that after a failure the next
+// poll fetches the same items again. It returns dispatchErr, or else the
+// failure to save.
+func (p *Poller) recordPoll(ctx context.Context, feed string, now time.Time, c commit, next *validators, dispatchErr error) error {
 	if dispatchErr == nil {
-		c.validators = &resp.next
+		c.validators = next
 	}
-	if err := p.store.save(ctx, fd.Name, now, c); err != nil && dispatchErr == nil {
-		dispatchErr = fmt.Errorf("record items: %w", err)
+	if err := p.store.save(ctx, feed, now, c); err != nil && dispatchErr == nil {
+		return fmt.Errorf("record items: %w", err)
 	}
+	return dispatchErr
+}
+
+// concludePoll sets the result of a poll that got past the fetch, from the
+// error that ended its dispatching (nil when none did) and what it sent.
+func concludePoll(fd Feed, log *slog.Logger, out outcome, dispatchErr error) outcome {
 	switch {
 	case dispatchErr != nil:
 		out.result = resultDispatchError

@@ -82,48 +82,88 @@ func parseDuration(s string) (time.Duration, error) {
 // JSON body (already size-limited); contentType is the body's. Every invalid
 // field is reported at once.
 func parsePing(query url.Values, contentType string, body []byte) (pingSettings, *httpapi.Error) {
-	var fields []jobs.FieldError
-	bad := func(field, format string, args ...any) {
-		fields = append(fields, jobs.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+	b, herr := decodePingBody(contentType, body)
+	if herr != nil {
+		return pingSettings{}, herr
 	}
+	r := &pingReader{query: query, body: b}
+	r.rejectUnknownParams()
+	p := pingSettings{
+		Interval: r.interval(),
+		Grace:    r.grace(),
+		Severity: r.severity(),
+		Labels:   r.labels(),
+	}
+	if len(r.fields) > 0 {
+		return pingSettings{}, httpapi.Invalid("invalid heartbeat ping", r.fields...)
+	}
+	return p, nil
+}
+
+// decodePingBody decodes the optional JSON body of a ping; an empty body is
+// an empty pingBody.
+func decodePingBody(contentType string, body []byte) (pingBody, *httpapi.Error) {
 	var b pingBody
-	if len(bytes.TrimSpace(body)) > 0 {
-		// The body was read and bounded by the caller; DecodeJSON adds the
-		// strict decoding (unknown fields, types, trailing data). A nil
-		// writer is fine: the size limit cannot be hit again.
-		req := &http.Request{Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(body))}
-		if contentType != "" {
-			req.Header.Set("Content-Type", contentType)
-		}
-		if err := httpapi.DecodeJSON(nil, req, int64(len(body))+1, &b); err != nil {
-			var he *httpapi.Error
-			if errors.As(err, &he) {
-				return pingSettings{}, he
-			}
-			return pingSettings{}, httpapi.Errorf(http.StatusBadRequest, httpapi.CodeInvalidJSON, "%v", err)
-		}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return b, nil
 	}
-	// One value per setting, from the query or the body; both is fine when
-	// they agree.
-	value := func(field string, fromBody *string) (string, bool) {
-		q, inQuery := query[field]
-		if inQuery && len(q) != 1 {
-			bad(field, "is given %d times in the query string; give it once", len(q))
-			return "", false
+	// The body was read and bounded by the caller; DecodeJSON adds the
+	// strict decoding (unknown fields, types, trailing data). A nil
+	// writer is fine: the size limit cannot be hit again.
+	req := &http.Request{Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(body))}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if err := httpapi.DecodeJSON(nil, req, int64(len(body))+1, &b); err != nil {
+		var he *httpapi.Error
+		if errors.As(err, &he) {
+			return pingBody{}, he
 		}
-		switch {
-		case inQuery && fromBody != nil && strings.TrimSpace(q[0]) != strings.TrimSpace(*fromBody):
-			bad(field, "differs between the query string (%q) and the body (%q); give it once", q[0], *fromBody)
-			return "", false
-		case inQuery:
-			return q[0], true
-		case fromBody != nil:
-			return *fromBody, true
-		}
+		return pingBody{}, httpapi.Errorf(http.StatusBadRequest, httpapi.CodeInvalidJSON, "%v", err)
+	}
+	return b, nil
+}
+
+// pingReader reads each setting of a ping from its query string and body,
+// collecting every problem rather than stopping at the first, so that the
+// caller can fix them all in one go. A setting with a problem reads as
+// absent.
+type pingReader struct {
+	query  url.Values
+	body   pingBody
+	fields []jobs.FieldError
+}
+
+// bad records a problem with field.
+func (r *pingReader) bad(field, format string, args ...any) {
+	r.fields = append(r.fields, jobs.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// value returns the one value of a setting, from the query or the body;
+// both is fine when they agree.
+func (r *pingReader) value(field string, fromBody *string) (string, bool) {
+	q, inQuery := r.query[field]
+	if inQuery && len(q) != 1 {
+		r.bad(field, "is given %d times in the query string; give it once", len(q))
 		return "", false
 	}
+	switch {
+	case inQuery && fromBody != nil && strings.TrimSpace(q[0]) != strings.TrimSpace(*fromBody):
+		r.bad(field, "differs between the query string (%q) and the body (%q); give it once", q[0], *fromBody)
+		return "", false
+	case inQuery:
+		return q[0], true
+	case fromBody != nil:
+		return *fromBody, true
+	}
+	return "", false
+}
+
+// rejectUnknownParams reports every query parameter a ping does not take,
+// in name order.
+func (r *pingReader) rejectUnknownParams() {
 	var unknown []string
-	for k := range query {
+	for k := range r.query {
 		switch k {
 		case "interval", "grace", "severity":
 		default:
@@ -132,63 +172,84 @@ func parsePing(query url.Values, contentType string, body []byte) (pingSettings,
 	}
 	sort.Strings(unknown)
 	for _, k := range unknown {
-		bad(k, "is not a known query parameter; use interval, grace or severity (labels go in the JSON body)")
+		r.bad(k, "is not a known query parameter; use interval, grace or severity (labels go in the JSON body)")
 	}
+}
 
-	var p pingSettings
-	if s, ok := value("interval", b.Interval); ok {
-		d, err := parseDuration(s)
-		switch {
-		case err != nil:
-			bad("interval", "%v", err)
-		case d < MinInterval || d > MaxInterval:
-			bad("interval", "is %v; use between %v and %v", d, MinInterval, MaxInterval)
-		default:
-			p.Interval = d
-		}
+// interval is the declared interval, or 0 to keep the stored one.
+func (r *pingReader) interval() time.Duration {
+	s, ok := r.value("interval", r.body.Interval)
+	if !ok {
+		return 0
 	}
-	if s, ok := value("grace", b.Grace); ok {
-		d, err := parseDuration(s)
-		switch {
-		case err != nil:
-			bad("grace", "%v", err)
-		case d < 0 || d > MaxInterval:
-			bad("grace", "is %v; use between 0s and %v", d, MaxInterval)
-		default:
-			p.Grace = &d
-		}
+	d, err := parseDuration(s)
+	switch {
+	case err != nil:
+		r.bad("interval", "%v", err)
+	case d < MinInterval || d > MaxInterval:
+		r.bad("interval", "is %v; use between %v and %v", d, MinInterval, MaxInterval)
+	default:
+		return d
 	}
-	if s, ok := value("severity", b.Severity); ok {
-		sev := alerts.Severity(strings.ToLower(strings.TrimSpace(s)))
-		switch sev {
-		case alerts.SeverityCritical, alerts.SeverityWarning, alerts.SeverityInfo:
-			p.Severity = sev
-		default:
-			bad("severity", "%q is not one of critical, warning, info", s)
-		}
+	return 0
+}
+
+// grace is the declared grace, or nil to keep the stored one.
+func (r *pingReader) grace() *time.Duration {
+	s, ok := r.value("grace", r.body.Grace)
+	if !ok {
+		return nil
 	}
-	if b.Labels != nil {
-		if _, ok := b.Labels[labelHeartbeat]; ok {
-			bad("labels."+labelHeartbeat, "is set by Herald to the heartbeat's name; choose another label name")
-		}
-		// The alert's own rules bound the labels (one more is added for the
-		// heartbeat name).
-		probe := alerts.Alert{Title: "probe", Labels: b.Labels}
-		var verr *jobs.ValidationError
-		if err := probe.Validate(); errors.As(err, &verr) {
-			for _, f := range verr.Fields {
-				if f.Field == "labels" || strings.HasPrefix(f.Field, "labels.") {
-					fields = append(fields, f)
-				}
+	d, err := parseDuration(s)
+	switch {
+	case err != nil:
+		r.bad("grace", "%v", err)
+	case d < 0 || d > MaxInterval:
+		r.bad("grace", "is %v; use between 0s and %v", d, MaxInterval)
+	default:
+		return &d
+	}
+	return nil
+}
+
+// severity is the declared severity, or "" to keep the stored one.
+func (r *pingReader) severity() alerts.Severity {
+	s, ok := r.value("severity", r.body.Severity)
+	if !ok {
+		return ""
+	}
+	sev := alerts.Severity(strings.ToLower(strings.TrimSpace(s)))
+	switch sev {
+	case alerts.SeverityCritical, alerts.SeverityWarning, alerts.SeverityInfo:
+		return sev
+	}
+	r.bad("severity", "%q is not one of critical, warning, info", s)
+	return ""
+}
+
+// labels checks the body's labels, which replace the stored ones when not
+// nil.
+func (r *pingReader) labels() map[string]string {
+	labels := r.body.Labels
+	if labels == nil {
+		return nil
+	}
+	if _, ok := labels[labelHeartbeat]; ok {
+		r.bad("labels."+labelHeartbeat, "is set by Herald to the heartbeat's name; choose another label name")
+	}
+	// The alert's own rules bound the labels (one more is added for the
+	// heartbeat name).
+	probe := alerts.Alert{Title: "probe", Labels: labels}
+	var verr *jobs.ValidationError
+	if err := probe.Validate(); errors.As(err, &verr) {
+		for _, f := range verr.Fields {
+			if f.Field == "labels" || strings.HasPrefix(f.Field, "labels.") {
+				r.fields = append(r.fields, f)
 			}
 		}
-		if len(b.Labels) == alerts.MaxLabels {
-			bad("labels", "has %d labels; the limit is %d (Herald adds the heartbeat label)", len(b.Labels), alerts.MaxLabels-1)
-		}
-		p.Labels = b.Labels
 	}
-	if len(fields) > 0 {
-		return pingSettings{}, httpapi.Invalid("invalid heartbeat ping", fields...)
+	if len(labels) == alerts.MaxLabels {
+		r.bad("labels", "has %d labels; the limit is %d (Herald adds the heartbeat label)", len(labels), alerts.MaxLabels-1)
 	}
-	return p, nil
+	return labels
 }

@@ -70,18 +70,7 @@ const demoChat = "42"
 
 // Run starts everything and blocks until ctx ends.
 func Run(ctx context.Context, o Options) error {
-	if o.Listen == "" {
-		o.Listen = "127.0.0.1:8080"
-	}
-	if o.RedisListen == "" {
-		o.RedisListen = DefaultRedisListen
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	if o.Out == nil {
-		o.Out = io.Discard
-	}
+	o = o.withDefaults()
 	log := o.Logger
 
 	mr := miniredis.NewMiniRedis()
@@ -91,31 +80,16 @@ func Run(ctx context.Context, o Options) error {
 	defer mr.Close()
 	redisURL := "redis://" + mr.Addr() + "/0"
 
-	token, apiURL := o.TelegramToken, o.TelegramAPIURL
-	var fake *telegramfake.Server
-	if token == "" {
-		token = telegramfake.DefaultToken
-		var err error
-		fake, err = telegramfake.Start(telegramfake.Config{Token: token, Logger: log})
-		if err != nil {
-			return fmt.Errorf("local: start fake Telegram: %w", err)
-		}
-		defer fake.Close()
-		apiURL = fake.URL()
+	tg, err := startTelegram(o)
+	if err != nil {
+		return err
 	}
-	if apiURL == "" {
-		apiURL = config.DefaultTelegramAPIURL
+	if tg.fake != nil {
+		defer tg.fake.Close()
 	}
 
-	pcfg := config.Producer{Redis: config.Redis{URL: redisURL}, Listen: o.Listen, AuthDisabled: true,
-		RoutesFile: o.RoutesFile}.WithDefaults()
-	if pcfg.RoutesFile == "" {
-		pcfg.AlertsDefaultChat = demoChat
-	}
-	wcfg := config.Worker{Redis: config.Redis{URL: redisURL}, Listen: ""}.WithDefaults()
-	wcfg.Listen = ""
-
-	sender, err := telegram.New(telegram.Config{Token: token, APIURL: apiURL})
+	pcfg, wcfg := configs(o, redisURL)
+	sender, err := telegram.New(telegram.Config{Token: tg.token, APIURL: tg.apiURL})
 	if err != nil {
 		return err
 	}
@@ -143,6 +117,88 @@ func Run(ctx context.Context, o Options) error {
 	base := "http://" + ln.Addr().String()
 	srv := httpapi.NewServer(h, o.Logger)
 
+	return serve(ctx, srv, ln, w.Run, func() {
+		announce(o, banner{api: base, monitoring: pcfg.MonitoringPath, redis: redisURL,
+			fake: tg.fake, apiURL: tg.apiURL, routes: o.RoutesFile})
+	})
+}
+
+// withDefaults fills in the options left empty.
+func (o Options) withDefaults() Options {
+	if o.Listen == "" {
+		o.Listen = "127.0.0.1:8080"
+	}
+	if o.RedisListen == "" {
+		o.RedisListen = DefaultRedisListen
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	return o
+}
+
+// telegramAPI is the Bot API the worker sends to.
+type telegramAPI struct {
+	token, apiURL string
+	// fake is the fake Bot API started for want of a real token; nil
+	// otherwise. The caller closes it.
+	fake *telegramfake.Server
+}
+
+// startTelegram picks the real Bot API when o has a token, and starts the
+// fake one otherwise, so that trying Herald out needs no bot.
+func startTelegram(o Options) (telegramAPI, error) {
+	t := telegramAPI{token: o.TelegramToken, apiURL: o.TelegramAPIURL}
+	if t.token == "" {
+		t.token = telegramfake.DefaultToken
+		fake, err := telegramfake.Start(telegramfake.Config{Token: t.token, Logger: o.Logger})
+		if err != nil {
+			return telegramAPI{}, fmt.Errorf("local: start fake Telegram: %w", err)
+		}
+		t.fake = fake
+		t.apiURL = fake.URL()
+	}
+	if t.apiURL == "" {
+		t.apiURL = config.DefaultTelegramAPIURL
+	}
+	return t, nil
+}
+
+// configs are the producer's and the worker's configuration on the
+// in-memory Redis at redisURL. The producer asks for no authentication and,
+// without a routing file, sends every alert to the demo chat. The worker's
+// health and metrics server stays off: WithDefaults fills in its address,
+// so it is cleared afterwards.
+func configs(o Options, redisURL string) (config.Producer, config.Worker) {
+	pcfg := config.Producer{Redis: config.Redis{URL: redisURL}, Listen: o.Listen, AuthDisabled: true,
+		RoutesFile: o.RoutesFile}.WithDefaults()
+	if pcfg.RoutesFile == "" {
+		pcfg.AlertsDefaultChat = demoChat
+	}
+	wcfg := config.Worker{Redis: config.Redis{URL: redisURL}, Listen: ""}.WithDefaults()
+	wcfg.Listen = ""
+	return pcfg, wcfg
+}
+
+// announce prints the banner and tells o.Ready where everything runs.
+func announce(o Options, b banner) {
+	printBanner(o.Out, b)
+	if o.Ready != nil {
+		ep := Endpoints{API: b.api, Redis: b.redis}
+		if b.fake != nil {
+			ep.FakeTelegram = b.fake.URL()
+		}
+		o.Ready(ep)
+	}
+}
+
+// serve runs the API server on ln and the worker, calls started once both
+// are on their way, and returns when ctx ends or either fails, after
+// stopping both.
+func serve(ctx context.Context, srv *http.Server, ln net.Listener, runWorker func(context.Context) error, started func()) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -154,18 +210,10 @@ func Run(ctx context.Context, o Options) error {
 			errc <- err
 		}
 	}()
-	go func() { defer wg.Done(); errc <- w.Run(runCtx) }()
+	go func() { defer wg.Done(); errc <- runWorker(runCtx) }()
+	started()
 
-	printBanner(o.Out, banner{api: base, monitoring: pcfg.MonitoringPath, redis: redisURL,
-		fake: fake, apiURL: apiURL, routes: o.RoutesFile})
-	if o.Ready != nil {
-		ep := Endpoints{API: base, Redis: redisURL}
-		if fake != nil {
-			ep.FakeTelegram = fake.URL()
-		}
-		o.Ready(ep)
-	}
-
+	var err error
 	select {
 	case <-ctx.Done():
 	case err = <-errc:

@@ -88,84 +88,9 @@ func (d *doc) htmlStartTag(s string, begin int) (int, error) {
 		return 0, parseErr(begin, `Unsupported start tag "`+name+`"`)
 	}
 	e := entity{kind: k, tag: name}
-	for j < len(s) && s[j] != '>' {
-		for j < len(s) && isSpace(s[j]) {
-			j++
-		}
-		if j < len(s) && s[j] == '>' {
-			break
-		}
-		nameStart := j
-		for j < len(s) && !isSpace(s[j]) && strings.IndexByte(`=>/"'`, s[j]) < 0 {
-			j++
-		}
-		attr := s[nameStart:j]
-		if attr == "" {
-			return 0, parseErr(begin, `Empty attribute name in the tag "`+name+`"`)
-		}
-		for j < len(s) && isSpace(s[j]) {
-			j++
-		}
-		if j >= len(s) {
-			return 0, parseErr(begin, `Unclosed start tag "`+name+`"`)
-		}
-		if s[j] != '=' {
-			if name == "blockquote" && attr == "expandable" {
-				e.expandable = true
-			}
-			continue
-		}
-		j++
-		for j < len(s) && isSpace(s[j]) {
-			j++
-		}
-		if j >= len(s) {
-			return 0, parseErr(begin, `Unclosed start tag "`+name+`"`)
-		}
-		var value string
-		if q := s[j]; q != '"' && q != '\'' {
-			tokStart := j
-			for j < len(s) && (isAlnum(s[j]) || s[j] == '.' || s[j] == '-') {
-				j++
-			}
-			value = strings.ToLower(s[tokStart:j])
-			if j < len(s) && !isSpace(s[j]) && s[j] != '>' {
-				return 0, parseErr(tokStart, "Unexpected end of name token")
-			}
-		} else {
-			j++
-			var b strings.Builder
-			for j < len(s) && s[j] != q {
-				if s[j] == '&' {
-					if r, n, ok := decodeHTMLEntity(s, j); ok {
-						b.WriteRune(r)
-						j += n
-						continue
-					}
-				}
-				b.WriteByte(s[j])
-				j++
-			}
-			if j < len(s) {
-				j++
-			}
-			value = b.String()
-		}
-		if j >= len(s) {
-			return 0, parseErr(begin, "Unclosed start tag")
-		}
-		switch {
-		case name == "a" && attr == "href":
-			e.arg = value
-		case name == "code" && attr == "class" && strings.HasPrefix(value, "language-"):
-			e.arg = value[len("language-"):]
-		case name == "span" && attr == "class" && strings.HasPrefix(value, "tg-"):
-			e.arg = value[len("tg-"):]
-		case name == "tg-emoji" && attr == "emoji-id":
-			e.arg = value
-		case name == "blockquote" && attr == "expandable":
-			e.expandable = true
-		}
+	j, err := htmlAttributes(s, begin, j, &e)
+	if err != nil {
+		return 0, err
 	}
 	if name == "span" && e.arg != "spoiler" {
 		return 0, parseErr(begin, `Tag "span" must have class "tg-spoiler"`)
@@ -175,6 +100,118 @@ func (d *doc) htmlStartTag(s string, begin int) (int, error) {
 	}
 	d.open(e, begin, j+1)
 	return j + 1, nil
+}
+
+// htmlAttributes reads the attributes of the start tag at s[begin], from
+// s[j] to its '>', into e, and returns the offset of that '>'. Telegram
+// accepts any attribute and keeps only those its entities use.
+func htmlAttributes(s string, begin, j int, e *entity) (int, error) {
+	for j < len(s) && s[j] != '>' {
+		j = skipSpace(s, j)
+		if j < len(s) && s[j] == '>' {
+			break
+		}
+		nameStart := j
+		for j < len(s) && !isSpace(s[j]) && strings.IndexByte(`=>/"'`, s[j]) < 0 {
+			j++
+		}
+		attr := s[nameStart:j]
+		if attr == "" {
+			return 0, parseErr(begin, `Empty attribute name in the tag "`+e.tag+`"`)
+		}
+		j = skipSpace(s, j)
+		if j >= len(s) {
+			return 0, parseErr(begin, `Unclosed start tag "`+e.tag+`"`)
+		}
+		if s[j] != '=' {
+			if e.tag == "blockquote" && attr == "expandable" {
+				e.expandable = true
+			}
+			continue
+		}
+		j = skipSpace(s, j+1)
+		if j >= len(s) {
+			return 0, parseErr(begin, `Unclosed start tag "`+e.tag+`"`)
+		}
+		value, next, err := htmlAttrValue(s, j)
+		if err != nil {
+			return 0, err
+		}
+		j = next
+		if j >= len(s) {
+			return 0, parseErr(begin, "Unclosed start tag")
+		}
+		e.setHTMLAttr(attr, value)
+	}
+	return j, nil
+}
+
+// setHTMLAttr records on e an attribute with a value, when its tag uses it;
+// any other attribute is accepted and ignored.
+func (e *entity) setHTMLAttr(attr, value string) {
+	name := e.tag
+	switch {
+	case name == "a" && attr == "href":
+		e.arg = value
+	case name == "code" && attr == "class" && strings.HasPrefix(value, "language-"):
+		e.arg = value[len("language-"):]
+	case name == "span" && attr == "class" && strings.HasPrefix(value, "tg-"):
+		e.arg = value[len("tg-"):]
+	case name == "tg-emoji" && attr == "emoji-id":
+		e.arg = value
+	case name == "blockquote" && attr == "expandable":
+		e.expandable = true
+	}
+}
+
+// htmlAttrValue reads the attribute value at s[j], quoted or not, and
+// returns it with the offset after it.
+func htmlAttrValue(s string, j int) (string, int, error) {
+	if q := s[j]; q == '"' || q == '\'' {
+		value, next := htmlQuotedValue(s, j)
+		return value, next, nil
+	}
+	tokStart := j
+	for j < len(s) && (isAlnum(s[j]) || s[j] == '.' || s[j] == '-') {
+		j++
+	}
+	value := strings.ToLower(s[tokStart:j])
+	if j < len(s) && !isSpace(s[j]) && s[j] != '>' {
+		return "", 0, parseErr(tokStart, "Unexpected end of name token")
+	}
+	return value, j, nil
+}
+
+// htmlQuotedValue reads the quoted value at s[j] (the quote), decoding
+// character references, and returns it with the offset after the closing
+// quote (or len(s) when there is none).
+func htmlQuotedValue(s string, j int) (string, int) {
+	q := s[j]
+	j++
+	var b strings.Builder
+	for j < len(s) && s[j] != q {
+		if s[j] == '&' {
+			if r, n, ok := decodeHTMLEntity(s, j); ok {
+				b.WriteRune(r)
+				j += n
+				continue
+			}
+		}
+		b.WriteByte(s[j])
+		j++
+	}
+	if j < len(s) {
+		j++
+	}
+	return b.String(), j
+}
+
+// skipSpace returns the offset of the first non-space byte at or after s[j].
+func skipSpace(s string, j int) int {
+	for j < len(s) && isSpace(s[j]) {
+		j++
+	}
+	return j
 }
 
 // htmlEndTag parses the end tag at s[begin:] == "</" and returns the offset after it.

@@ -71,71 +71,104 @@ var digestOutcomes = []string{"delivered", "carried", "skipped", "invalid"}
 // outcome, every reason) start at zero, so that rate() and absent() work
 // before the first event.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
-		Sent: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "herald_messages_sent_total",
-			Help: "Telegram messages accepted (one per part of a split text), by queue and outcome: sent as requested, or downgraded to plain text after a markup error.",
-		}, []string{"queue", "outcome"}),
-		TooMany: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "herald_telegram_429_total",
-			Help: "Answers 429 Too Many Requests received from Telegram.",
-		}),
-		Pauses: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "herald_ratelimit_pauses_total",
-			Help: "Pauses caused by 429 answers, by scope (bot: the whole bot; chat: one chat).",
-		}, []string{"scope"}),
-		PauseSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "herald_ratelimit_pause_seconds",
-			Help:    "Length of each pause caused by a 429 answer, by scope.",
-			Buckets: []float64{0.5, 1, 2, 5, 10, 20, 40, 60, 120, 300},
-		}, []string{"scope"}),
-		Retries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "herald_retries_total",
-			Help: "Attempts that failed temporarily and were scheduled for a retry with backoff, by reason.",
-		}, []string{"reason"}),
-		Archived: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "herald_archived_total",
-			Help: "Tasks archived (dead-lettered) by Herald because of a permanent error, by reason.",
-		}, []string{"reason"}),
-		Deferrals: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "herald_ratelimit_deferrals_total",
-			Help: "Tasks handed back to Redis until their rate-limit slot (not failures), by queue.",
-		}, []string{"queue"}),
-		RateWait: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "herald_ratelimit_wait_seconds",
-			Help:    "Wait imposed by the fleet-wide rate limiter on each decision (0 when a slot was free).",
-			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
-		}),
-		Latency: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "herald_delivery_latency_seconds",
-			Help:    "Time from the producer accepting a message to Telegram accepting its first part.",
-			Buckets: prometheus.ExponentialBuckets(0.001, 3, 14),
-		}),
-		PossibleDuplicates: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "herald_possible_duplicates_total",
-			Help: "Sends retried after Telegram gave no answer to a request it had received, and sends Telegram accepted whose record Redis could not take within the lease-recovery window; the message may arrive twice.",
-		}),
-		SkippedAlreadySent: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "herald_redelivered_already_sent_total",
-			Help: "Redelivered tasks not sent again because their send was already recorded.",
-		}),
-		LeaseRecovered: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "herald_lease_recovered_total",
-			Help: "Tasks handed to another worker because the worker holding them stopped extending their lease (crashed, frozen or cut off), by queue.",
-		}, []string{"queue"}),
-		DigestItems: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "herald_digest_items_total",
-			Help: "Items of digest tasks by outcome: delivered (in a digest message or alone), carried to the next digest, skipped (claimed by another digest) or invalid (unreadable, archived).",
-		}, []string{"outcome"}),
-		DigestMessages: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "herald_digest_messages_total",
-			Help: "Messages digests handed to the send path (a digest message, or an item sent alone).",
-		}),
-		DigestReclaimed: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "herald_digest_reclaimed_items_total",
-			Help: "Coalesced items put back into their group after the worker aggregating them died.",
-		}),
+	m := &Metrics{}
+	m.createDeliveryMetrics()
+	m.createRateLimitMetrics()
+	m.createFailureMetrics()
+	m.createDigestMetrics()
+	m.startAtZero()
+	if reg != nil {
+		reg.MustRegister(m.collectors()...)
 	}
+	return m
+}
+
+// createDeliveryMetrics creates the series about messages reaching
+// Telegram: acceptances, latency, possible duplicates and recovered leases.
+func (m *Metrics) createDeliveryMetrics() {
+	m.Sent = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_messages_sent_total",
+		Help: "Telegram messages accepted (one per part of a split text), by queue and outcome: sent as requested, or downgraded to plain text after a markup error.",
+	}, []string{"queue", "outcome"})
+	m.Latency = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "herald_delivery_latency_seconds",
+		Help:    "Time from the producer accepting a message to Telegram accepting its first part.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 3, 14),
+	})
+	m.PossibleDuplicates = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "herald_possible_duplicates_total",
+		Help: "Sends retried after Telegram gave no answer to a request it had received, and sends Telegram accepted whose record Redis could not take within the lease-recovery window; the message may arrive twice.",
+	})
+	m.SkippedAlreadySent = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "herald_redelivered_already_sent_total",
+		Help: "Redelivered tasks not sent again because their send was already recorded.",
+	})
+	m.LeaseRecovered = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_lease_recovered_total",
+		Help: "Tasks handed to another worker because the worker holding them stopped extending their lease (crashed, frozen or cut off), by queue.",
+	}, []string{"queue"})
+}
+
+// createRateLimitMetrics creates the series about Telegram's limits: 429
+// answers, the pauses they cause, and the waits the fleet-wide limiter
+// imposes.
+func (m *Metrics) createRateLimitMetrics() {
+	m.TooMany = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "herald_telegram_429_total",
+		Help: "Answers 429 Too Many Requests received from Telegram.",
+	})
+	m.Pauses = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_ratelimit_pauses_total",
+		Help: "Pauses caused by 429 answers, by scope (bot: the whole bot; chat: one chat).",
+	}, []string{"scope"})
+	m.PauseSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "herald_ratelimit_pause_seconds",
+		Help:    "Length of each pause caused by a 429 answer, by scope.",
+		Buckets: []float64{0.5, 1, 2, 5, 10, 20, 40, 60, 120, 300},
+	}, []string{"scope"})
+	m.Deferrals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_ratelimit_deferrals_total",
+		Help: "Tasks handed back to Redis until their rate-limit slot (not failures), by queue.",
+	}, []string{"queue"})
+	m.RateWait = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "herald_ratelimit_wait_seconds",
+		Help:    "Wait imposed by the fleet-wide rate limiter on each decision (0 when a slot was free).",
+		Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
+	})
+}
+
+// createFailureMetrics creates the series about failed attempts: those
+// retried with backoff and those archived.
+func (m *Metrics) createFailureMetrics() {
+	m.Retries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_retries_total",
+		Help: "Attempts that failed temporarily and were scheduled for a retry with backoff, by reason.",
+	}, []string{"reason"})
+	m.Archived = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_archived_total",
+		Help: "Tasks archived (dead-lettered) by Herald because of a permanent error, by reason.",
+	}, []string{"reason"})
+}
+
+// createDigestMetrics creates the series about digest tasks.
+func (m *Metrics) createDigestMetrics() {
+	m.DigestItems = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_digest_items_total",
+		Help: "Items of digest tasks by outcome: delivered (in a digest message or alone), carried to the next digest, skipped (claimed by another digest) or invalid (unreadable, archived).",
+	}, []string{"outcome"})
+	m.DigestMessages = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "herald_digest_messages_total",
+		Help: "Messages digests handed to the send path (a digest message, or an item sent alone).",
+	})
+	m.DigestReclaimed = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "herald_digest_reclaimed_items_total",
+		Help: "Coalesced items put back into their group after the worker aggregating them died.",
+	})
+}
+
+// startAtZero creates the series whose label values are known without
+// knowing the queues: every digest outcome, every retry and archive reason.
+func (m *Metrics) startAtZero() {
 	for _, o := range digestOutcomes {
 		m.DigestItems.WithLabelValues(o)
 	}
@@ -149,11 +182,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, r := range ownArchiveReasons {
 		m.Archived.WithLabelValues(r)
 	}
-	if reg != nil {
-		reg.MustRegister(m.Sent, m.TooMany, m.Pauses, m.PauseSeconds, m.Retries, m.Archived, m.Deferrals, m.RateWait, m.Latency, m.PossibleDuplicates, m.SkippedAlreadySent, m.LeaseRecovered,
-			m.DigestItems, m.DigestMessages, m.DigestReclaimed)
-	}
-	return m
+}
+
+// collectors lists every metric, in the order they are registered.
+func (m *Metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.Sent, m.TooMany, m.Pauses, m.PauseSeconds, m.Retries, m.Archived, m.Deferrals, m.RateWait, m.Latency, m.PossibleDuplicates, m.SkippedAlreadySent, m.LeaseRecovered,
+		m.DigestItems, m.DigestMessages, m.DigestReclaimed}
 }
 
 // InitQueues creates the per-queue series at zero for every queue the worker
