@@ -6,8 +6,10 @@
 // The pieces, one file each:
 //
 //   - alert.go: Alert, its validation, and the Dispatcher contract;
-//   - parse.go: ParseRoutes and LoadRoutes read a routing file into a Table,
-//     reporting every mistake as file:line:column (errors.go);
+//   - parse.go and parse_*.go (options, route, destination, template,
+//     webhook): ParseRoutes and LoadRoutes read a routing file into a Table
+//     through internal/yamlstrict, reporting every mistake as
+//     file:line:column with its fix (errors.go);
 //   - table.go, route.go: the Table and how routes match (fan-out, with a
 //     default route for what nothing else took);
 //   - template.go: message templates, whose data and helpers are escaped for

@@ -1,17 +1,11 @@
 package alerts
 
-import (
-	"fmt"
-	"strings"
-)
+import "github.com/herald-dev/herald/internal/yamlstrict"
 
-// Problem is one mistake in a routing file, at a line and column (1-based;
-// 0 when the YAML parser could not tell).
-type Problem struct {
-	Line    int
-	Column  int
-	Message string
-}
+// Problem is one mistake in a routing file: its line and column (1-based;
+// 0 when the YAML parser could not tell), the setting at fault, what is
+// wrong and the fix. It is the problem of every configuration file.
+type Problem = yamlstrict.Problem
 
 // RoutesError lists every problem found in a routing file, each naming the
 // file, line and column and saying how to fix it.
@@ -22,22 +16,7 @@ type RoutesError struct {
 	Problems []Problem
 }
 
-// Error prints one problem per line as file:line:column: message.
+// Error prints one problem per line as file:line:column: path: what; fix.
 func (e *RoutesError) Error() string {
-	var b strings.Builder
-	for i, p := range e.Problems {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(e.File)
-		if p.Line > 0 {
-			fmt.Fprintf(&b, ":%d", p.Line)
-			if p.Column > 0 {
-				fmt.Fprintf(&b, ":%d", p.Column)
-			}
-		}
-		b.WriteString(": ")
-		b.WriteString(p.Message)
-	}
-	return b.String()
+	return (&yamlstrict.Error{File: e.File, Problems: e.Problems}).Error()
 }

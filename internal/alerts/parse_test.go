@@ -110,68 +110,91 @@ func TestParseRoutesErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		src  string
-		// want are substrings of the error, each usually "line:col: what".
+		// want are substrings of the error, each usually
+		// "file:line:col: path: what; fix".
 		want []string
 	}{
-		{"empty file", "", []string{"routes.yaml:1:1: the routing file is empty"}},
-		{"only a comment", "# nothing\n", []string{"the routing file is empty"}},
-		{"YAML syntax", "routes:\n  - name: [a\n", []string{"routes.yaml:", "invalid YAML"}},
-		{"not a mapping", "- a\n- b\n", []string{"routes.yaml:1:1: the routing file must be a mapping"}},
-		{"no routes key", "defaults: {}\n", []string{"routes.yaml:1:1: the routing file has no routes"}},
-		{"empty routes", "routes: []\n", []string{"routes.yaml:1:9: routes is empty"}},
-		{"routes not a list", "routes: {a: 1}\n", []string{"routes.yaml:1:9: routes must be a list"}},
-		{"unknown top-level key", "route: []\n", []string{`routes.yaml:1:1: unknown key "route" in the routing file: did you mean "routes"?`}},
+		{"empty file", "", []string{"routes.yaml:1:1: the file is empty; add a routes: list"}},
+		{"only a comment", "# nothing\n", []string{"routes.yaml:1:1: the file is empty; add a routes: list"}},
+		{"YAML syntax", "routes:\n  - name: [a\n", []string{"routes.yaml:3:1: invalid YAML: did not find expected ',' or ']'", "; check the indentation"}},
+		{"not a mapping", "- a\n- b\n", []string{"routes.yaml:1:1: the document is a list, expected a mapping; write key: value pairs", "(keys: defaults, routes, webhooks)"}},
+		{"no routes key", "defaults: {}\n", []string{"routes.yaml:1:1: routes: is missing; add a routes: list"}},
+		{"empty routes", "routes: []\n", []string{"routes.yaml:1:9: routes: is empty; add at least one route"}},
+		{"routes not a list", "routes: {a: 1}\n", []string{"routes.yaml:1:9: routes: got a mapping, expected a list; write one item per line"}},
+		{"unknown top-level key", "route: []\n", []string{`routes.yaml:1:1: route: unknown key; did you mean "routes"?`}},
 		{"unknown route key with suggestion", "routes:\n  - name: a\n    destinatons: [1]\n", []string{
-			`routes.yaml:3:5: unknown key "destinatons" in routes[0]: did you mean "destinations"?`,
-			"routes.yaml:2:5: route \"a\" has no destinations"}},
+			`routes.yaml:3:5: routes[0].destinatons: unknown key; did you mean "destinations"?`,
+			"routes.yaml:2:5: routes[0].destinations: is missing; add destinations:"}},
+		{"unknown key in another case", "routes:\n  - Name: a\n    destinations: [1]\n", []string{`routes.yaml:2:5: routes[0].Name: unknown key; did you mean "name"?`}},
 		{"unknown match key", "routes:\n  - name: a\n    match: {sevrity: info, color: red}\n    destinations: [1]\n", []string{
-			`routes.yaml:3:13: unknown key "sevrity" in match of route "a": did you mean "severity"?`,
-			`routes.yaml:3:28: unknown key "color" in match of route "a": use one of source, severity, labels`}},
-		{"duplicate key", "routes:\n  - name: a\n    name: b\n    destinations: [1]\n", []string{`routes.yaml:3:5: key "name" appears twice in routes[0] (first at line 2)`}},
-		{"missing name", "routes:\n  - destinations: [1]\n", []string{"routes.yaml:2:5: routes[0] has no name"}},
-		{"bad name", "routes:\n  - name: 'a b'\n    destinations: [1]\n", []string{`routes.yaml:2:11: route name "a b" is not valid`}},
+			`routes.yaml:3:13: routes[0].match.sevrity: unknown key; did you mean "severity"?`,
+			`routes.yaml:3:28: routes[0].match.color: unknown key; use one of source, severity, labels`}},
+		{"duplicate key", "routes:\n  - name: a\n    name: b\n    destinations: [1]\n", []string{
+			`routes.yaml:3:5: routes[0].name: the key is written twice (first at line 2); keep one`}},
+		{"missing name", "routes:\n  - destinations: [1]\n", []string{"routes.yaml:2:5: routes[0].name: is missing; add name:"}},
+		{"bad name", "routes:\n  - name: 'a b'\n    destinations: [1]\n", []string{
+			`routes.yaml:2:11: routes[0].name: "a b" is not a valid route name; use 1 to 64 letters`}},
 		{"duplicate route names", "routes:\n  - name: a\n    destinations: [1]\n  - name: a\n    destinations: [2]\n", []string{
-			`routes.yaml:4:5: route name "a" is already used at line 2: route names must be unique`}},
+			`routes.yaml:4:5: routes[1].name: "a" is already the name of the route at line 2; give each route its own name`}},
 		{"bad chat id", "routes:\n  - name: a\n    destinations:\n      - chat: abc\n", []string{
-			`routes.yaml:4:15: chat "abc" is neither a numeric chat id nor an @username`}},
-		{"bad username", "routes:\n  - name: a\n    destinations: ['@ab']\n", []string{`routes.yaml:3:20: chat "@ab" is not a valid @username`}},
-		{"chat missing", "routes:\n  - name: a\n    destinations:\n      - thread: 3\n", []string{"routes.yaml:4:9: a destination needs chat:"}},
-		{"bad thread", "routes:\n  - name: a\n    destinations:\n      - {chat: 1, thread: -3}\n", []string{`routes.yaml:4:27: thread must be a forum topic id`}},
-		{"duplicate destination", "routes:\n  - name: a\n    destinations: [1, '1']\n", []string{"routes.yaml:3:23: destination 1 is listed twice"}},
-		{"empty destinations", "routes:\n  - name: a\n    destinations: []\n", []string{`routes.yaml:3:19: route "a" has an empty destinations list`}},
+			`routes.yaml:4:15: routes[0].destinations[0].chat: "abc" is neither a numeric chat id nor an @username; use a numeric chat id`}},
+		{"bad username", "routes:\n  - name: a\n    destinations: ['@ab']\n", []string{
+			`routes.yaml:3:20: routes[0].destinations[0]: "@ab" is not a valid @username`, "; use a numeric chat id"}},
+		{"chat missing", "routes:\n  - name: a\n    destinations:\n      - thread: 3\n", []string{
+			"routes.yaml:4:9: routes[0].destinations[0].chat: is missing; add chat: with a numeric chat id"}},
+		{"bad thread", "routes:\n  - name: a\n    destinations:\n      - {chat: 1, thread: -3}\n", []string{
+			`routes.yaml:4:27: routes[0].destinations[0].thread: -3 is not a forum topic id; use the topic's id`}},
+		{"thread not a number", "routes:\n  - name: a\n    destinations:\n      - {chat: 1, thread: general}\n", []string{
+			`routes.yaml:4:27: routes[0].destinations[0].thread: got "general", expected a whole number; write digits only`}},
+		{"duplicate destination", "routes:\n  - name: a\n    destinations: [1, '1']\n", []string{
+			"routes.yaml:3:23: routes[0].destinations[1]: destination 1 is listed twice (first at line 3); keep one"}},
+		{"empty destinations", "routes:\n  - name: a\n    destinations: []\n", []string{`routes.yaml:3:19: routes[0].destinations: is empty; add at least one chat`}},
 		{"bad regex", "routes:\n  - name: a\n    match:\n      labels: {service: '=~api-(.*'}\n    destinations: [1]\n", []string{
-			`routes.yaml:4:25: bad regular expression "api-(.*": missing closing )`}},
+			`routes.yaml:4:25: routes[0].match.labels.service: bad regular expression "api-(.*": missing closing )`, "; use Go RE2 syntax"}},
 		{"bad source regex", "routes:\n  - name: a\n    match: {source: ['ok', '=~[z-a]']}\n    destinations: [1]\n", []string{
-			`routes.yaml:3:28: bad regular expression "[z-a]"`}},
+			`routes.yaml:3:28: routes[0].match.source: bad regular expression "[z-a]"`}},
 		{"unknown severity", "routes:\n  - name: a\n    match: {severity: [critical, high]}\n    destinations: [1]\n", []string{
-			`routes.yaml:3:34: severity "high" is not known: use critical, warning or info`}},
-		{"labels not a mapping", "routes:\n  - name: a\n    match: {labels: [a]}\n    destinations: [1]\n", []string{"routes.yaml:3:21: match.labels must be a mapping"}},
+			`routes.yaml:3:34: routes[0].match.severity: "high" is not a known severity; use critical, warning or info`}},
+		{"labels not a mapping", "routes:\n  - name: a\n    match: {labels: [a]}\n    destinations: [1]\n", []string{
+			"routes.yaml:3:21: routes[0].match.labels: got a list, expected a mapping; write key: value pairs"}},
+		{"label written twice", "routes:\n  - name: a\n    match:\n      labels:\n        team: a\n        team: b\n    destinations: [1]\n", []string{
+			"routes.yaml:6:9: routes[0].match.labels.team: the key is written twice (first at line 5); keep one"}},
 		{"unknown parse mode", "routes:\n  - name: a\n    parse_mode: Markdown\n    destinations: [1]\n", []string{
-			`routes.yaml:3:17: parse_mode "Markdown" is not supported: use HTML, MarkdownV2 or plain`}},
-		{"unknown parse mode in defaults", "defaults: {parse_mode: rtf}\nroutes:\n  - name: a\n    destinations: [1]\n", []string{`routes.yaml:1:24: parse_mode "rtf"`}},
+			`routes.yaml:3:17: routes[0].parse_mode: "Markdown" is not a supported parse mode; use HTML, MarkdownV2 or plain`}},
+		{"unknown parse mode in defaults", "defaults: {parse_mode: rtf}\nroutes:\n  - name: a\n    destinations: [1]\n", []string{
+			`routes.yaml:1:24: defaults.parse_mode: "rtf" is not a supported parse mode`}},
 		{"unknown queue", "routes:\n  - name: a\n    queue: urgent\n    destinations: [1]\n", []string{
-			`routes.yaml:3:12: queue "urgent" is not known: use critical, default or low`}},
-		{"not a bool", "routes:\n  - name: a\n    coalesce: yes\n    destinations: [1]\n", []string{`routes.yaml:3:15: coalesce must be true or false, got "yes"`}},
+			`routes.yaml:3:12: routes[0].queue: "urgent" is not a known queue; use critical, default or low`}},
+		{"not a bool", "routes:\n  - name: a\n    coalesce: yes\n    destinations: [1]\n", []string{
+			`routes.yaml:3:15: routes[0].coalesce: got "yes", expected true or false; write true or false`}},
 		{"template parse error", "routes:\n  - name: a\n    template: |\n      {{ .Emoji }}\n      {{ lnk .Title }}\n    destinations: [1]\n", []string{
-			`routes.yaml:5:7: template: function "lnk" not defined`}},
+			`routes.yaml:5:7: routes[0].template: function "lnk" not defined; see the template syntax and helpers in docs/ROUTING.md`}},
 		{"template unknown field", "routes:\n  - name: a\n    template: '{{ .Tittle }}'\n    destinations: [1]\n", []string{
-			`routes.yaml:3:`, `can't evaluate field Tittle`}},
+			`routes.yaml:3:`, `routes[0].template: `, `can't evaluate field Tittle`, "; a message template knows .Title"}},
 		{"template invalid MarkdownV2", "routes:\n  - name: a\n    parse_mode: MarkdownV2\n    template: '{{ .Title }} (resolved)'\n    destinations: [1]\n", []string{
-			`routes.yaml:4:15: template renders invalid MarkdownV2 for a sample firing alert`, `{{ text`}},
-		{"template invalid HTML", "routes:\n  - name: a\n    template: '<b>{{ .Title }}'\n    destinations: [1]\n", []string{`routes.yaml:3:15: template renders invalid HTML`}},
-		{"template renders nothing", "routes:\n  - name: a\n    template: '{{ if not .Title }}x{{ end }}'\n    destinations: [1]\n", []string{`routes.yaml:3:15: template renders an empty message`}},
+			`routes.yaml:4:15: routes[0].template: renders invalid MarkdownV2 for a sample firing alert`, `; write literal text through {{ text`}},
+		{"template invalid HTML", "routes:\n  - name: a\n    template: '<b>{{ .Title }}'\n    destinations: [1]\n", []string{
+			`routes.yaml:3:15: routes[0].template: renders invalid HTML`}},
+		{"template renders nothing", "routes:\n  - name: a\n    template: '{{ if not .Title }}x{{ end }}'\n    destinations: [1]\n", []string{
+			`routes.yaml:3:15: routes[0].template: renders an empty message`, "; make it print something"}},
 		{"two default routes", "routes:\n  - name: a\n    default: true\n    destinations: [1]\n  - name: b\n    default: true\n    destinations: [1]\n", []string{
-			"routes.yaml:5:5: a second default route (the first is at line 2)"}},
+			"routes.yaml:5:5: routes[1].default: a second default route (the first is at line 2); keep one default route"}},
 		{"default route with match", "routes:\n  - name: a\n    default: true\n    match: {source: x}\n    destinations: [1]\n", []string{
-			`routes.yaml:4:5: route "a" is the default route and takes no match`}},
-		{"alias", "x: &d [1]\nroutes:\n  - name: a\n    destinations: *d\n", []string{`unknown key "x"`, "routes.yaml:4:19: YAML aliases (*d) are not supported"}},
-		{"second document", "routes:\n  - name: a\n    destinations: [1]\n---\nroutes: []\n", []string{"a second YAML document"}},
-		{"webhook without title and name", "routes:\n  - name: a\n    destinations: [1]\nwebhooks:\n  - body: x\n", []string{"routes.yaml:5:5: a webhook has no name"}},
+			`routes.yaml:4:5: routes[0].match: the default route takes no match`, "; remove match: or default: true"}},
+		{"alias", "x: &d [1]\nroutes:\n  - name: a\n    destinations: *d\n", []string{
+			`routes.yaml:1:1: x: unknown key; use one of defaults, routes, webhooks`,
+			"routes.yaml:4:19: routes[0].destinations: uses the YAML alias *d, and aliases are not supported; write the value out in full"}},
+		{"merge key", "routes:\n  - name: a\n    <<: {queue: low}\n    destinations: [1]\n", []string{
+			`routes.yaml:3:5: routes[0].<<: unknown key; use one of name, default`}},
+		{"second document", "routes:\n  - name: a\n    destinations: [1]\n---\nroutes: []\n", []string{
+			"routes.yaml:4:1: a second YAML document starts here; remove the '---' separator"}},
+		{"webhook without title and name", "routes:\n  - name: a\n    destinations: [1]\nwebhooks:\n  - body: x\n", []string{
+			"routes.yaml:5:5: webhooks[0].name: is missing; add name:"}},
 		{"webhook errors", "routes:\n  - name: a\n    destinations: [1]\nwebhooks:\n  - name: w\n    body: '{{ .x'\n    labels: {'bad key': x}\n  - name: w\n    title: t\n", []string{
-			`routes.yaml:5:5: webhook "w" has no title`,
-			`routes.yaml:6:11: body: unclosed action`,
-			`routes.yaml:7:14: label name "bad key" is not valid`,
-			`routes.yaml:8:5: webhook name "w" is already used at line 5`}},
+			`routes.yaml:5:5: webhooks[0].title: is missing; add a title: template`,
+			`routes.yaml:6:11: webhooks[0].body: unclosed action; see the template syntax`,
+			`routes.yaml:7:14: webhooks[0].labels.bad key: "bad key" is not a valid label name; use letters, digits`,
+			`routes.yaml:8:5: webhooks[1].name: "w" is already the name of the webhook at line 5; give each webhook its own name`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

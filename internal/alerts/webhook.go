@@ -6,13 +6,9 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"text/template"
-
-	"go.yaml.in/yaml/v4"
 
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/markup"
@@ -225,98 +221,4 @@ func defaultValue(def, v any) any {
 		return def
 	}
 	return v
-}
-
-// labelNamePattern limits webhook label names to what routes can match
-// without quoting surprises.
-var labelNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
-
-// webhook parses one entry of the webhooks: list.
-func (p *parser) webhook(n *yaml.Node) *GenericWebhook {
-	m := p.mapping(n, "a webhook", webhookKeys)
-	if m == nil {
-		return nil
-	}
-	g := &GenericWebhook{line: n.Line}
-	f, ok := m["name"]
-	if !ok {
-		p.errorf(n, "a webhook has no name: add name: (it becomes the last segment of the webhook's URL)")
-		return nil
-	}
-	name, ok := p.str(f.value, "name")
-	if !ok {
-		return nil
-	}
-	if !namePattern.MatchString(name) {
-		p.errorf(f.value, "webhook name %q is not valid: use 1 to 64 letters, digits, _ . or -, starting with a letter or digit", name)
-		return nil
-	}
-	g.name = name
-	if _, ok := m["title"]; !ok {
-		p.errorf(n, "webhook %q has no title: add a title: template, e.g. title: \"{{ .summary }}\"", name)
-	}
-	for _, key := range []string{"title", "body", "url", "severity", "status", "source", "fingerprint"} {
-		f, ok := m[key]
-		if !ok {
-			continue
-		}
-		src, ok := p.str(f.value, key)
-		if !ok {
-			continue
-		}
-		if t := p.webhookTemplate(f.value, key, src); t != nil {
-			g.fields = append(g.fields, webhookField{name: key, tmpl: t})
-		}
-	}
-	if f, ok := m["labels"]; ok {
-		if !p.notAlias(f.value) {
-			return g
-		}
-		if f.value.Kind != yaml.MappingNode {
-			p.errorf(f.value, "labels of webhook %q must be a mapping of label name to template", name)
-			return g
-		}
-		var labels []webhookField
-		seen := map[string]bool{}
-		for i := 0; i+1 < len(f.value.Content); i += 2 {
-			k, v := f.value.Content[i], f.value.Content[i+1]
-			ln, ok := p.str(k, "a label name")
-			if !ok {
-				continue
-			}
-			if !labelNamePattern.MatchString(ln) {
-				p.errorf(k, "label name %q is not valid: use letters, digits, _ . or -, starting with a letter or _", ln)
-				continue
-			}
-			if seen[ln] {
-				p.errorf(k, "label %q appears twice: keep one", ln)
-				continue
-			}
-			seen[ln] = true
-			src, ok := p.str(v, "label "+ln)
-			if !ok {
-				continue
-			}
-			if t := p.webhookTemplate(v, "labels."+ln, src); t != nil {
-				labels = append(labels, webhookField{name: "labels." + ln, tmpl: t})
-			}
-		}
-		if len(labels) > MaxLabels {
-			p.errorf(f.value, "webhook %q has %d labels; the limit is %d", name, len(labels), MaxLabels)
-		}
-		sort.Slice(labels, func(i, j int) bool { return labels[i].name < labels[j].name })
-		g.fields = append(g.fields, labels...)
-	}
-	return g
-}
-
-// webhookTemplate parses one field template of a webhook. Keys missing
-// from the body are errors (use get for optional ones).
-func (p *parser) webhookTemplate(n *yaml.Node, field, src string) *template.Template {
-	t, err := template.New(field).Option("missingkey=error").Funcs(webhookFuncs).Parse(src)
-	if err != nil {
-		p.templateProblem(n, field, err)
-		return nil
-	}
-	return t
 }

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
-	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/yamlstrict"
 )
 
 // Defaults for the settings of feeds.yaml.
@@ -57,10 +57,10 @@ type File struct {
 	Feeds []Feed
 
 	// path names the file in errors; lines maps a field path such as
-	// "feeds[2].url" to its line in the file. Both are empty for a File
+	// "feeds[2].url" to its position in the file. Both are empty for a File
 	// built in code.
 	path  string
-	lines map[string]int
+	lines map[string]position
 }
 
 // Defaults are the settings a feed inherits.
@@ -106,32 +106,19 @@ type Feed struct {
 type ConfigError struct {
 	// Path is the file's path, when known.
 	Path string
-	// Line is the 1-based line of the offending node, 0 when unknown.
-	Line int
+	// Line and Column locate the offending node, 1-based; 0 when unknown.
+	Line   int
+	Column int
 	// Field is the setting's path, such as "feeds[2].url".
 	Field string
 	// Msg says what is wrong and how to fix it.
 	Msg string
 }
 
+// Error prints path:line:column: field: msg, in the style of every
+// configuration file error (see package yamlstrict).
 func (e *ConfigError) Error() string {
-	var b strings.Builder
-	if e.Path != "" {
-		b.WriteString(e.Path)
-		b.WriteString(":")
-	}
-	if e.Line > 0 {
-		fmt.Fprintf(&b, "%d:", e.Line)
-	}
-	if b.Len() > 0 {
-		b.WriteString(" ")
-	}
-	if e.Field != "" {
-		b.WriteString(e.Field)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
+	return yamlstrict.Problem{Line: e.Line, Column: e.Column, Path: e.Field, What: e.Msg}.Format(e.Path)
 }
 
 // Validate reports every invalid setting as a *ConfigError (joined). Zero
@@ -139,11 +126,11 @@ func (e *ConfigError) Error() string {
 func (f File) Validate() error {
 	var errs []error
 	add := func(field string, fallbackLine int, format string, args ...any) {
-		line := f.lines[field]
-		if line == 0 {
-			line = fallbackLine
+		at := f.lines[field]
+		if at.line == 0 {
+			at = position{line: fallbackLine}
 		}
-		errs = append(errs, &ConfigError{Path: f.path, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+		errs = append(errs, &ConfigError{Path: f.path, Line: at.line, Column: at.column, Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
 	d := f.Defaults
 	checkInterval(add, "defaults.interval", 0, d.Interval)

@@ -1,25 +1,31 @@
 package feeds
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v4"
 
 	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/yamlstrict"
 )
 
 // MaxFileBytes bounds the size of feeds.yaml.
 const MaxFileBytes = 1 << 20
 
+// The keys feeds.yaml takes, per mapping.
+var (
+	topKeys      = []string{"defaults", "feeds"}
+	defaultsKeys = []string{"interval", "timeout", "user_agent", "severity", "source", "labels"}
+	feedKeys     = []string{"name", "url", "interval", "timeout", "severity", "source", "labels"}
+)
+
 // LoadConfig reads and validates feeds.yaml. Every problem is reported, as
 // *ConfigError values joined into one error, each naming the file, the line
-// and the field.
+// and column, and the field.
 func LoadConfig(path string) (File, error) {
 	fh, err := os.Open(path)
 	if err != nil {
@@ -31,7 +37,7 @@ func LoadConfig(path string) (File, error) {
 		return File{}, fmt.Errorf("feeds: read %s: %w", path, err)
 	}
 	if len(data) > MaxFileBytes {
-		return File{}, &ConfigError{Path: path, Msg: fmt.Sprintf("the file is larger than %d bytes", MaxFileBytes)}
+		return File{}, &ConfigError{Path: path, Msg: fmt.Sprintf("the file is larger than %d bytes; split the feeds over several pollers", MaxFileBytes)}
 	}
 	return parseFile(path, data)
 }
@@ -40,234 +46,127 @@ func LoadConfig(path string) (File, error) {
 // LoadConfig without the file name in errors.
 func ParseConfig(data []byte) (File, error) { return parseFile("", data) }
 
-// parseFile walks the YAML node tree by hand so that each error names the
-// line of the node at fault, unknown keys are refused, and aliases (which
-// could expand a small file into a huge one) are not followed.
+// parseFile reads the file's structure with the strict walker (unknown or
+// repeated keys, wrong types and aliases are refused, each at its line and
+// column), then checks the values with File.Validate.
 func parseFile(path string, data []byte) (File, error) {
-	f := File{path: path, lines: map[string]int{}}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return File{}, &ConfigError{Path: path, Msg: "the file is empty: it needs a feeds list"}
-		}
-		return File{}, &ConfigError{Path: path, Msg: "not valid YAML: " + err.Error()}
+	p := &parser{file: File{path: path, lines: map[string]position{}}}
+	if root := p.Document(data, "add a feeds: list with at least one feed (a name and a url)"); root != nil {
+		p.top(root)
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		line := extra.Line
-		if err != nil {
-			line = 0
-		}
-		return File{}, &ConfigError{Path: path, Line: line, Msg: "more than one YAML document: keep a single document"}
+	if p.Failed() {
+		return File{}, p.configErrors(path)
 	}
-	p := &parser{path: path, file: &f}
-	root := &doc
-	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
-		root = root.Content[0]
-	}
-	p.top(root)
-	if len(p.errs) > 0 {
-		return File{}, errors.Join(p.errs...)
-	}
-	if err := f.Validate(); err != nil {
+	if err := p.file.Validate(); err != nil {
 		return File{}, err
 	}
-	return f, nil
+	return p.file, nil
 }
 
-// parser collects the structural problems of one file.
+// position is where a setting is written in the file.
+type position struct{ line, column int }
+
+// parser fills a File from the node tree, remembering where each setting
+// is so that File.Validate can point at it.
 type parser struct {
-	path string
-	file *File
-	errs []error
+	yamlstrict.Walker
+	file File
 }
 
-func (p *parser) fail(n *yaml.Node, field, format string, args ...any) {
-	line := 0
-	if n != nil {
-		line = n.Line
+// configErrors turns the walker's problems into joined *ConfigError values.
+func (p *parser) configErrors(path string) error {
+	var errs []error
+	for _, pr := range p.Problems() {
+		errs = append(errs, &ConfigError{Path: path, Line: pr.Line, Column: pr.Column, Field: pr.Path, Msg: pr.Detail()})
 	}
-	p.errs = append(p.errs, &ConfigError{Path: p.path, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+	return errors.Join(errs...)
 }
 
-// mapping calls fn for each key of a mapping node, refusing anything else,
-// duplicate keys and keys not in allowed.
-func (p *parser) mapping(n *yaml.Node, field string, allowed []string, fn func(key string, v *yaml.Node)) {
-	if !p.usable(n, field) {
-		return
+// mapping is Walker.Mapping that also records where each setting is. A
+// setting left out is placed where the mapping starts, so that "is
+// required" points at the entry that lacks it.
+func (p *parser) mapping(n *yaml.Node, path string, keys []string) map[string]yamlstrict.Field {
+	m := p.Mapping(n, path, keys)
+	if m == nil {
+		return nil
 	}
-	if n.Kind != yaml.MappingNode {
-		p.fail(n, field, "must be a mapping of %s", strings.Join(allowed, ", "))
-		return
+	for _, k := range keys {
+		if f, ok := m[k]; ok {
+			p.mark(f.Path, f.Value)
+		} else {
+			p.mark(yamlstrict.Join(path, k), n)
+		}
 	}
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind != yaml.ScalarNode {
-			p.fail(k, field, "keys must be plain names")
-			continue
-		}
-		name := join(field, k.Value)
-		if seen[k.Value] {
-			p.fail(k, name, "is set twice")
-			continue
-		}
-		seen[k.Value] = true
-		if !contains(allowed, k.Value) {
-			p.fail(k, name, "unknown setting; the settings here are %s", strings.Join(allowed, ", "))
-			continue
-		}
-		if !p.usable(v, name) {
-			continue
-		}
-		p.file.lines[name] = v.Line
-		fn(k.Value, v)
-	}
+	return m
 }
 
-// usable refuses aliases and merge keys' anchors.
-func (p *parser) usable(n *yaml.Node, field string) bool {
-	if n.Kind == yaml.AliasNode {
-		p.fail(n, field, "YAML aliases (*name) are not supported: write the value out")
-		return false
-	}
-	return true
+func (p *parser) mark(path string, n *yaml.Node) {
+	p.file.lines[path] = position{n.Line, n.Column}
 }
 
-func (p *parser) top(n *yaml.Node) {
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-		p.fail(n, "", "the file is empty: it needs a feeds list")
-		return
-	}
-	p.mapping(n, "", []string{"defaults", "feeds"}, func(key string, v *yaml.Node) {
-		switch key {
-		case "defaults":
-			p.defaults(v)
-		case "feeds":
-			p.feeds(v)
-		}
-	})
+func (p *parser) top(root *yaml.Node) {
+	m := p.mapping(root, "", topKeys)
+	p.defaults(m["defaults"])
+	p.feeds(m["feeds"])
 }
 
-func (p *parser) defaults(n *yaml.Node) {
+func (p *parser) defaults(f yamlstrict.Field) {
+	m := p.mapping(f.Value, f.Path, defaultsKeys)
 	d := &p.file.Defaults
-	p.mapping(n, "defaults", []string{"interval", "timeout", "user_agent", "severity", "source", "labels"}, func(key string, v *yaml.Node) {
-		field := "defaults." + key
-		switch key {
-		case "interval":
-			d.Interval = p.duration(v, field)
-		case "timeout":
-			d.Timeout = p.duration(v, field)
-		case "user_agent":
-			d.UserAgent = p.str(v, field)
-		case "severity":
-			d.Severity = alerts.Severity(p.str(v, field))
-		case "source":
-			d.Source = p.str(v, field)
-		case "labels":
-			d.Labels = p.labels(v, field)
-		}
-	})
+	d.Interval = p.duration(m["interval"])
+	d.Timeout = p.duration(m["timeout"])
+	d.UserAgent = p.str(m["user_agent"])
+	d.Severity = alerts.Severity(p.str(m["severity"]))
+	d.Source = p.str(m["source"])
+	d.Labels = p.labels(m["labels"])
 }
 
-func (p *parser) feeds(n *yaml.Node) {
-	if n.Kind != yaml.SequenceNode {
-		p.fail(n, "feeds", "must be a list of feeds, each with a name and a url")
-		return
-	}
-	for i, item := range n.Content {
-		at := fmt.Sprintf("feeds[%d]", i)
-		fd := Feed{Line: item.Line}
-		p.mapping(item, at, []string{"name", "url", "interval", "timeout", "severity", "source", "labels"}, func(key string, v *yaml.Node) {
-			field := at + "." + key
-			switch key {
-			case "name":
-				fd.Name = p.str(v, field)
-			case "url":
-				fd.URL = p.str(v, field)
-			case "interval":
-				fd.Interval = p.duration(v, field)
-			case "timeout":
-				fd.Timeout = p.duration(v, field)
-			case "severity":
-				fd.Severity = alerts.Severity(p.str(v, field))
-			case "source":
-				fd.Source = p.str(v, field)
-			case "labels":
-				fd.Labels = p.labels(v, field)
-			}
+func (p *parser) feeds(f yamlstrict.Field) {
+	for i, item := range p.List(f.Value, f.Path) {
+		m := p.mapping(item, yamlstrict.Index(f.Path, i), feedKeys)
+		p.file.Feeds = append(p.file.Feeds, Feed{
+			Name:     p.str(m["name"]),
+			URL:      p.str(m["url"]),
+			Interval: p.duration(m["interval"]),
+			Timeout:  p.duration(m["timeout"]),
+			Severity: alerts.Severity(p.str(m["severity"])),
+			Source:   p.str(m["source"]),
+			Labels:   p.labels(m["labels"]),
+			Line:     item.Line,
 		})
-		p.file.Feeds = append(p.file.Feeds, fd)
 	}
 }
 
-// str returns a scalar's text; null counts as unset.
-func (p *parser) str(n *yaml.Node, field string) string {
-	if n.Kind != yaml.ScalarNode {
-		p.fail(n, field, "must be a single value, not a list or mapping")
-		return ""
-	}
-	if n.Tag == "!!null" {
-		return ""
-	}
-	return n.Value
+// str returns a setting's text; a setting left out or empty is "".
+func (p *parser) str(f yamlstrict.Field) string {
+	s, _ := p.String(f.Value, f.Path)
+	return s
 }
 
-func (p *parser) duration(n *yaml.Node, field string) time.Duration {
-	s := p.str(n, field)
-	if s == "" {
+// duration returns a positive duration; a setting left out or empty is 0,
+// which File.WithDefaults replaces.
+func (p *parser) duration(f yamlstrict.Field) time.Duration {
+	if yamlstrict.IsNull(f.Value) {
 		return 0
 	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		p.fail(n, field, "%q is not a positive duration: write a number with a unit, such as 90s or 5m", s)
+	d, ok := p.Duration(f.Value, f.Path)
+	if ok && d <= 0 {
+		p.Report(f.Value, f.Path, fmt.Sprintf("%q is not a positive duration", f.Value.Value), "write a number with a unit, such as 90s or 5m")
 		return 0
 	}
 	return d
 }
 
-func (p *parser) labels(n *yaml.Node, field string) map[string]string {
+// labels returns a mapping of label names to values; File.Validate checks
+// the names.
+func (p *parser) labels(f yamlstrict.Field) map[string]string {
+	if f.Value == nil {
+		return nil
+	}
 	out := map[string]string{}
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-		return out
-	}
-	if n.Kind != yaml.MappingNode {
-		p.fail(n, field, "must be a mapping of label names to values")
-		return out
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind != yaml.ScalarNode {
-			p.fail(k, field, "label names must be plain names")
-			continue
-		}
-		name := field + "." + k.Value
-		if _, dup := out[k.Value]; dup {
-			p.fail(k, name, "is set twice")
-			continue
-		}
-		if !p.usable(v, name) {
-			continue
-		}
-		p.file.lines[name] = k.Line
-		out[k.Value] = p.str(v, name)
+	for _, l := range p.Pairs(f.Value, f.Path) {
+		p.mark(l.Path, l.Key)
+		out[l.Name], _ = p.String(l.Value, l.Path)
 	}
 	return out
-}
-
-func join(field, key string) string {
-	if field == "" {
-		return key
-	}
-	return field + "." + key
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -77,41 +77,51 @@ func TestConfigErrorsNameTheLine(t *testing.T) {
 	tests := []struct {
 		name string
 		src  string
-		// want are "line: field" prefixes (or message fragments) that must
-		// all appear in the error.
+		// want are "line:column: field: what; fix" fragments that must all
+		// appear in the error.
 		want []string
 	}{
-		{"empty file", "", []string{"empty"}},
-		{"no feeds", "defaults:\n  interval: 5m\n", []string{"feeds: no feeds"}},
-		{"not a mapping", "- a\n- b\n", []string{"1: must be a mapping"}},
+		{"empty file", "", []string{"1:1: the file is empty; add a feeds: list"}},
+		{"only comments", "# nothing yet\n", []string{"1:1: the file is empty; add a feeds: list"}},
+		{"no feeds", "defaults:\n  interval: 5m\n", []string{"1:1: feeds: no feeds"}},
+		{"not a mapping", "- a\n- b\n", []string{"1:1: the document is a list, expected a mapping; write key: value pairs", "(keys: defaults, feeds)"}},
 		// The mis-indented key is on line 3 (yaml/v4 v4.0.0 names it;
 		// v4.0.0-rc.4 named the line before).
-		{"syntax error", "feeds:\n  - name: a\n   url: x\n", []string{"not valid YAML", "line 3"}},
-		{"unknown top-level key", "feds:\n  - name: a\n", []string{"1: feds: unknown setting"}},
-		{"unknown feed key", "feeds:\n  - name: a\n    url: https://a.test/\n    intervall: 5m\n", []string{"4: feeds[0].intervall: unknown setting"}},
+		{"syntax error", "feeds:\n  - name: a\n   url: x\n", []string{"3:4: invalid YAML: did not find expected '-' indicator", "; check the indentation"}},
+		{"unknown top-level key", "feds:\n  - name: a\n", []string{`1:1: feds: unknown key; did you mean "feeds"?`}},
+		{"unknown feed key", "feeds:\n  - name: a\n    url: https://a.test/\n    intervall: 5m\n", []string{`4:5: feeds[0].intervall: unknown key; did you mean "interval"?`}},
+		{"unknown key far from any", "feeds:\n  - name: a\n    url: https://a.test/\n    colour: red\n", []string{
+			"4:5: feeds[0].colour: unknown key; use one of name, url, interval, timeout, severity, source, labels"}},
 		{"bad duration", "defaults:\n  interval: five minutes\nfeeds:\n  - name: a\n    url: https://a.test/\n",
-			[]string{`2: defaults.interval: "five minutes" is not a positive duration`}},
-		{"interval too short", "feeds:\n  - name: a\n    url: https://a.test/\n    interval: 1s\n", []string{"4: feeds[0].interval: 1s is out of range"}},
-		{"timeout too long", "defaults:\n  timeout: 1h\nfeeds:\n  - name: a\n    url: https://a.test/\n", []string{"2: defaults.timeout: 1h0m0s is out of range"}},
-		{"missing url", "feeds:\n  - name: a\n", []string{"2: feeds[0].url: is required"}},
-		{"missing name", "feeds:\n  - url: https://a.test/\n", []string{"2: feeds[0].name: is required"}},
-		{"bad name", "feeds:\n  - name: Bad Name\n    url: https://a.test/\n", []string{`2: feeds[0].name: "Bad Name" must be`}},
+			[]string{`2:13: defaults.interval: got "five minutes", expected a duration; write a number with a unit, such as 90s or 5m`}},
+		{"negative duration", "feeds:\n  - name: a\n    url: https://a.test/\n    timeout: -5s\n",
+			[]string{`4:14: feeds[0].timeout: "-5s" is not a positive duration; write a number with a unit`}},
+		{"empty duration is unset", "defaults:\n  interval:\nfeeds: []\n", []string{"3:8: feeds: no feeds"}},
+		{"interval too short", "feeds:\n  - name: a\n    url: https://a.test/\n    interval: 1s\n", []string{"4:15: feeds[0].interval: 1s is out of range"}},
+		{"timeout too long", "defaults:\n  timeout: 1h\nfeeds:\n  - name: a\n    url: https://a.test/\n", []string{"2:12: defaults.timeout: 1h0m0s is out of range"}},
+		{"missing url", "feeds:\n  - name: a\n", []string{"2:5: feeds[0].url: is required"}},
+		{"missing name", "feeds:\n  - url: https://a.test/\n", []string{"2:5: feeds[0].name: is required"}},
+		{"bad name", "feeds:\n  - name: Bad Name\n    url: https://a.test/\n", []string{`2:11: feeds[0].name: "Bad Name" must be`}},
 		{"duplicate name", "feeds:\n  - name: a\n    url: https://a.test/\n  - name: a\n    url: https://b.test/\n",
-			[]string{`4: feeds[1].name: "a" is already the name of feeds[0]`}},
-		{"ftp url", "feeds:\n  - name: a\n    url: ftp://a.test/feed\n", []string{"3: feeds[0].url: must start with http:// or https://"}},
-		{"relative url", "feeds:\n  - name: a\n    url: /feed.xml\n", []string{"3: feeds[0].url: must start with http"}},
-		{"credentials in url", "feeds:\n  - name: a\n    url: https://user:pw@a.test/\n", []string{"3: feeds[0].url: must not contain credentials"}},
-		{"bad severity", "feeds:\n  - name: a\n    url: https://a.test/\n    severity: urgent\n", []string{`4: feeds[0].severity: "urgent" is not one of`}},
-		{"reserved label", "feeds:\n  - name: a\n    url: https://a.test/\n    labels:\n      feed: other\n", []string{"5: feeds[0].labels.feed: the label \"feed\" is set by the poller"}},
-		{"bad label name", "defaults:\n  labels:\n    bad-name: x\nfeeds:\n  - name: a\n    url: https://a.test/\n", []string{"3: defaults.labels.bad-name: label names are"}},
-		{"labels not a mapping", "feeds:\n  - name: a\n    url: https://a.test/\n    labels: [a, b]\n", []string{"4: feeds[0].labels: must be a mapping"}},
-		{"list where a value goes", "feeds:\n  - name: [a]\n    url: https://a.test/\n", []string{"2: feeds[0].name: must be a single value"}},
-		{"feeds not a list", "feeds:\n  name: a\n", []string{"2: feeds: must be a list"}},
-		{"duplicate key", "feeds:\n  - name: a\n    name: b\n    url: https://a.test/\n", []string{"3: feeds[0].name: is set twice"}},
-		{"alias", "defaults:\n  interval: &i 5m\nfeeds:\n  - name: a\n    url: https://a.test/\n    interval: *i\n", []string{"6: feeds[0].interval: YAML aliases"}},
-		{"two documents", "feeds:\n  - name: a\n    url: https://a.test/\n---\nfeeds: []\n", []string{"more than one YAML document"}},
+			[]string{`4:11: feeds[1].name: "a" is already the name of feeds[0]`}},
+		{"ftp url", "feeds:\n  - name: a\n    url: ftp://a.test/feed\n", []string{"3:10: feeds[0].url: must start with http:// or https://"}},
+		{"relative url", "feeds:\n  - name: a\n    url: /feed.xml\n", []string{"3:10: feeds[0].url: must start with http"}},
+		{"credentials in url", "feeds:\n  - name: a\n    url: https://user:pw@a.test/\n", []string{"3:10: feeds[0].url: must not contain credentials"}},
+		{"bad severity", "feeds:\n  - name: a\n    url: https://a.test/\n    severity: urgent\n", []string{`4:15: feeds[0].severity: "urgent" is not one of`}},
+		{"reserved label", "feeds:\n  - name: a\n    url: https://a.test/\n    labels:\n      feed: other\n", []string{"5:7: feeds[0].labels.feed: the label \"feed\" is set by the poller"}},
+		{"bad label name", "defaults:\n  labels:\n    bad-name: x\nfeeds:\n  - name: a\n    url: https://a.test/\n", []string{"3:5: defaults.labels.bad-name: label names are"}},
+		{"labels not a mapping", "feeds:\n  - name: a\n    url: https://a.test/\n    labels: [a, b]\n", []string{"4:13: feeds[0].labels: got a list, expected a mapping; write key: value pairs"}},
+		{"label written twice", "feeds:\n  - name: a\n    url: https://a.test/\n    labels: {team: a, team: b}\n", []string{
+			"4:23: feeds[0].labels.team: the key is written twice (first at line 4, column 14); keep one"}},
+		{"list where a value goes", "feeds:\n  - name: [a]\n    url: https://a.test/\n", []string{"2:11: feeds[0].name: got a list, expected a single value; write one value"}},
+		{"tagged value", "feeds:\n  - name: !!binary YQ==\n    url: https://a.test/\n", []string{
+			"2:11: feeds[0].name: has the tag !!binary, expected text; remove the tag"}},
+		{"feeds not a list", "feeds:\n  name: a\n", []string{"2:3: feeds: got a mapping, expected a list; write one item per line"}},
+		{"duplicate key", "feeds:\n  - name: a\n    name: b\n    url: https://a.test/\n", []string{"3:5: feeds[0].name: the key is written twice (first at line 2); keep one"}},
+		{"alias", "defaults:\n  interval: &i 5m\nfeeds:\n  - name: a\n    url: https://a.test/\n    interval: *i\n", []string{"6:15: feeds[0].interval: uses the YAML alias *i, and aliases are not supported; write the value out"}},
+		{"two documents", "feeds:\n  - name: a\n    url: https://a.test/\n---\nfeeds: []\n", []string{"4:1: a second YAML document starts here; remove the '---' separator"}},
 		{"several problems at once", "feeds:\n  - name: a\n    url: ftp://x\n  - name: b\n    url: https://b.test/\n    interval: 2s\n    severity: loud\n",
-			[]string{"3: feeds[0].url", "6: feeds[1].interval", "7: feeds[1].severity"}},
+			[]string{"3:10: feeds[0].url", "6:15: feeds[1].interval", "7:15: feeds[1].severity"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,8 +150,8 @@ func TestLoadConfigNamesTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := LoadConfig(path)
-	if err == nil || !strings.HasPrefix(err.Error(), path+":3: feeds[0].url:") {
-		t.Fatalf("error %v does not start with %s:3: feeds[0].url:", err, path)
+	if err == nil || !strings.HasPrefix(err.Error(), path+":3:10: feeds[0].url:") {
+		t.Fatalf("error %v does not start with %s:3:10: feeds[0].url:", err, path)
 	}
 	if _, err := LoadConfig(filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
 		t.Fatal("a missing file loaded")

@@ -4,11 +4,11 @@
 // Herald's configuration files (the routing file, the feed list) are small
 // and written by people, so a mistake in one of them should be reported the
 // way a compiler reports a mistake in source code: where it is, what is
-// wrong, and what to write instead. Decoding straight into Go structs does
-// not allow that; yaml.v4 can refuse unknown fields, but it stops at the
-// first problem, says little about the fix and follows aliases. This
-// package therefore works on the yaml.Node tree and lets the caller walk it
-// by hand.
+// wrong, and what to write instead. Decoding straight into Go structs gives
+// the Go type of a field rather than the setting's name, cannot suggest the
+// key the author meant, stops at the first syntax or structure problem and
+// expands aliases. This package therefore works on the yaml.Node tree and
+// lets the caller walk it by hand.
 //
 // # Walking a file
 //

@@ -1,0 +1,118 @@
+package alerts
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v4"
+
+	"github.com/herald-dev/herald/internal/yamlstrict"
+)
+
+// route reads the route at path at. It returns nil when the route has no
+// valid name: its other problems are still reported, but comparing it with
+// the other routes would only add noise.
+func (p *parser) route(n *yaml.Node, at string, def options) *route {
+	o := def
+	m := p.options(yamlstrict.Field{Value: n, Path: at}, &o, routeKeys)
+	if m == nil {
+		return nil
+	}
+	r := &route{}
+	named := false
+	if f, ok := m["name"]; !ok {
+		p.Report(n, yamlstrict.Join(at, "name"), "is missing", "add name: with letters, digits, _ . or -")
+	} else if s, ok := p.String(f.Value, f.Path); ok {
+		if namePattern.MatchString(s) {
+			named = true
+		} else {
+			p.Report(f.Value, f.Path, fmt.Sprintf("%q is not a valid route name", s), nameFix)
+		}
+		r.name = s
+	}
+	if f, ok := m["default"]; ok {
+		r.isDefault, _ = p.Bool(f.Value, f.Path)
+	}
+	if f, ok := m["match"]; ok {
+		if r.isDefault {
+			p.Report(f.Key, f.Path, "the default route takes no match (it receives the alerts no other route took)", "remove match: or default: true")
+		} else {
+			r.match = p.matcher(f)
+		}
+	}
+	if f, ok := m["destinations"]; ok {
+		r.destinations = p.destinations(f)
+	} else {
+		p.Report(n, yamlstrict.Join(at, "destinations"), "is missing", "add destinations: with at least one chat")
+	}
+	r.mode, r.queue, r.coalesce, r.silent, r.noPreview = o.mode, o.queue, o.coalesce, o.silent, o.noPreview
+	if o.tmplNode != nil {
+		r.tmpl = p.template(o.tmplNode, o.tmplPath, o.tmplSrc, r.name, o.mode)
+	}
+	if !named {
+		return nil
+	}
+	return r
+}
+
+// matcher reads a route's match: conditions.
+func (p *parser) matcher(f yamlstrict.Field) matcher {
+	var mt matcher
+	m := p.Mapping(f.Value, f.Path, matchKeys)
+	if f, ok := m["source"]; ok {
+		for _, v := range p.OneOrList(f.Value, f.Path) {
+			if s, ok := p.String(v, f.Path); ok {
+				if vm, ok := p.valueMatcher(v, f.Path, s); ok {
+					mt.sources = append(mt.sources, vm)
+				}
+			}
+		}
+	}
+	if f, ok := m["severity"]; ok {
+		for _, v := range p.OneOrList(f.Value, f.Path) {
+			s, ok := p.String(v, f.Path)
+			if !ok {
+				continue
+			}
+			switch sv := Severity(strings.ToLower(strings.TrimSpace(s))); sv {
+			case SeverityCritical, SeverityWarning, SeverityInfo:
+				mt.severities = append(mt.severities, sv)
+			default:
+				p.Report(v, f.Path, fmt.Sprintf("%q is not a known severity", s), "use critical, warning or info (or a list of them)")
+			}
+		}
+	}
+	if f, ok := m["labels"]; ok {
+		for _, l := range p.Pairs(f.Value, f.Path) {
+			s, ok := p.String(l.Value, l.Path)
+			if !ok {
+				continue
+			}
+			if vm, ok := p.valueMatcher(l.Value, l.Path, s); ok {
+				mt.labels = append(mt.labels, labelMatcher{name: l.Name, valueMatcher: vm})
+			}
+		}
+	}
+	return mt
+}
+
+// valueMatcher compiles "=~regexp" values (anchored at both ends); other
+// values match exactly.
+func (p *parser) valueMatcher(n *yaml.Node, path, s string) (valueMatcher, bool) {
+	if !strings.HasPrefix(s, regexPrefix) {
+		return valueMatcher{exact: s}, true
+	}
+	expr := strings.TrimPrefix(s, regexPrefix)
+	if _, err := regexp.Compile(expr); err != nil {
+		p.Report(n, path, fmt.Sprintf("bad regular expression %q: %s", expr, strings.TrimPrefix(err.Error(), "error parsing regexp: ")),
+			"use Go RE2 syntax (the expression after =~ must match the whole value)")
+		return valueMatcher{}, false
+	}
+	re, err := regexp.Compile("^(?:" + expr + ")$")
+	if err != nil {
+		p.Report(n, path, fmt.Sprintf("bad regular expression %q: %s", expr, err), "use Go RE2 syntax")
+		return valueMatcher{}, false
+	}
+	return valueMatcher{re: re}, true
+}
