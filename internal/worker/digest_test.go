@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/markup"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
@@ -43,8 +45,15 @@ func fastDigests() digest.Config {
 
 func newDigestStack(t *testing.T) *digestStack {
 	t.Helper()
+	return newDigestStackFake(t, telegramfake.Config{TimeScale: scale})
+}
+
+// newDigestStackFake is newDigestStack with the fake Bot API configured by
+// cfg.
+func newDigestStackFake(t *testing.T, cfg telegramfake.Config) *digestStack {
+	t.Helper()
 	srv := redistest.Start(t)
-	fake, err := telegramfake.Start(telegramfake.Config{TimeScale: scale})
+	fake, err := telegramfake.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,6 +316,59 @@ func TestDigestFiftyItemsInAtMostThreeMessages(t *testing.T) {
 		}
 	}
 	s.assertOnce(t, titles)
+}
+
+// TestDigestFiftyLongItemsAgainstMarkupCounting sends 50 coalescible
+// alerts with long links and summaries to one chat, against a Bot API that
+// counts the 4,096 limit over the raw text, markup included, where Herald
+// counts what Telegram shows. The digest parts Herald cut to fit are refused
+// as too long; every item must still be delivered once and nothing archived.
+func TestDigestFiftyLongItemsAgainstMarkupCounting(t *testing.T) {
+	t.Parallel()
+	s := newDigestStackFake(t, telegramfake.Config{TimeScale: scale, CountMarkup: true})
+	titles := alertTitles("counted", 50)
+	for i, title := range titles {
+		s.coalesce(t, jobs.SendMessage{Chat: "5009", Text: "alert"}, &jobs.DigestItem{
+			Title:   title,
+			URL:     fmt.Sprintf("https://grafana.example.com/d/abcdef/storage?orgId=1&var-host=db-%d&var-mount=%%2Fvar%%2Flib&from=now-6h&to=now&q=\"<>\"", i),
+			Summary: strings.Repeat("Volume /var/lib/postgresql fills up & 12 GB <left> 👩‍💻. ", 4),
+		})
+	}
+	s.startWorker(t, fastDigests())
+	s.waitTitles(t, titles)
+	s.waitQuiet(t)
+	s.assertOnce(t, titles)
+	for _, q := range []string{"default", "critical"} {
+		archived, err := s.insp.ListArchivedTasks(q)
+		if err != nil && !errors.Is(err, asynq.ErrQueueNotFound) {
+			t.Fatal(err)
+		}
+		for _, a := range archived {
+			t.Errorf("archived in %s: %s", q, a.LastErr)
+		}
+	}
+	if n, err := s.rdb.XLen(s.ctx, keys.Failures()).Result(); err != nil || n != 0 {
+		t.Errorf("failure log holds %d entries (err %v), want none", n, err)
+	}
+	// The scenario holds only if the fake refused something as too long.
+	if st := s.fake.Stats(); st.Rejected == 0 {
+		t.Errorf("the fake refused no part; the items were not long enough to test the resplit")
+	}
+	for i, m := range s.fake.Messages() {
+		if raw := utf16Len(m.Text); raw > markup.MaxMessageLen {
+			t.Errorf("message %d: the fake accepted %d raw units", i, raw)
+		}
+	}
+	t.Logf("50 items in %d messages; %d parts refused as too long", len(s.fake.Messages()), s.fake.Stats().Rejected)
+}
+
+// utf16Len counts s in UTF-16 code units, as Telegram counts length.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += markup.RuneUTF16Len(r)
+	}
+	return n
 }
 
 // TestDigestOfOneArrivesUnwrapped: an item alone is sent as it was written.
