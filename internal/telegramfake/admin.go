@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// StatsReport is the body of GET /fake/stats: the counters plus the number
-// of recorded messages.
+// StatsReport is the body of GET /fake/stats: the counters, with each bot's
+// own under "bots", plus the number of recorded messages.
 type StatsReport struct {
 	Stats
 	Messages int `json:"messages"`
@@ -19,7 +19,9 @@ type StatsReport struct {
 // another process read and steer the fake:
 //
 //	GET  /fake/stats                 StatsReport as JSON
+//	GET  /fake/bots                  JSON array of BotInfo (no tokens)
 //	GET  /fake/messages?since=N      JSON array of Message, from index N (default 0)
+//	GET  /fake/messages?bot=B&since=N   the messages of bot B, skipping its first N
 //	POST /fake/reset                 Reset
 //	POST /fake/outage?on=BOOL        SetOutage
 //	POST /fake/force429?retry_after=DURATION   Force429, e.g. 30s
@@ -27,11 +29,15 @@ type StatsReport struct {
 //	POST /fake/fault-rates?server_error=F&hang=F&accept_then_hang=F&seed=N   SetFaultRates
 //	POST /fake/chat?chat=ID&blocked=BOOL&kicked=BOOL&not_found=BOOL&migrate_to=ID   SetChat
 //
-// Control endpoints answer {"ok":true} or 400 with a plain-text reason.
+// outage, force429, fail and fault-rates take optional bot=B parameters,
+// repeated for several bots, each a bot's name or id: the bot selectors of
+// the methods they call. Control endpoints answer {"ok":true} or 400 with a
+// plain-text reason, an unknown bot included.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /fake/stats", s.handleStats)
 	mux.HandleFunc("GET /fake/messages", s.handleMessages)
+	mux.HandleFunc("GET /fake/bots", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.Bots()) })
 	mux.HandleFunc("POST /fake/reset", s.control(func(*http.Request) error { s.Reset(); return nil }))
 	mux.HandleFunc("POST /fake/outage", s.control(s.controlOutage))
 	mux.HandleFunc("POST /fake/force429", s.control(s.controlForce429))
@@ -64,16 +70,38 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		}
 		since = n
 	}
+	var sel []*bot
+	if q := r.URL.Query(); q.Has("bot") {
+		var err error
+		if sel, err = s.selectBots([]string{q.Get("bot")}); err != nil {
+			http.Error(w, "bot: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+	}
 	s.mu.Lock()
+	msgs := s.messages
+	if sel != nil {
+		msgs = messagesOf(msgs, sel)
+	}
 	var out []Message
-	if since < len(s.messages) {
-		out = append([]Message(nil), s.messages[since:]...)
+	if since < len(msgs) {
+		out = append([]Message(nil), msgs[since:]...)
 	}
 	s.mu.Unlock()
 	if out == nil {
 		out = []Message{}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// formBots returns the bot selectors of a control request after checking
+// that each names a bot.
+func (s *Server) formBots(r *http.Request) ([]string, error) {
+	bots := r.Form["bot"]
+	if _, err := s.selectBots(bots); err != nil {
+		return nil, fmt.Errorf("bot: %w", err)
+	}
+	return bots, nil
 }
 
 // control wraps a control action into a handler answering {"ok":true}.
@@ -120,7 +148,11 @@ func (s *Server) controlOutage(r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.SetOutage(on)
+	bots, err := s.formBots(r)
+	if err != nil {
+		return err
+	}
+	s.SetOutage(on, bots...)
 	return nil
 }
 
@@ -129,7 +161,11 @@ func (s *Server) controlForce429(r *http.Request) error {
 	if err != nil {
 		return fmt.Errorf("retry_after: want a Go duration such as 30s: %w", err)
 	}
-	s.Force429(d)
+	bots, err := s.formBots(r)
+	if err != nil {
+		return err
+	}
+	s.Force429(d, bots...)
 	return nil
 }
 
@@ -142,7 +178,11 @@ func (s *Server) controlFail(r *http.Request) error {
 	if err != nil {
 		return fmt.Errorf("fault: %w", err)
 	}
-	s.FailNext(n, f)
+	bots, err := s.formBots(r)
+	if err != nil {
+		return err
+	}
+	s.FailNext(n, f, bots...)
 	return nil
 }
 
@@ -163,7 +203,11 @@ func (s *Server) controlFaultRates(r *http.Request) error {
 			return fmt.Errorf("seed: want an unsigned integer, got %q", v)
 		}
 	}
-	s.SetFaultRates(fr)
+	bots, err := s.formBots(r)
+	if err != nil {
+		return err
+	}
+	s.SetFaultRates(fr, bots...)
 	return nil
 }
 

@@ -9,8 +9,13 @@ import (
 	"time"
 )
 
-// DefaultToken is the bot token the fake accepts when Config.Token is empty.
+// DefaultToken is the bot token the fake accepts when Config.Token and
+// Config.Tokens are both empty.
 const DefaultToken = "100000001:fake-telegram-token"
+
+// DefaultBot is the name of the bot whose token is Config.Token (or
+// DefaultToken): the name its messages and counters are recorded under.
+const DefaultBot = "default"
 
 // Default values used for zero fields of Config.
 const (
@@ -97,9 +102,22 @@ func (l Limit) validate(field string) error {
 // Config shapes a Server. The zero Config is usable: it accepts DefaultToken
 // and enforces Telegram's documented limits, strictly, in real time.
 type Config struct {
-	// Token is the only bot token accepted; any other token is answered with
-	// 401 Unauthorized. Empty means DefaultToken.
+	// Token is the token of the bot named DefaultBot ("default"). Empty
+	// means DefaultToken when Tokens is empty too, and no such bot
+	// otherwise. A request with a token the fake does not know is answered
+	// 401 Unauthorized.
 	Token string
+
+	// Tokens adds bots by name: name → token. Each bot is a separate
+	// Telegram bot with its own id (the digits before the token's colon),
+	// its own getMe answer, and its own flood control: the Bot, Private and
+	// Group limits below apply to every bot separately, as Telegram applies
+	// them. Records and counters carry the bot's name, never its token.
+	// A name already used by Token ("default") must map to the same token.
+	// Start refuses empty names or tokens, a token holding a '/', a token
+	// shared by two names and two bots with one id; New drops or renames
+	// such entries instead.
+	Tokens map[string]string
 
 	// Private limits each private chat (positive chat ids). Nil means
 	// DefaultPrivateLimit: 1 per second.
@@ -150,8 +168,10 @@ type Config struct {
 	// Latency delays every Bot API request before it is processed.
 	Latency time.Duration
 
-	// BotUsername and BotName describe the bot user in getMe and in the from
-	// field of messages. Empty means DefaultBotUsername and DefaultBotName.
+	// BotUsername and BotName describe the bot named DefaultBot in getMe and
+	// in the from field of its messages. Empty means DefaultBotUsername and
+	// DefaultBotName. The other bots of Tokens are described from their
+	// names: "herald_<name>_bot" and "Herald Fake <name>".
 	BotUsername string
 	BotName     string
 
@@ -170,7 +190,7 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Token == "" {
+	if c.Token == "" && len(c.Tokens) == 0 {
 		c.Token = DefaultToken
 	}
 	c.Private = c.Private.orDefault(DefaultPrivateLimit)
@@ -214,7 +234,7 @@ func (c Config) validate() error {
 	if math.IsNaN(c.Tolerance) || c.Tolerance > MaxTolerance {
 		return fmt.Errorf("telegramfake: Config.Tolerance %v: want at most %v (negative for none)", c.Tolerance, MaxTolerance)
 	}
-	return errors.Join(c.Private.validate("Private"), c.Group.validate("Group"), c.Bot.validate("Bot"))
+	return errors.Join(c.Private.validate("Private"), c.Group.validate("Group"), c.Bot.validate("Bot"), c.validateTokens())
 }
 
 // tolerance is the effective tolerance of a Config after withDefaults.

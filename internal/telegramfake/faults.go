@@ -74,7 +74,9 @@ type FaultRates struct {
 	// AcceptThenHang is the fraction delivered but unanswered, as
 	// FaultAcceptThenHang.
 	AcceptThenHang float64 `json:"accept_then_hang"`
-	// Seed seeds the random source, so a run can be repeated.
+	// Seed seeds the random source, so a run can be repeated. Every bot
+	// the rates are set for draws from its own source with this seed, so
+	// one bot's sequence does not depend on the other bots' traffic.
 	Seed uint64 `json:"seed"`
 }
 
@@ -84,108 +86,161 @@ type faultRun struct {
 	n     int
 }
 
-// faultState holds everything the fault methods set.
+// faultState holds what the fault methods set for the fake as a whole,
+// without a bot selector.
 type faultState struct {
-	pending    []faultRun
+	// pending are FailNext faults for the next requests of any bot.
+	pending []faultRun
+	// outage is the outage of the whole API: every request, whatever its
+	// token, gets the gateway page.
+	outage bool
+}
+
+// botFaults holds what the fault methods set for one bot.
+type botFaults struct {
+	pending    []faultRun // FailNext faults for this bot's next requests
 	rates      FaultRates
 	rng        *rand.Rand
 	outage     bool
 	floodUntil time.Time
-	// floodAnnounced is set once a 429 has answered a request during the
-	// current Force429 flood wait.
+	// floodAnnounced is set once a 429 has answered a request of the bot
+	// during its current Force429 flood wait.
 	floodAnnounced bool
 }
 
+// Bot selectors. The fault methods below take optional trailing bot
+// selectors, each the name of a bot (see Bots) or its id in decimal. With
+// none, a method acts on every bot, as it did when the fake served one. An
+// unknown selector is logged and the call changes nothing; the control
+// endpoints and Remote answer it with an error instead.
+
 // FailNext makes the next n sendMessage requests fail with f, after any
-// faults queued earlier. A non-positive n or an unknown f does nothing.
-// Requests refused by Force429 or inside an announced flood wait do not use
-// up the queue.
-func (s *Server) FailNext(n int, f Fault) {
+// faults queued earlier. With bot selectors the faults are queued for each
+// selected bot's own requests; without, for the next requests of any bot.
+// A request takes its bot's queue first, then the shared one. A
+// non-positive n or an unknown f does nothing. Requests refused by Force429
+// or inside an announced flood wait do not use up the queues.
+func (s *Server) FailNext(n int, f Fault, bots ...string) {
 	if n <= 0 || faultNames[f] == "" {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults.pending = append(s.faults.pending, faultRun{fault: f, n: n})
-}
-
-// SetFaultRates replaces the random fault rates; the zero FaultRates turns
-// random faults off.
-func (s *Server) SetFaultRates(r FaultRates) {
-	clamp := func(x float64) float64 { return min(max(x, 0), 1) }
-	r.ServerError, r.Hang, r.AcceptThenHang = clamp(r.ServerError), clamp(r.Hang), clamp(r.AcceptThenHang)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults.rates = r
-	s.faults.rng = rand.New(rand.NewPCG(r.Seed, r.Seed^0x9e3779b97f4a7c15))
-}
-
-// SetOutage switches an outage on or off. While it is on, every Bot API
-// request, getMe included, is answered with the HTML 502 gateway page before
-// the token is even looked at.
-func (s *Server) SetOutage(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults.outage = on
-}
-
-// Force429 starts a global flood wait: every Bot API request is answered 429
-// until retryAfter (Telegram time) has passed, with retry_after counting down
-// the remainder. Every request after the first one answered counts in
-// Stats.InsideWait and Stats.InsideWaitBot. A non-positive retryAfter ends a
-// flood wait early.
-func (s *Server) Force429(retryAfter time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults.floodAnnounced = false
-	if retryAfter <= 0 {
-		s.faults.floodUntil = time.Time{}
+	run := faultRun{fault: f, n: n}
+	if len(bots) == 0 {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.faults.pending = append(s.faults.pending, run)
 		return
 	}
-	s.faults.floodUntil = s.cfg.Now().Add(toReal(retryAfter, s.cfg.TimeScale))
+	s.forBots(bots, func(b *bot) { b.faults.pending = append(b.faults.pending, run) })
 }
 
-// takeFaultLocked picks the fault for the sendMessage request being served:
-// the head of the FailNext queue, else a random one, else none.
-func (s *Server) takeFaultLocked() Fault {
-	fs := &s.faults
-	if len(fs.pending) > 0 {
-		run := &fs.pending[0]
-		f := run.fault
-		if run.n--; run.n == 0 {
-			fs.pending = fs.pending[1:]
+// SetFaultRates replaces the random fault rates of the selected bots, or of
+// every bot; the zero FaultRates turns random faults off.
+func (s *Server) SetFaultRates(r FaultRates, bots ...string) {
+	clamp := func(x float64) float64 { return min(max(x, 0), 1) }
+	r.ServerError, r.Hang, r.AcceptThenHang = clamp(r.ServerError), clamp(r.Hang), clamp(r.AcceptThenHang)
+	s.forBots(bots, func(b *bot) {
+		b.faults.rates = r
+		b.faults.rng = rand.New(rand.NewPCG(r.Seed, r.Seed^0x9e3779b97f4a7c15))
+	})
+}
+
+// SetOutage switches an outage on or off.
+//
+// Without bot selectors it is an outage of the whole Bot API: while it is
+// on, every request, getMe included, is answered with the HTML 502 gateway
+// page before the token is even looked at; switching it off also ends every
+// bot's own outage. With selectors only the selected bots' requests get the
+// gateway page; the others are served. A bot is out while either outage is
+// on.
+func (s *Server) SetOutage(on bool, bots ...string) {
+	if len(bots) == 0 {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.faults.outage = on
+		if !on {
+			for _, b := range s.bots {
+				b.faults.outage = false
+			}
 		}
-		s.stats.Injected++
-		return f
+		return
 	}
+	s.forBots(bots, func(b *bot) { b.faults.outage = on })
+}
+
+// Force429 starts a flood wait for the selected bots, or for every bot:
+// every Bot API request of such a bot is answered 429 until retryAfter
+// (Telegram time) has passed, with retry_after counting down the remainder.
+// Each bot's wait is announced by its own first 429; every request of the
+// bot after that counts in Stats.InsideWait and Stats.InsideWaitBot. A
+// non-positive retryAfter ends the flood waits early.
+func (s *Server) Force429(retryAfter time.Duration, bots ...string) {
+	var until time.Time
+	if retryAfter > 0 {
+		until = s.cfg.Now().Add(toReal(retryAfter, s.cfg.TimeScale))
+	}
+	s.forBots(bots, func(b *bot) {
+		b.faults.floodAnnounced = false
+		b.faults.floodUntil = until
+	})
+}
+
+// takeFaultLocked picks the fault for a sendMessage request of b: the head
+// of b's FailNext queue, else of the shared one, else a random one drawn
+// from b's rates, else none.
+func (s *Server) takeFaultLocked(b *bot) Fault {
+	f := takeRun(&b.faults.pending)
+	if f == 0 {
+		f = takeRun(&s.faults.pending)
+	}
+	if f == 0 {
+		f = b.faults.draw()
+	}
+	if f != 0 {
+		s.tallyLocked(b, func(st *Stats) { st.Injected++ })
+	}
+	return f
+}
+
+// takeRun takes one fault from the head of a FailNext queue, or returns 0.
+func takeRun(q *[]faultRun) Fault {
+	if len(*q) == 0 {
+		return 0
+	}
+	run := &(*q)[0]
+	f := run.fault
+	if run.n--; run.n == 0 {
+		*q = (*q)[1:]
+	}
+	return f
+}
+
+// draw picks a random fault under the bot's rates, or 0.
+func (fs *botFaults) draw() Fault {
 	r := fs.rates
 	if fs.rng == nil || r.ServerError+r.Hang+r.AcceptThenHang == 0 {
 		return 0
 	}
 	x := fs.rng.Float64()
-	var f Fault
 	switch {
 	case x < r.ServerError:
-		f = FaultServerError
 		if fs.rng.IntN(2) == 1 {
-			f = FaultBadGateway
+			return FaultBadGateway
 		}
+		return FaultServerError
 	case x < r.ServerError+r.Hang:
-		f = FaultHang
+		return FaultHang
 	case x < r.ServerError+r.Hang+r.AcceptThenHang:
-		f = FaultAcceptThenHang
-	default:
-		return 0
+		return FaultAcceptThenHang
 	}
-	s.stats.Injected++
-	return f
+	return 0
 }
 
 // hang holds the request until its client gives up or the server closes;
 // on close it drops the connection rather than answer.
-func (s *Server) hang(r *http.Request) {
+func (s *Server) hang(r *http.Request, b *bot) {
 	s.mu.Lock()
-	s.stats.Hangs++
+	s.tallyLocked(b, func(st *Stats) { st.Hangs++ })
 	hook := s.onHang
 	s.mu.Unlock()
 	if hook != nil {

@@ -18,21 +18,22 @@ type chatFullJSON struct {
 // marked NotFound, or with a chat_id that cannot be read, gets 400 "chat not
 // found"; a migrated or kicked chat gets the error sendMessage would get,
 // while a user who blocked the bot can still be looked up. getChat is not
-// subject to the send limits and does not count against them.
-func (s *Server) getChat(w http.ResponseWriter, r *http.Request) {
+// subject to the send limits and does not count against them. Every bot
+// sees the same chats: their ids, names and behaviours are shared.
+func (s *Server) getChat(w http.ResponseWriter, r *http.Request, bt *bot) {
 	params, err := readParams(w, r)
 	if err != nil {
-		s.fail(w, badRequest("can't parse request: "+err.Error()))
+		s.fail(w, bt, badRequest("can't parse request: "+err.Error()))
 		return
 	}
 	v := strings.TrimSpace(params["chat_id"])
 	if v == "" {
-		s.fail(w, badRequest("chat_id is empty"))
+		s.fail(w, bt, badRequest("chat_id is empty"))
 		return
 	}
 	ref, err := parseChatRef(v)
 	if err != nil {
-		s.fail(w, badRequest("chat not found"))
+		s.fail(w, bt, badRequest("chat not found"))
 		return
 	}
 	s.mu.Lock()
@@ -41,7 +42,7 @@ func (s *Server) getChat(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	b.Blocked = false
 	if e := b.refusal(chat); e != nil {
-		s.fail(w, e)
+		s.fail(w, bt, e)
 		return
 	}
 	writeResult(w, chatFullJSON{chatJSON: chat, MaxReactionCount: 11})

@@ -20,7 +20,8 @@ type botUserJSON struct {
 	HasMainWebApp           bool `json:"has_main_web_app"`
 }
 
-// getMe answers with the bot's own User object.
-func (s *Server) getMe(w http.ResponseWriter, _ *http.Request) {
-	writeResult(w, botUserJSON{userJSON: s.bot, CanJoinGroups: true})
+// getMe answers with the User object of the bot whose token the request
+// carries.
+func (s *Server) getMe(w http.ResponseWriter, _ *http.Request, b *bot) {
+	writeResult(w, botUserJSON{userJSON: b.user, CanJoinGroups: true})
 }

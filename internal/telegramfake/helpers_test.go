@@ -39,11 +39,11 @@ func (c *manualClock) Advance(d time.Duration) {
 }
 
 // newFake returns an unstarted server on a manual clock; zero fields of cfg
-// take the test token and the clock.
+// take the test token (unless cfg names bots in Tokens) and the clock.
 func newFake(t *testing.T, cfg Config) (*Server, *manualClock) {
 	t.Helper()
 	clock := newClock()
-	if cfg.Token == "" {
+	if cfg.Token == "" && len(cfg.Tokens) == 0 {
 		cfg.Token = testToken
 	}
 	if cfg.Now == nil {
@@ -57,7 +57,7 @@ func newFake(t *testing.T, cfg Config) (*Server, *manualClock) {
 // startFake is newFake for a listening server on the real clock.
 func startFake(t *testing.T, cfg Config) *Server {
 	t.Helper()
-	if cfg.Token == "" {
+	if cfg.Token == "" && len(cfg.Tokens) == 0 {
 		cfg.Token = testToken
 	}
 	s, err := Start(cfg)

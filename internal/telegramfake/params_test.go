@@ -38,7 +38,7 @@ func TestBodyEncodings(t *testing.T) {
 	t.Parallel()
 	path := "/bot" + testToken + "/sendMessage"
 	want := Message{
-		MessageID: 1, ChatID: -100555, Text: "*hi*", ParseMode: "MarkdownV2", MessageThreadID: 3,
+		MessageID: 1, Bot: DefaultBot, BotID: 123456, ChatID: -100555, Text: "*hi*", ParseMode: "MarkdownV2", MessageThreadID: 3,
 		DisableNotification: true, ProtectContent: true, LinkPreviewDisabled: true, At: epoch,
 	}
 	fields := map[string]string{

@@ -15,6 +15,11 @@ var ErrClosed = errors.New("telegramfake: server closed")
 type Message struct {
 	// MessageID is the id returned to the client; it counts up per chat.
 	MessageID int `json:"message_id"`
+	// Bot is the name of the bot that sent the message (see Bots):
+	// DefaultBot for Config.Token, a key of Config.Tokens otherwise.
+	Bot string `json:"bot"`
+	// BotID is that bot's user id. No record holds a token.
+	BotID int64 `json:"bot_id"`
 	// ChatID is the numeric chat id; @name chats get a stable -100… id.
 	ChatID int64 `json:"chat_id"`
 	// ChatUsername is the channel username without the @, for chats known
@@ -33,6 +38,12 @@ type Message struct {
 }
 
 // Stats counts Bot API requests by outcome since New or the last Reset.
+//
+// The counters of Server.Stats are totals over every bot, plus the requests
+// that named no bot the fake knows (counted in Requests, in Rejected and,
+// during an outage, in ServerErrors). Bots breaks them down by bot: each
+// entry is a Stats of that bot's requests alone, for which every relation
+// below holds too.
 //
 // Every 429 answer is counted once in TooMany and, unless it was injected
 // by FaultTooMany, once in exactly one of TooManyFlood, TooManyBot and
@@ -86,22 +97,62 @@ type Stats struct {
 	Penalties int64 `json:"penalties"`
 	// Injected counts faults taken from FailNext or SetFaultRates.
 	Injected int64 `json:"injected"`
+	// Bots holds the counters of each bot, keyed by its name (see Bots);
+	// every bot the fake serves has an entry. It is nil inside an entry.
+	Bots map[string]Stats `json:"bots,omitempty"`
 }
 
-// Messages returns a copy of every accepted message, in order of acceptance.
+// Messages returns a copy of every accepted message of every bot, in order
+// of acceptance.
 func (s *Server) Messages() []Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Message(nil), s.messages...)
 }
 
-// Stats returns a snapshot of the counters.
+// MessagesOf returns a copy of the accepted messages sent by the bot named
+// by bot, its name or its id in decimal, in order of acceptance. It returns
+// nil for a bot the fake does not serve.
+func (s *Server) MessagesOf(bot string) []Message {
+	sel, err := s.selectBots([]string{bot})
+	if err != nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return messagesOf(s.messages, sel)
+}
+
+// messagesOf copies the messages sent by one of bots.
+func messagesOf(all []Message, bots []*bot) []Message {
+	var out []Message
+	for _, m := range all {
+		for _, b := range bots {
+			if m.Bot == b.name {
+				out = append(out, m)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Stats returns a snapshot of the counters: the totals, and each bot's own
+// in Stats.Bots.
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.stats
 	st.TooManyByChat = maps.Clone(s.stats.TooManyByChat)
-	st.Penalties = s.limits.penalties
+	st.Penalties = 0
+	st.Bots = make(map[string]Stats, len(s.bots))
+	for _, b := range s.bots {
+		bs := b.stats
+		bs.TooManyByChat = maps.Clone(b.stats.TooManyByChat)
+		bs.Penalties = b.limits.penalties
+		st.Penalties += bs.Penalties
+		st.Bots[b.name] = bs
+	}
 	return st
 }
 
@@ -129,7 +180,8 @@ func (s *Server) Wait(ctx context.Context, n int) error {
 }
 
 // Reset forgets messages, counters, flood-control state, chat behaviours and
-// pending faults, as if the server had just been created with its Config.
+// pending faults of every bot, as if the server had just been created with
+// its Config.
 func (s *Server) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -141,7 +193,11 @@ func (s *Server) resetLocked() {
 	s.messages = nil
 	s.nextID = make(map[int64]int)
 	s.stats = Stats{TooManyByChat: make(map[string]int64)}
-	s.limits = newLimiter(s.cfg)
+	for _, b := range s.bots {
+		b.stats = Stats{TooManyByChat: make(map[string]int64)}
+		b.limits = newLimiter(s.cfg)
+		b.faults = botFaults{}
+	}
 	s.behaviors = make(map[int64]ChatBehavior)
 	s.faults = faultState{}
 }

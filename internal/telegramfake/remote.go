@@ -58,18 +58,43 @@ func (rm Remote) do(ctx context.Context, method, path string, q url.Values, out 
 	return nil
 }
 
-// Stats fetches the counters and the number of recorded messages.
+// Stats fetches the counters, with each bot's own in Stats.Bots, and the
+// number of recorded messages.
 func (rm Remote) Stats(ctx context.Context) (StatsReport, error) {
 	var rep StatsReport
 	err := rm.do(ctx, http.MethodGet, "/fake/stats", nil, &rep)
 	return rep, err
 }
 
-// Messages fetches the recorded messages from index since onwards.
+// Messages fetches the recorded messages of every bot from index since
+// onwards.
 func (rm Remote) Messages(ctx context.Context, since int) ([]Message, error) {
 	var msgs []Message
 	err := rm.do(ctx, http.MethodGet, "/fake/messages", url.Values{"since": {strconv.Itoa(since)}}, &msgs)
 	return msgs, err
+}
+
+// MessagesOf fetches the messages sent by bot (its name or id), skipping
+// the first since of them.
+func (rm Remote) MessagesOf(ctx context.Context, bot string, since int) ([]Message, error) {
+	var msgs []Message
+	err := rm.do(ctx, http.MethodGet, "/fake/messages", url.Values{"bot": {bot}, "since": {strconv.Itoa(since)}}, &msgs)
+	return msgs, err
+}
+
+// Bots fetches the bots the fake serves.
+func (rm Remote) Bots(ctx context.Context) ([]BotInfo, error) {
+	var bots []BotInfo
+	err := rm.do(ctx, http.MethodGet, "/fake/bots", nil, &bots)
+	return bots, err
+}
+
+// withBots adds bot selectors to the query of a control request.
+func withBots(q url.Values, bots []string) url.Values {
+	if len(bots) > 0 {
+		q["bot"] = append([]string(nil), bots...)
+	}
+	return q
 }
 
 // Reset calls Server.Reset.
@@ -77,30 +102,30 @@ func (rm Remote) Reset(ctx context.Context) error {
 	return rm.do(ctx, http.MethodPost, "/fake/reset", nil, nil)
 }
 
-// SetOutage calls Server.SetOutage.
-func (rm Remote) SetOutage(ctx context.Context, on bool) error {
-	return rm.do(ctx, http.MethodPost, "/fake/outage", url.Values{"on": {strconv.FormatBool(on)}}, nil)
+// SetOutage calls Server.SetOutage; an unknown bot is an error.
+func (rm Remote) SetOutage(ctx context.Context, on bool, bots ...string) error {
+	return rm.do(ctx, http.MethodPost, "/fake/outage", withBots(url.Values{"on": {strconv.FormatBool(on)}}, bots), nil)
 }
 
-// Force429 calls Server.Force429.
-func (rm Remote) Force429(ctx context.Context, retryAfter time.Duration) error {
-	return rm.do(ctx, http.MethodPost, "/fake/force429", url.Values{"retry_after": {retryAfter.String()}}, nil)
+// Force429 calls Server.Force429; an unknown bot is an error.
+func (rm Remote) Force429(ctx context.Context, retryAfter time.Duration, bots ...string) error {
+	return rm.do(ctx, http.MethodPost, "/fake/force429", withBots(url.Values{"retry_after": {retryAfter.String()}}, bots), nil)
 }
 
-// FailNext calls Server.FailNext.
-func (rm Remote) FailNext(ctx context.Context, n int, f Fault) error {
-	return rm.do(ctx, http.MethodPost, "/fake/fail", url.Values{"n": {strconv.Itoa(n)}, "fault": {f.String()}}, nil)
+// FailNext calls Server.FailNext; an unknown bot is an error.
+func (rm Remote) FailNext(ctx context.Context, n int, f Fault, bots ...string) error {
+	return rm.do(ctx, http.MethodPost, "/fake/fail", withBots(url.Values{"n": {strconv.Itoa(n)}, "fault": {f.String()}}, bots), nil)
 }
 
-// SetFaultRates calls Server.SetFaultRates.
-func (rm Remote) SetFaultRates(ctx context.Context, r FaultRates) error {
+// SetFaultRates calls Server.SetFaultRates; an unknown bot is an error.
+func (rm Remote) SetFaultRates(ctx context.Context, r FaultRates, bots ...string) error {
 	q := url.Values{
 		"server_error":     {strconv.FormatFloat(r.ServerError, 'g', -1, 64)},
 		"hang":             {strconv.FormatFloat(r.Hang, 'g', -1, 64)},
 		"accept_then_hang": {strconv.FormatFloat(r.AcceptThenHang, 'g', -1, 64)},
 		"seed":             {strconv.FormatUint(r.Seed, 10)},
 	}
-	return rm.do(ctx, http.MethodPost, "/fake/fault-rates", q, nil)
+	return rm.do(ctx, http.MethodPost, "/fake/fault-rates", withBots(q, bots), nil)
 }
 
 // SetChat calls Server.SetChat.

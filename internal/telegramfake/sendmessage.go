@@ -45,90 +45,94 @@ type messageJSON struct {
 	LinkPreviewOptions  *linkPreviewOptions `json:"link_preview_options,omitempty"`
 }
 
-// sendMessage validates, applies chat behaviours and flood control, and
+// sendMessage validates, applies chat behaviours and b's flood control, and
 // records the message. A request inside a flood wait announced for the bot
 // or for its chat is refused before anything else is looked at, faults
 // included.
-func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
+func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, b *bot) {
 	params, perr := readParams(w, r)
 	var chat chatRef
 	if perr == nil {
 		chat, _ = parseChatRef(params["chat_id"])
 	}
 	s.mu.Lock()
-	if e := s.floodWaitLocked(s.cfg.Now(), chat); e != nil {
+	if e := s.floodWaitLocked(b, s.cfg.Now(), chat); e != nil {
 		s.mu.Unlock()
-		s.fail(w, e)
+		s.fail(w, b, e)
 		return
 	}
-	fault := s.takeFaultLocked()
+	fault := s.takeFaultLocked(b)
 	s.mu.Unlock()
 	switch fault {
 	case FaultServerError:
-		s.fail(w, errInternal)
+		s.fail(w, b, errInternal)
 		return
 	case FaultBadGateway:
-		s.count(http.StatusBadGateway)
+		s.count(b, http.StatusBadGateway)
 		writeGatewayPage(w)
 		return
 	case FaultHang:
-		s.hang(r)
+		s.hang(r, b)
 		return
 	case FaultTooMany:
-		s.fail(w, tooMany(1))
+		s.fail(w, b, tooMany(1))
 		return
 	}
 
 	if perr != nil {
-		s.fail(w, badRequest("can't parse request: "+perr.Error()))
+		s.fail(w, b, badRequest("can't parse request: "+perr.Error()))
 		return
 	}
 	req, e := parseSendRequest(params, s.cfg.CountMarkup)
 	if e != nil {
-		s.fail(w, e)
+		s.fail(w, b, e)
 		return
 	}
 	if fault == FaultParseEntities && req.mode != markup.None {
-		s.fail(w, badRequest(`can't parse entities: Unsupported start tag "tg-unknown" at byte offset 0`))
+		s.fail(w, b, badRequest(`can't parse entities: Unsupported start tag "tg-unknown" at byte offset 0`))
 		return
 	}
-	msg, e := s.deliver(req)
+	msg, e := s.deliver(b, req)
 	if e != nil {
-		s.fail(w, e)
+		s.fail(w, b, e)
 		return
 	}
 	if fault == FaultAcceptThenHang {
-		s.hang(r)
+		s.hang(r, b)
 		return
 	}
 	writeResult(w, msg)
 }
 
-// floodWaitLocked returns the 429 owed by a request to chat (the zero chatRef
-// when the request names none that can be read) that arrives inside an
-// announced flood wait, or nil.
-func (s *Server) floodWaitLocked(now time.Time, chat chatRef) *apiError {
-	v := s.limits.waiting(now, chat.id)
+// floodWaitLocked returns the 429 owed by a request of b to chat (the zero
+// chatRef when the request names none that can be read) that arrives inside
+// a flood wait announced for b or for b's sends to the chat, or nil.
+func (s *Server) floodWaitLocked(b *bot, now time.Time, chat chatRef) *apiError {
+	v := b.limits.waiting(now, chat.id)
 	if v.scope == scopeNone {
 		return nil
 	}
-	return s.refuseLocked(v, chat.id, s.rememberChatLocked(chat))
+	return s.refuseLocked(b, v, chat.id, s.rememberChatLocked(chat))
 }
 
-// refuseLocked counts a refusal by flood control and returns its 429.
-func (s *Server) refuseLocked(v verdict, chatID int64, username string) *apiError {
-	if v.inside {
-		s.stats.InsideWait++
-	}
-	switch v.scope {
-	case scopeBot:
-		s.stats.TooManyBot++
+// refuseLocked counts a refusal of b's request by flood control, in the
+// totals and in b's counters, and returns its 429.
+func (s *Server) refuseLocked(b *bot, v verdict, chatID int64, username string) *apiError {
+	key := chatKey(chatID, username)
+	s.tallyLocked(b, func(st *Stats) {
 		if v.inside {
-			s.stats.InsideWaitBot++
+			st.InsideWait++
 		}
-	case scopeChat:
-		s.stats.TooManyByChat[chatKey(chatID, username)]++
-	}
+		switch v.scope {
+		case scopeBot:
+			st.TooManyBot++
+			if v.inside {
+				st.InsideWaitBot++
+			}
+		case scopeChat:
+			st.TooManyByChat[key]++
+		}
+	})
 	return tooMany(v.retryAfter)
 }
 
@@ -216,9 +220,11 @@ func paramBool(v string) bool {
 	return strings.EqualFold(v, "true") || v == "1"
 }
 
-// deliver applies the chat's behaviour and flood control to req and, when
-// both let it through, records the message and returns its Message object.
-func (s *Server) deliver(req sendRequest) (messageJSON, *apiError) {
+// deliver applies the chat's behaviour and b's flood control to req and,
+// when both let it through, records the message and returns its Message
+// object. Message ids count up per chat over all bots, as the messages of
+// several bots in one chat share its numbering on Telegram.
+func (s *Server) deliver(b *bot, req sendRequest) (messageJSON, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.cfg.Now()
@@ -228,13 +234,15 @@ func (s *Server) deliver(req sendRequest) (messageJSON, *apiError) {
 		return messageJSON{}, e
 	}
 
-	if v := s.limits.admit(now, chat.ID); v.scope != scopeNone {
-		return messageJSON{}, s.refuseLocked(v, chat.ID, username)
+	if v := b.limits.admit(now, chat.ID); v.scope != scopeNone {
+		return messageJSON{}, s.refuseLocked(b, v, chat.ID, username)
 	}
 
 	s.nextID[chat.ID]++
 	rec := Message{
 		MessageID:           s.nextID[chat.ID],
+		Bot:                 b.name,
+		BotID:               b.user.ID,
 		ChatID:              chat.ID,
 		ChatUsername:        username,
 		Text:                req.text,
@@ -246,7 +254,7 @@ func (s *Server) deliver(req sendRequest) (messageJSON, *apiError) {
 		At:                  now,
 	}
 	s.messages = append(s.messages, rec)
-	s.stats.Accepted++
+	s.tallyLocked(b, func(st *Stats) { st.Accepted++ })
 	s.notifyLocked()
 
 	out := messageJSON{
@@ -261,8 +269,8 @@ func (s *Server) deliver(req sendRequest) (messageJSON, *apiError) {
 	if chat.Type == chatChannel {
 		out.SenderChat = &chat
 	} else {
-		bot := s.bot
-		out.From = &bot
+		from := b.user
+		out.From = &from
 	}
 	if rec.LinkPreviewDisabled {
 		out.LinkPreviewOptions = &linkPreviewOptions{IsDisabled: true}

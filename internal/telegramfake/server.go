@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,7 +17,11 @@ type Server struct {
 	cfg  Config
 	log  *slog.Logger
 	unit time.Duration
-	bot  userJSON
+
+	// bots are the accepted tokens, sorted by name; byToken finds them.
+	// Both are fixed by New; the state inside each bot is guarded by mu.
+	bots    []*bot
+	byToken map[string]*bot
 
 	closing  chan struct{} // closed by Close
 	inflight sync.WaitGroup
@@ -28,8 +31,7 @@ type Server struct {
 	changed   chan struct{} // closed and replaced whenever records change
 	messages  []Message
 	nextID    map[int64]int
-	stats     Stats
-	limits    *limiter
+	stats     Stats // totals over every bot and over requests of no bot
 	behaviors map[int64]ChatBehavior
 	usernames map[int64]string
 	faults    faultState
@@ -49,30 +51,26 @@ func New(cfg Config) *Server {
 		cfg:       cfg,
 		log:       cfg.Logger,
 		unit:      retryUnit(cfg.TimeScale),
-		bot:       userJSON{ID: botID(cfg.Token), IsBot: true, FirstName: cfg.BotName, Username: cfg.BotUsername},
+		byToken:   make(map[string]*bot),
 		closing:   make(chan struct{}),
 		changed:   make(chan struct{}),
 		usernames: make(map[int64]string),
 	}
+	for _, e := range cfg.botEntries() {
+		b := makeBot(cfg, e)
+		s.bots = append(s.bots, b)
+		s.byToken[e.token] = b
+	}
 	s.resetLocked()
 	return s
-}
-
-// botID reads the bot's user id from the digits before the colon of its
-// token, as Telegram tokens carry it; other tokens give id 1.
-func botID(token string) int64 {
-	digits, _, _ := strings.Cut(token, ":")
-	if id, err := strconv.ParseInt(digits, 10, 64); err == nil && id > 0 {
-		return id
-	}
-	return 1
 }
 
 // Start creates a Server and serves Handler on Config.Addr (by default a
 // free port on 127.0.0.1) until Close.
 //
 // Unlike New, which repairs them, Start refuses settings out of range: a
-// Tolerance above MaxTolerance (or NaN) and windows with N < 1 or Per <= 0.
+// Tolerance above MaxTolerance (or NaN), windows with N < 1 or Per <= 0, and
+// bots it could not serve as configured (see Config.Tokens).
 func Start(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -141,8 +139,9 @@ func (s *Server) enter() bool {
 
 // ServeHTTP serves the Bot API: /bot<token>/getMe, /bot<token>/getChat and
 // /bot<token>/sendMessage at the root of the request path (mount under a prefix with
-// http.StripPrefix). Method names are matched without regard to case, as
-// Telegram does; other paths get Telegram's 404 answer.
+// http.StripPrefix), for every token of Config. Method names are matched
+// without regard to case, as Telegram does; other paths get Telegram's 404
+// answer and unknown tokens 401.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.enter() {
 		writeGatewayPage(w)
@@ -150,26 +149,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.inflight.Done()
 
+	token, method, ok := splitBotPath(r.URL.Path)
+	var b *bot
+	if ok {
+		b = s.byToken[token]
+	}
 	s.mu.Lock()
-	s.stats.Requests++
-	outage := s.faults.outage
+	s.tallyLocked(b, func(st *Stats) { st.Requests++ })
+	outage := s.faults.outage || b != nil && b.faults.outage
 	s.mu.Unlock()
 	if outage {
-		s.count(http.StatusBadGateway)
+		s.count(b, http.StatusBadGateway)
 		writeGatewayPage(w)
 		return
 	}
 
-	token, method, ok := splitBotPath(r.URL.Path)
 	switch {
 	case !ok:
-		s.fail(w, errNotFound)
+		s.fail(w, nil, errNotFound)
 		return
-	case token != s.cfg.Token:
-		s.fail(w, errUnauthorized)
+	case b == nil:
+		s.fail(w, nil, errUnauthorized)
 		return
 	}
-	var serve func(http.ResponseWriter, *http.Request)
+	var serve func(http.ResponseWriter, *http.Request, *bot)
 	switch strings.ToLower(method) {
 	case "getme":
 		serve = s.getMe
@@ -178,17 +181,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "sendmessage":
 		serve = s.sendMessage
 	default:
-		s.fail(w, errNotFound)
+		s.fail(w, b, errNotFound)
 		return
 	}
 	if !s.delay(r) {
 		return
 	}
-	if e := s.floodError(); e != nil {
-		s.fail(w, e)
+	if e := s.floodError(b); e != nil {
+		s.fail(w, b, e)
 		return
 	}
-	serve(w, r)
+	serve(w, r, b)
 }
 
 // splitBotPath splits "/bot<token>/<method>".
@@ -222,42 +225,53 @@ func (s *Server) delay(r *http.Request) bool {
 	}
 }
 
-// floodError returns the 429 owed during a Force429 flood wait, or nil.
-// Every answer after the first of a flood wait counts as inside the wait.
-func (s *Server) floodError() *apiError {
+// floodError returns the 429 owed during a Force429 flood wait of b, or
+// nil. Every answer after the first of a flood wait counts as inside it.
+func (s *Server) floodError(b *bot) *apiError {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.cfg.Now()
-	if !now.Before(s.faults.floodUntil) {
+	f := &b.faults
+	if !now.Before(f.floodUntil) {
 		return nil
 	}
-	s.stats.TooManyFlood++
-	if s.faults.floodAnnounced {
-		s.stats.InsideWait++
-		s.stats.InsideWaitBot++
-	}
-	s.faults.floodAnnounced = true
-	return tooMany(s.retryAfterSeconds(s.faults.floodUntil.Sub(now)))
+	inside := f.floodAnnounced
+	f.floodAnnounced = true
+	s.tallyLocked(b, func(st *Stats) {
+		st.TooManyFlood++
+		if inside {
+			st.InsideWait++
+			st.InsideWaitBot++
+		}
+	})
+	return tooMany(s.retryAfterSeconds(f.floodUntil.Sub(now)))
 }
 
-// fail counts and writes an error answer.
-func (s *Server) fail(w http.ResponseWriter, e *apiError) {
-	s.count(e.code)
-	s.log.LogAttrs(context.Background(), slog.LevelDebug, "telegramfake: refused",
-		slog.Int("code", e.code), slog.String("description", e.desc))
+// fail counts and writes an error answer; b is the bot of the request, nil
+// when the request names none the fake knows. The log record names the bot,
+// never its token.
+func (s *Server) fail(w http.ResponseWriter, b *bot, e *apiError) {
+	s.count(b, e.code)
+	attrs := []slog.Attr{slog.Int("code", e.code), slog.String("description", e.desc)}
+	if b != nil {
+		attrs = append(attrs, slog.String("bot", b.name))
+	}
+	s.log.LogAttrs(context.Background(), slog.LevelDebug, "telegramfake: refused", attrs...)
 	writeAPIError(w, e)
 }
 
 // count adds an answer with status code to the counters.
-func (s *Server) count(code int) {
+func (s *Server) count(b *bot, code int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
-	case code == http.StatusTooManyRequests:
-		s.stats.TooMany++
-	case code >= 500:
-		s.stats.ServerErrors++
-	case code >= 400:
-		s.stats.Rejected++
-	}
+	s.tallyLocked(b, func(st *Stats) {
+		switch {
+		case code == http.StatusTooManyRequests:
+			st.TooMany++
+		case code >= 500:
+			st.ServerErrors++
+		case code >= 400:
+			st.Rejected++
+		}
+	})
 }
