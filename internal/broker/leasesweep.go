@@ -36,6 +36,12 @@ end
 return moved
 `)
 
+// sweepClient is what the sweeper needs of a Redis client.
+type sweepClient interface {
+	redis.Scripter
+	ZCount(ctx context.Context, key, min, max string) *redis.IntCmd
+}
+
 // LeaseSweeper requeues the tasks of workers that stopped extending their
 // leases (killed, frozen or cut off from Redis). Every worker runs one; the
 // script is atomic, so two sweepers never move the same task twice.
@@ -47,7 +53,7 @@ return moved
 // sent record stops the second worker from sending it again unless both
 // send at the same moment.
 type LeaseSweeper struct {
-	rdb        redis.Scripter
+	rdb        sweepClient
 	queues     []string
 	staleAfter time.Duration
 	interval   time.Duration
@@ -59,7 +65,7 @@ type LeaseSweeper struct {
 // NewLeaseSweeper returns a sweeper of queues that requeues a task whose
 // lease went staleAfter without an extension, every interval (±20%). wake
 // and recovered, when set, hear of each queue a sweep moved tasks in.
-func NewLeaseSweeper(rdb redis.Scripter, queues []string, staleAfter, interval time.Duration,
+func NewLeaseSweeper(rdb sweepClient, queues []string, staleAfter, interval time.Duration,
 	wake func(queue string), recovered func(queue string, n int), log *slog.Logger) *LeaseSweeper {
 	return &LeaseSweeper{rdb: rdb, queues: queues, staleAfter: staleAfter, interval: interval,
 		wake: wake, recovered: recovered, log: log}
@@ -68,8 +74,16 @@ func NewLeaseSweeper(rdb redis.Scripter, queues []string, staleAfter, interval t
 // Sweep runs the script once per queue and returns how many tasks it moved.
 func (s *LeaseSweeper) Sweep(ctx context.Context) int {
 	horizon := strconv.Itoa(int((LeaseDuration - s.staleAfter) / time.Second))
+	// A plain read on this process's clock (a second lenient, for skew)
+	// finds the queues with a lease that may be stale; only those run the
+	// script, which decides on Redis' clock. An idle fleet then costs one
+	// command per queue and round instead of three.
+	lenient := strconv.FormatInt(time.Now().Add(LeaseDuration-s.staleAfter+time.Second).Unix(), 10)
 	total := 0
 	for _, q := range s.queues {
+		if n, err := s.rdb.ZCount(ctx, LeaseKey(q), "-inf", "("+lenient).Result(); err == nil && n == 0 {
+			continue
+		}
 		res, err := sweepLeasesScript.Run(ctx, s.rdb,
 			[]string{LeaseKey(q), ActiveKey(q), PendingKey(q)},
 			horizon, TaskKeyPrefix(q), 100).StringSlice()

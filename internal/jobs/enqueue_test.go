@@ -226,7 +226,7 @@ func TestEnqueue(t *testing.T) {
 	t.Run("wakes idle workers", func(t *testing.T) {
 		t.Parallel()
 		enq, b := newEnqueuer(t, jobs.EnqueueConfig{})
-		for i := 0; i < 20; i++ {
+		for i := 0; i < 3*broker.MaxWakeTokens; i++ {
 			if _, err := enq.Enqueue(ctx, jobs.Request{Queue: jobs.QueueLow, Message: jobs.SendMessage{Chat: "1", Text: "x"}}); err != nil {
 				t.Fatal(err)
 			}
@@ -236,8 +236,8 @@ func TestEnqueue(t *testing.T) {
 			t.Fatal(err)
 		}
 		// One token per enqueue wakes one idle worker; the list stays short.
-		if len(tokens) == 0 || len(tokens) > 16 || tokens[0] != jobs.QueueLow {
-			t.Fatalf("wake tokens %v, want up to 16 tokens naming %q", tokens, jobs.QueueLow)
+		if len(tokens) == 0 || len(tokens) > broker.MaxWakeTokens || tokens[0] != jobs.QueueLow {
+			t.Fatalf("wake tokens %v, want up to %d tokens naming %q", tokens, broker.MaxWakeTokens, jobs.QueueLow)
 		}
 	})
 

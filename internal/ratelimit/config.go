@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -73,25 +74,42 @@ type Config struct {
 	BotPauseMax time.Duration
 }
 
+// Defaults of Config's limits: Telegram's documented limits. They are
+// shared values, read but never modified; WithDefaults hands each Config a
+// copy, so a caller that edits its windows cannot change another's.
+var (
+	DefaultBot     = Per(30, time.Second)
+	DefaultPrivate = Per(1, time.Second)
+	DefaultGroup   = Per(1, time.Second).And(Per(20, time.Minute))
+)
+
+// Defaults of Config's margins. The worker's settings render their
+// documented defaults from these, so the two cannot disagree.
+const (
+	DefaultGuard       = 10 * time.Millisecond
+	DefaultSleepMax    = 250 * time.Millisecond
+	DefaultBotPauseMax = 10 * time.Second
+)
+
 // WithDefaults returns the config with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
 	if c.Bot == nil {
-		c.Bot = Per(30, time.Second)
+		c.Bot = slices.Clone(DefaultBot)
 	}
 	if c.Private == nil {
-		c.Private = Per(1, time.Second)
+		c.Private = slices.Clone(DefaultPrivate)
 	}
 	if c.Group == nil {
-		c.Group = Per(1, time.Second).And(Per(20, time.Minute))
+		c.Group = slices.Clone(DefaultGroup)
 	}
 	if c.Guard == 0 {
-		c.Guard = 10 * time.Millisecond
+		c.Guard = DefaultGuard
 	}
 	if c.SleepMax == 0 {
-		c.SleepMax = 250 * time.Millisecond
+		c.SleepMax = DefaultSleepMax
 	}
 	if c.BotPauseMax == 0 {
-		c.BotPauseMax = 10 * time.Second
+		c.BotPauseMax = DefaultBotPauseMax
 	}
 	return c
 }

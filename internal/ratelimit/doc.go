@@ -35,13 +35,19 @@
 // a message waiting for its chat never holds a bot-wide slot that others
 // could use.
 //
-// A decision is Go (send now), Again (sleep the short wait, then ask again)
-// or Defer (the task goes back to Redis and returns SleepMax/2 before its
-// slot, then sleeps the rest, so it is on time however the queue is
-// dispatched). A slot is confirmed only when it has come, by asking again,
-// so a pause that a 429 wrote meanwhile, or a slot given to a priority
-// message, holds the send back. A task that comes back later than half the
-// Guard (the other half is for the trip to Telegram) gives up its slot (leaving it unused is safe) and takes a new one.
+// A decision is Go (send now, or after Decision.Wait), Again (sleep the wait,
+// then ask again) or Defer (the task goes back to Redis and returns
+// SleepMax/2 before its slot, then sleeps the rest, so it is on time however
+// the queue is dispatched). A slot is confirmed only when it has come, so a
+// pause that a 429 wrote meanwhile, or a slot given to a priority message,
+// holds the send back: by asking again, or, for a Go with a wait (Ask.Ahead),
+// by Confirm, one ZSCORE that finds the slot moved. With Ask.Ahead the
+// reservation of a wait the caller sleeps through stays in its memory
+// (Decision.Resume, passed back as Ask.Resume, stored by Hold when the task
+// goes back to Redis), which saves a write and a delete per wait. A task
+// that comes back later than half the Guard (the other half is for the trip
+// to Telegram) gives up its slot (leaving it unused is safe) and takes a new
+// one.
 //
 // # Priority
 //

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -17,7 +18,11 @@ import (
 type Kind int
 
 const (
-	// Go: the slot is owned and has come; send now.
+	// Go: the slot is owned; send when Decision.Wait has passed (0: now).
+	// A Go with a wait comes only to an Ask with Ahead: after the wait the
+	// caller sends if Confirm says the slot is still there and it woke no
+	// later than half the guard; otherwise it asks again with Ask.Resume =
+	// Decision.Resume.
 	Go Kind = 1
 	// Again: wait Decision.Wait (short), then call Acquire again.
 	Again Kind = 2
@@ -49,23 +54,36 @@ type Decision struct {
 	// Telegram refuses the send.
 	Slot string
 	// At is when, by Redis' clock, a Go decision was made: the send time
-	// that the limits were checked against.
+	// that the limits were checked against is At plus Wait.
 	At time.Time
+	// Resume is the reservation of a decision with a wait that the caller
+	// holds in memory (Ask.Ahead): an Again, or a Go whose slot Confirm no
+	// longer finds. Ask again with it as Ask.Resume. A caller that hands the
+	// task back to Redis instead stores it with Hold.
+	Resume string
 }
+
+// slotMicros is the slot of a Go decision, in Redis microseconds.
+func (d Decision) slotMicros() int64 { return d.At.UnixMicro() + d.Wait.Microseconds() }
 
 // Limiter applies Config fleet-wide through Redis.
 type Limiter struct {
-	rdb redis.Scripter
+	rdb redis.UniversalClient
 	cfg Config
 	// resvTTL bounds how long a deferred task's reservation is kept.
 	resvTTL time.Duration
 	// Windows as the scripts read them.
 	bot, private, group, priority string
 	queues                        map[string]string
+	// gap is how far past the bot's next free slot a message that waits
+	// for its chat's spacing takes its bot-wide slot at once (acquireScript's
+	// ARGV[18]): the larger of the guard and two bot-wide spreads, so that at
+	// most two bot-wide slots go unused for it.
+	gap time.Duration
 }
 
 // New validates cfg (after defaults) and returns a Limiter.
-func New(rdb redis.Scripter, cfg Config) (*Limiter, error) {
+func New(rdb redis.UniversalClient, cfg Config) (*Limiter, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -77,7 +95,19 @@ func New(rdb redis.Scripter, cfg Config) (*Limiter, error) {
 	for q, lim := range cfg.Queues {
 		l.queues[q] = winArg(lim, g)
 	}
+	l.gap = max(g, 2*spreadOf(cfg.Bot))
 	return l, nil
+}
+
+// spreadOf is the smallest bot-wide spacing spreadArg sets.
+func spreadOf(lim Limit) time.Duration {
+	var d time.Duration
+	for _, w := range lim {
+		if sp := w.Per / time.Duration(w.N); w.N > 1 && (d == 0 || sp < d) {
+			d = sp
+		}
+	}
+	return d
 }
 
 // spreadArg adds, for each bot-wide window of N sends per span, a spacing
@@ -116,6 +146,14 @@ func IsGroup(chat string) bool {
 	return strings.HasPrefix(chat, "-") || strings.HasPrefix(chat, "@")
 }
 
+// chatLimit is the limit of chat's kind.
+func (l *Limiter) chatLimit(chat string) Limit {
+	if IsGroup(chat) {
+		return l.cfg.Group
+	}
+	return l.cfg.Private
+}
+
 func (l *Limiter) chatArg(chat string) string {
 	if IsGroup(chat) {
 		return l.group
@@ -137,6 +175,16 @@ type Ask struct {
 	// caller will sleep through rather than defer the task. Zero: the
 	// config's.
 	SleepMax time.Duration
+	// Ahead lets Acquire answer Go with a wait up to SleepMax (the caller
+	// sleeps through it, then calls Confirm and sends) and leave the
+	// reservation of an Again in the caller's memory (Decision.Resume)
+	// rather than in Redis. Without it, every wait ends in another Acquire
+	// and reservations are stored.
+	Ahead bool
+	// Resume is Decision.Resume of an earlier Go with a wait that the
+	// caller could not use (Confirm said the slot moved, or it woke too
+	// late).
+	Resume string
 }
 
 // Acquire asks for a send slot for one message.
@@ -153,6 +201,12 @@ func (l *Limiter) Acquire(ctx context.Context, a Ask) (Decision, error) {
 	if a.SleepMax > 0 {
 		sleepMax = a.SleepMax
 	}
+	// A slot ahead is handed out as "send after a wait" only to callers
+	// that confirm it.
+	var goAhead time.Duration
+	if a.Ahead {
+		goAhead = sleepMax
+	}
 	chat := a.Chat
 	res, err := acquireScript.Run(ctx, l.rdb,
 		[]string{keys.BotLog(), keys.QueueLog(a.Queue), keys.ChatTurns(chat), keys.ChatSends(chat),
@@ -160,11 +214,46 @@ func (l *Limiter) Acquire(ctx context.Context, a Ask) (Decision, error) {
 		l.bot, l.queues[a.Queue], l.chatArg(chat), prio,
 		us(l.cfg.Guard), us(sleepMax), us(l.cfg.SleepMax/2), l.resvTTL.Milliseconds(),
 		a.TaskID, keys.NormChat(chat), keys.ChatSendsPrefix(), l.private, l.group, withProgress, keys.ReservationPrefix(),
+		a.Resume, us(goAhead), us(l.gap),
 	).Slice()
 	if err != nil {
 		return Decision{}, fmt.Errorf("ratelimit: acquire: %w", err)
 	}
 	return parseDecision(res)
+}
+
+// Confirm tells whether the slot of a Go with a wait is still the
+// message's: a 429 pause since the decision shifts the schedule, and a
+// priority message may take the slot. One ZSCORE on the log that holds the
+// slot.
+func (l *Limiter) Confirm(ctx context.Context, chat string, d Decision) (bool, error) {
+	var key string
+	switch {
+	case len(l.cfg.Bot) > 0:
+		key = keys.BotLog()
+	case len(l.chatLimit(chat)) > 0:
+		key = keys.ChatSends(chat)
+	default:
+		return true, nil
+	}
+	score, err := l.rdb.ZScore(ctx, key, d.Slot).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("ratelimit: confirm: %w", err)
+	}
+	return int64(score) == d.slotMicros(), nil
+}
+
+// Hold stores a reservation that a task held in memory (Decision.Resume)
+// before the task goes back to Redis, so that whoever takes it next keeps
+// its slot.
+func (l *Limiter) Hold(ctx context.Context, taskID, resume string) error {
+	if resume == "" {
+		return nil
+	}
+	return l.rdb.Set(ctx, keys.Reservation(taskID), resume, l.resvTTL).Err()
 }
 
 func parseDecision(res []any) (Decision, error) {
@@ -184,6 +273,9 @@ func parseDecision(res []any) (Decision, error) {
 			return Decision{}, err
 		}
 		d.At = time.UnixMicro(at.Microseconds())
+	}
+	if len(res) > 5 {
+		d.Resume, _ = res[5].(string)
 	}
 	kind, ok := res[0].(int64)
 	if !ok {

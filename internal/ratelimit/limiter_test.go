@@ -344,6 +344,19 @@ func TestLateTaskTakesANewSlot(t *testing.T) {
 // apart beyond each window; a send may use its slot up to a guard late.)
 func TestConcurrentSendersKeepEveryWindow(t *testing.T) {
 	t.Parallel()
+	concurrentSenders(t, false)
+}
+
+// TestConcurrentSendersAheadKeepEveryWindow runs the same simulation as a
+// worker does it: slots handed out ahead are slept through and confirmed,
+// reservations of short waits stay in the senders' memory, and a third of
+// the messages come from a priority queue that takes promised slots.
+func TestConcurrentSendersAheadKeepEveryWindow(t *testing.T) {
+	t.Parallel()
+	concurrentSenders(t, true)
+}
+
+func concurrentSenders(t *testing.T, ahead bool) {
 	if testing.Short() {
 		t.Skip("timing simulation skipped in -short mode")
 	}
@@ -353,6 +366,10 @@ func TestConcurrentSendersKeepEveryWindow(t *testing.T) {
 		Group:    ratelimit.Per(1, 100*time.Millisecond).And(ratelimit.Per(3, 600*time.Millisecond)),
 		SleepMax: 50 * time.Millisecond,
 		Guard:    2 * time.Millisecond,
+	}
+	if ahead {
+		cfg.PriorityQueues = []string{"critical"}
+		cfg.Priority = ratelimit.Per(2, time.Second)
 	}
 	b := setup(t, cfg)
 	type send struct {
@@ -366,9 +383,13 @@ func TestConcurrentSendersKeepEveryWindow(t *testing.T) {
 	)
 	chats := []string{"1", "2", "3", "4", "5", "6", "7", "8", "-100", "-200"}
 	rng := rand.New(rand.NewPCG(1, 2))
-	work := make(chan [2]string, 200)
+	work := make(chan [3]string, 200)
 	for i := 0; i < 180; i++ {
-		work <- [2]string{chats[rng.IntN(len(chats))], "task" + strconv.Itoa(i)}
+		queue := "default"
+		if ahead && i%3 == 0 {
+			queue = "critical"
+		}
+		work <- [3]string{chats[rng.IntN(len(chats))], "task" + strconv.Itoa(i), queue}
 	}
 	close(work)
 	for w := 0; w < 8; w++ {
@@ -376,20 +397,14 @@ func TestConcurrentSendersKeepEveryWindow(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for job := range work {
-				for {
-					d, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: job[0], Queue: "default", TaskID: job[1]})
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					if d.Kind == ratelimit.Go {
-						mu.Lock()
-						sends = append(sends, send{job[0], d.At})
-						mu.Unlock()
-						break
-					}
-					time.Sleep(d.Wait) // a deferred task comes back after Wait
+				at, err := b.sendOne(ratelimit.Ask{Chat: job[0], Queue: job[2], TaskID: job[1], Ahead: ahead})
+				if err != nil {
+					t.Error(err)
+					return
 				}
+				mu.Lock()
+				sends = append(sends, send{job[0], at})
+				mu.Unlock()
 			}
 		}()
 	}
@@ -420,6 +435,113 @@ func TestConcurrentSendersKeepEveryWindow(t *testing.T) {
 			lim = cfg.Group
 		}
 		check(fmt.Sprintf("chat %s", chat), ts, lim)
+	}
+}
+
+// sendOne asks for a slot the way the worker does and returns the send
+// time by Redis' clock: a short wait is slept through (its reservation held
+// in memory when ask.Ahead), a slot handed out ahead is confirmed after the
+// wait, and a moved slot is asked for again.
+func (b bundle) sendOne(ask ratelimit.Ask) (time.Time, error) {
+	for {
+		d, err := b.lim.Acquire(b.ctx, ask)
+		if err != nil {
+			return time.Time{}, err
+		}
+		ask.Resume = ""
+		if d.Kind == ratelimit.Go && d.Wait == 0 {
+			return d.At, nil
+		}
+		due := time.Now().Add(d.Wait)
+		time.Sleep(d.Wait) // a deferred task comes back after Wait
+		if d.Kind == ratelimit.Go {
+			ok, err := b.lim.Confirm(b.ctx, ask.Chat, d)
+			if err != nil {
+				return time.Time{}, err
+			}
+			if ok && time.Since(due) <= b.cfg.Guard/2 {
+				return d.At.Add(d.Wait), nil
+			}
+		}
+		ask.Resume = d.Resume
+	}
+}
+
+// TestAheadSlotMovesWithAPause: a slot handed out ahead is not confirmed
+// once a 429 pause has moved the schedule, and asking again with the held
+// reservation gives the moved slot, behind the pause.
+func TestAheadSlotMovesWithAPause(t *testing.T) {
+	t.Parallel()
+	b := setup(t, ratelimit.Config{Bot: ratelimit.Per(2, 2*time.Second), Private: ratelimit.Per(1, time.Second), SleepMax: 5 * time.Second})
+	first, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: "1", Queue: "default", TaskID: "a", Ahead: true})
+	if err != nil || first.Kind != ratelimit.Go || first.Wait != 0 {
+		t.Fatalf("first = %+v, %v; want go now", first, err)
+	}
+	second, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: "2", Queue: "default", TaskID: "b", Ahead: true})
+	if err != nil || second.Kind != ratelimit.Go || !near(second.Wait, time.Second) || second.Resume == "" {
+		t.Fatalf("second = %+v, %v; want go after the bot's 1 s spread, with a reservation to resume", second, err)
+	}
+	if ok, err := b.lim.Confirm(b.ctx, "2", second); err != nil || !ok {
+		t.Fatalf("confirm before any pause = %v, %v; want true", ok, err)
+	}
+	if _, err := b.lim.Penalize(b.ctx, "1", first.Slot, 3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := b.lim.Confirm(b.ctx, "2", second); err != nil || ok {
+		t.Fatalf("confirm after a 3 s bot pause = %v, %v; want false", ok, err)
+	}
+	again, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: "2", Queue: "default", TaskID: "b", Ahead: true, Resume: second.Resume})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Kind == ratelimit.Go && again.Wait < 3*time.Second-300*time.Millisecond {
+		t.Fatalf("after the pause: %+v; want nothing before the pause ends", again)
+	}
+}
+
+// TestAheadHoldsShortReservationsInMemory: with Ahead, a turn the caller
+// sleeps through is handed back (Decision.Resume) instead of stored; Hold
+// stores it when the task must go back to Redis, and the task keeps its
+// turn either way.
+func TestAheadHoldsShortReservationsInMemory(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	lim, err := ratelimit.New(rdb, ratelimit.Config{Bot: ratelimit.Unlimited, Private: ratelimit.Per(1, 2*time.Second), SleepMax: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ask := func(id, resume string) ratelimit.Decision {
+		t.Helper()
+		d, err := lim.Acquire(ctx, ratelimit.Ask{Chat: "7", Queue: "default", TaskID: id, Ahead: true, Resume: resume})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if d := ask("a", ""); d.Kind != ratelimit.Go {
+		t.Fatalf("first = %+v", d)
+	}
+	d := ask("b", "")
+	if d.Kind != ratelimit.Again || d.Resume == "" || !near(d.Wait, 2*time.Second) {
+		t.Fatalf("second = %+v; want a 2 s wait held in memory", d)
+	}
+	if n := rdb.Exists(ctx, "{herald}:resv:b").Val(); n != 0 {
+		t.Fatalf("a reservation held in memory was stored too")
+	}
+	if err := lim.Hold(ctx, "b", d.Resume); err != nil {
+		t.Fatal(err)
+	}
+	if n := rdb.Exists(ctx, "{herald}:resv:b").Val(); n != 1 {
+		t.Fatalf("Hold did not store the reservation")
+	}
+	// A third message queues behind b's turn, held or stored.
+	if c := ask("c", ""); !near(c.Wait, 4*time.Second) {
+		t.Fatalf("third = %+v; want the turn after b's", c)
+	}
+	if again := ask("b", d.Resume); again.Kind != ratelimit.Again || !near(again.Wait, 2*time.Second) {
+		t.Fatalf("b asking again = %+v; want its own turn, not a new one", again)
 	}
 }
 

@@ -85,11 +85,24 @@ local function taskOf(member) return string.match(member, '^[^|]*|[^|]*|(.*)$') 
 // reservation TTL ms, ARGV[9] task id, ARGV[10] normalised chat, ARGV[11]
 // chat send log prefix, ARGV[12..13] windows of private and group chats (for
 // the chat of a message that a priority message displaces), ARGV[14] "1" to
-// read the progress record, ARGV[15] reservation key prefix.
+// read the progress record, ARGV[15] reservation key prefix, ARGV[16] a
+// reservation the caller holds in memory ("" for none; the stored one wins),
+// ARGV[17] go-ahead µs: how far ahead a bot-wide slot may be handed out as
+// "send at" (0: never), ARGV[18] gap µs: how far past the bot's next free
+// slot a message that waits for its chat's spacing may take its bot-wide
+// slot at once rather than come back for it.
 //
-// Returns {kind, wait µs, progress or false, member, now µs}: kind 1 = send
-// now (member names the slot, for Penalize; now is the decision's time), 2 = sleep wait then ask again,
-// 3 = defer the task by wait (it comes back lead µs before its slot).
+// Returns {kind, wait µs, progress or false, member, now µs, reservation}:
+// kind 1 = send after wait (0: now; member names the slot, for Penalize; now
+// is the decision's time), 2 = sleep wait then ask again, 3 = defer the task
+// by wait (it comes back lead µs before its slot). The reservation comes
+// with a wait that the caller holds in memory (go-ahead > 0); it passes it
+// back as ARGV[16].
+//
+// A send after a wait stores no reservation: the caller sleeps through the
+// wait, checks that its slot has not moved (Limiter.Confirm: a pause shifts
+// the schedule, a priority message may take the slot) and sends, or asks
+// again with the reservation "g|<slot>|<member>".
 //
 // A reservation ("<stage>|<slot µs>|<member>") records how far a waiting
 // task got: 'c' its chat turn, 'q' its queue turn (or a wait for the chat's
@@ -101,27 +114,46 @@ local guard = tonumber(ARGV[5])
 -- One read for the reservation, the progress record and both pauses.
 local st = redis.call('MGET', KEYS[5], KEYS[6], KEYS[8], KEYS[9])
 local r, progress = st[1], false
+if not r and ARGV[16] ~= '' then r = ARGV[16] end
+local goAhead, gap = tonumber(ARGV[17]), tonumber(ARGV[18])
 if ARGV[14] == '1' then progress = st[2] end
 local pb, pc = tonumber(st[3] or 0), tonumber(st[4] or 0)
 local bw, qw, cw, pw = wins(ARGV[1]), wins(ARGV[2]), wins(ARGV[3]), wins(ARGV[4])
 local sleepMax, lead = tonumber(ARGV[6]), tonumber(ARGV[7])
 
+-- A reservation that is used up is deleted at the end, unless a new one
+-- has replaced it by then.
+local stage, member, held = 'n', nil, st[1] and true
+
 local function waitFor(w)
   if w > sleepMax then return {3, num(w - lead), progress} end
   return {2, num(w), progress}
 end
+-- reserve records how far the message got. A caller that holds its
+-- reservation in memory (goAhead > 0) gets it back with a wait it sleeps
+-- through; a longer wait, which hands the task back to Redis, stores it.
 local function reserve(stage, s, member)
-  redis.call('SET', KEYS[5], stage .. '|' .. num(s) .. '|' .. member, 'PX', ARGV[8])
+  local rv = stage .. '|' .. num(s) .. '|' .. member
+  if goAhead > 0 and s - now <= sleepMax then
+    if held then redis.call('DEL', KEYS[5]) end
+    return {2, num(s - now), progress, member, num(now), rv}
+  end
+  redis.call('SET', KEYS[5], rv, 'PX', ARGV[8])
   return waitFor(s - now)
 end
+-- goAt hands out a bot-wide slot up to goAhead ahead as a send after a
+-- wait: the caller sleeps through it and checks that the slot is still its
+-- own (Limiter.Confirm) instead of asking again.
+local function goAt(s, member)
+  if held then redis.call('DEL', KEYS[5]) end
+  local rv = 'g|' .. num(s) .. '|' .. member
+  return {1, num(math.max(s - now, 0)), progress, member, num(now), rv}
+end
 
--- A reservation that is used up is deleted at the end, unless a new one
--- has replaced it by then.
-local stage, member, held = 'n', nil, r and true
 if r then
-  local st, slot, m = string.match(r, '^(%a)|(%d+)|(.*)$')
+  local rs, slot, m = string.match(r, '^(%a)|(%d+)|(.*)$')
   slot, member = tonumber(slot), m
-  if st == 'g' then
+  if rs == 'g' then
     local sc = slot
     if bw.maxn > 0 then
       sc = redis.call('ZSCORE', KEYS[1], m)
@@ -130,11 +162,9 @@ if r then
     end
     if sc then
       sc = tonumber(sc)
-      if sc > now then return waitFor(sc - now) end
-      if sc >= now - guard / 2 then
-        redis.call('DEL', KEYS[5])
-        return {1, '0', progress, m, num(now)}
-      end
+      if sc > now and sc - now <= goAhead then return goAt(sc, m) end
+      if sc > now then return reserve('g', sc, m) end
+      if sc >= now - guard / 2 then return goAt(now, m) end
       -- Back later than half the guard (the other half is for the trip to
       -- Telegram): sending now could crowd the sends reserved after this
       -- one. Leave the slot unused and take a new one.
@@ -143,8 +173,14 @@ if r then
     end
     stage = 'q'
   else
-    if slot > now then return waitFor(slot - now) end
-    stage = st
+    if rs == 'c' and cw.maxn > 0 then
+      -- The turn may have moved since (a priority message, a pause): the
+      -- chat's log has it.
+      local t = redis.call('ZSCORE', KEYS[3], m)
+      if t then slot = tonumber(t) end
+    end
+    if slot > now then return reserve(rs, slot, m) end
+    stage = rs
   end
 end
 if not member then
@@ -212,9 +248,12 @@ if bw.maxn > 0 then sb = earliest(KEYS[1], bw, sb) end
 local cs = math.max(now, pc)
 if cw.maxn > 0 then cs = earliest(KEYS[4], cw, cs) end
 if cs > sb then
-  -- An earlier message of the chat went out late: wait for the chat's own
-  -- spacing without holding a bot-wide slot that would sit unused.
-  return reserve('q', cs, member)
+  -- An earlier message of the chat went out late. Close behind the bot's
+  -- next free slot, take the slot after the chat's spacing at once (the few
+  -- bot-wide slots skipped are fewer than the gap allows); further, wait for
+  -- the spacing without holding a bot-wide slot that would sit unused.
+  if cs - sb > gap or goAhead == 0 then return reserve('q', cs, member) end
+  sb = earliest(KEYS[1], bw, cs)
 end
 
 local s = sb
@@ -258,9 +297,8 @@ end
 
 if bw.maxn > 0 then add(KEYS[1], bw, s, member, false) end
 if cw.maxn > 0 then add(KEYS[4], cw, s, member, true) end
-if s > now then return reserve('g', s, member) end
-if held then redis.call('DEL', KEYS[5]) end
-return {1, '0', progress, member, num(now)}
+if s > now and s - now > goAhead then return reserve('g', s, member) end
+return goAt(s, member)
 `)
 
 // penalizeScript applies a 429 answer.
