@@ -64,12 +64,11 @@ func run() int {
 		}
 		return 0
 	case "send":
-		opts, err := cfg.Redis.UniversalOptions()
+		rdb, err := cfg.Redis.NewClient(config.ClientOptions{})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "producer send:", err)
 			return producer.ExitUsage
 		}
-		rdb := redis.NewUniversalClient(opts)
 		defer rdb.Close()
 		enq := app.NewEnqueuer(rdb, cfg)
 		defer enq.Close()

@@ -7,11 +7,14 @@ import (
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/feeds"
 	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/keys"
 )
 
 // RunFeeds polls the feeds of path (HERALD_FEEDS_FILE when empty) until ctx
@@ -29,29 +32,31 @@ func RunFeeds(ctx context.Context, cfg config.Producer, path string, log *slog.L
 	if err != nil {
 		return err
 	}
-	opts, err := cfg.Redis.UniversalOptions()
+	rdb, err := cfg.Redis.NewClient(config.ClientOptions{})
 	if err != nil {
 		return err
 	}
-	rdb := redis.NewUniversalClient(opts)
 	defer rdb.Close()
 	if err := checkRedisAuth(ctx, rdb, cfg.Redis.Redacted()); err != nil {
 		return err
 	}
 	enq := NewEnqueuer(rdb, cfg)
 	defer enq.Close()
-	dispatcher, router, err := NewRouter(cfg, enq, log)
+	routed, router, err := NewRouter(cfg, enq, log)
 	if err != nil {
 		return err
 	}
 	if router == nil {
 		return fmt.Errorf("feeds need routes: set %s or %s", config.EnvRoutesFile, config.EnvAlertsDefaultChat)
 	}
+	// An item is recorded as seen only after its messages are confirmed
+	// stored; otherwise the next poll sends it again.
+	dispatcher := settledDispatcher{d: routed, enq: enq}
 	reg := NewRegistry()
 	if cfg.Listen != "" {
 		httpCtx, stop := context.WithCancel(ctx)
 		defer stop()
-		h := healthHandler(rdb, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		h := healthHandler(writableCheck(rdb, cfg.Redis.ReplicaHint()), promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		go func() {
 			if err := httpapi.ListenAndServe(httpCtx, cfg.Listen, h, log); err != nil {
 				log.Error("feeds health/metrics server failed", "error", err)
@@ -60,6 +65,9 @@ func RunFeeds(ctx context.Context, cfg config.Producer, path string, log *slog.L
 	}
 	stopHUP := reloadOnHUP(ctx, log, cfg.RoutesFile, func() error { return reloadRoutes(router, cfg.RoutesFile) })
 	defer stopHUP()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go durable.Watch(watchCtx, rdb, roleWatchInterval, cfg.Redis.ReplicaHint(), log)
 	log.Info("feed poller starting", "feeds", len(file.Feeds), "file", path, "concurrency", cfg.FeedsConcurrency,
 		"redis", cfg.Redis.Redacted())
 	err = feeds.Run(ctx, feeds.Config{
@@ -70,4 +78,24 @@ func RunFeeds(ctx context.Context, cfg config.Producer, path string, log *slog.L
 		return fmt.Errorf("feeds: %w", err)
 	}
 	return nil
+}
+
+// settledDispatcher confirms, through the Enqueuer's Settle, that the
+// messages of each dispatched batch reached the replicas the settings ask
+// for; a batch that was not confirmed is reported as failed.
+type settledDispatcher struct {
+	d   alerts.Dispatcher
+	enq *jobs.Enqueuer
+}
+
+func (s settledDispatcher) Dispatch(ctx context.Context, batch []alerts.Alert) (alerts.Dispatched, error) {
+	ctx = durable.Track(ctx)
+	res, err := s.d.Dispatch(ctx, batch)
+	if err != nil {
+		return res, err
+	}
+	if err := s.enq.Settle(ctx, keys.HeartbeatRecords()); err != nil {
+		return alerts.Dispatched{}, err
+	}
+	return res, nil
 }

@@ -2,13 +2,14 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/herald-dev/herald/internal/durable"
 )
 
 // Healthcheck asks the local server on listen for /readyz and returns an exit
@@ -38,16 +39,22 @@ func Healthcheck(ctx context.Context, listen string, stderr io.Writer) int {
 	return 0
 }
 
-// healthHandler serves /livez, /readyz (Redis answers PING) and /metrics for
-// processes without an API of their own.
-func healthHandler(rdb redis.UniversalClient, metrics http.Handler) http.Handler {
+// healthHandler serves /livez, /readyz (ready answers nil: Redis is
+// reachable and takes writes) and /metrics for processes without an API of
+// their own.
+func healthHandler(ready func(context.Context) error, metrics http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if err := rdb.Ping(ctx).Err(); err != nil {
-			http.Error(w, "redis unavailable\n", http.StatusServiceUnavailable)
+		if err := ready(ctx); err != nil {
+			msg := "redis unavailable"
+			var np *durable.NotPrimaryError
+			if errors.As(err, &np) {
+				msg = err.Error()
+			}
+			http.Error(w, msg+"\n", http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))

@@ -15,21 +15,21 @@ import (
 // only its chat. A queue whose limit is "off" is left out of Queues.
 func Limits(l config.Limits) ratelimit.Config {
 	c := ratelimit.Config{
-		Bot:            limit(l.Bot),
-		Private:        limit(l.Private),
-		Group:          limit(l.Group),
+		Bot:            l.Bot.Limit(),
+		Private:        l.Private.Limit(),
+		Group:          l.Group.Limit(),
 		PriorityQueues: l.PriorityQueues,
 		Guard:          l.Guard,
 		BotPauseMax:    l.BotPauseMax,
 	}
 	if len(l.Priority) > 0 {
-		c.Priority = limit(l.Priority)
+		c.Priority = l.Priority.Limit()
 	}
 	if len(l.Queues) > 0 {
 		c.Queues = make(map[string]ratelimit.Limit, len(l.Queues))
 		for q, ws := range l.Queues {
 			if len(ws) > 0 {
-				c.Queues[q] = limit(ws)
+				c.Queues[q] = ws.Limit()
 			}
 		}
 	}
@@ -38,16 +38,4 @@ func Limits(l config.Limits) ratelimit.Config {
 		c.Guard = time.Nanosecond
 	}
 	return c
-}
-
-// limit converts windows: nil stays nil, empty becomes ratelimit.Unlimited.
-func limit(ws config.Windows) ratelimit.Limit {
-	if ws == nil {
-		return nil
-	}
-	out := make(ratelimit.Limit, len(ws))
-	for i, w := range ws {
-		out[i] = ratelimit.Window{N: w.N, Per: w.Per}
-	}
-	return out
 }

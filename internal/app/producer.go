@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/heartbeat"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
@@ -30,7 +33,8 @@ import (
 	"github.com/herald-dev/herald/internal/webhooks"
 )
 
-// NewEnqueuer builds the enqueue side from the producer's settings.
+// NewEnqueuer builds the enqueue side from the producer's settings, its
+// Settle waiting for the replicas HERALD_REDIS_WAIT_REPLICAS asks for.
 func NewEnqueuer(rdb redis.UniversalClient, cfg config.Producer) *jobs.Enqueuer {
 	return jobs.NewEnqueuer(rdb, jobs.EnqueueConfig{
 		Queues:            cfg.Queues,
@@ -39,8 +43,37 @@ func NewEnqueuer(rdb redis.UniversalClient, cfg config.Producer) *jobs.Enqueuer 
 		Timeout:           cfg.TaskTimeout,
 		IdempotencyWindow: cfg.IdempotencyWindow,
 		Limits:            jobs.Limits{MaxTextLen: cfg.MaxTextLen},
+		Durable:           NewAcker(rdb, cfg.Redis),
 	})
 }
+
+// NewAcker returns the durable acknowledgement of r's settings on rdb.
+func NewAcker(rdb redis.UniversalClient, r config.Redis) *durable.Acker {
+	return durable.New(rdb, DurableConfig(r))
+}
+
+// DurableConfig is what HERALD_REDIS_WAIT_REPLICAS and _TIMEOUT ask for.
+func DurableConfig(r config.Redis) durable.Config {
+	replicas, auto, timeout := r.Durability()
+	return durable.Config{Replicas: replicas, Auto: auto, Timeout: timeout}
+}
+
+// writableCheck is /readyz's Redis check: the server Herald writes to
+// answers and is a master. A replica's error names the fix (hint).
+func writableCheck(rdb redis.UniversalClient, hint string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		err := durable.CheckPrimary(ctx, rdb)
+		var np *durable.NotPrimaryError
+		if errors.As(err, &np) {
+			return fmt.Errorf("%w: %s", err, hint)
+		}
+		return err
+	}
+}
+
+// roleWatchInterval is how often a running producer or feed poller checks
+// that Redis is still a master (one ROLE), to log the fix within seconds.
+const roleWatchInterval = 2 * time.Second
 
 // Version is Herald's release version as herald_build_info reports it. The
 // release build sets it with
@@ -201,7 +234,7 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 		metricsHandler = httpapi.RequireToken(metricsToken, metricsHandler)
 	}
 	apiCfg := producer.Config{
-		Enqueuer: enq, Redis: rdb, APIToken: token, AuthDisabled: cfg.AuthDisabled, AdminToken: adminToken,
+		Enqueuer: enq, Redis: rdb, Ready: writableCheck(rdb, cfg.Redis.ReplicaHint()), APIToken: token, AuthDisabled: cfg.AuthDisabled, AdminToken: adminToken,
 		MaxBodyBytes: cfg.MaxBodyBytes, Logger: log, Registerer: reg,
 		Metrics: metricsHandler,
 		Mounts: []producer.Mount{
@@ -311,17 +344,19 @@ func ProducerHandler(cfg config.Producer, rdb redis.UniversalClient, connOpt asy
 // RunProducer serves the producer API until ctx ends. SIGHUP reloads the
 // routing file.
 func RunProducer(ctx context.Context, cfg config.Producer, log *slog.Logger) error {
-	opts, err := cfg.Redis.UniversalOptions()
+	// The producer's own client fails fast (config.ClientOptions.FailFast):
+	// an API request gets its 503 at once and the sender retries. The web
+	// UI and asynq's queue metrics get clients of their own, built the same
+	// way so that they follow a failover as quickly.
+	rdb, err := cfg.Redis.NewClient(config.ClientOptions{FailFast: true})
 	if err != nil {
 		return err
 	}
-	failFast(opts)
-	connOpt, err := cfg.Redis.ConnOpt()
-	if err != nil {
-		return err
-	}
-	rdb := redis.NewUniversalClient(opts)
 	defer rdb.Close()
+	connOpt, err := cfg.Redis.AsynqConnOpt(config.ClientOptions{})
+	if err != nil {
+		return err
+	}
 	if err := checkRedisAuth(ctx, rdb, cfg.Redis.Redacted()); err != nil {
 		return err
 	}
@@ -335,8 +370,12 @@ func RunProducer(ctx context.Context, cfg config.Producer, log *slog.Logger) err
 	}
 	stopHUP := reloadOnHUP(ctx, log, cfg.RoutesFile, p.Reload)
 	defer stopHUP()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go durable.Watch(watchCtx, rdb, roleWatchInterval, cfg.Redis.ReplicaHint(), log)
+	replicas, auto, timeout := cfg.Redis.Durability()
 	log.Info("producer starting", "listen", cfg.Listen, "redis", cfg.Redis.Redacted(), "monitoring", cfg.MonitoringPath,
-		"auth", !cfg.AuthDisabled, "routes", cfg.RoutesFile)
+		"auth", !cfg.AuthDisabled, "routes", cfg.RoutesFile, "wait_replicas", waitShown(replicas, auto), "wait_timeout", timeout)
 	if p.MetricsHandler() == nil {
 		if err := httpapi.ListenAndServe(ctx, cfg.Listen, p.Handler(), log); err != nil {
 			return fmt.Errorf("producer: %w", err)
@@ -370,14 +409,10 @@ func RunProducer(ctx context.Context, cfg config.Producer, log *slog.Logger) err
 	return nil
 }
 
-// failFast makes the producer's Redis client give up at once when Redis
-// refuses connections or a command fails: an API request then gets its 503
-// (with Retry-After) in milliseconds, and the sender retries with its own
-// backoff, instead of waiting through go-redis's retries (about 1.5 s) and
-// perhaps timing out first. A Redis that does not answer at all costs at
-// most the dial timeout.
-func failFast(o *redis.UniversalOptions) {
-	o.MaxRetries = -1
-	o.DialerRetries = 1
-	o.DialTimeout = time.Second
+// waitShown renders the replica wait for the start-up line.
+func waitShown(replicas int, auto bool) string {
+	if auto {
+		return "auto"
+	}
+	return strconv.Itoa(replicas)
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/digest"
+	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/worker"
@@ -33,12 +35,15 @@ func NewSender(cfg config.Worker) (*telegram.Client, error) {
 
 // NewWorker assembles a worker from its settings and a sender.
 func NewWorker(cfg config.Worker, sender worker.Sender, reg prometheus.Registerer, log *slog.Logger) (*worker.Worker, error) {
-	opts, err := cfg.Redis.UniversalOptions()
+	// Herald's own client: on a Cluster it reloads the slot map quickly
+	// after a failover, and asynq's server runs on it too.
+	rdb, err := cfg.Redis.NewClient(config.ClientOptions{})
 	if err != nil {
 		return nil, err
 	}
 	w, err := worker.New(worker.Config{
-		Redis:              opts,
+		Client:             rdb,
+		Durable:            DurableConfig(cfg.Redis),
 		Sender:             sender,
 		Limits:             Limits(cfg.Limits),
 		Queues:             cfg.Queues,
@@ -63,6 +68,7 @@ func NewWorker(cfg config.Worker, sender worker.Sender, reg prometheus.Registere
 		Registerer: reg,
 	})
 	if err != nil {
+		rdb.Close()
 		return nil, err
 	}
 	queues := make([]string, 0, len(cfg.Queues))
@@ -102,7 +108,16 @@ func RunWorker(ctx context.Context, cfg config.Worker, log *slog.Logger) error {
 			}
 		}()
 	}
+	// A plain redis:// URL that lands on a replica (a demoted master) gets
+	// one clear log line naming the fix.
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		durable.Watch(watchCtx, w.Client(), 2*time.Second, cfg.Redis.ReplicaHint(), log)
+	}()
 	err = w.Run(ctx)
+	stopWatch()
 	stopHTTP()
 	wg.Wait()
 	if err != nil {

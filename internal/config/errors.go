@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // FieldError is a problem with one setting. Its message names the environment
@@ -49,4 +50,29 @@ func (p *problems) add(env, format string, args ...any) {
 // err joins the collected problems, or returns nil when there are none.
 func (p problems) err() error {
 	return errors.Join(p...)
+}
+
+// positive records a problem when d is not above zero. The example is the
+// setting's default, passed in by the caller from the component that owns
+// it, so the message cannot suggest a stale figure.
+func (p *problems) positive(env string, d, example time.Duration) {
+	if d <= 0 {
+		p.add(env, "must be > 0 (e.g. %s), got %s", fmtDur(example), fmtDur(d))
+	}
+}
+
+// atLeastSecond records a problem when d is below one second; example is
+// the setting's default, as for positive.
+func (p *problems) atLeastSecond(env string, d, example time.Duration) {
+	if d < time.Second {
+		p.add(env, "must be at least 1s (e.g. %s), got %s", fmtDur(example), fmtDur(d))
+	}
+}
+
+// bodyLimit records a problem when a body limit is below minBodyBytes;
+// example is the setting's default, as for positive.
+func (p *problems) bodyLimit(env string, n, example int64) {
+	if n < minBodyBytes {
+		p.add(env, "must be at least %s (e.g. %s), got %d", formatBytes(minBodyBytes), formatBytes(example), n)
+	}
 }

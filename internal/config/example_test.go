@@ -66,7 +66,7 @@ func ExampleRedis_Redacted() {
 }
 
 func ExampleMarkdownTable() {
-	fmt.Print(config.MarkdownTable(config.WorkerSettings()[8:9]))
+	fmt.Print(config.MarkdownTable(config.WorkerSettings()[10:11]))
 	// Output:
 	// | Environment | Flag | Default | Description |
 	// |---|---|---|---|

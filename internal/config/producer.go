@@ -5,8 +5,14 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/herald-dev/herald/internal/feeds"
+	"github.com/herald-dev/herald/internal/heartbeat"
+	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/webhooks"
 )
 
 // Producer environment variables (HERALD_QUEUES is shared with the worker).
@@ -45,33 +51,33 @@ const (
 	EnvMaxHeartbeats      = "HERALD_MAX_HEARTBEATS"
 )
 
-// Producer defaults.
+// The producer's own defaults: the settings of the binary itself (its
+// listeners, the web UI and the metrics cache) that no component owns. The
+// enqueue policy's defaults are jobs', the heartbeat, webhook and feed
+// figures their packages', and the settings fill and document theirs from
+// those.
 const (
-	DefaultListen            = ":8080"
-	DefaultQueue             = "default"
-	DefaultMaxRetry          = 25
-	DefaultTaskTimeout       = 2 * time.Minute
-	DefaultIdempotencyWindow = 24 * time.Hour
-	DefaultMaxTextLen        = 32768
-	DefaultMaxBodyBytes      = 1 << 20
-	DefaultMonitoringPath    = "/monitoring"
-	DefaultHeartbeatCheck    = 5 * time.Second
-	DefaultFeedsConcurrency  = 4
-	DefaultWebhookMaxBody    = 256 << 10
-	DefaultMetricsCache      = 5 * time.Second
-	DefaultMaxHeartbeats     = 1000
+	DefaultListen         = ":8080"
+	DefaultMaxBodyBytes   = 1 << 20
+	DefaultMonitoringPath = "/monitoring"
+	DefaultMetricsCache   = 5 * time.Second
+)
+
+// Bounds of the producer's own settings.
+const (
+	// minBodyBytes is the smallest request body limit accepted.
+	minBodyBytes = 1 << 10
+	// maxMetricsCache is the longest HERALD_METRICS_CACHE accepted.
+	maxMetricsCache = 5 * time.Minute
+	// minHeartbeatCheck is the shortest HERALD_HEARTBEAT_CHECK_INTERVAL
+	// accepted: the settings' own floor, stricter than
+	// heartbeat.MinCheckInterval, since every producer runs a check script
+	// this often.
+	minHeartbeatCheck = 100 * time.Millisecond
 )
 
 // reservedPaths are the API's own paths, which the web UI may not take.
 var reservedPaths = []string{"/v1", "/livez", "/readyz", "/metrics"}
-
-// defaultQueueNames returns a fresh copy of the default queue list.
-func defaultQueueNames() []string {
-	return []string{"critical", "default", "low"}
-}
-
-// minBodyBytes is the smallest request body limit accepted.
-const minBodyBytes = 1 << 10
 
 // Producer is the configuration of the producer binary, which accepts
 // messages over HTTP (or its command line) and enqueues SendMessage tasks.
@@ -79,7 +85,7 @@ type Producer struct {
 	Redis Redis
 	Log   Log
 
-	// Listen is the HTTP API address (HERALD_LISTEN, ":8080").
+	// Listen is the HTTP API address (HERALD_LISTEN, default [DefaultListen]).
 	Listen string
 	// APIToken is the bearer token clients must present (HERALD_API_TOKEN).
 	APIToken string
@@ -90,28 +96,31 @@ type Producer struct {
 	// (HERALD_AUTH_DISABLED). When false a token is required.
 	AuthDisabled bool
 	// DefaultQueue receives messages that name no queue
-	// (HERALD_DEFAULT_QUEUE, "default"); it must be one of Queues.
+	// (HERALD_DEFAULT_QUEUE, default [jobs.QueueDefault]); it must be one of
+	// Queues.
 	DefaultQueue string
 	// Queues are the queue names clients may use (HERALD_QUEUES, shared with
-	// the worker; priorities there are ignored; default critical,default,low).
+	// the worker; priorities there are ignored; default [jobs.DefaultQueues]).
 	Queues []string
 	// MaxRetry is how often a task is retried before it is archived
-	// (HERALD_MAX_RETRY, 25).
+	// (HERALD_MAX_RETRY, default [jobs.DefaultMaxRetry]).
 	MaxRetry int
-	// TaskTimeout bounds one processing attempt (HERALD_TASK_TIMEOUT, 2m).
+	// TaskTimeout bounds one processing attempt (HERALD_TASK_TIMEOUT,
+	// default [jobs.DefaultTaskTimeout]).
 	TaskTimeout time.Duration
 	// IdempotencyWindow is how long an idempotency key blocks a duplicate
-	// (HERALD_IDEMPOTENCY_WINDOW, 24h).
+	// (HERALD_IDEMPOTENCY_WINDOW, default [jobs.DefaultIdempotencyWindow]).
 	IdempotencyWindow time.Duration
 	// MaxTextLen is the longest accepted text in UTF-16 code units
-	// (HERALD_MAX_TEXT_LEN, 32768); the worker splits long texts into
-	// 4096-unit messages.
+	// (HERALD_MAX_TEXT_LEN, default [jobs.DefaultMaxTextLen]); the worker
+	// splits long texts into messages of Telegram's 4096 units.
 	MaxTextLen int
-	// MaxBodyBytes bounds an HTTP request body (HERALD_MAX_BODY_BYTES, 1 MiB).
+	// MaxBodyBytes bounds an HTTP request body (HERALD_MAX_BODY_BYTES,
+	// default [DefaultMaxBodyBytes]).
 	MaxBodyBytes int64
 	// MonitoringPath is where the Asynq web UI is mounted
-	// (HERALD_MONITORING_PATH, "/monitoring"); "" disables it ("off" in the
-	// environment).
+	// (HERALD_MONITORING_PATH, default [DefaultMonitoringPath]); "" disables
+	// it ("off" in the environment).
 	MonitoringPath string
 	// MonitoringReadOnly hides the UI's mutating actions
 	// (HERALD_MONITORING_READONLY).
@@ -140,12 +149,13 @@ type Producer struct {
 	// (HERALD_GRAFANA_TIMESTAMP_HEADER).
 	GrafanaTimestampHeader string
 	// HeartbeatCheckInterval is how often overdue heartbeats are looked for
-	// (HERALD_HEARTBEAT_CHECK_INTERVAL, 5s).
+	// (HERALD_HEARTBEAT_CHECK_INTERVAL, default
+	// [heartbeat.DefaultCheckInterval]).
 	HeartbeatCheckInterval time.Duration
 	// FeedsFile is the feed list `producer feeds` polls (HERALD_FEEDS_FILE).
 	FeedsFile string
 	// FeedsConcurrency bounds simultaneous feed fetches
-	// (HERALD_FEEDS_CONCURRENCY, 4).
+	// (HERALD_FEEDS_CONCURRENCY, default [feeds.DefaultConcurrency]).
 	FeedsConcurrency int
 	// AdminToken is the web UI's admin credential (HERALD_ADMIN_TOKEN or
 	// HERALD_ADMIN_TOKEN_FILE): only it may pause queues, run, archive or
@@ -153,9 +163,10 @@ type Producer struct {
 	// the UI is read-only for everyone.
 	AdminToken, AdminTokenFile string
 	// WebhookMaxBodyBytes bounds a webhook body
-	// (HERALD_WEBHOOK_MAX_BODY_BYTES, 256 KiB; MaxBodyBytes when that is
-	// smaller, see WebhookBodyLimit); signed webhooks are read before they
-	// can be authenticated, so their limit stays well below the API's.
+	// (HERALD_WEBHOOK_MAX_BODY_BYTES, default [webhooks.DefaultMaxBodyBytes];
+	// MaxBodyBytes when that is smaller, see WebhookBodyLimit); signed
+	// webhooks are read before they can be authenticated, so their limit
+	// stays well below the API's.
 	WebhookMaxBodyBytes int64
 	// MetricsListen, when set, serves /metrics on a listener of its own
 	// instead of the API's (HERALD_METRICS_LISTEN).
@@ -164,11 +175,13 @@ type Producer struct {
 	// (HERALD_METRICS_TOKEN or HERALD_METRICS_TOKEN_FILE).
 	MetricsToken, MetricsTokenFile string
 	// MetricsCache is how long asynq's queue statistics are reused between
-	// scrapes (HERALD_METRICS_CACHE, 5s); it bounds their Redis cost
-	// whatever the scrape rate. 0 queries Redis at every scrape.
+	// scrapes (HERALD_METRICS_CACHE, default [DefaultMetricsCache]); it
+	// bounds their Redis cost whatever the scrape rate. 0 queries Redis at
+	// every scrape.
 	MetricsCache time.Duration
 	// MaxHeartbeats bounds the number of heartbeats; a ping creating one
-	// more is refused (HERALD_MAX_HEARTBEATS, 1000).
+	// more is refused (HERALD_MAX_HEARTBEATS, default
+	// [heartbeat.DefaultMaxHeartbeats]).
 	MaxHeartbeats int
 }
 
@@ -182,22 +195,22 @@ func (p Producer) WithDefaults() Producer {
 		p.Listen = DefaultListen
 	}
 	if p.DefaultQueue == "" {
-		p.DefaultQueue = DefaultQueue
+		p.DefaultQueue = jobs.QueueDefault
 	}
 	if p.Queues == nil {
-		p.Queues = defaultQueueNames()
+		p.Queues = jobs.DefaultQueues()
 	}
 	if p.MaxRetry == 0 {
-		p.MaxRetry = DefaultMaxRetry
+		p.MaxRetry = jobs.DefaultMaxRetry
 	}
 	if p.TaskTimeout == 0 {
-		p.TaskTimeout = DefaultTaskTimeout
+		p.TaskTimeout = jobs.DefaultTaskTimeout
 	}
 	if p.IdempotencyWindow == 0 {
-		p.IdempotencyWindow = DefaultIdempotencyWindow
+		p.IdempotencyWindow = jobs.DefaultIdempotencyWindow
 	}
 	if p.MaxTextLen == 0 {
-		p.MaxTextLen = DefaultMaxTextLen
+		p.MaxTextLen = jobs.DefaultMaxTextLen
 	}
 	if p.MaxBodyBytes == 0 {
 		p.MaxBodyBytes = DefaultMaxBodyBytes
@@ -206,19 +219,19 @@ func (p Producer) WithDefaults() Producer {
 		p.MonitoringPath = DefaultMonitoringPath
 	}
 	if p.HeartbeatCheckInterval == 0 {
-		p.HeartbeatCheckInterval = DefaultHeartbeatCheck
+		p.HeartbeatCheckInterval = heartbeat.DefaultCheckInterval
 	}
 	if p.FeedsConcurrency == 0 {
-		p.FeedsConcurrency = DefaultFeedsConcurrency
+		p.FeedsConcurrency = feeds.DefaultConcurrency
 	}
 	if p.WebhookMaxBodyBytes == 0 {
-		p.WebhookMaxBodyBytes = DefaultWebhookMaxBody
+		p.WebhookMaxBodyBytes = webhooks.DefaultMaxBodyBytes
 	}
 	if p.MetricsCache == 0 {
 		p.MetricsCache = DefaultMetricsCache
 	}
 	if p.MaxHeartbeats == 0 {
-		p.MaxHeartbeats = DefaultMaxHeartbeats
+		p.MaxHeartbeats = heartbeat.DefaultMaxHeartbeats
 	}
 	return p
 }
@@ -248,17 +261,17 @@ func (p Producer) Validate() error {
 			pr.add(EnvMetricsListen, "is the API's address %q; pick another port, or leave it empty to serve /metrics on the API", p.Listen)
 		}
 	}
-	if p.MetricsCache < 0 || p.MetricsCache > 5*time.Minute {
-		pr.add(EnvMetricsCache, "must be between 0 (no cache) and 5m (e.g. 5s), got %s", fmtDur(p.MetricsCache))
+	if p.MetricsCache < 0 || p.MetricsCache > maxMetricsCache {
+		pr.add(EnvMetricsCache, "must be between 0 (no cache) and %s (e.g. %s), got %s",
+			fmtDur(maxMetricsCache), fmtDur(DefaultMetricsCache), fmtDur(p.MetricsCache))
 	}
 	if p.MaxHeartbeats < 1 {
-		pr.add(EnvMaxHeartbeats, "must be >= 1 (e.g. %d), got %d", DefaultMaxHeartbeats, p.MaxHeartbeats)
+		pr.add(EnvMaxHeartbeats, "must be >= 1 (e.g. %d), got %d", heartbeat.DefaultMaxHeartbeats, p.MaxHeartbeats)
 	}
-	if p.WebhookMaxBodyBytes < minBodyBytes {
-		pr.add(EnvWebhookMaxBody, "must be at least 1KiB (e.g. 256KiB), got %d", p.WebhookMaxBodyBytes)
-	}
-	if p.HeartbeatCheckInterval < 100*time.Millisecond {
-		pr.add(EnvHeartbeatCheck, "must be at least 100ms (e.g. 5s), got %s", fmtDur(p.HeartbeatCheckInterval))
+	pr.bodyLimit(EnvWebhookMaxBody, p.WebhookMaxBodyBytes, webhooks.DefaultMaxBodyBytes)
+	if p.HeartbeatCheckInterval < minHeartbeatCheck {
+		pr.add(EnvHeartbeatCheck, "must be at least %s (e.g. %s), got %s",
+			fmtDur(minHeartbeatCheck), fmtDur(heartbeat.DefaultCheckInterval), fmtDur(p.HeartbeatCheckInterval))
 	}
 	if p.FeedsConcurrency < 1 {
 		pr.add(EnvFeedsConcurrency, "must be >= 1, got %d", p.FeedsConcurrency)
@@ -267,18 +280,12 @@ func (p Producer) Validate() error {
 	if p.MaxRetry < 0 {
 		pr.add(EnvMaxRetry, "must be >= 0, got %d", p.MaxRetry)
 	}
-	if p.TaskTimeout < time.Second {
-		pr.add(EnvTaskTimeout, "must be at least 1s (e.g. 2m), got %s", fmtDur(p.TaskTimeout))
-	}
-	if p.IdempotencyWindow < time.Second {
-		pr.add(EnvIdempotencyWindow, "must be at least 1s (e.g. 24h), got %s", fmtDur(p.IdempotencyWindow))
-	}
+	pr.atLeastSecond(EnvTaskTimeout, p.TaskTimeout, jobs.DefaultTaskTimeout)
+	pr.atLeastSecond(EnvIdempotencyWindow, p.IdempotencyWindow, jobs.DefaultIdempotencyWindow)
 	if p.MaxTextLen < 1 {
 		pr.add(EnvMaxTextLen, "must be >= 1, got %d", p.MaxTextLen)
 	}
-	if p.MaxBodyBytes < minBodyBytes {
-		pr.add(EnvMaxBodyBytes, "must be at least 1KiB (e.g. 1MiB), got %d", p.MaxBodyBytes)
-	}
+	pr.bodyLimit(EnvMaxBodyBytes, p.MaxBodyBytes, DefaultMaxBodyBytes)
 	if mp := p.MonitoringPath; mp != "" {
 		if !strings.HasPrefix(mp, "/") || mp == "/" || strings.HasSuffix(mp, "/") || strings.ContainsAny(mp, "?# \t") {
 			pr.add(EnvMonitoringPath, "must be a path such as %q (leading slash, no trailing slash), or \"off\", got %q",
@@ -308,7 +315,7 @@ func (p Producer) ValidateServe() error {
 // validateQueues checks the queue list and that DefaultQueue is on it.
 func (p Producer) validateQueues(pr *problems) {
 	if len(p.Queues) == 0 {
-		pr.add(EnvQueues, "must name at least one queue, e.g. %q", DefaultQueues)
+		pr.add(EnvQueues, "must name at least one queue, e.g. %q", defaultQueueWeights())
 	}
 	for i, name := range p.Queues {
 		if !validQueueName(name) {
@@ -432,16 +439,16 @@ func producerSpecs(p *Producer) []spec {
 		newSpec(EnvAPITokenFile, "", "File holding the API token (content trimmed); excludes "+EnvAPIToken+".",
 			stringVar(&p.APITokenFile)),
 		newSpec(EnvAuthDisabled, "false", "Accept requests without a token; for local use only.", boolVar(&p.AuthDisabled)),
-		newSpec(EnvDefaultQueue, DefaultQueue, "Queue for messages that name none; must be listed in "+EnvQueues+".",
+		newSpec(EnvDefaultQueue, jobs.QueueDefault, "Queue for messages that name none; must be listed in "+EnvQueues+".",
 			stringVar(&p.DefaultQueue)),
-		newSpec(EnvQueues, "critical,default,low", "Queues clients may use; same variable as the worker's, priorities ignored.",
+		newSpec(EnvQueues, strings.Join(jobs.DefaultQueues(), ","), "Queues clients may use; same variable as the worker's, priorities ignored.",
 			queueNamesVar(&p.Queues)),
-		newSpec(EnvMaxRetry, "25", "Retries of a task before it is archived.", intVar(&p.MaxRetry)),
-		newSpec(EnvTaskTimeout, "2m", "Timeout of one processing attempt of a task.", durationVar(&p.TaskTimeout)),
-		newSpec(EnvIdempotencyWindow, "24h", "How long an idempotency key rejects duplicates.", durationVar(&p.IdempotencyWindow)),
-		newSpec(EnvMaxTextLen, "32768", "Longest accepted text in UTF-16 units; the worker splits it into 4096-unit messages.",
+		newSpec(EnvMaxRetry, strconv.Itoa(jobs.DefaultMaxRetry), "Retries of a task before it is archived.", intVar(&p.MaxRetry)),
+		newSpec(EnvTaskTimeout, fmtDur(jobs.DefaultTaskTimeout), "Timeout of one processing attempt of a task.", durationVar(&p.TaskTimeout)),
+		newSpec(EnvIdempotencyWindow, fmtDur(jobs.DefaultIdempotencyWindow), "How long an idempotency key rejects duplicates.", durationVar(&p.IdempotencyWindow)),
+		newSpec(EnvMaxTextLen, strconv.Itoa(jobs.DefaultMaxTextLen), "Longest accepted text in UTF-16 units; the worker splits it into 4096-unit messages.",
 			intVar(&p.MaxTextLen)),
-		newSpec(EnvMaxBodyBytes, "1MiB", "Largest accepted HTTP request body (bytes, KiB, MiB).", bytesVar(&p.MaxBodyBytes)),
+		newSpec(EnvMaxBodyBytes, formatBytes(DefaultMaxBodyBytes), "Largest accepted HTTP request body (bytes, KiB, MiB).", bytesVar(&p.MaxBodyBytes)),
 		newSpec(EnvMonitoringPath, DefaultMonitoringPath, `Path of the Asynq web UI; "off" disables it.`,
 			optStringVar(&p.MonitoringPath)),
 		newSpec(EnvMonitoringReadOnly, "false", "Serve the web UI without its mutating actions, even to the admin token.",
@@ -466,11 +473,11 @@ func producerSpecs(p *Producer) []spec {
 		newSpec(EnvGrafanaSecretFile, "", "File holding the Grafana HMAC secret.", stringVar(&p.GrafanaSecretFile)),
 		newSpec(EnvGrafanaTimestamp, "", "Grafana's signature timestamp header, when the contact point sets one.",
 			stringVar(&p.GrafanaTimestampHeader)),
-		newSpec(EnvWebhookMaxBody, "256KiB", "Largest accepted webhook body (the smaller of this and "+EnvMaxBodyBytes+" applies).",
+		newSpec(EnvWebhookMaxBody, formatBytes(webhooks.DefaultMaxBodyBytes), "Largest accepted webhook body (the smaller of this and "+EnvMaxBodyBytes+" applies).",
 			bytesVar(&p.WebhookMaxBodyBytes)),
-		newSpec(EnvHeartbeatCheck, "5s", "How often each producer looks for overdue heartbeats.",
+		newSpec(EnvHeartbeatCheck, fmtDur(heartbeat.DefaultCheckInterval), "How often each producer looks for overdue heartbeats.",
 			durationVar(&p.HeartbeatCheckInterval)),
-		newSpec(EnvMaxHeartbeats, "1000", "Most heartbeats; a ping that would create one more is refused (409).",
+		newSpec(EnvMaxHeartbeats, strconv.Itoa(heartbeat.DefaultMaxHeartbeats), "Most heartbeats; a ping that would create one more is refused (409).",
 			intVar(&p.MaxHeartbeats)),
 		newSpec(EnvMetricsListen, "", "Address of a listener serving only /metrics; empty serves /metrics on the API's address.",
 			stringVar(&p.MetricsListen)),
@@ -478,9 +485,9 @@ func producerSpecs(p *Producer) []spec {
 			stringVar(&p.MetricsToken)),
 		newSpec(EnvMetricsTokenFile, "", "File holding the metrics token; excludes "+EnvMetricsToken+".",
 			stringVar(&p.MetricsTokenFile)),
-		newSpec(EnvMetricsCache, "5s", "How long asynq's queue statistics are reused between scrapes (bounds their Redis cost); 0 disables the cache.",
+		newSpec(EnvMetricsCache, fmtDur(DefaultMetricsCache), "How long asynq's queue statistics are reused between scrapes (bounds their Redis cost); 0 disables the cache.",
 			durationVar(&p.MetricsCache)),
 		newSpec(EnvFeedsFile, "", "Feed list polled by `producer feeds`.", stringVar(&p.FeedsFile)),
-		newSpec(EnvFeedsConcurrency, "4", "Feed fetches at once in `producer feeds`.", intVar(&p.FeedsConcurrency)),
+		newSpec(EnvFeedsConcurrency, strconv.Itoa(feeds.DefaultConcurrency), "Feed fetches at once in `producer feeds`.", intVar(&p.FeedsConcurrency)),
 	)
 }

@@ -19,7 +19,7 @@ func TestLoadProducerDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Producer{
-		Redis:             Redis{URL: "redis://127.0.0.1:6379/0"},
+		Redis:             Redis{URL: "redis://127.0.0.1:6379/0", WaitTimeout: time.Second},
 		Log:               Log{Level: slog.LevelInfo, Format: "auto"},
 		Listen:            ":8080",
 		AuthDisabled:      true,
@@ -49,6 +49,8 @@ func TestLoadProducerDefaults(t *testing.T) {
 
 var producerEnv = map[string]string{
 	"REDIS_URL":                  "redis-sentinel://:pw@s1,s2/1?master=m",
+	"HERALD_REDIS_WAIT_REPLICAS": "2",
+	"HERALD_REDIS_WAIT_TIMEOUT":  "250ms",
 	"LOG_LEVEL":                  "error",
 	"LOG_FORMAT":                 "text",
 	"HERALD_LISTEN":              "127.0.0.1:0",
@@ -99,7 +101,7 @@ func TestLoadProducerEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Producer{
-		Redis:              Redis{URL: "redis-sentinel://:pw@s1,s2/1?master=m"},
+		Redis:              Redis{URL: "redis-sentinel://:pw@s1,s2/1?master=m", WaitReplicas: 2, WaitTimeout: 250 * time.Millisecond},
 		Log:                Log{Level: slog.LevelError, Format: "text"},
 		Listen:             "127.0.0.1:0",
 		APIToken:           "tok",

@@ -1,15 +1,19 @@
 package config
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
@@ -42,8 +46,118 @@ const redactedMark = "xxxxx"
 // For sentinel URLs the password in the user part authenticates against the
 // sentinels, as in asynq; the optional username and password query parameters
 // authenticate against the master.
+//
+// WaitReplicas and WaitTimeout (HERALD_REDIS_WAIT_REPLICAS,
+// HERALD_REDIS_WAIT_TIMEOUT) make an acknowledgement durable: before the
+// producer answers 2xx, and before a worker counts a send as recorded,
+// Herald waits until that many replicas of each node written to hold the
+// write (Redis WAIT). See internal/durable.
 type Redis struct {
 	URL string
+	// WaitReplicas is WaitAuto (the zero value, the default), WaitOff, or
+	// the number of replicas (1 or more) every acknowledged write must
+	// reach.
+	WaitReplicas int
+	// WaitTimeout bounds one wait; a write not confirmed in time is
+	// answered 503 (producer) or retried (worker). Zero means the default.
+	WaitTimeout time.Duration
+}
+
+// Durable acknowledgement settings (both binaries).
+const (
+	EnvRedisWaitReplicas = "HERALD_REDIS_WAIT_REPLICAS"
+	EnvRedisWaitTimeout  = "HERALD_REDIS_WAIT_TIMEOUT"
+)
+
+// Values of Redis.WaitReplicas besides a replica count.
+const (
+	// WaitAuto waits for one replica on every node that has one online
+	// (INFO replication, re-read at most once a second per node), and not
+	// at all on a node without replicas.
+	WaitAuto = 0
+	// WaitOff never waits: a 2xx means the master took the write.
+	WaitOff = -1
+)
+
+// Bounds of HERALD_REDIS_WAIT_TIMEOUT.
+const (
+	DefaultRedisWaitTimeout = time.Second
+	MaxRedisWaitTimeout     = 10 * time.Second
+	// maxWaitReplicas is a sanity bound: no deployment has more.
+	maxWaitReplicas = 64
+)
+
+// ClusterReloadInterval is how often a cluster client Herald builds
+// reloads the slot map while it is in use (go-redis's default is a
+// minute); a refused connection or READONLY reloads it at once.
+const ClusterReloadInterval = time.Second
+
+// redisSpecs are the Redis settings both binaries read.
+func redisSpecs(r *Redis) []spec {
+	redisURL := newSpec(EnvRedisURL, DefaultRedisURL,
+		"Redis holding the queues: redis://[user:pass@]host:port/db, rediss:// for TLS, "+
+			"redis-sentinel://[:pass@]host1:port,host2:port/db?master=NAME, redis-cluster://[user:pass@]host1:port,host2:port "+
+			"(rediss-cluster:// for TLS), or redis-socket:///path/to/redis.sock",
+		stringVar(&r.URL))
+	redisURL.show = redactURL
+	return []spec{
+		redisURL,
+		newSpec(EnvRedisWaitReplicas, "auto",
+			"Replicas that must hold a write before it is acknowledged (Redis WAIT on each node written to): "+
+				"auto (1 where the node has a replica online, else none), 0 (never wait) or a number.",
+			waitReplicasVar(&r.WaitReplicas)),
+		newSpec(EnvRedisWaitTimeout, fmtDur(DefaultRedisWaitTimeout),
+			"Longest wait for those replicas; a write not confirmed in time gets 503 (producer) or a retry (worker). At most 10s.",
+			durationVar(&r.WaitTimeout)),
+	}
+}
+
+// waitReplicasVar binds HERALD_REDIS_WAIT_REPLICAS: "auto", "0" (or "off")
+// or a replica count.
+func waitReplicasVar(p *int) binding {
+	return binding{
+		set: func(s string) error {
+			switch strings.ToLower(s) {
+			case "auto":
+				*p = WaitAuto
+				return nil
+			case "0", offWord:
+				*p = WaitOff
+				return nil
+			}
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 {
+				return errors.New("must be auto, 0 (never wait) or a number of replicas such as 1")
+			}
+			*p = n
+			return nil
+		},
+		get: func() string {
+			switch *p {
+			case WaitAuto:
+				return "auto"
+			case WaitOff:
+				return "0"
+			}
+			return strconv.Itoa(*p)
+		},
+	}
+}
+
+// Durability returns the wait settings: the replica count (0 with auto or
+// off), whether it is chosen per node (auto) and the timeout.
+func (r Redis) Durability() (replicas int, auto bool, timeout time.Duration) {
+	timeout = r.WaitTimeout
+	if timeout == 0 {
+		timeout = DefaultRedisWaitTimeout
+	}
+	switch {
+	case r.WaitReplicas == WaitAuto:
+		return 0, true, timeout
+	case r.WaitReplicas < 0:
+		return 0, false, timeout
+	}
+	return r.WaitReplicas, false, timeout
 }
 
 // redisTarget is a parsed Redis URL from which both client option types are
@@ -117,6 +231,11 @@ func (r Redis) UniversalOptions() (*redis.UniversalOptions, error) {
 	if err != nil {
 		return nil, err
 	}
+	return t.universalOptions(), nil
+}
+
+// universalOptions builds the go-redis options of t.
+func (t redisTarget) universalOptions() *redis.UniversalOptions {
 	// go-redis picks the unix network by itself for an absolute path.
 	return &redis.UniversalOptions{
 		Addrs:            slices.Clone(t.addrs),
@@ -128,7 +247,7 @@ func (r Redis) UniversalOptions() (*redis.UniversalOptions, error) {
 		DB:               t.db,
 		TLSConfig:        t.tlsConfig(),
 		IsClusterMode:    t.cluster,
-	}, nil
+	}
 }
 
 // tlsConfig returns a fresh TLS configuration for rediss://, or nil.
@@ -148,19 +267,209 @@ func (r Redis) target() (redisTarget, error) {
 	return t, nil
 }
 
-// validate records a problem when URL cannot be used.
+// validate records a problem when URL cannot be used or a wait setting is
+// out of range.
 func (r Redis) validate(p *problems) {
 	if _, err := r.target(); err != nil {
 		*p = append(*p, err)
 	}
+	if r.WaitReplicas < WaitOff || r.WaitReplicas > maxWaitReplicas {
+		p.add(EnvRedisWaitReplicas, "is %d; use auto, 0 (never wait) or a number of replicas from 1 to %d", r.WaitReplicas, maxWaitReplicas)
+	}
+	if r.WaitTimeout < 0 || r.WaitTimeout > MaxRedisWaitTimeout {
+		p.add(EnvRedisWaitTimeout, "is %v; use a duration from 1ms to %v such as %v (the producer holds each request that long at worst)",
+			r.WaitTimeout, MaxRedisWaitTimeout, DefaultRedisWaitTimeout)
+	} else if r.WaitTimeout > 0 && r.WaitTimeout < time.Millisecond {
+		p.add(EnvRedisWaitTimeout, "is %v; Redis WAIT counts whole milliseconds: use at least 1ms, such as %v", r.WaitTimeout, DefaultRedisWaitTimeout)
+	}
 }
 
-// withDefaults fills an empty URL.
+// withDefaults fills an empty URL and a zero wait timeout.
 func (r Redis) withDefaults() Redis {
 	if r.URL == "" {
 		r.URL = DefaultRedisURL
 	}
+	if r.WaitTimeout == 0 {
+		r.WaitTimeout = DefaultRedisWaitTimeout
+	}
 	return r
+}
+
+// ClientOptions tune the clients NewClient builds.
+type ClientOptions struct {
+	// FailFast gives up at once when Redis refuses connections or a
+	// command fails: no command retries, one dial attempt of at most a
+	// second. The producer uses it so that a request gets its 503 (with
+	// Retry-After) in milliseconds and the sender retries with its own
+	// backoff, instead of waiting through go-redis's retries.
+	FailFast bool
+}
+
+// NewClient returns the go-redis client Herald uses for URL: a
+// *redis.Client for redis://, rediss:// and redis-socket://, a failover
+// *redis.Client for redis-sentinel:// and a *redis.ClusterClient for
+// redis-cluster://. Unlike redis.NewUniversalClient(UniversalOptions()), it
+// recovers from a failover by itself:
+//
+//   - a cluster client reloads its slot map every ClusterReloadInterval
+//     while in use, and at once when a node refuses a connection, drops it,
+//     or answers READONLY, CLUSTERDOWN or MASTERDOWN (go-redis alone waits
+//     up to a minute after a master dies);
+//   - a Sentinel client asks the sentinels for the master at every new
+//     connection and drops a connection that answers READONLY (go-redis
+//     does both), so a demoted master is left at the next command;
+//   - the read timeout exceeds the wait timeout, so a WAIT is never cut
+//     short by the socket deadline.
+//
+// The caller closes the client.
+func (r Redis) NewClient(o ClientOptions) (redis.UniversalClient, error) {
+	t, err := r.target()
+	if err != nil {
+		return nil, err
+	}
+	opts := t.universalOptions()
+	_, _, wait := r.Durability()
+	opts.ReadTimeout = max(3*time.Second, wait+time.Second)
+	if o.FailFast {
+		opts.MaxRetries = -1
+		opts.DialerRetries = 1
+		opts.DialTimeout = time.Second
+	}
+	if !t.cluster {
+		return redis.NewUniversalClient(opts), nil
+	}
+	co := opts.Cluster()
+	co.ClusterStateReloadInterval = ClusterReloadInterval
+	c := redis.NewClusterClient(co)
+	c.AddHook(reloadOnFailure{c: c})
+	// Dials happen on the node clients, below the cluster's own hooks.
+	c.OnNewNode(func(node *redis.Client) { node.AddHook(reloadOnDialFailure{c: c}) })
+	return c, nil
+}
+
+// AsynqConnOpt returns an asynq.RedisConnOpt whose MakeRedisClient builds
+// its client with NewClient(o), for the asynq clients Herald does not
+// build itself (asynq.NewInspector, the web UI), so that they follow a
+// failover as quickly as Herald's own. The error is ConnOpt's.
+func (r Redis) AsynqConnOpt(o ClientOptions) (asynq.RedisConnOpt, error) {
+	if _, err := r.target(); err != nil {
+		return nil, err
+	}
+	return clientConnOpt{r: r, o: o}, nil
+}
+
+// clientConnOpt is the asynq.RedisConnOpt of AsynqConnOpt.
+type clientConnOpt struct {
+	r Redis
+	o ClientOptions
+}
+
+// MakeRedisClient implements asynq.RedisConnOpt. The URL was checked by
+// AsynqConnOpt, so NewClient cannot fail here; should it, the nil it
+// returns makes asynq panic with the type, as for any unusable option.
+func (c clientConnOpt) MakeRedisClient() any {
+	rdb, err := c.r.NewClient(c.o)
+	if err != nil {
+		return nil
+	}
+	return rdb
+}
+
+// String keeps the password out of anything that prints the option.
+func (c clientConnOpt) String() string { return c.r.Redacted() }
+
+// reloadOnFailure is a go-redis hook on a cluster client: a command or
+// pipeline that failed because a node is gone or no longer a master asks
+// for a slot map reload (go-redis coalesces them: at most one every 200ms).
+type reloadOnFailure struct{ c *redis.ClusterClient }
+
+func (h reloadOnFailure) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h reloadOnFailure) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if topologyChanged(err) {
+			h.c.ReloadState(ctx)
+		}
+		return err
+	}
+}
+
+func (h reloadOnFailure) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		changed := topologyChanged(err)
+		for _, cmd := range cmds {
+			changed = changed || topologyChanged(cmd.Err())
+		}
+		if changed {
+			h.c.ReloadState(ctx)
+		}
+		return err
+	}
+}
+
+// reloadOnDialFailure is the node-client half of reloadOnFailure: a node
+// that refuses a connection may have died and been replaced.
+type reloadOnDialFailure struct{ c *redis.ClusterClient }
+
+func (h reloadOnDialFailure) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := next(ctx, network, addr)
+		if err != nil && ctx.Err() == nil {
+			h.c.ReloadState(ctx)
+		}
+		return conn, err
+	}
+}
+
+func (reloadOnDialFailure) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (reloadOnDialFailure) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// topologyChanged reports errors after which a cluster's slot map may be
+// stale: a node that refuses or drops connections, or answers that it is
+// not (or no longer) a usable master. Redis errors about the command itself
+// and redis.Nil are not.
+func topologyChanged(err error) bool {
+	if err == nil || errors.Is(err, redis.Nil) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, redis.ErrClosed) {
+		return true
+	}
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return true
+	}
+	msg := err.Error()
+	for _, prefix := range []string{"READONLY", "CLUSTERDOWN", "MASTERDOWN", "LOADING"} {
+		if strings.HasPrefix(msg, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// ReplicaHint says what to do when the server Herald writes to turns out
+// to be a replica (READONLY, or ROLE answering "slave"), in the terms of
+// URL's form. It holds no credentials.
+func (r Redis) ReplicaHint() string {
+	t, err := r.target()
+	switch {
+	case err != nil:
+		return "fix " + EnvRedisURL
+	case t.cluster:
+		return "the cluster is failing over; Herald reloads the slot map every second"
+	case t.master != "":
+		return "the sentinels still name a replica as master " + strconv.Quote(t.master) + " (a failover is under way); Herald asks them again at each new connection"
+	}
+	return EnvRedisURL + " names one server, and that server is a replica (a failover demoted it, or the URL names a replica); " +
+		"Herald writes only to the master: set " + EnvRedisURL + " to redis-sentinel://HOST1:26379,HOST2:26379,HOST3:26379/0?master=NAME " +
+		"so that Herald follows failovers, or to the current master's address"
 }
 
 // parseRedisURL understands the four URL forms. Its errors show the URL only

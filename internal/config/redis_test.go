@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/hibiken/asynq"
@@ -337,5 +338,141 @@ func TestRedisCluster(t *testing.T) {
 	}
 	if !strings.Contains(Redis{URL: "redis-cluster://app:pw@n1"}.Redacted(), "xxxxx") || strings.Contains(Redis{URL: "redis-cluster://app:pw@n1"}.Redacted(), "pw@") {
 		t.Fatal("cluster URL password not redacted")
+	}
+}
+
+// TestRedisWaitSettings: HERALD_REDIS_WAIT_REPLICAS and _TIMEOUT parse,
+// default and render back, and bad values name the setting and the fix.
+func TestRedisWaitSettings(t *testing.T) {
+	t.Parallel()
+	load := func(env map[string]string, args ...string) (Redis, error) {
+		w, _, err := LoadWorkerArgs(args, func(k string) string { return env[k] })
+		return w.Redis, err
+	}
+	for _, tc := range []struct {
+		value    string
+		replicas int
+		auto     bool
+	}{{"", 0, true}, {"auto", 0, true}, {"AUTO", 0, true}, {"0", 0, false}, {"off", 0, false}, {"2", 2, false}} {
+		r, err := load(map[string]string{EnvRedisWaitReplicas: tc.value})
+		if err != nil {
+			t.Fatalf("%q: %v", tc.value, err)
+		}
+		n, auto, timeout := r.Durability()
+		if n != tc.replicas || auto != tc.auto || timeout != DefaultRedisWaitTimeout {
+			t.Errorf("%q: Durability() = %d, %v, %v; want %d, %v, %v", tc.value, n, auto, timeout, tc.replicas, tc.auto, DefaultRedisWaitTimeout)
+		}
+	}
+	r, err := load(nil, "-redis-wait-replicas", "1", "-redis-wait-timeout", "250ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, auto, timeout := r.Durability(); n != 1 || auto || timeout != 250*time.Millisecond {
+		t.Errorf("flags: Durability() = %d, %v, %v; want 1, false, 250ms", n, auto, timeout)
+	}
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{EnvRedisWaitReplicas: "two"}, `HERALD_REDIS_WAIT_REPLICAS (-redis-wait-replicas) must be auto, 0 (never wait) or a number of replicas such as 1, got "two"`},
+		{map[string]string{EnvRedisWaitReplicas: "-1"}, "HERALD_REDIS_WAIT_REPLICAS (-redis-wait-replicas) must be auto"},
+		{map[string]string{EnvRedisWaitReplicas: "65"}, "HERALD_REDIS_WAIT_REPLICAS (-redis-wait-replicas) is 65; use auto, 0 (never wait) or a number of replicas from 1 to 64"},
+		{map[string]string{EnvRedisWaitTimeout: "1"}, "HERALD_REDIS_WAIT_TIMEOUT (-redis-wait-timeout) must be a duration with a unit"},
+		{map[string]string{EnvRedisWaitTimeout: "30s"}, "HERALD_REDIS_WAIT_TIMEOUT (-redis-wait-timeout) is 30s; use a duration from 1ms to 10s such as 1s"},
+		{map[string]string{EnvRedisWaitTimeout: "-1s"}, "HERALD_REDIS_WAIT_TIMEOUT (-redis-wait-timeout) is -1s"},
+		{map[string]string{EnvRedisWaitTimeout: "500us"}, "HERALD_REDIS_WAIT_TIMEOUT (-redis-wait-timeout) is 500µs; Redis WAIT counts whole milliseconds"},
+	} {
+		_, err := load(tc.env)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want it to contain %q", tc.env, err, tc.want)
+		}
+	}
+	var shown []string
+	for _, s := range WorkerSettings() {
+		if s.Env == EnvRedisWaitReplicas || s.Env == EnvRedisWaitTimeout {
+			shown = append(shown, s.Env+"="+s.Default)
+		}
+	}
+	if strings.Join(shown, " ") != "HERALD_REDIS_WAIT_REPLICAS=auto HERALD_REDIS_WAIT_TIMEOUT=1s" {
+		t.Errorf("documented defaults: %v", shown)
+	}
+}
+
+// TestNewClientRecovers: the clients NewClient builds carry the recovery
+// settings: a one-second slot map reload on a cluster, a read timeout
+// above the wait timeout, and the producer's fail-fast options.
+func TestNewClientRecovers(t *testing.T) {
+	t.Parallel()
+	c, err := Redis{URL: "redis-cluster://127.0.0.1:1,127.0.0.1:2", WaitTimeout: 5 * time.Second}.NewClient(ClientOptions{FailFast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cc, ok := c.(*redis.ClusterClient)
+	if !ok {
+		t.Fatalf("cluster URL: NewClient = %T, want *redis.ClusterClient", c)
+	}
+	o := cc.Options()
+	if o.ClusterStateReloadInterval != ClusterReloadInterval || o.ReadTimeout != 6*time.Second || o.MaxRetries != -1 || o.DialTimeout != time.Second {
+		t.Errorf("cluster options: reload %v, read timeout %v, retries %d, dial timeout %v; want %v, 6s, -1, 1s",
+			o.ClusterStateReloadInterval, o.ReadTimeout, o.MaxRetries, o.DialTimeout, ClusterReloadInterval)
+	}
+	plain, err := Redis{URL: "redis://127.0.0.1:1/2"}.NewClient(ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	pc, ok := plain.(*redis.Client)
+	if !ok || pc.Options().DB != 2 || pc.Options().ReadTimeout != 3*time.Second || pc.Options().MaxRetries == -1 {
+		t.Errorf("plain URL: %T %+v", plain, pc.Options())
+	}
+	opt, err := Redis{URL: "redis-sentinel://127.0.0.1:1/0?master=m"}.AsynqConnOpt(ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	made, ok := opt.MakeRedisClient().(*redis.Client)
+	if !ok {
+		t.Fatalf("AsynqConnOpt made %T, want the failover *redis.Client", opt.MakeRedisClient())
+	}
+	_ = made.Close()
+	if _, err := (Redis{URL: "memcached://x"}).AsynqConnOpt(ClientOptions{}); err == nil || !strings.Contains(err.Error(), "REDIS_URL") {
+		t.Errorf("bad URL: %v", err)
+	}
+}
+
+// TestClusterReloadsOnRefusal: a node that refuses connections makes the
+// cluster client reload its slot map at once (the hook), rather than at
+// the next interval.
+func TestClusterReloadsOnRefusal(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{nil, false}, {redis.Nil, false}, {context.Canceled, false},
+		{&net.OpError{Op: "dial", Err: errors.New("connect: connection refused")}, true},
+		{io.EOF, true}, {redis.ErrClosed, true},
+		{errors.New("READONLY You can't write against a read only replica."), true},
+		{errors.New("CLUSTERDOWN The cluster is down"), true},
+		{errors.New("ERR wrong number of arguments"), false},
+	} {
+		if got := topologyChanged(tc.err); got != tc.want {
+			t.Errorf("topologyChanged(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestReplicaHint names the fix in the URL's own terms and no password.
+func TestReplicaHint(t *testing.T) {
+	t.Parallel()
+	plain := Redis{URL: "redis://u:secret@cache:6379/0"}.ReplicaHint()
+	if !strings.Contains(plain, "redis-sentinel://") || !strings.Contains(plain, EnvRedisURL) || strings.Contains(plain, "secret") {
+		t.Errorf("plain URL hint: %q", plain)
+	}
+	if h := (Redis{URL: "redis-sentinel://:secret@s1/0?master=m"}).ReplicaHint(); !strings.Contains(h, `"m"`) || strings.Contains(h, "secret") {
+		t.Errorf("sentinel hint: %q", h)
+	}
+	if h := (Redis{URL: "redis-cluster://n1"}).ReplicaHint(); !strings.Contains(h, "slot map") {
+		t.Errorf("cluster hint: %q", h)
 	}
 }

@@ -67,17 +67,10 @@ func describe(specs []spec) []Setting {
 
 // commonSpecs are the settings both binaries share.
 func commonSpecs(r *Redis, l *Log) []spec {
-	redisURL := newSpec(EnvRedisURL, DefaultRedisURL,
-		"Redis holding the queues: redis://[user:pass@]host:port/db, rediss:// for TLS, "+
-			"redis-sentinel://[:pass@]host1:port,host2:port/db?master=NAME, redis-cluster://[user:pass@]host1:port,host2:port "+
-			"(rediss-cluster:// for TLS), or redis-socket:///path/to/redis.sock",
-		stringVar(&r.URL))
-	redisURL.show = redactURL
-	return []spec{
-		redisURL,
+	return append(redisSpecs(r),
 		newSpec(EnvLogLevel, "info", "Minimum log level: debug, info, warn or error.", levelVar(&l.Level)),
 		newSpec(EnvLogFormat, LogFormatAuto, "Log format: json, text, or auto (text on a terminal, JSON otherwise).", formatVar(&l.Format)),
-	}
+	)
 }
 
 // load applies environment values and then flags to the fields bound by

@@ -10,32 +10,53 @@ import (
 	"testing"
 )
 
-// TestDocumentedDefaultsMatchWithDefaults parses every documented default
-// into a zero struct and expects the result WithDefaults produces, so the
-// README table cannot drift from the code.
+// TestDocumentedDefaultsMatchWithDefaults holds every setting's documented
+// default (the Default of its spec: the README's column and the flag help)
+// to what WithDefaults gives its field, one setting at a time, so that the
+// two cannot drift apart again. Each default is parsed with the setting's
+// own binding into a fresh copy of the defaults, which must come out
+// unchanged; a setting documented without a default must parse "" to what
+// WithDefaults leaves. Then all the documented defaults are parsed into a
+// zero value, which must equal WithDefaults: a field WithDefaults fills but
+// no setting documents fails there.
 func TestDocumentedDefaultsMatchWithDefaults(t *testing.T) {
 	t.Parallel()
-	var w Worker
-	for _, s := range workerSpecs(&w) {
-		if s.Default != "" {
-			if err := s.set(s.Default); err != nil {
-				t.Fatalf("%s default %q: %v", s.Env, s.Default, err)
-			}
+	t.Run("worker", func(t *testing.T) {
+		t.Parallel()
+		checkDocumentedDefaults(t, Worker{}.WithDefaults, workerSpecs)
+	})
+	t.Run("producer", func(t *testing.T) {
+		t.Parallel()
+		checkDocumentedDefaults(t, Producer{}.WithDefaults, producerSpecs)
+	})
+}
+
+// checkDocumentedDefaults is TestDocumentedDefaultsMatchWithDefaults for
+// one configuration type: defaults returns a fresh WithDefaults value, specs
+// binds the settings to one.
+func checkDocumentedDefaults[T any](t *testing.T, defaults func() T, specs func(*T) []spec) {
+	t.Helper()
+	want := defaults()
+	for i, s := range specs(&want) {
+		got := defaults()
+		bound := specs(&got)[i]
+		if err := bound.set(s.Default); err != nil {
+			t.Errorf("%s: documented default %q does not parse: %v", s.Env, s.Default, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: documented default %q reads as %q, but WithDefaults gives %q",
+				s.Env, s.Default, bound.get(), s.get())
 		}
 	}
-	if want := (Worker{}).WithDefaults(); !reflect.DeepEqual(w, want) {
-		t.Errorf("worker documented defaults give\n%+v\nWithDefaults gives\n%+v", w, want)
-	}
-	var p Producer
-	for _, s := range producerSpecs(&p) {
-		if s.Default != "" {
-			if err := s.set(s.Default); err != nil {
-				t.Fatalf("%s default %q: %v", s.Env, s.Default, err)
-			}
+	var zero T
+	for _, s := range specs(&zero) {
+		if err := s.set(s.Default); err != nil {
+			t.Fatalf("%s: documented default %q does not parse: %v", s.Env, s.Default, err)
 		}
 	}
-	if want := (Producer{}).WithDefaults(); !reflect.DeepEqual(p, want) {
-		t.Errorf("producer documented defaults give\n%+v\nWithDefaults gives\n%+v", p, want)
+	if !reflect.DeepEqual(zero, want) {
+		t.Errorf("the documented defaults give\n%+v\nWithDefaults gives\n%+v", zero, want)
 	}
 }
 

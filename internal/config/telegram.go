@@ -5,6 +5,9 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/herald-dev/herald/internal/telegram"
+	"github.com/herald-dev/herald/internal/worker"
 )
 
 // Telegram environment variables.
@@ -18,13 +21,12 @@ const (
 	EnvTelegramRetryAfterUnit = "TELEGRAM_RETRY_AFTER_UNIT"
 )
 
-// Telegram defaults.
-const (
-	DefaultTelegramAPIURL  = "https://api.telegram.org"
-	DefaultTelegramTimeout = 15 * time.Second
-	// DefaultTelegramRetryAfterUnit is one second of retry_after: Telegram's.
-	DefaultTelegramRetryAfterUnit = time.Second
-)
+// DefaultTelegramAPIURL is the Bot API the worker talks to unless told
+// otherwise: the telegram client's default, named here too because callers
+// compare a configured URL with it (a real token shape is only required
+// there). The timeout's default is the client's as well, and the
+// retry_after unit's is the worker's.
+const DefaultTelegramAPIURL = telegram.DefaultAPIURL
 
 // Telegram holds what the worker needs to reach the Bot API.
 type Telegram struct {
@@ -35,13 +37,15 @@ type Telegram struct {
 	// content is trimmed. It cannot be combined with Token.
 	TokenFile string
 	// APIURL is the Bot API base URL (TELEGRAM_API_URL), without a trailing
-	// slash; default https://api.telegram.org.
+	// slash; default [telegram.DefaultAPIURL].
 	APIURL string
-	// Timeout bounds one Bot API request (TELEGRAM_TIMEOUT, default 15s).
+	// Timeout bounds one Bot API request (TELEGRAM_TIMEOUT, default
+	// [telegram.DefaultTimeout]).
 	Timeout time.Duration
 	// RetryAfterUnit is how long one second of a 429's retry_after lasts
-	// (TELEGRAM_RETRY_AFTER_UNIT, default 1s). Only a fake Bot API that runs
-	// Telegram's clock faster (tests, benchmarks) needs another value.
+	// (TELEGRAM_RETRY_AFTER_UNIT, default [worker.DefaultRetryAfterUnit],
+	// Telegram's second). Only a fake Bot API that runs Telegram's clock
+	// faster (tests, benchmarks) needs another value.
 	RetryAfterUnit time.Duration
 }
 
@@ -76,16 +80,17 @@ func (t Telegram) LogValue() slog.Value {
 	)
 }
 
-// withDefaults fills the API URL and timeout.
+// withDefaults fills the API URL, the timeout and the retry_after unit
+// from the client's and the worker's defaults.
 func (t Telegram) withDefaults() Telegram {
 	if t.APIURL == "" {
-		t.APIURL = DefaultTelegramAPIURL
+		t.APIURL = telegram.DefaultAPIURL
 	}
 	if t.Timeout == 0 {
-		t.Timeout = DefaultTelegramTimeout
+		t.Timeout = telegram.DefaultTimeout
 	}
 	if t.RetryAfterUnit == 0 {
-		t.RetryAfterUnit = DefaultTelegramRetryAfterUnit
+		t.RetryAfterUnit = worker.DefaultRetryAfterUnit
 	}
 	return t
 }
@@ -101,17 +106,16 @@ func (t Telegram) validate(p *problems) {
 	u, err := url.Parse(t.APIURL)
 	switch {
 	case err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https"):
-		p.add(EnvTelegramAPIURL, "must be an http:// or https:// URL such as %s, got %q", DefaultTelegramAPIURL, redactURL(t.APIURL))
+		p.add(EnvTelegramAPIURL, "must be an http:// or https:// URL such as %s, got %q", telegram.DefaultAPIURL, redactURL(t.APIURL))
 	case strings.Contains(u.Path, "/bot"):
 		// The path may hold the token; do not echo it.
-		p.add(EnvTelegramAPIURL, "must be the base URL only (e.g. %s), without /bot<token>", DefaultTelegramAPIURL)
+		p.add(EnvTelegramAPIURL, "must be the base URL only (e.g. %s), without /bot<token>", telegram.DefaultAPIURL)
 	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
 		p.add(EnvTelegramAPIURL, "must be a plain base URL without user, query or fragment, got %q", redactURL(t.APIURL))
 	}
-	if t.Timeout <= 0 {
-		p.add(EnvTelegramTimeout, "must be > 0 (e.g. 15s), got %s", fmtDur(t.Timeout))
-	}
-	if t.RetryAfterUnit <= 0 || t.RetryAfterUnit > time.Second {
-		p.add(EnvTelegramRetryAfterUnit, "must be above 0 and at most 1s (Telegram's own; less only for a time-scaled fake), got %s", fmtDur(t.RetryAfterUnit))
+	p.positive(EnvTelegramTimeout, t.Timeout, telegram.DefaultTimeout)
+	if most := worker.DefaultRetryAfterUnit; t.RetryAfterUnit <= 0 || t.RetryAfterUnit > most {
+		p.add(EnvTelegramRetryAfterUnit, "must be above 0 and at most %s (Telegram's own; less only for a time-scaled fake), got %s",
+			fmtDur(most), fmtDur(t.RetryAfterUnit))
 	}
 }

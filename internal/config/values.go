@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/herald-dev/herald/internal/jobs"
 )
 
 // binding connects a setting to one field: set parses text into the field,
@@ -246,13 +248,13 @@ func parseQueueList(s string) ([]queueEntry, error) {
 		name, prio, hasPrio := strings.Cut(strings.TrimSpace(item), "=")
 		name = strings.TrimSpace(name)
 		if name == "" {
-			return nil, errors.New(`has an empty queue name; use NAME=PRIORITY pairs such as "critical=6,default=3,low=1"`)
+			return nil, fmt.Errorf("has an empty queue name; use NAME=PRIORITY pairs such as %q", defaultQueueWeights())
 		}
 		e := queueEntry{name: name, priority: 1}
 		if hasPrio {
 			n, err := strconv.Atoi(strings.TrimSpace(prio))
 			if err != nil {
-				return nil, fmt.Errorf("gives queue %q the priority %q; priorities must be whole numbers, as in \"critical=6,default=3,low=1\"", name, prio)
+				return nil, fmt.Errorf("gives queue %q the priority %q; priorities must be whole numbers, as in %q", name, prio, defaultQueueWeights())
 			}
 			e.priority = n
 		}
@@ -264,23 +266,40 @@ func parseQueueList(s string) ([]queueEntry, error) {
 	return out, nil
 }
 
-// queueMapVar binds the worker's queue→priority map.
-func queueMapVar(p *map[string]int) binding {
+// queueListVar binds a HERALD_QUEUES list: set parses it and hands the
+// entries to keep, which stores the part its field holds; get renders the
+// field. The worker and the producer read the same variable into different
+// fields.
+func queueListVar(keep func([]queueEntry), get func() string) binding {
 	return binding{
 		set: func(s string) error {
 			list, err := parseQueueList(s)
 			if err != nil {
 				return err
 			}
-			m := make(map[string]int, len(list))
-			for _, e := range list {
-				m[e.name] = e.priority
-			}
-			*p = m
+			keep(list)
 			return nil
 		},
-		get: func() string { return formatQueueMap(*p) },
+		get: get,
 	}
+}
+
+// queueMapVar binds the worker's queue→priority map.
+func queueMapVar(p *map[string]int) binding {
+	return queueListVar(func(list []queueEntry) {
+		m := make(map[string]int, len(list))
+		for _, e := range list {
+			m[e.name] = e.priority
+		}
+		*p = m
+	}, func() string { return formatQueueMap(*p) })
+}
+
+// defaultQueueWeights renders the worker's default queues as HERALD_QUEUES
+// is written, "critical=6,default=3,low=1": the documented default and the
+// example errors give.
+func defaultQueueWeights() string {
+	return formatQueueMap(jobs.DefaultQueueWeights())
 }
 
 // formatQueueMap renders queues by descending priority, then by name.
@@ -298,21 +317,13 @@ func formatQueueMap(m map[string]int) string {
 // queueNamesVar binds the producer's queue list; priorities are accepted
 // (the variable is shared with the worker) but not kept.
 func queueNamesVar(p *[]string) binding {
-	return binding{
-		set: func(s string) error {
-			list, err := parseQueueList(s)
-			if err != nil {
-				return err
-			}
-			names := make([]string, len(list))
-			for i, e := range list {
-				names[i] = e.name
-			}
-			*p = names
-			return nil
-		},
-		get: func() string { return strings.Join(*p, ",") },
-	}
+	return queueListVar(func(list []queueEntry) {
+		names := make([]string, len(list))
+		for i, e := range list {
+			names[i] = e.name
+		}
+		*p = names
+	}, func() string { return strings.Join(*p, ",") })
 }
 
 // queueLimitsVar binds "default=20/s+100/m,low=5/s": NAME=LIMIT pairs

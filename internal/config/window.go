@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/herald-dev/herald/internal/ratelimit"
 )
 
 // Window is one limit in Telegram's own terms: at most N sends in any span of
@@ -238,6 +240,33 @@ func (ws Windows) join(sep string) string {
 		parts[i] = w.String()
 	}
 	return strings.Join(parts, sep)
+}
+
+// Limit converts the windows to the limiter's form: nil stays nil (the
+// limiter's default) and Unlimited stays empty (off).
+func (ws Windows) Limit() ratelimit.Limit {
+	if ws == nil {
+		return nil
+	}
+	out := make(ratelimit.Limit, len(ws))
+	for i, w := range ws {
+		out[i] = ratelimit.Window(w)
+	}
+	return out
+}
+
+// windowsOf is Limit's inverse. The settings read their default limits from
+// the limiter through it, so the limiter's Default values are the only
+// place those figures are written.
+func windowsOf(l ratelimit.Limit) Windows {
+	if l == nil {
+		return nil
+	}
+	out := make(Windows, len(l))
+	for i, w := range l {
+		out[i] = Window(w)
+	}
+	return out
 }
 
 // Off reports whether the limit is switched off (empty but not nil).

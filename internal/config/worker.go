@@ -6,8 +6,16 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/herald-dev/herald/internal/broker"
+	"github.com/herald-dev/herald/internal/digest"
+	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/internal/telegram"
+	"github.com/herald-dev/herald/internal/worker"
 )
 
 // Worker environment variables (see also the Redis, Log and Telegram ones).
@@ -39,105 +47,91 @@ const (
 	EnvDigestReclaimAfter = "HERALD_DIGEST_RECLAIM_AFTER"
 )
 
-// Worker defaults.
+// Figures the worker's settings own; so do the priority's defaults, beside
+// Limits. Every other default and bound belongs to the component that uses
+// it (worker, broker, ratelimit, digest, jobs, telegram): the settings below
+// fill, check and document theirs from that component's constants, so a
+// figure changed there changes here and in the README's table too.
 const (
-	DefaultConcurrency     = 64
-	DefaultWaiters         = 256
-	DefaultWaitLong        = 2 * time.Minute
-	DefaultQueues          = "critical=6,default=3,low=1"
-	DefaultShutdownTimeout = 25 * time.Second
-	DefaultBackoffBase     = 2 * time.Second
-	DefaultBackoffCap      = 10 * time.Minute
-	DefaultSentRetention   = 168 * time.Hour
-	DefaultLeaseRecovery   = 15 * time.Second
-	DefaultWorkerListen    = ":9091"
-
-	DefaultDigestGracePeriod  = 10 * time.Second
-	DefaultDigestMaxDelay     = 30 * time.Second
-	DefaultDigestMaxSize      = 100
-	DefaultDigestMaxMessages  = 3
-	DefaultDigestReclaimAfter = 30 * time.Second
-)
-
-// Bounds of the digest settings.
-const (
-	maxDigestSize     = 1000
-	maxDigestMessages = 10
-	// asynqAggregationTimeout is when asynq v0.26 itself reclaims an
-	// aggregation set; Herald's reclaimer must act sooner.
-	asynqAggregationTimeout = 2 * time.Minute
+	// DefaultWorkerListen is where the health and metrics server listens;
+	// no component serves it.
+	DefaultWorkerListen = ":9091"
+	// maxWaitLong is the longest HERALD_WAIT_LONG accepted. It is the
+	// settings' own bound: worker.Config takes any wait.
+	maxWaitLong = time.Hour
 )
 
 // Digest shapes the digests coalescible messages are folded into, per
 // destination chat (and forum topic).
 type Digest struct {
 	// GracePeriod flushes a destination's pending items once none has
-	// arrived for this long (HERALD_DIGEST_GRACE_PERIOD, 10s; whole
-	// seconds, at least 1s).
+	// arrived for this long (HERALD_DIGEST_GRACE_PERIOD, default
+	// [digest.DefaultGracePeriod]; whole seconds, at least 1s).
 	GracePeriod time.Duration
 	// MaxDelay flushes them once the oldest has waited this long
-	// (HERALD_DIGEST_MAX_DELAY, 30s; whole seconds, at least GracePeriod).
+	// (HERALD_DIGEST_MAX_DELAY, default [digest.DefaultMaxDelay]; whole
+	// seconds, at least GracePeriod).
 	MaxDelay time.Duration
 	// MaxSize flushes a destination at once when this many items wait, and
-	// bounds the items of one digest (HERALD_DIGEST_MAX_SIZE, 100).
+	// bounds the items of one digest (HERALD_DIGEST_MAX_SIZE, default
+	// [digest.DefaultMaxSize], at most [digest.MaxGroupSize]).
 	MaxSize int
 	// MaxMessages is the most messages one digest is rendered into; the
 	// items that do not fit go into the next digest
-	// (HERALD_DIGEST_MAX_MESSAGES, 3).
+	// (HERALD_DIGEST_MAX_MESSAGES, default [digest.DefaultMaxMessages], at
+	// most [digest.MaxMessagesLimit]).
 	MaxMessages int
 	// ReclaimAfter is how old an aggregation left behind by a crashed
 	// worker gets before its items go back to their destination's group
-	// (HERALD_DIGEST_RECLAIM_AFTER, 30s; below 2m).
+	// (HERALD_DIGEST_RECLAIM_AFTER, default [digest.DefaultReclaimAfter];
+	// below [broker.AggregationTimeout]).
 	ReclaimAfter time.Duration
 }
 
-// withDefaults fills zero digest settings.
+// withDefaults fills zero digest settings with the digest package's
+// defaults.
 func (d Digest) withDefaults() Digest {
 	if d.GracePeriod == 0 {
-		d.GracePeriod = DefaultDigestGracePeriod
+		d.GracePeriod = digest.DefaultGracePeriod
 	}
 	if d.MaxDelay == 0 {
-		d.MaxDelay = DefaultDigestMaxDelay
+		d.MaxDelay = digest.DefaultMaxDelay
 	}
 	if d.MaxSize == 0 {
-		d.MaxSize = DefaultDigestMaxSize
+		d.MaxSize = digest.DefaultMaxSize
 	}
 	if d.MaxMessages == 0 {
-		d.MaxMessages = DefaultDigestMaxMessages
+		d.MaxMessages = digest.DefaultMaxMessages
 	}
 	if d.ReclaimAfter == 0 {
-		d.ReclaimAfter = DefaultDigestReclaimAfter
+		d.ReclaimAfter = digest.DefaultReclaimAfter
 	}
 	return d
 }
 
-// validate checks the digest settings against asynq's and Herald's bounds.
+// validate checks the digest settings against the bounds digest.Config
+// enforces, reporting them by environment variable.
 func (d Digest) validate(p *problems) {
 	if d.GracePeriod < time.Second || d.GracePeriod%time.Second != 0 {
 		p.add(EnvDigestGracePeriod, "must be a whole number of seconds, at least 1s (asynq counts seconds), got %s", fmtDur(d.GracePeriod))
 	}
 	switch {
 	case d.MaxDelay%time.Second != 0:
-		p.add(EnvDigestMaxDelay, "must be a whole number of seconds (e.g. 30s), got %s", fmtDur(d.MaxDelay))
+		p.add(EnvDigestMaxDelay, "must be a whole number of seconds (e.g. %s), got %s", fmtDur(digest.DefaultMaxDelay), fmtDur(d.MaxDelay))
 	case d.MaxDelay < d.GracePeriod:
 		p.add(EnvDigestMaxDelay, "is %s, below %s which is %s; raise it or lower the grace period",
 			fmtDur(d.MaxDelay), ref(EnvDigestGracePeriod), fmtDur(d.GracePeriod))
 	}
-	if d.MaxSize < 1 || d.MaxSize > maxDigestSize {
-		p.add(EnvDigestMaxSize, "must be between 1 and %d, got %d", maxDigestSize, d.MaxSize)
+	if d.MaxSize < 1 || d.MaxSize > digest.MaxGroupSize {
+		p.add(EnvDigestMaxSize, "must be between 1 and %d, got %d", digest.MaxGroupSize, d.MaxSize)
 	}
-	if d.MaxMessages < 1 || d.MaxMessages > maxDigestMessages {
-		p.add(EnvDigestMaxMessages, "must be between 1 and %d, got %d", maxDigestMessages, d.MaxMessages)
+	if d.MaxMessages < 1 || d.MaxMessages > digest.MaxMessagesLimit {
+		p.add(EnvDigestMaxMessages, "must be between 1 and %d, got %d", digest.MaxMessagesLimit, d.MaxMessages)
 	}
-	if d.ReclaimAfter < time.Second || d.ReclaimAfter >= asynqAggregationTimeout {
+	if d.ReclaimAfter < time.Second || d.ReclaimAfter >= broker.AggregationTimeout {
 		p.add(EnvDigestReclaimAfter, "must be at least 1s and below %s (when asynq reclaims on its own), got %s",
-			fmtDur(asynqAggregationTimeout), fmtDur(d.ReclaimAfter))
+			fmtDur(broker.AggregationTimeout), fmtDur(d.ReclaimAfter))
 	}
-}
-
-// defaultQueueMap returns a fresh copy of the default queue priorities.
-func defaultQueueMap() map[string]int {
-	return map[string]int{"critical": 6, "default": 3, "low": 1}
 }
 
 // Limits are the Telegram send limits the worker enforces before calling the
@@ -145,69 +139,70 @@ func defaultQueueMap() map[string]int {
 // allows 1 send in any second and 20 in any minute. A nil Windows is unset
 // (WithDefaults fills it); Unlimited ("off") switches the limit off.
 type Limits struct {
-	// Bot limits all sends of the bot (HERALD_LIMIT_BOT, "30/s").
+	// Bot limits all sends of the bot (HERALD_LIMIT_BOT, default
+	// [ratelimit.DefaultBot]).
 	Bot Windows
 	// Private limits sends to one private chat (HERALD_LIMIT_PRIVATE,
-	// "1/s").
+	// default [ratelimit.DefaultPrivate]).
 	Private Windows
 	// Group limits sends to one group, supergroup or channel
-	// (HERALD_LIMIT_GROUP, "1/s,20/m").
+	// (HERALD_LIMIT_GROUP, default [ratelimit.DefaultGroup]).
 	Group Windows
 	// Queues limits the sends of whole queues (HERALD_LIMIT_QUEUES, e.g.
 	// "default=20/s+100/m,low=5/s"; empty by default).
 	Queues map[string]Windows
 	// PriorityQueues are the queues whose messages do not wait behind the
 	// bot-wide slots other messages already reserved (HERALD_PRIORITY_QUEUES,
-	// "critical"): such a message takes the earliest slot reserved for
-	// another chat's message, which moves to the end of the bot-wide
-	// schedule. Chat limits and the bot-wide limit still hold.
+	// default [jobs.QueueCritical]): such a message takes the earliest slot
+	// reserved for another chat's message, which moves to the end of the
+	// bot-wide schedule. Chat limits and the bot-wide limit still hold.
 	PriorityQueues []string
 	// Priority bounds how many priority-queue messages per window may take
-	// another message's slot that way (HERALD_LIMIT_PRIORITY, "3/s"; "off"
-	// disables the priority).
+	// another message's slot that way (HERALD_LIMIT_PRIORITY, default 3/s;
+	// "off" disables the priority).
 	Priority Windows
 	// Guard is added to every window, so that sends N apart are at least the
 	// window plus this much apart by Redis' clock; it absorbs dispatch and
-	// network jitter (HERALD_LIMIT_GUARD, 10ms; at least 0 and below the
-	// shortest bot, private and group window). WithDefaults fills a zero
-	// Guard; after it, 0 means no guard.
+	// network jitter (HERALD_LIMIT_GUARD, default [ratelimit.DefaultGuard];
+	// at least 0 and below the shortest bot, private and group window).
+	// WithDefaults fills a zero Guard; after it, 0 means no guard.
 	Guard time.Duration
 	// BotPauseMax is the longest bot-wide pause one 429 causes; the chat
 	// itself waits its whole retry_after. Telegram's 429 does not say
 	// whether the chat or the whole bot is flooded (HERALD_PAUSE_BOT_MAX,
-	// 10s). Negative ("off"): a 429 pauses only its chat.
+	// default [ratelimit.DefaultBotPauseMax]). Negative ("off"): a 429
+	// pauses only its chat.
 	BotPauseMax time.Duration
 }
 
-// Default limits, as written in the environment.
-const (
-	DefaultLimitBot      = "30/s"
-	DefaultLimitPrivate  = "1/s"
-	DefaultLimitGroup    = "1/s,20/m"
-	DefaultLimitPriority = "3/s"
-	DefaultLimitGuard    = 10 * time.Millisecond
-	DefaultPauseBotMax   = 10 * time.Second
+// The priority is the one limit whose default the limiter leaves off (a
+// library user opts in); the fleet's settings turn it on for the critical
+// queue, so these two defaults are the settings' own.
+var (
+	defaultLimitPriority  = Windows{{N: 3, Per: time.Second}}
+	defaultPriorityQueues = []string{jobs.QueueCritical}
 )
 
-// withDefaults fills nil limits and zero durations.
+// withDefaults fills nil limits and zero durations: the bot, chat, guard
+// and pause defaults are the limiter's.
 func (l Limits) withDefaults() Limits {
 	fill := func(ws *Windows, def Windows) {
 		if *ws == nil {
-			*ws = def
+			*ws = slices.Clone(def)
 		}
 	}
-	fill(&l.Bot, Windows{{N: 30, Per: time.Second}})
-	fill(&l.Private, Windows{{N: 1, Per: time.Second}})
-	fill(&l.Group, Windows{{N: 1, Per: time.Second}, {N: 20, Per: time.Minute}})
-	fill(&l.Priority, Windows{{N: 3, Per: time.Second}})
+	fill(&l.Bot, windowsOf(ratelimit.DefaultBot))
+	fill(&l.Private, windowsOf(ratelimit.DefaultPrivate))
+	fill(&l.Group, windowsOf(ratelimit.DefaultGroup))
+	fill(&l.Priority, defaultLimitPriority)
 	if l.PriorityQueues == nil {
-		l.PriorityQueues = []string{"critical"}
+		l.PriorityQueues = slices.Clone(defaultPriorityQueues)
 	}
 	if l.Guard == 0 {
-		l.Guard = DefaultLimitGuard
+		l.Guard = ratelimit.DefaultGuard
 	}
 	if l.BotPauseMax == 0 {
-		l.BotPauseMax = DefaultPauseBotMax
+		l.BotPauseMax = ratelimit.DefaultBotPauseMax
 	}
 	return l
 }
@@ -225,7 +220,7 @@ func (l Limits) validate(p *problems, queues map[string]int) {
 	check(l.Group, EnvLimitGroup)
 	check(l.Priority, EnvLimitPriority)
 	if l.Guard < 0 {
-		p.add(EnvLimitGuard, "must be >= 0 (e.g. %s), got %s", fmtDur(DefaultLimitGuard), fmtDur(l.Guard))
+		p.add(EnvLimitGuard, "must be >= 0 (e.g. %s), got %s", fmtDur(ratelimit.DefaultGuard), fmtDur(l.Guard))
 	} else {
 		for _, c := range []struct {
 			env string
@@ -233,14 +228,14 @@ func (l Limits) validate(p *problems, queues map[string]int) {
 		}{{EnvLimitBot, l.Bot}, {EnvLimitPrivate, l.Private}, {EnvLimitGroup, l.Group}} {
 			if sh := c.ws.Shortest(); len(c.ws) > 0 && l.Guard >= sh {
 				p.add(EnvLimitGuard, "is %s, not below the shortest window of %s, %s; lower it below %s (default %s)",
-					fmtDur(l.Guard), ref(c.env), c.ws, fmtDur(sh), fmtDur(DefaultLimitGuard))
+					fmtDur(l.Guard), ref(c.env), c.ws, fmtDur(sh), fmtDur(ratelimit.DefaultGuard))
 				break
 			}
 		}
 	}
 	// The default names "critical"; a fleet without that queue simply has no
 	// priority queue. Names set on purpose must exist.
-	defaultPriority := len(l.PriorityQueues) == 1 && l.PriorityQueues[0] == "critical"
+	defaultPriority := slices.Equal(l.PriorityQueues, defaultPriorityQueues)
 	for _, name := range l.PriorityQueues {
 		if _, ok := queues[name]; !ok && !defaultPriority {
 			p.add(EnvPriorityQueues, "names queue %q, which is not in %s (%s); add it there or remove it",
@@ -277,41 +272,46 @@ type Worker struct {
 	Telegram Telegram
 	Limits   Limits
 
-	// Concurrency is how many tasks run at once (HERALD_CONCURRENCY, 64).
+	// Concurrency is how many tasks run at once (HERALD_CONCURRENCY,
+	// default [worker.DefaultConcurrency]).
 	Concurrency int
 	// Waiters is how many more tasks may wait for their send slot in the
 	// process, for up to WaitLong, instead of a round trip through Redis
-	// (HERALD_WAITERS, 256; -1 for none).
+	// (HERALD_WAITERS, default [worker.DefaultWaiters]; -1 for none).
 	Waiters int
 	// WaitLong is the longest wait a waiter sleeps through
-	// (HERALD_WAIT_LONG, 2m).
+	// (HERALD_WAIT_LONG, default [worker.DefaultWaitLong]).
 	WaitLong time.Duration
-	// Queues maps queue names to weighted priorities (HERALD_QUEUES,
-	// "critical=6,default=3,low=1"). Names must match [a-z0-9_-]+.
+	// Queues maps queue names to weighted priorities (HERALD_QUEUES, default
+	// [jobs.DefaultQueueWeights]). Names must match [a-z0-9_-]+.
 	Queues map[string]int
 	// StrictPriority drains higher-priority queues first instead of
 	// weighting them (HERALD_STRICT_PRIORITY, false).
 	StrictPriority bool
 	// ShutdownTimeout is how long running tasks get to finish on shutdown
-	// (HERALD_SHUTDOWN_TIMEOUT, 25s).
+	// (HERALD_SHUTDOWN_TIMEOUT, default [broker.DefaultShutdownTimeout]).
 	ShutdownTimeout time.Duration
 	// BackoffBase is the longest first wait after a 5xx or transport error;
-	// later waits double (HERALD_BACKOFF_BASE, 2s).
+	// later waits double (HERALD_BACKOFF_BASE, default
+	// [worker.DefaultBackoffBase]).
 	BackoffBase time.Duration
-	// BackoffCap bounds any single retry wait (HERALD_BACKOFF_CAP, 10m).
+	// BackoffCap bounds any single retry wait (HERALD_BACKOFF_CAP, default
+	// [worker.DefaultBackoffCap]).
 	BackoffCap time.Duration
 	// SentRetention is how long "already sent" markers are kept so a retried
-	// task is not delivered twice (HERALD_SENT_RETENTION, 168h).
+	// task is not delivered twice (HERALD_SENT_RETENTION, default
+	// [worker.DefaultSentRetention]).
 	SentRetention time.Duration
 	// LeaseRecoveryAfter is how long a task's lease may go without being
 	// extended before another worker takes the task over: the crashed
 	// worker's messages are late by about this much
-	// (HERALD_LEASE_RECOVERY_AFTER, 15s; 10s to 29s, or a negative value to
-	// leave recovery to asynq, 60-90s).
+	// (HERALD_LEASE_RECOVERY_AFTER, default [broker.DefaultLeaseRecoveryAfter];
+	// from [broker.MinLeaseRecoveryAfter] to below [broker.LeaseDuration], or
+	// a negative value to leave recovery to asynq, 60-90s).
 	LeaseRecoveryAfter time.Duration
 	// Listen is the address of the health and metrics server
-	// (HERALD_WORKER_LISTEN, ":9091"); "" disables it ("off" in the
-	// environment).
+	// (HERALD_WORKER_LISTEN, default [DefaultWorkerListen]); "" disables it
+	// ("off" in the environment).
 	Listen string
 	// Digest shapes the digests of coalescible messages.
 	Digest Digest
@@ -327,31 +327,31 @@ func (w Worker) WithDefaults() Worker {
 	w.Telegram = w.Telegram.withDefaults()
 	w.Limits = w.Limits.withDefaults()
 	if w.Concurrency == 0 {
-		w.Concurrency = DefaultConcurrency
+		w.Concurrency = worker.DefaultConcurrency
 	}
 	if w.Waiters == 0 {
-		w.Waiters = DefaultWaiters
+		w.Waiters = worker.DefaultWaiters
 	}
 	if w.WaitLong == 0 {
-		w.WaitLong = DefaultWaitLong
+		w.WaitLong = worker.DefaultWaitLong
 	}
 	if w.Queues == nil {
-		w.Queues = defaultQueueMap()
+		w.Queues = jobs.DefaultQueueWeights()
 	}
 	if w.ShutdownTimeout == 0 {
-		w.ShutdownTimeout = DefaultShutdownTimeout
+		w.ShutdownTimeout = broker.DefaultShutdownTimeout
 	}
 	if w.BackoffBase == 0 {
-		w.BackoffBase = DefaultBackoffBase
+		w.BackoffBase = worker.DefaultBackoffBase
 	}
 	if w.BackoffCap == 0 {
-		w.BackoffCap = DefaultBackoffCap
+		w.BackoffCap = worker.DefaultBackoffCap
 	}
 	if w.SentRetention == 0 {
-		w.SentRetention = DefaultSentRetention
+		w.SentRetention = worker.DefaultSentRetention
 	}
 	if w.LeaseRecoveryAfter == 0 {
-		w.LeaseRecoveryAfter = DefaultLeaseRecovery
+		w.LeaseRecoveryAfter = broker.DefaultLeaseRecoveryAfter
 	}
 	if w.Listen == "" {
 		w.Listen = DefaultWorkerListen
@@ -370,31 +370,24 @@ func (w Worker) Validate() error {
 	if w.Waiters < -1 {
 		p.add(EnvWaiters, "must be -1 (none) or more, got %d", w.Waiters)
 	}
-	if w.WaitLong < 0 || w.WaitLong > time.Hour {
-		p.add(EnvWaitLong, "must be between 0 and 1h (e.g. %s), got %s", fmtDur(DefaultWaitLong), fmtDur(w.WaitLong))
+	if w.WaitLong < 0 || w.WaitLong > maxWaitLong {
+		p.add(EnvWaitLong, "must be between 0 and %s (e.g. %s), got %s", fmtDur(maxWaitLong), fmtDur(worker.DefaultWaitLong), fmtDur(w.WaitLong))
 	}
 	if w.Concurrency < 1 {
 		p.add(EnvConcurrency, "must be >= 1, got %d", w.Concurrency)
 	}
 	validateQueueMap(&p, w.Queues)
-	if w.ShutdownTimeout <= 0 {
-		p.add(EnvShutdownTimeout, "must be > 0 (e.g. 25s), got %s", fmtDur(w.ShutdownTimeout))
-	}
-	if w.BackoffBase <= 0 {
-		p.add(EnvBackoffBase, "must be > 0 (e.g. 2s), got %s", fmtDur(w.BackoffBase))
-	}
-	if w.BackoffCap <= 0 {
-		p.add(EnvBackoffCap, "must be > 0 (e.g. 10m), got %s", fmtDur(w.BackoffCap))
-	}
+	p.positive(EnvShutdownTimeout, w.ShutdownTimeout, broker.DefaultShutdownTimeout)
+	p.positive(EnvBackoffBase, w.BackoffBase, worker.DefaultBackoffBase)
+	p.positive(EnvBackoffCap, w.BackoffCap, worker.DefaultBackoffCap)
 	if w.BackoffBase > 0 && w.BackoffCap > 0 && w.BackoffBase > w.BackoffCap {
 		p.add(EnvBackoffBase, "is %s, above %s which is %s; lower the base or raise the cap",
 			fmtDur(w.BackoffBase), ref(EnvBackoffCap), fmtDur(w.BackoffCap))
 	}
-	if w.SentRetention < time.Second {
-		p.add(EnvSentRetention, "must be at least 1s (e.g. 168h), got %s", fmtDur(w.SentRetention))
-	}
-	if d := w.LeaseRecoveryAfter; d > 0 && (d < 10*time.Second || d >= 30*time.Second) {
-		p.add(EnvLeaseRecovery, "must be between 10s and 29s (live workers extend leases every 5s; asynq's lease is 30s), or -1s to turn the sweep off, got %s", fmtDur(d))
+	p.atLeastSecond(EnvSentRetention, w.SentRetention, worker.DefaultSentRetention)
+	if d := w.LeaseRecoveryAfter; d > 0 && (d < broker.MinLeaseRecoveryAfter || d >= broker.LeaseDuration) {
+		p.add(EnvLeaseRecovery, "must be between %s and %s (live workers extend leases every 5s; asynq's lease is %s), or -1s to turn the sweep off, got %s",
+			fmtDur(broker.MinLeaseRecoveryAfter), fmtDur(broker.LeaseDuration-time.Second), fmtDur(broker.LeaseDuration), fmtDur(d))
 	}
 	if w.Listen != "" {
 		validateListen(&p, EnvWorkerListen, w.Listen, DefaultWorkerListen)
@@ -407,7 +400,7 @@ func (w Worker) Validate() error {
 // validateQueueMap checks names and priorities of the worker's queues.
 func validateQueueMap(p *problems, queues map[string]int) {
 	if len(queues) == 0 {
-		p.add(EnvQueues, "must name at least one queue, e.g. %q", DefaultQueues)
+		p.add(EnvQueues, "must name at least one queue, e.g. %q", defaultQueueWeights())
 		return
 	}
 	for _, name := range slices.Sorted(maps.Keys(queues)) {
@@ -488,53 +481,53 @@ func workerSpecs(w *Worker) []spec {
 			stringVar(&w.Telegram.Token)),
 		newSpec(EnvTelegramTokenFile, "", "File holding the bot token (content trimmed); excludes "+EnvTelegramToken+".",
 			stringVar(&w.Telegram.TokenFile)),
-		newSpec(EnvTelegramAPIURL, DefaultTelegramAPIURL, "Bot API base URL, http:// or https://.",
+		newSpec(EnvTelegramAPIURL, telegram.DefaultAPIURL, "Bot API base URL, http:// or https://.",
 			baseURLVar(&w.Telegram.APIURL)),
-		newSpec(EnvTelegramTimeout, "15s", "Timeout of one Bot API request.", durationVar(&w.Telegram.Timeout)),
-		newSpec(EnvTelegramRetryAfterUnit, "1s", "Length of one second of a 429's retry_after; change it only for a fake Bot API that runs Telegram's clock faster.",
+		newSpec(EnvTelegramTimeout, fmtDur(telegram.DefaultTimeout), "Timeout of one Bot API request.", durationVar(&w.Telegram.Timeout)),
+		newSpec(EnvTelegramRetryAfterUnit, fmtDur(worker.DefaultRetryAfterUnit), "Length of one second of a 429's retry_after; change it only for a fake Bot API that runs Telegram's clock faster.",
 			durationVar(&w.Telegram.RetryAfterUnit)),
-		newSpec(EnvConcurrency, "64", "Number of tasks processed at the same time.", intVar(&w.Concurrency)),
-		newSpec(EnvWaiters, "256", "Further tasks that may wait for their send slot in memory (a sleeping goroutine each) instead of a round trip through Redis; -1 for none.",
+		newSpec(EnvConcurrency, strconv.Itoa(worker.DefaultConcurrency), "Number of tasks processed at the same time.", intVar(&w.Concurrency)),
+		newSpec(EnvWaiters, strconv.Itoa(worker.DefaultWaiters), "Further tasks that may wait for their send slot in memory (a sleeping goroutine each) instead of a round trip through Redis; -1 for none.",
 			intVar(&w.Waiters)),
-		newSpec(EnvWaitLong, "2m", "Longest wait a task sleeps through in memory; longer waits go back to Redis.", durationVar(&w.WaitLong)),
-		newSpec(EnvQueues, DefaultQueues, "Queues to serve as NAME=PRIORITY pairs; names use a-z, 0-9, _ and -.",
+		newSpec(EnvWaitLong, fmtDur(worker.DefaultWaitLong), "Longest wait a task sleeps through in memory; longer waits go back to Redis.", durationVar(&w.WaitLong)),
+		newSpec(EnvQueues, defaultQueueWeights(), "Queues to serve as NAME=PRIORITY pairs; names use a-z, 0-9, _ and -.",
 			queueMapVar(&w.Queues)),
 		newSpec(EnvStrictPriority, "false", "Empty higher-priority queues first instead of weighting them.",
 			boolVar(&w.StrictPriority)),
-		newSpec(EnvShutdownTimeout, "25s", "Time running tasks get to finish on shutdown.", durationVar(&w.ShutdownTimeout)),
-		newSpec(EnvBackoffBase, "2s", "Longest first wait after a 5xx or transport error; doubles per retry.",
+		newSpec(EnvShutdownTimeout, fmtDur(broker.DefaultShutdownTimeout), "Time running tasks get to finish on shutdown.", durationVar(&w.ShutdownTimeout)),
+		newSpec(EnvBackoffBase, fmtDur(worker.DefaultBackoffBase), "Longest first wait after a 5xx or transport error; doubles per retry.",
 			durationVar(&w.BackoffBase)),
-		newSpec(EnvBackoffCap, "10m", "Upper bound of any retry wait.", durationVar(&w.BackoffCap)),
-		newSpec(EnvSentRetention, "168h", `How long "already sent" markers are kept to avoid duplicate deliveries.`,
+		newSpec(EnvBackoffCap, fmtDur(worker.DefaultBackoffCap), "Upper bound of any retry wait.", durationVar(&w.BackoffCap)),
+		newSpec(EnvSentRetention, fmtDur(worker.DefaultSentRetention), `How long "already sent" markers are kept to avoid duplicate deliveries.`,
 			durationVar(&w.SentRetention)),
-		newSpec(EnvLeaseRecovery, "15s", "Hand a task to another worker when its lease went this long without extension (crashed worker); -1s leaves it to asynq (60-90s).",
+		newSpec(EnvLeaseRecovery, fmtDur(broker.DefaultLeaseRecoveryAfter), "Hand a task to another worker when its lease went this long without extension (crashed worker); -1s leaves it to asynq (60-90s).",
 			durationVar(&w.LeaseRecoveryAfter)),
 		listen,
-		newSpec(EnvLimitBot, DefaultLimitBot, `Sends of the whole bot: windows "N/span" separated by commas, each allowing N sends in any span `+
+		newSpec(EnvLimitBot, windowsOf(ratelimit.DefaultBot).String(), `Sends of the whole bot: windows "N/span" separated by commas, each allowing N sends in any span `+
 			`(s, m, h or a Go duration such as 6s or 100ms); "off" disables.`,
 			windowsVar(&w.Limits.Bot)),
-		newSpec(EnvLimitPrivate, DefaultLimitPrivate, "Sends to one private chat (windows, as for "+EnvLimitBot+").", windowsVar(&w.Limits.Private)),
-		newSpec(EnvLimitGroup, DefaultLimitGroup, "Sends to one group, supergroup or channel; all windows must hold (the default allows 1 in any second and 20 in any minute).",
+		newSpec(EnvLimitPrivate, windowsOf(ratelimit.DefaultPrivate).String(), "Sends to one private chat (windows, as for "+EnvLimitBot+").", windowsVar(&w.Limits.Private)),
+		newSpec(EnvLimitGroup, windowsOf(ratelimit.DefaultGroup).String(), "Sends to one group, supergroup or channel; all windows must hold (the default allows 1 in any second and 20 in any minute).",
 			windowsVar(&w.Limits.Group)),
-		newSpec(EnvPriorityQueues, "critical", "Queues whose messages take the earliest bot-wide slot reserved for another chat's message (chat limits and the bot limit still hold).",
+		newSpec(EnvPriorityQueues, strings.Join(defaultPriorityQueues, ","), "Queues whose messages take the earliest bot-wide slot reserved for another chat's message (chat limits and the bot limit still hold).",
 			queueNamesVar(&w.Limits.PriorityQueues)),
-		newSpec(EnvLimitPriority, DefaultLimitPriority, `How many priority-queue messages per window may take another message's reserved slot ("off" disables the priority).`,
+		newSpec(EnvLimitPriority, defaultLimitPriority.String(), `How many priority-queue messages per window may take another message's reserved slot ("off" disables the priority).`,
 			windowsVar(&w.Limits.Priority)),
 		newSpec(EnvLimitQueues, "", `Per-queue limits as NAME=LIMIT pairs, e.g. "default=20/s,low=5/s"; join one queue's windows with "+" ("default=20/s+100/m").`,
 			queueLimitsVar(&w.Limits.Queues)),
-		newSpec(EnvLimitGuard, fmtDur(DefaultLimitGuard), "Added to every window, so that sends N apart are at least the window plus this much apart by Redis' clock; absorbs dispatch and network jitter.",
+		newSpec(EnvLimitGuard, fmtDur(ratelimit.DefaultGuard), "Added to every window, so that sends N apart are at least the window plus this much apart by Redis' clock; absorbs dispatch and network jitter.",
 			durationVar(&w.Limits.Guard)),
-		newSpec(EnvPauseBotMax, fmtDur(DefaultPauseBotMax), `Longest bot-wide pause one 429 causes; Telegram's 429 does not say whether the chat or the whole bot is flooded. "off" or a negative value: a 429 pauses only its chat.`,
+		newSpec(EnvPauseBotMax, fmtDur(ratelimit.DefaultBotPauseMax), `Longest bot-wide pause one 429 causes; Telegram's 429 does not say whether the chat or the whole bot is flooded. "off" or a negative value: a 429 pauses only its chat.`,
 			pauseVar(&w.Limits.BotPauseMax)),
-		newSpec(EnvDigestGracePeriod, "10s", "A chat's coalescible messages are sent as a digest once none arrived for this long (whole seconds).",
+		newSpec(EnvDigestGracePeriod, fmtDur(digest.DefaultGracePeriod), "A chat's coalescible messages are sent as a digest once none arrived for this long (whole seconds).",
 			durationVar(&w.Digest.GracePeriod)),
-		newSpec(EnvDigestMaxDelay, "30s", "A chat's oldest coalescible message waits at most about this long for its digest (whole seconds).",
+		newSpec(EnvDigestMaxDelay, fmtDur(digest.DefaultMaxDelay), "A chat's oldest coalescible message waits at most about this long for its digest (whole seconds).",
 			durationVar(&w.Digest.MaxDelay)),
-		newSpec(EnvDigestMaxSize, "100", "Most messages in one digest; a chat with this many waiting is flushed at once.",
+		newSpec(EnvDigestMaxSize, strconv.Itoa(digest.DefaultMaxSize), "Most messages in one digest; a chat with this many waiting is flushed at once.",
 			intVar(&w.Digest.MaxSize)),
-		newSpec(EnvDigestMaxMessages, "3", "Most Telegram messages one digest is rendered into; items that do not fit go into the next digest.",
+		newSpec(EnvDigestMaxMessages, strconv.Itoa(digest.DefaultMaxMessages), "Most Telegram messages one digest is rendered into; items that do not fit go into the next digest.",
 			intVar(&w.Digest.MaxMessages)),
-		newSpec(EnvDigestReclaimAfter, "30s", "Age at which a digest aggregation left behind by a crashed worker is given back to its chat's queue.",
+		newSpec(EnvDigestReclaimAfter, fmtDur(digest.DefaultReclaimAfter), "Age at which a digest aggregation left behind by a crashed worker is given back to its chat's queue.",
 			durationVar(&w.Digest.ReclaimAfter)),
 	)
 }

@@ -24,7 +24,7 @@ func TestLoadWorkerDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Worker{
-		Redis:    Redis{URL: "redis://127.0.0.1:6379/0"},
+		Redis:    Redis{URL: "redis://127.0.0.1:6379/0", WaitTimeout: time.Second},
 		Log:      Log{Level: slog.LevelInfo, Format: "auto"},
 		Telegram: Telegram{APIURL: "https://api.telegram.org", Timeout: 15 * time.Second, RetryAfterUnit: time.Second},
 		Limits: Limits{
@@ -61,6 +61,8 @@ func TestLoadWorkerDefaults(t *testing.T) {
 // workerEnv sets every worker variable to a value different from its default.
 var workerEnv = map[string]string{
 	"REDIS_URL":                   "rediss://:pw@cache:6380/2",
+	"HERALD_REDIS_WAIT_REPLICAS":  "2",
+	"HERALD_REDIS_WAIT_TIMEOUT":   "250ms",
 	"LOG_LEVEL":                   "debug",
 	"LOG_FORMAT":                  "json",
 	"TELEGRAM_BOT_TOKEN":          "123:abc",
@@ -107,7 +109,7 @@ func TestLoadWorkerEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Worker{
-		Redis:    Redis{URL: "rediss://:pw@cache:6380/2"},
+		Redis:    Redis{URL: "rediss://:pw@cache:6380/2", WaitReplicas: 2, WaitTimeout: 250 * time.Millisecond},
 		Log:      Log{Level: slog.LevelDebug, Format: "json"},
 		Telegram: Telegram{Token: "123:abc", APIURL: "http://127.0.0.1:8081", Timeout: 3 * time.Second, RetryAfterUnit: 100 * time.Millisecond},
 		Limits: Limits{

@@ -20,8 +20,29 @@ const (
 	MaxInterval = 400 * 24 * time.Hour
 	// MaxNameLen is the longest heartbeat name.
 	MaxNameLen = 64
-	// DefaultMaxHeartbeats is the default of Config.MaxHeartbeats.
-	DefaultMaxHeartbeats = 1000
+)
+
+// Defaults of Config, named once so that WithDefaults, the errors that
+// suggest them and the producer's settings all say the same.
+const (
+	DefaultCheckInterval   = 5 * time.Second
+	DefaultDispatchTimeout = 10 * time.Second
+	DefaultMaxBodyBytes    = 64 << 10
+	DefaultMaxHeartbeats   = 1000
+	DefaultBatchSize       = 100
+	// FallbackGraceFraction and FallbackMinGrace are what the fields
+	// DefaultGraceFraction and MinDefaultGrace fall back to when zero.
+	FallbackGraceFraction = 0.1
+	FallbackMinGrace      = 30 * time.Second
+)
+
+// Bounds of Config that validate enforces.
+const (
+	// MinCheckInterval is the shortest CheckInterval: every check runs a
+	// Redis script, and a tighter loop only loads Redis.
+	MinCheckInterval = 10 * time.Millisecond
+	// MaxGraceFraction bounds DefaultGraceFraction.
+	MaxGraceFraction = 10
 )
 
 // CodeTooManyHeartbeats is the error code of the 409 refusing a ping that
@@ -74,25 +95,25 @@ type Config struct {
 // WithDefaults returns the config with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
 	if c.CheckInterval == 0 {
-		c.CheckInterval = 5 * time.Second
+		c.CheckInterval = DefaultCheckInterval
 	}
 	if c.DispatchTimeout == 0 {
-		c.DispatchTimeout = 10 * time.Second
+		c.DispatchTimeout = DefaultDispatchTimeout
 	}
 	if c.DefaultSeverity == "" {
 		c.DefaultSeverity = alerts.SeverityCritical
 	}
 	if c.DefaultGraceFraction == 0 {
-		c.DefaultGraceFraction = 0.1
+		c.DefaultGraceFraction = FallbackGraceFraction
 	}
 	if c.MinDefaultGrace == 0 {
-		c.MinDefaultGrace = 30 * time.Second
+		c.MinDefaultGrace = FallbackMinGrace
 	}
 	if c.MaxBodyBytes == 0 {
-		c.MaxBodyBytes = 64 << 10
+		c.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if c.BatchSize == 0 {
-		c.BatchSize = 100
+		c.BatchSize = DefaultBatchSize
 	}
 	if c.MaxHeartbeats == 0 {
 		c.MaxHeartbeats = DefaultMaxHeartbeats
@@ -107,37 +128,39 @@ func (c Config) WithDefaults() Config {
 // filled.
 func (c Config) validate() error {
 	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("heartbeat: "+format, args...)) }
 	if c.Redis == nil {
 		errs = append(errs, errors.New("heartbeat: Config.Redis is required: pass the producer's Redis client"))
 	}
 	if c.Dispatcher == nil {
 		errs = append(errs, errors.New("heartbeat: Config.Dispatcher is required: pass the alert router"))
 	}
-	if c.CheckInterval < 10*time.Millisecond {
-		errs = append(errs, fmt.Errorf("heartbeat: Config.CheckInterval is %v; use at least 10ms (default 5s)", c.CheckInterval))
+	if c.CheckInterval < MinCheckInterval {
+		bad("Config.CheckInterval is %v; use at least %v (default %v)", c.CheckInterval, MinCheckInterval, DefaultCheckInterval)
 	}
 	if c.DispatchTimeout < 0 {
-		errs = append(errs, fmt.Errorf("heartbeat: Config.DispatchTimeout is %v; use a positive duration (default 10s)", c.DispatchTimeout))
+		bad("Config.DispatchTimeout is %v; use a positive duration (default %v)", c.DispatchTimeout, DefaultDispatchTimeout)
 	}
 	switch c.DefaultSeverity {
 	case alerts.SeverityCritical, alerts.SeverityWarning, alerts.SeverityInfo:
 	default:
-		errs = append(errs, fmt.Errorf("heartbeat: Config.DefaultSeverity %q is not one of critical, warning, info", c.DefaultSeverity))
+		bad("Config.DefaultSeverity %q is not one of critical, warning, info", c.DefaultSeverity)
 	}
-	if c.DefaultGraceFraction < 0 || c.DefaultGraceFraction > 10 {
-		errs = append(errs, fmt.Errorf("heartbeat: Config.DefaultGraceFraction is %v; use a fraction of the interval between 0 and 10 (default 0.1)", c.DefaultGraceFraction))
+	if c.DefaultGraceFraction < 0 || c.DefaultGraceFraction > MaxGraceFraction {
+		bad("Config.DefaultGraceFraction is %v; use a fraction of the interval between 0 and %v (default %v)",
+			c.DefaultGraceFraction, MaxGraceFraction, FallbackGraceFraction)
 	}
 	if c.MinDefaultGrace < 0 || c.MinDefaultGrace > MaxInterval {
-		errs = append(errs, fmt.Errorf("heartbeat: Config.MinDefaultGrace is %v; use a duration between 0 and %v (default 30s)", c.MinDefaultGrace, MaxInterval))
+		bad("Config.MinDefaultGrace is %v; use a duration between 0 and %v (default %v)", c.MinDefaultGrace, MaxInterval, FallbackMinGrace)
 	}
 	if c.MaxBodyBytes < 0 {
-		errs = append(errs, fmt.Errorf("heartbeat: Config.MaxBodyBytes is %d; use a positive size (default 64 KiB)", c.MaxBodyBytes))
+		bad("Config.MaxBodyBytes is %d; use a positive size (default %d KiB)", c.MaxBodyBytes, DefaultMaxBodyBytes>>10)
 	}
 	if c.MaxHeartbeats < 1 {
-		errs = append(errs, fmt.Errorf("heartbeat: Config.MaxHeartbeats is %d; use at least 1 (default %d)", c.MaxHeartbeats, DefaultMaxHeartbeats))
+		bad("Config.MaxHeartbeats is %d; use at least 1 (default %d)", c.MaxHeartbeats, DefaultMaxHeartbeats)
 	}
 	if c.BatchSize < 1 {
-		errs = append(errs, fmt.Errorf("heartbeat: Config.BatchSize is %d; use at least 1 (default 100)", c.BatchSize))
+		bad("Config.BatchSize is %d; use at least 1 (default %d)", c.BatchSize, DefaultBatchSize)
 	}
 	return errors.Join(errs...)
 }

@@ -227,6 +227,7 @@ func (e *Enqueuer) EnqueueItem(ctx context.Context, queue string, it CoalescedIt
 		asynq.MaxRetry(broker.RetryCeiling),
 		asynq.Timeout(e.cfg.Timeout),
 	)
+	e.wrote(ctx, queue, it.Message.IdempotencyKey)
 	switch {
 	case errors.Is(err, asynq.ErrTaskIDConflict):
 		return Result{TaskID: it.ID, Queue: queue, Duplicate: true, Coalesced: true}, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/broker"
+	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/keys"
 )
 
@@ -24,10 +25,26 @@ const (
 
 // DefaultQueueWeights are the worker's queues and weights when none are
 // configured: asynq serves critical six times and default three times as
-// often as low.
+// often as low. It returns a fresh map each time, so a caller may edit it.
 func DefaultQueueWeights() map[string]int {
 	return map[string]int{QueueCritical: 6, QueueDefault: 3, QueueLow: 1}
 }
+
+// DefaultQueues are the queues a producer accepts when none are configured:
+// the worker's default queues, highest priority first. It returns a fresh
+// slice each time.
+func DefaultQueues() []string {
+	return []string{QueueCritical, QueueDefault, QueueLow}
+}
+
+// Defaults of EnqueueConfig.Timeout and IdempotencyWindow. MaxRetry's,
+// DefaultMaxRetry, sits beside SendMessage, whose budget it also is when a
+// payload names none. The producer's settings document these values, so
+// they are named here once rather than restated there.
+const (
+	DefaultTaskTimeout       = 2 * time.Minute
+	DefaultIdempotencyWindow = 24 * time.Hour
+)
 
 // EnqueueConfig holds the enqueue policy.
 type EnqueueConfig struct {
@@ -45,12 +62,15 @@ type EnqueueConfig struct {
 	IdempotencyWindow time.Duration
 	// Limits bound the accepted payload.
 	Limits Limits
+	// Durable, when set, is what Settle waits on: the replicas that must
+	// hold a write before it is reported as stored. Nil settles at once.
+	Durable *durable.Acker
 }
 
 // WithDefaults returns the config with zero fields set to their defaults.
 func (c EnqueueConfig) WithDefaults() EnqueueConfig {
 	if len(c.Queues) == 0 {
-		c.Queues = []string{QueueCritical, QueueDefault, QueueLow}
+		c.Queues = DefaultQueues()
 	}
 	if c.DefaultQueue == "" {
 		c.DefaultQueue = QueueDefault
@@ -59,10 +79,10 @@ func (c EnqueueConfig) WithDefaults() EnqueueConfig {
 		c.MaxRetry = DefaultMaxRetry
 	}
 	if c.Timeout == 0 {
-		c.Timeout = 2 * time.Minute
+		c.Timeout = DefaultTaskTimeout
 	}
 	if c.IdempotencyWindow == 0 {
-		c.IdempotencyWindow = 24 * time.Hour
+		c.IdempotencyWindow = DefaultIdempotencyWindow
 	}
 	return c
 }
@@ -80,6 +100,22 @@ type Enqueuer struct {
 func NewEnqueuer(rdb redis.UniversalClient, cfg EnqueueConfig) *Enqueuer {
 	return &Enqueuer{client: asynq.NewClientFromRedisClient(rdb), rdb: rdb, cfg: cfg.WithDefaults(), now: time.Now}
 }
+
+// Settle returns once the writes recorded in ctx (durable.Track; Enqueue
+// records the nodes it writes to) and those to the nodes of keys have
+// reached the replicas EnqueueConfig.Durable asks for. Call it before
+// reporting a message as stored. Its error wraps ErrUnavailable, and
+// durable.ErrNotReplicated when the master took the writes but its
+// replicas did not confirm them in time.
+func (e *Enqueuer) Settle(ctx context.Context, keys ...string) error {
+	if err := e.cfg.Durable.Wait(ctx, keys...); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// Durable reports whether Settle waits for replicas at all.
+func (e *Enqueuer) Durable() bool { return e.cfg.Durable.Enabled() }
 
 // Close releases nothing and returns nil: the Enqueuer holds no resources of
 // its own, and the shared Redis client stays open for its owner to close.
@@ -198,6 +234,7 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 		opts = append(opts, asynq.TaskID(id), asynq.Retention(e.cfg.IdempotencyWindow))
 	}
 	info, err := e.client.EnqueueContext(ctx, asynq.NewTask(TypeSendMessage, payload), opts...)
+	e.wrote(ctx, queue, msg.IdempotencyKey)
 	switch {
 	case errors.Is(err, asynq.ErrTaskIDConflict):
 		return Result{TaskID: TaskIDForKey(msg.IdempotencyKey), Queue: queue, Duplicate: true}, nil
@@ -222,6 +259,11 @@ func (e *Enqueuer) claimed(ctx context.Context, id string) (res Result, dup bool
 	q, err := e.rdb.Get(ctx, keys.Idempotency(id)).Result()
 	switch {
 	case err == nil:
+		// The first request's writes may not be on the replicas yet (its
+		// answer may have been a 503 for that reason): a duplicate answer
+		// confirms them too.
+		durable.Wrote(ctx, keys.Idempotency(id))
+		durable.Wrote(ctx, broker.PendingKey(q))
 		return Result{TaskID: id, Queue: q, Duplicate: true}, true, nil
 	case !errors.Is(err, redis.Nil):
 		return Result{}, false, fmt.Errorf("%w: %w", ErrUnavailable, err)
@@ -233,6 +275,18 @@ func (e *Enqueuer) claimed(ctx context.Context, id string) (res Result, dup bool
 // the idempotency window. Best effort: the task is stored already.
 func (e *Enqueuer) claim(ctx context.Context, id, queue string) {
 	_ = e.rdb.SetNX(ctx, keys.Idempotency(id), queue, e.cfg.IdempotencyWindow).Err()
+}
+
+// wrote records, for Settle, the nodes an enqueue into queue writes to:
+// the queue's slot (asynq's task and lists) and Herald's (the idempotency
+// claim, the wake-up list). asynq also adds the queue to its "asynq:queues"
+// set, once per client and queue; that set only lists queues for the web UI
+// and the metrics, so it is not waited for.
+func (e *Enqueuer) wrote(ctx context.Context, queue, idempotencyKey string) {
+	durable.Wrote(ctx, broker.PendingKey(queue))
+	if idempotencyKey != "" {
+		durable.Wrote(ctx, keys.Idempotency(TaskIDForKey(idempotencyKey)))
+	}
 }
 
 func contains(list []string, s string) bool {

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 )
@@ -21,8 +22,12 @@ import (
 type Config struct {
 	// Enqueuer stores messages. Required.
 	Enqueuer *jobs.Enqueuer
-	// Redis is pinged by /readyz. Required.
+	// Redis is pinged by /readyz unless Ready is set. Required.
 	Redis redis.UniversalClient
+	// Ready, when set, is /readyz's check instead of a PING: its error
+	// text is the 503's message, so it must hold no secret. The producer
+	// uses it to report a Redis that is a read-only replica.
+	Ready func(ctx context.Context) error
 	// APIToken is the bearer token clients must present. Required unless
 	// AuthDisabled.
 	APIToken string
@@ -128,7 +133,7 @@ func (a *API) routes() (h http.Handler, err error) {
 		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "use POST")
 	})
 	for _, m := range a.cfg.Mounts {
-		h := m.Handler
+		h := a.settled(m.Handler)
 		if !m.SelfAuth {
 			h = a.authed(h)
 		}
@@ -174,8 +179,13 @@ func (a *API) authed(next http.Handler) http.Handler {
 func (a *API) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if err := a.cfg.Redis.Ping(ctx).Err(); err != nil {
-		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "redis is unavailable")
+	if err := a.readiness(ctx); err != nil {
+		msg := "redis is unavailable"
+		var np *durable.NotPrimaryError
+		if errors.As(err, &np) {
+			msg = err.Error()
+		}
+		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, msg)
 		return
 	}
 	_, _ = w.Write([]byte("ok\n"))
@@ -202,7 +212,8 @@ func (a *API) handleMessage(w http.ResponseWriter, r *http.Request) int {
 		}
 		req.IdempotencyKey = h
 	}
-	res, err := a.cfg.Enqueuer.Enqueue(r.Context(), jobs.Request{Queue: req.Queue, Coalesce: req.Coalesce, CheckMarkup: true, Message: jobs.SendMessage{
+	ctx := durable.Track(r.Context())
+	res, err := a.cfg.Enqueuer.Enqueue(ctx, jobs.Request{Queue: req.Queue, Coalesce: req.Coalesce, CheckMarkup: true, Message: jobs.SendMessage{
 		Chat: string(req.Chat), Text: req.Text, ParseMode: req.ParseMode,
 		DisableNotification: req.DisableNotification, MessageThreadID: req.MessageThreadID,
 		DisableLinkPreview: req.DisableLinkPreview, ProtectContent: req.ProtectContent,
@@ -217,6 +228,14 @@ func (a *API) handleMessage(w http.ResponseWriter, r *http.Request) int {
 		a.cfg.Logger.Error("enqueue failed; answering 503", "error", err)
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the queue is unavailable; nothing was stored, retry later")
+		return http.StatusServiceUnavailable
+	}
+	// A 202 (a duplicate's too) promises that the message survives a
+	// failover: the writes must be on the replicas first.
+	if err := a.cfg.Enqueuer.Settle(ctx, heraldSlot); err != nil {
+		a.cfg.Logger.Warn("message stored but not confirmed; answering 503", "task_id", res.TaskID, "error", err)
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, notStoredMessage(err))
 		return http.StatusServiceUnavailable
 	}
 	if res.Duplicate {

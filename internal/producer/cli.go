@@ -10,6 +10,7 @@ import (
 	"net"
 	"strings"
 
+	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/jobs"
 )
 
@@ -19,7 +20,10 @@ const (
 	// idempotency key); the task id is printed as JSON.
 	ExitStored = 0
 	// ExitNotStored: Redis did not take the message (unreachable, refused
-	// the write); nothing was stored, so running the command again is safe.
+	// the write), so running the command again is safe; or the master took
+	// it but its replicas did not confirm it in time
+	// (HERALD_REDIS_WAIT_TIMEOUT), when a repeat is safe with the same
+	// --idempotency-key.
 	ExitNotStored = 1
 	// ExitUsage: bad flags or an invalid message; fix the command line.
 	ExitUsage = 2
@@ -73,6 +77,7 @@ func Send(ctx context.Context, enq *jobs.Enqueuer, args []string, stdin io.Reade
 		}
 		text = strings.TrimRight(string(b), "\n")
 	}
+	ctx = durable.Track(ctx)
 	res, err := enq.Enqueue(ctx, jobs.Request{Queue: req.Queue, CheckMarkup: true, Message: jobs.SendMessage{
 		Chat: chat, Text: text, ParseMode: req.ParseMode,
 		DisableNotification: req.DisableNotification, MessageThreadID: req.MessageThreadID,
@@ -88,6 +93,12 @@ func Send(ctx context.Context, enq *jobs.Enqueuer, args []string, stdin io.Reade
 		return ExitUsage
 	case err != nil:
 		fmt.Fprintf(stderr, "producer send: not stored: %s\n", describeUnavailable(err))
+		return ExitNotStored
+	}
+	if err := enq.Settle(ctx, heraldSlot); err != nil {
+		// Exit 1 promises that running the command again is safe, which
+		// holds with an idempotency key.
+		fmt.Fprintf(stderr, "producer send: not confirmed stored (%v); run it again with the same --idempotency-key\n", err)
 		return ExitNotStored
 	}
 	_ = json.NewEncoder(stdout).Encode(res)

@@ -2,12 +2,14 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/broker"
+	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/markup"
@@ -30,6 +32,7 @@ type ChatResolver interface {
 // Handler processes SendMessage tasks.
 type Handler struct {
 	rdb      redis.UniversalClient
+	durable  *durable.Acker // replicas that must hold a send's record
 	sender   Sender
 	resolver ChatResolver // nil: @usernames are sent as they are
 	limiter  *ratelimit.Limiter
@@ -261,6 +264,9 @@ func (h *Handler) recordSent(ctx context.Context, id string, p progress, message
 	wait := 50 * time.Millisecond
 	for {
 		err := h.saveProgress(ctx, id, p, messageID)
+		if err == nil {
+			err = h.confirmSent(ctx, id)
+		}
 		if err == nil || time.Now().Add(wait).After(deadline) {
 			return err
 		}
@@ -268,6 +274,15 @@ func (h *Handler) recordSent(ctx context.Context, id string, p progress, message
 		time.Sleep(wait)
 		wait = min(2*wait, time.Second)
 	}
+}
+
+// confirmSent waits until the replicas that Durable asks for hold the send's
+// record, so that a failover right after the acknowledgement does not lose
+// it and send the message again.
+func (h *Handler) confirmSent(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	return h.durable.Wait(ctx, keys.Sent(id))
 }
 
 // waitTurn waits for the message's send slot: it sleeps through waits that
@@ -278,7 +293,7 @@ func (h *Handler) recordSent(ctx context.Context, id string, p progress, message
 // the decision when progress is set) and the slot that the send uses.
 func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bool) (record, slot string, err error) {
 	queue, id := r.Queue, r.ID
-	ask := ratelimit.Ask{Chat: chat, Queue: queue, TaskID: id, Progress: progress}
+	ask := ratelimit.Ask{Chat: chat, Queue: queue, TaskID: id, Progress: progress, Ahead: true}
 	select {
 	case h.waiters <- struct{}{}:
 		defer func() { <-h.waiters }()
@@ -290,31 +305,64 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bo
 		if err != nil {
 			return "", "", h.finish(ctx, r, decide(storeError{err}, r.situation()))
 		}
+		ask.Resume = ""
 		if ask.Progress {
 			record, ask.Progress = d.Progress, false
 		}
 		h.metrics.RateWait.Observe(d.Wait.Seconds())
-		switch d.Kind {
-		case ratelimit.Go:
+		if d.Kind == ratelimit.Defer {
+			return "", "", h.deferTask(queue, d.Wait)
+		}
+		if d.Kind == ratelimit.Go && d.Wait <= 0 {
 			return record, d.Slot, nil
-		case ratelimit.Defer:
-			return "", "", h.deferTask(queue, d.Wait)
 		}
-		// Again: sleep the wait, then ask once more. The slot is confirmed
-		// only then, so a pause that a 429 wrote meanwhile holds this send
-		// back too.
-		t := time.NewTimer(d.Wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return "", "", ctx.Err()
-		case <-h.stopping:
-			// The process is shutting down: the task goes back to Redis,
-			// keeping its reservation, for the rest of the fleet.
-			t.Stop()
-			return "", "", h.deferTask(queue, d.Wait)
-		case <-t.C:
+		due := time.Now().Add(d.Wait)
+		if err := h.sleep(ctx, d.Wait); err != nil {
+			// The task goes back to Redis, keeping the reservation it held
+			// in memory, for the rest of the fleet.
+			hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			if herr := h.limiter.Hold(hctx, id, d.Resume); herr != nil {
+				r.log.Warn("could not keep the reserved slot; the task will take a new one", "error", herr)
+			}
+			cancel()
+			if errors.Is(err, errStopping) {
+				return "", "", h.deferTask(queue, max(time.Until(due), 0))
+			}
+			return "", "", err
 		}
+		if d.Kind == ratelimit.Go {
+			// The slot was handed out ahead: use it unless it moved (a 429
+			// pause, a priority message) or the wake-up came later than half
+			// the guard (the other half covers the trip to Telegram).
+			ok, err := h.limiter.Confirm(ctx, chat, d)
+			if err != nil {
+				return "", "", h.finish(ctx, r, decide(storeError{err}, r.situation()))
+			}
+			if ok && time.Since(due) <= h.limiter.Config().Guard/2 {
+				return record, d.Slot, nil
+			}
+		}
+		// Again (or a slot that moved): ask once more with the reservation
+		// held in memory; the slot is confirmed only then, so a pause that a
+		// 429 wrote meanwhile holds this send back too.
+		ask.Resume = d.Resume
+	}
+}
+
+// errStopping ends a sleep when the process shuts down.
+var errStopping = errors.New("worker is stopping")
+
+// sleep waits for d, the end of ctx or the process's shutdown.
+func (h *Handler) sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-h.stopping:
+		return errStopping
+	case <-t.C:
+		return nil
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/digest"
+	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ratelimit"
 )
@@ -20,8 +21,15 @@ import (
 // Config configures a worker process.
 type Config struct {
 	// Redis is the connection; the worker builds its own client from it so it
-	// can install the wake hook. Required.
+	// can install the wake hook. Required unless Client is set.
 	Redis *redis.UniversalOptions
+	// Client, when set, is used instead of a client built from Redis (with
+	// the fast failover settings of config.Redis.NewClient); the worker
+	// installs its hooks on it and closes it.
+	Client redis.UniversalClient
+	// Durable says which replicas must hold a send's record before the
+	// worker acknowledges the task (durable.Config: off by default here).
+	Durable durable.Config
 	// Sender delivers messages. Required.
 	Sender Sender
 	// Limits are the fleet-wide rate limits (see ratelimit.Config defaults).
@@ -99,7 +107,7 @@ func (c Config) WithDefaults() Config {
 		c.BackoffCap = DefaultBackoffCap
 	}
 	if c.RetryAfterUnit <= 0 {
-		c.RetryAfterUnit = time.Second
+		c.RetryAfterUnit = DefaultRetryAfterUnit
 	}
 	if c.SentRetention == 0 {
 		c.SentRetention = DefaultSentRetention
@@ -112,7 +120,8 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Defaults of Config.
+// Defaults of Config. The worker's settings (internal/config) fill and
+// document theirs from these, so a change here is a change everywhere.
 const (
 	DefaultConcurrency   = 64
 	DefaultWaiters       = 256
@@ -120,6 +129,10 @@ const (
 	DefaultBackoffBase   = 2 * time.Second
 	DefaultBackoffCap    = 10 * time.Minute
 	DefaultSentRetention = 7 * 24 * time.Hour
+	// DefaultRetryAfterUnit is Telegram's own second. It is also the
+	// longest unit that makes sense: a longer one would wait out more than
+	// a 429 asked for.
+	DefaultRetryAfterUnit = time.Second
 )
 
 // server is the broker's configuration derived from c: asynq runs the
@@ -145,8 +158,8 @@ func (c Config) server(m *Metrics) broker.ServerConfig {
 
 func (c Config) validate() error {
 	var errs []error
-	if c.Redis == nil {
-		errs = append(errs, errors.New("worker: Config.Redis is required"))
+	if c.Redis == nil && c.Client == nil {
+		errs = append(errs, errors.New("worker: Config.Redis or Config.Client is required"))
 	}
 	if c.Sender == nil {
 		errs = append(errs, errors.New("worker: Config.Sender is required"))
@@ -183,7 +196,10 @@ func New(cfg Config) (*Worker, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	rdb := redis.NewUniversalClient(cfg.Redis)
+	rdb := cfg.Client
+	if rdb == nil {
+		rdb = redis.NewUniversalClient(cfg.Redis)
+	}
 	metrics := NewMetrics(cfg.Registerer)
 	srvCfg := cfg.server(metrics)
 	srv, err := broker.NewServer(rdb, srvCfg)
@@ -197,7 +213,7 @@ func New(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	h := &Handler{
-		rdb: rdb, sender: cfg.Sender, resolver: resolverOf(cfg.Sender), limiter: lim, metrics: metrics, log: cfg.Logger,
+		rdb: rdb, durable: durable.New(rdb, cfg.Durable), sender: cfg.Sender, resolver: resolverOf(cfg.Sender), limiter: lim, metrics: metrics, log: cfg.Logger,
 		backoffBase: cfg.BackoffBase, backoffCap: cfg.BackoffCap, sentRetention: cfg.SentRetention,
 		retryAfterUnit: cfg.RetryAfterUnit,
 		recordWindow:   srvCfg.RecoveryWindow(),
@@ -216,11 +232,16 @@ func New(cfg Config) (*Worker, error) {
 	return &Worker{cfg: cfg, rdb: rdb, srv: srv, handler: h, Metrics: metrics, digests: digestTasks{h: h, d: dg}}, nil
 }
 
+// Client is the worker's Redis client (closed when Run returns).
+func (w *Worker) Client() redis.UniversalClient { return w.rdb }
+
 // Handler returns the task handler (for tests and custom muxes).
 func (w *Worker) Handler() *Handler { return w.handler }
 
 // Ping checks Redis (readiness).
-func (w *Worker) Ping(ctx context.Context) error { return w.rdb.Ping(ctx).Err() }
+// Ping checks that Redis answers and is a master (readiness): a worker on
+// a replica could not record anything.
+func (w *Worker) Ping(ctx context.Context) error { return durable.CheckPrimary(ctx, w.rdb) }
 
 // Run serves until ctx is done, then shuts down gracefully: it stops taking
 // tasks, hands the tasks that only wait for their slot back at once, lets

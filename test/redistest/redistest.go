@@ -1,6 +1,9 @@
 // Package redistest starts a real redis-server for integration tests: on a
 // free loopback port, in a temporary directory, owned by the test so it can be
-// killed and restarted on the same data.
+// killed, paused and restarted on the same data. StartSentinelGroup starts a
+// master, a replica and three sentinels (redis-server --sentinel, the same
+// binary), and StartCluster a six-node Redis Cluster, all of them servers of
+// this kind.
 //
 // When redis-server is not installed the test is skipped with a one-line
 // reason, so `go test ./...` passes on a fresh machine; with
@@ -30,6 +33,9 @@ import (
 type Server struct {
 	Addr string // "127.0.0.1:port"
 	Dir  string // working directory holding the AOF, kept across restarts
+	// BusPort is the Cluster bus port of a node started with
+	// Options.Cluster, 0 otherwise.
+	BusPort int
 
 	bin  string
 	args []string
@@ -46,6 +52,24 @@ type Options struct {
 	// Dir is the working directory; Start uses the test's temporary
 	// directory, Launch a new temporary directory when empty.
 	Dir string
+	// Args go at the end of redis-server's command line, after the
+	// defaults, so they override them (for instance "--replicaof",
+	// "127.0.0.1", "6379").
+	Args []string
+	// Sentinel runs the process as a Redis Sentinel (redis-server
+	// --sentinel, same binary) with Config as its configuration file.
+	Sentinel bool
+	// Config, when set, is written to redis.conf in Dir before the first
+	// start and passed as the configuration file. A Sentinel rewrites it
+	// as it learns the topology; a restart keeps the rewritten file.
+	Config string
+	// Cluster starts a Redis Cluster node (cluster-enabled) whose bus
+	// listens on a free port of its own (Server.BusPort); a zero
+	// NodeTimeout means 1s.
+	Cluster     bool
+	NodeTimeout time.Duration
+
+	busPort int // chosen by Launch
 }
 
 // Binary returns the path of redis-server, or skips (or fails, when
@@ -98,6 +122,21 @@ func Launch(bin string, o Options) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("free port: %w", err)
 		}
+		if o.Cluster {
+			bus, err := FreePort()
+			if err != nil {
+				return nil, fmt.Errorf("free port: %w", err)
+			}
+			o.busPort = bus
+		}
+		if o.Config != "" {
+			conf := filepath.Join(dir, "redis.conf")
+			if _, err := os.Stat(conf); errors.Is(err, os.ErrNotExist) {
+				if err := os.WriteFile(conf, []byte(o.Config), 0o600); err != nil {
+					return nil, err
+				}
+			}
+		}
 		s := newServer(bin, dir, port, o)
 		err = s.start()
 		if err == nil {
@@ -116,17 +155,32 @@ func Launch(bin string, o Options) (*Server, error) {
 var errPortTaken = errors.New("the port was taken by another server")
 
 func newServer(bin, dir string, port int, o Options) *Server {
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, bin: bin}
-	s.args = []string{
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, bin: bin, BusPort: o.busPort}
+	if o.Config != "" {
+		s.args = append(s.args, filepath.Join(dir, "redis.conf"))
+	}
+	if o.Sentinel {
+		s.args = append(s.args, "--sentinel")
+	}
+	s.args = append(s.args,
 		"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
 		"--save", "", "--protected-mode", "yes", "--loglevel", "warning",
 		"--maxmemory-policy", "noeviction",
-	}
+	)
 	if o.AppendOnly {
 		s.args = append(s.args, "--appendonly", "yes", "--appendfsync", "always")
 	} else {
 		s.args = append(s.args, "--appendonly", "no")
 	}
+	if o.Cluster {
+		timeout := o.NodeTimeout
+		if timeout == 0 {
+			timeout = time.Second
+		}
+		s.args = append(s.args, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-port", strconv.Itoa(o.busPort), "--cluster-node-timeout", strconv.FormatInt(timeout.Milliseconds(), 10))
+	}
+	s.args = append(s.args, o.Args...)
 	return s
 }
 
@@ -236,6 +290,48 @@ func (s *Server) Restart(tb testing.TB) {
 	if err := s.start(); err != nil {
 		tb.Fatalf("redistest: restart: %v", err)
 	}
+}
+
+// Pause stops the server with SIGSTOP: it keeps its sockets and data but
+// answers nothing, reads nothing and sends nothing (a replica falls
+// behind, a master looks dead) until Resume. Kill and Restart work on a
+// paused server.
+//
+// Pause returns once the kernel reports the process stopped: SIGSTOP takes
+// effect asynchronously, and a server that runs on for a moment would
+// still acknowledge what a test sends right after.
+func (s *Server) Pause() error {
+	if err := s.signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	stat := fmt.Sprintf("/proc/%d/stat", s.Pid())
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			return err
+		}
+		// The state follows the parenthesised command name: "pid (comm) T ...".
+		if i := strings.LastIndexByte(string(b), ')'); i > 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't') {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("redis-server on %s not stopped 2s after SIGSTOP: %s", s.Addr, b)
+		}
+		time.Sleep(time.Millisecond) // the kernel sends no notice of the stop to non-parents waiting this way
+	}
+}
+
+// Resume continues a paused server with SIGCONT.
+func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return fmt.Errorf("redis-server on %s is not running", s.Addr)
+	}
+	return s.cmd.Process.Signal(sig)
 }
 
 // Pid returns the server's process id, or 0 when it is not running.
