@@ -123,7 +123,10 @@ func TestWaitMoreReplicasThanThereAre(t *testing.T) {
 	master, _ := pair(t)
 	a := durable.New(master.Client(t), durable.Config{Replicas: 2, Timeout: 100 * time.Millisecond})
 	err := a.Wait(context.Background())
-	if !errors.Is(err, durable.ErrNotReplicated) || !strings.Contains(err.Error(), "1 of 2 replicas") {
+	// The one replica may or may not have answered within the timeout on
+	// a busy machine; either way the count is named and short of two.
+	if !errors.Is(err, durable.ErrNotReplicated) ||
+		!(strings.Contains(err.Error(), "1 of 2 replicas") || strings.Contains(err.Error(), "0 of 2 replicas")) {
 		t.Fatalf("Wait for 2 of 1 replicas: %v", err)
 	}
 }

@@ -344,7 +344,16 @@ func TestLateTaskTakesANewSlot(t *testing.T) {
 // apart beyond each window; a send may use its slot up to a guard late.)
 func TestConcurrentSendersKeepEveryWindow(t *testing.T) {
 	t.Parallel()
-	concurrentSenders(t, false)
+	concurrentSenders(t, false, false)
+}
+
+// TestConcurrentPriorityKeepsEveryWindow: priority messages taking promised
+// slots under concurrency, with every wait ending in another ask. (It caught
+// the displaced message's new slot being chosen while the slot the priority
+// message took was missing from the bot's log.)
+func TestConcurrentPriorityKeepsEveryWindow(t *testing.T) {
+	t.Parallel()
+	concurrentSenders(t, false, true)
 }
 
 // TestConcurrentSendersAheadKeepEveryWindow runs the same simulation as a
@@ -353,10 +362,10 @@ func TestConcurrentSendersKeepEveryWindow(t *testing.T) {
 // the messages come from a priority queue that takes promised slots.
 func TestConcurrentSendersAheadKeepEveryWindow(t *testing.T) {
 	t.Parallel()
-	concurrentSenders(t, true)
+	concurrentSenders(t, true, true)
 }
 
-func concurrentSenders(t *testing.T, ahead bool) {
+func concurrentSenders(t *testing.T, ahead, prio bool) {
 	if testing.Short() {
 		t.Skip("timing simulation skipped in -short mode")
 	}
@@ -367,7 +376,7 @@ func concurrentSenders(t *testing.T, ahead bool) {
 		SleepMax: 50 * time.Millisecond,
 		Guard:    2 * time.Millisecond,
 	}
-	if ahead {
+	if prio {
 		cfg.PriorityQueues = []string{"critical"}
 		cfg.Priority = ratelimit.Per(2, time.Second)
 	}
@@ -386,7 +395,7 @@ func concurrentSenders(t *testing.T, ahead bool) {
 	work := make(chan [3]string, 200)
 	for i := 0; i < 180; i++ {
 		queue := "default"
-		if ahead && i%3 == 0 {
+		if prio && i%3 == 0 {
 			queue = "critical"
 		}
 		work <- [3]string{chats[rng.IntN(len(chats))], "task" + strconv.Itoa(i), queue}

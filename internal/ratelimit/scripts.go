@@ -284,6 +284,9 @@ if pw.maxn > 0 and bw.maxn > 0 and sb > now and earliest(KEYS[7], pw, now) <= no
         redis.call('ZADD', KEYS[1], f[2 * j + 2], f[2 * j - 1])
         redis.call('ZADD', ck, f[2 * j + 2], f[2 * j - 1])
       end
+      -- The priority message holds x before the displaced one's new slot
+      -- is chosen: the log must count every slot it keeps.
+      redis.call('ZADD', KEYS[1], num(x), member)
       local ms = earliest(KEYS[1], bw, now)
       if mw.maxn > 0 then ms = earliest(ck, mw, ms) end
       add(KEYS[1], bw, ms, last, false)
