@@ -298,7 +298,9 @@ type Worker struct {
 	// BackoffCap bounds any single retry wait (HERALD_BACKOFF_CAP, default
 	// [worker.DefaultBackoffCap]).
 	BackoffCap time.Duration
-	// SentRetention is how long "already sent" markers are kept so a retried
+	// SentRetention is how long progress records of unfinished messages
+	// ("already sent" markers; a delivered message's lives at most
+	// worker.FinishedRecordTTL) are kept so a retried
 	// task is not delivered twice (HERALD_SENT_RETENTION, default
 	// [worker.DefaultSentRetention]).
 	SentRetention time.Duration
@@ -498,7 +500,7 @@ func workerSpecs(w *Worker) []spec {
 		newSpec(EnvBackoffBase, fmtDur(worker.DefaultBackoffBase), "Longest first wait after a 5xx or transport error; doubles per retry.",
 			durationVar(&w.BackoffBase)),
 		newSpec(EnvBackoffCap, fmtDur(worker.DefaultBackoffCap), "Upper bound of any retry wait.", durationVar(&w.BackoffCap)),
-		newSpec(EnvSentRetention, fmtDur(worker.DefaultSentRetention), `How long "already sent" markers are kept to avoid duplicate deliveries.`,
+		newSpec(EnvSentRetention, fmtDur(worker.DefaultSentRetention), `How long the progress record of a message with parts still to send is kept, so a retry does not send a part twice; a delivered message's record is kept at most an hour (until no redelivery can come).`,
 			durationVar(&w.SentRetention)),
 		newSpec(EnvLeaseRecovery, fmtDur(broker.DefaultLeaseRecoveryAfter), "Hand a task to another worker when its lease went this long without extension (crashed worker); -1s leaves it to asynq (60-90s).",
 			durationVar(&w.LeaseRecoveryAfter)),

@@ -146,7 +146,7 @@ func (d *delivery) part() telegram.Message {
 func (h *Handler) delivered(ctx context.Context, r *run, d *delivery, sent telegram.Sent) {
 	i := d.prog.done
 	d.prog.done++
-	if err := h.recordSent(ctx, r.ID, d.prog, sent.MessageID); err != nil {
+	if err := h.recordSent(ctx, r.ID, d.prog, sent.MessageID, d.prog.done == len(d.texts)); err != nil {
 		// Telegram has the message; without the record a redelivery would
 		// send it again. Say so loudly and carry on.
 		h.metrics.PossibleDuplicates.Inc()
@@ -229,7 +229,7 @@ func (h *Handler) resplit(ctx context.Context, r *run, d *delivery, a action) er
 		r.log.Warn("telegram refused a part as too long; splitting the rest smaller", "part", i+1, "limit", a.limit)
 	}
 	d.texts, d.modes = parts(d.msg, d.prog)
-	if err := h.saveProgress(ctx, r.ID, d.prog, 0); err != nil {
+	if err := h.saveProgress(ctx, r.ID, d.prog, 0, false); err != nil {
 		return h.finish(ctx, r, decide(storeError{err}, r.situation()))
 	}
 	return nil
@@ -246,24 +246,38 @@ func (h *Handler) finish(ctx context.Context, r *run, a action) error {
 	return broker.Retry(d, a.reason, a.err)
 }
 
-// saveProgress writes the task's progress record.
-func (h *Handler) saveProgress(ctx context.Context, id string, p progress, messageID int) error {
+// FinishedRecordTTL is how long the record of a message whose every part
+// was sent is kept. It only has to outlive a redelivery of the task, which
+// can come after the send and before asynq's acknowledgement: from the lease
+// sweeper (15 s), asynq's recoverer (at most 90 s) or a Redis restart in
+// between. An hour covers those; a record of a message with parts still to
+// send lives for SentRetention, as its task may be retried (or run again
+// from the web UI) for that long.
+const FinishedRecordTTL = time.Hour
+
+// saveProgress writes the task's progress record; final says every part is
+// sent.
+func (h *Handler) saveProgress(ctx context.Context, id string, p progress, messageID int, final bool) error {
 	// A fresh context: a cancelled attempt must still record a send that
 	// Telegram accepted, or the task would be sent twice.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	return h.rdb.Set(ctx, keys.Sent(id), p.encode(messageID), h.sentRetention).Err()
+	ttl := h.sentRetention
+	if final {
+		ttl = min(ttl, FinishedRecordTTL)
+	}
+	return h.rdb.Set(ctx, keys.Sent(id), p.encode(messageID), ttl).Err()
 }
 
 // recordSent records a part that Telegram accepted. Redis may be away for a
 // moment (a restart, a failover): the record is retried, with backoff, for
 // as long as the task cannot be handed to another worker (the lease
 // recovery window), so that a redelivery finds it and does not send again.
-func (h *Handler) recordSent(ctx context.Context, id string, p progress, messageID int) error {
+func (h *Handler) recordSent(ctx context.Context, id string, p progress, messageID int, final bool) error {
 	deadline := time.Now().Add(h.recordWindow)
 	wait := 50 * time.Millisecond
 	for {
-		err := h.saveProgress(ctx, id, p, messageID)
+		err := h.saveProgress(ctx, id, p, messageID, final)
 		if err == nil {
 			err = h.confirmSent(ctx, id)
 		}

@@ -101,3 +101,17 @@ func TestSendIsRecordedAcrossARedisRestart(t *testing.T) {
 		t.Fatalf("%d messages delivered, want 1", n)
 	}
 }
+
+// TestFinishedRecordIsKeptOnlyForRedelivery: a delivered message's record
+// lives FinishedRecordTTL, not SentRetention (see also
+// TestUnfinishedRecordKeepsSentRetention).
+func TestFinishedRecordIsKeptOnlyForRedelivery(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	res := b.send(t, jobs.SendMessage{Chat: "77", Text: "once"}, "")
+	b.waitGone(t, "default", res.TaskID)
+	ttl := b.rdb.TTL(b.ctx, keys.Sent(res.TaskID)).Val()
+	if ttl <= 0 || ttl > worker.FinishedRecordTTL {
+		t.Fatalf("record of a delivered message lives %v, want at most %v", ttl, worker.FinishedRecordTTL)
+	}
+}
