@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/hibiken/asynq/x/metrics"
 	"github.com/hibiken/asynqmon"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -112,17 +111,6 @@ func buildInfo() prometheus.Gauge {
 	return g
 }
 
-// queueCollector exports asynq's queue metrics (asynq_queue_size,
-// asynq_queue_latency_seconds, asynq_tasks_enqueued_total{state}, ...)
-// through the x/metrics collector. Its Describe sends nothing, which makes
-// it an unchecked collector: registering it does not query Redis (the
-// x/metrics collector would, to learn the queue names), and a Redis that is
-// down at start-up does not change what gets registered.
-type queueCollector struct{ *metrics.QueueMetricsCollector }
-
-// Describe implements prometheus.Collector for an unchecked collector.
-func (queueCollector) Describe(chan<- *prometheus.Desc) {}
-
 // Producer is an assembled producer: the HTTP API (messages, alerts,
 // heartbeats, webhooks, web UI, metrics) and its background heartbeat
 // checker.
@@ -142,19 +130,7 @@ type Producer struct {
 // the web UI and asynq's queue metrics. Start runs the heartbeat checker;
 // Close releases everything.
 func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.RedisConnOpt, reg *prometheus.Registry, log *slog.Logger) (*Producer, error) {
-	token, err := cfg.Token()
-	if err != nil {
-		return nil, err
-	}
-	ghSecret, sentrySecret, grafanaSecret, err := cfg.WebhookSecrets()
-	if err != nil {
-		return nil, err
-	}
-	adminToken, err := cfg.Admin()
-	if err != nil {
-		return nil, err
-	}
-	metricsToken, err := cfg.Metrics()
+	sec, err := readProducerSecrets(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -163,37 +139,11 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 	if err != nil {
 		return nil, err
 	}
-	// asynq's queue metrics come from an Inspector with its own connection
-	// pool on the same Redis, closed by cleanup.
-	insp := asynq.NewInspector(connOpt)
-	var queues prometheus.Collector = queueCollector{metrics.NewQueueMetricsCollector(insp)}
-	if cfg.MetricsCache > 0 {
-		queues = newCachedCollector(queues, cfg.MetricsCache)
+	insp, err := registerQueueMetrics(cfg, connOpt, reg, log)
+	if err != nil {
+		return nil, err
 	}
-	if err := reg.Register(queues); err != nil {
-		_ = insp.Close()
-		return nil, fmt.Errorf("register asynq queue metrics: %w", err)
-	}
-	// The web UI comes twice: read-only for the API token (which every
-	// sender holds), read-write for the admin token (or for everyone
-	// without authentication, in local mode). Each keeps its own lazily
-	// dialled connection pool.
-	var ui, uiAdmin *asynqmon.HTTPHandler
-	if cfg.MonitoringPath != "" {
-		ui = asynqmon.New(asynqmon.Options{
-			RootPath:         cfg.MonitoringPath,
-			RedisConnOpt:     connOpt,
-			PayloadFormatter: PayloadFormatter,
-			ReadOnly:         true,
-		})
-		if !cfg.MonitoringReadOnly && (adminToken != "" || cfg.AuthDisabled) {
-			uiAdmin = asynqmon.New(asynqmon.Options{
-				RootPath:         cfg.MonitoringPath,
-				RedisConnOpt:     connOpt,
-				PayloadFormatter: PayloadFormatter,
-			})
-		}
-	}
+	ui, uiAdmin := newMonitoringUIs(cfg, connOpt, sec.admin)
 	cleanup := func() {
 		_ = enq.Close()
 		for _, h := range []*asynqmon.HTTPHandler{ui, uiAdmin} {
@@ -205,36 +155,21 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 	}
 	fail := func(err error) (*Producer, error) { cleanup(); return nil, err }
 
-	hbCfg := heartbeat.Config{Redis: rdb, Dispatcher: dispatcher, CheckInterval: cfg.HeartbeatCheckInterval,
-		MaxBodyBytes: cfg.MaxBodyBytes, MaxHeartbeats: cfg.MaxHeartbeats, Logger: log}
-	hbAPI, err := heartbeat.NewHandler(hbCfg)
+	hbAPI, checker, err := newHeartbeats(cfg, rdb, dispatcher, log)
 	if err != nil {
 		return fail(err)
 	}
-	checker, err := heartbeat.NewChecker(hbCfg)
-	if err != nil {
-		return fail(err)
-	}
-	whCfg := webhooks.Config{
-		Dispatcher: dispatcher, Token: token, AuthDisabled: cfg.AuthDisabled,
-		GrafanaSecret: grafanaSecret, GrafanaTimestampHeader: cfg.GrafanaTimestampHeader,
-		GitHubSecret: ghSecret, SentrySecret: sentrySecret,
-		MaxBodyBytes: cfg.WebhookBodyLimit(), Logger: log,
-	}
-	if router != nil {
-		whCfg.Generic = webhooks.GenericFromRouter(router)
-	}
-	hooks, err := webhooks.Handler(whCfg)
+	hooks, err := newWebhooks(cfg, sec, dispatcher, router, log)
 	if err != nil {
 		return fail(err)
 	}
 	alertsAPI := alerts.NewAPIHandler(dispatcher, cfg.MaxBodyBytes, log)
 	metricsHandler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
-	if metricsToken != "" {
-		metricsHandler = httpapi.RequireToken(metricsToken, metricsHandler)
+	if sec.metrics != "" {
+		metricsHandler = httpapi.RequireToken(sec.metrics, metricsHandler)
 	}
 	apiCfg := producer.Config{
-		Enqueuer: enq, Redis: rdb, Ready: writableCheck(rdb, cfg.Redis.ReplicaHint()), APIToken: token, AuthDisabled: cfg.AuthDisabled, AdminToken: adminToken,
+		Enqueuer: enq, Redis: rdb, Ready: writableCheck(rdb, cfg.Redis.ReplicaHint()), APIToken: sec.token, AuthDisabled: cfg.AuthDisabled, AdminToken: sec.admin,
 		MaxBodyBytes: cfg.MaxBodyBytes, Logger: log, Registerer: reg,
 		Metrics: metricsHandler,
 		Mounts: []producer.Mount{
@@ -263,6 +198,105 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 	}
 	return &Producer{handler: api.Handler(), metrics: ownMetrics, router: router, checker: checker, routesFile: cfg.RoutesFile,
 		log: log, cleanup: cleanup}, nil
+}
+
+// producerSecrets are the producer's tokens and webhook secrets, read from
+// its settings (or the files they name) once at start-up.
+type producerSecrets struct {
+	token, admin, metrics   string
+	github, sentry, grafana string
+}
+
+// readProducerSecrets reads the API token, the webhook secrets, the admin
+// token and the metrics token, in that order, stopping at the first error.
+func readProducerSecrets(cfg config.Producer) (producerSecrets, error) {
+	var s producerSecrets
+	var err error
+	if s.token, err = cfg.Token(); err != nil {
+		return producerSecrets{}, err
+	}
+	if s.github, s.sentry, s.grafana, err = cfg.WebhookSecrets(); err != nil {
+		return producerSecrets{}, err
+	}
+	if s.admin, err = cfg.Admin(); err != nil {
+		return producerSecrets{}, err
+	}
+	if s.metrics, err = cfg.Metrics(); err != nil {
+		return producerSecrets{}, err
+	}
+	return s, nil
+}
+
+// registerQueueMetrics registers asynq's queue metrics on reg, cached for
+// HERALD_METRICS_CACHE. They come from an Inspector with its own connection
+// pool on the same Redis, which the caller closes.
+func registerQueueMetrics(cfg config.Producer, connOpt asynq.RedisConnOpt, reg prometheus.Registerer, log *slog.Logger) (*asynq.Inspector, error) {
+	insp := asynq.NewInspector(connOpt)
+	var queues prometheus.Collector = newQueueCollector(insp, log)
+	if cfg.MetricsCache > 0 {
+		queues = newCachedCollector(queues, cfg.MetricsCache)
+	}
+	if err := reg.Register(queues); err != nil {
+		_ = insp.Close()
+		return nil, fmt.Errorf("register asynq queue metrics: %w", err)
+	}
+	return insp, nil
+}
+
+// newMonitoringUIs builds the web UI, which comes twice: read-only for the
+// API token (which every sender holds), read-write for the admin token (or
+// for everyone without authentication, in local mode). Each keeps its own
+// lazily dialled connection pool. Both are nil without a monitoring path,
+// uiAdmin also when the UI is read-only or nobody may administer it.
+func newMonitoringUIs(cfg config.Producer, connOpt asynq.RedisConnOpt, adminToken string) (ui, uiAdmin *asynqmon.HTTPHandler) {
+	if cfg.MonitoringPath == "" {
+		return nil, nil
+	}
+	ui = asynqmon.New(asynqmon.Options{
+		RootPath:         cfg.MonitoringPath,
+		RedisConnOpt:     connOpt,
+		PayloadFormatter: PayloadFormatter,
+		ReadOnly:         true,
+	})
+	if !cfg.MonitoringReadOnly && (adminToken != "" || cfg.AuthDisabled) {
+		uiAdmin = asynqmon.New(asynqmon.Options{
+			RootPath:         cfg.MonitoringPath,
+			RedisConnOpt:     connOpt,
+			PayloadFormatter: PayloadFormatter,
+		})
+	}
+	return ui, uiAdmin
+}
+
+// newHeartbeats builds the heartbeat API and the checker that alerts on
+// overdue heartbeats through dispatcher.
+func newHeartbeats(cfg config.Producer, rdb redis.UniversalClient, dispatcher alerts.Dispatcher, log *slog.Logger) (http.Handler, *heartbeat.Checker, error) {
+	hbCfg := heartbeat.Config{Redis: rdb, Dispatcher: dispatcher, CheckInterval: cfg.HeartbeatCheckInterval,
+		MaxBodyBytes: cfg.MaxBodyBytes, MaxHeartbeats: cfg.MaxHeartbeats, Logger: log}
+	hbAPI, err := heartbeat.NewHandler(hbCfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	checker, err := heartbeat.NewChecker(hbCfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return hbAPI, checker, nil
+}
+
+// newWebhooks builds the webhook receivers (Grafana, GitHub, Sentry and,
+// with a routing file, the generic one).
+func newWebhooks(cfg config.Producer, sec producerSecrets, dispatcher alerts.Dispatcher, router *alerts.Router, log *slog.Logger) (http.Handler, error) {
+	whCfg := webhooks.Config{
+		Dispatcher: dispatcher, Token: sec.token, AuthDisabled: cfg.AuthDisabled,
+		GrafanaSecret: sec.grafana, GrafanaTimestampHeader: cfg.GrafanaTimestampHeader,
+		GitHubSecret: sec.github, SentrySecret: sec.sentry,
+		MaxBodyBytes: cfg.WebhookBodyLimit(), Logger: log,
+	}
+	if router != nil {
+		whCfg.Generic = webhooks.GenericFromRouter(router)
+	}
+	return webhooks.Handler(whCfg)
 }
 
 // Handler returns the HTTP API.
