@@ -88,6 +88,19 @@ func TestClusterFailsOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Replication is asynchronous: the write must reach the replica before
+	// the kill for the promoted node to have it. WAIT counts the writes of
+	// its own connection, so write once more on one connection and wait.
+	direct := redis.NewClient(&redis.Options{Addr: old})
+	var wait *redis.Cmd
+	if _, err := direct.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, "{herald}:w", "v", 0)
+		wait = p.Do(ctx, "WAIT", 1, 5000)
+		return nil
+	}); err != nil || wait.Val() != int64(1) {
+		t.Fatalf("WAIT for the replica: %v %v", wait.Val(), err)
+	}
+	direct.Close()
 	c.ServerAt(old).Kill()
 	addr, err := c.WaitNewMaster(ctx, "{herald}:w", old)
 	if err != nil {
