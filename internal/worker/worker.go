@@ -54,7 +54,9 @@ type Config struct {
 	// BackoffBase and BackoffCap shape retries after 5xx, transport errors
 	// and timeouts; defaults 2s and 10m.
 	BackoffBase, BackoffCap time.Duration
-	// SentRetention is how long "already sent" records are kept; default 7 days.
+	// SentRetention is how long the progress record of a message with parts
+	// still to send is kept; default 7 days. A delivered message's record
+	// lives at most FinishedRecordTTL.
 	SentRetention time.Duration
 	// MaxIdle bounds how long an idle worker waits between dequeue rounds;
 	// default 2s. New messages wake it at once; MaxIdle only matters for
