@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"net"
 	"testing"
 	"time"
 
@@ -27,14 +26,8 @@ func (d enqueueOne) Dispatch(ctx context.Context, batch []alerts.Alert) (alerts.
 // unseen and is polled again; NewEnqueuer takes the wait from the settings.
 func TestFeedDispatchWaitsForTheReplica(t *testing.T) {
 	t.Parallel()
-	master := redistest.Start(t)
-	host, port, _ := net.SplitHostPort(master.Addr)
-	replica := redistest.Start(t, redistest.Options{Args: []string{"--replicaof", host, port}})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := redistest.WaitInSync(ctx, replica); err != nil {
-		t.Fatal(err)
-	}
+	master, replica := redistest.StartReplicated(t)
+	ctx := context.Background()
 	cfg := config.Producer{Redis: config.Redis{URL: master.URL(), WaitReplicas: 1, WaitTimeout: 200 * time.Millisecond}}.WithDefaults()
 	rdb, err := cfg.Redis.NewClient(config.ClientOptions{FailFast: true})
 	if err != nil {

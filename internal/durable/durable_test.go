@@ -20,15 +20,7 @@ import (
 // pair starts a master and a replica in sync with it.
 func pair(t *testing.T) (master, replica *redistest.Server) {
 	t.Helper()
-	master = redistest.Start(t)
-	host, port, _ := net.SplitHostPort(master.Addr)
-	replica = redistest.Start(t, redistest.Options{Args: []string{"--replicaof", host, port}})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := redistest.WaitInSync(ctx, replica); err != nil {
-		t.Fatal(err)
-	}
-	return master, replica
+	return redistest.StartReplicated(t)
 }
 
 // TestWaitCoversOtherConnections: Wait confirms writes another client

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -28,24 +27,8 @@ type durableAPI struct {
 
 func newDurableAPI(t *testing.T) *durableAPI {
 	t.Helper()
-	master := redistest.Start(t)
-	host, port, _ := net.SplitHostPort(master.Addr)
-	replica := redistest.Start(t, redistest.Options{Args: []string{"--replicaof", host, port}})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := redistest.WaitInSync(ctx, replica); err != nil {
-		t.Fatal(err)
-	}
+	master, replica := redistest.StartReplicated(t)
 	rdb := master.Client(t)
-	// The replica may be in sync before the master lists it as online, and
-	// the acknowledgement reads the master's list (once a second at most):
-	// start only when the master sees it.
-	for durable.OnlineReplicas(rdb.Info(ctx, "replication").Val()) < 1 {
-		if ctx.Err() != nil {
-			t.Fatal("the master never listed its replica as online")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 	enq := jobs.NewEnqueuer(rdb, jobs.EnqueueConfig{
 		Durable: durable.New(rdb, durable.Config{Auto: true, Timeout: 200 * time.Millisecond}),
 	})

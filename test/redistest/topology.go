@@ -177,6 +177,33 @@ func WaitInSync(ctx context.Context, replica *Server) error {
 	}
 }
 
+// StartReplicated starts a master and one replica of it and returns once
+// the replica is in sync and the master lists it as online (the master's
+// list is what WAIT and Herald's "auto" acknowledgement go by, and it can
+// lag the replica's own view).
+func StartReplicated(tb testing.TB) (master, replica *Server) {
+	tb.Helper()
+	master = Start(tb)
+	host, port, _ := net.SplitHostPort(master.Addr)
+	replica = Start(tb, Options{Args: []string{"--replicaof", host, port}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := WaitInSync(ctx, replica); err != nil {
+		tb.Fatal(err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: master.Addr})
+	defer c.Close()
+	for !strings.Contains(c.Info(ctx, "replication").Val(), "connected_slaves:1") ||
+		!strings.Contains(c.Info(ctx, "replication").Val(), "state=online") {
+		select {
+		case <-ctx.Done():
+			tb.Fatalf("master %s never listed its replica as online", master.Addr)
+		case <-time.After(10 * time.Millisecond): // INFO is the only way to see it
+		}
+	}
+	return master, replica
+}
+
 // ClusterOptions shape a Cluster.
 type ClusterOptions struct {
 	// NodeTimeout is cluster-node-timeout; default 1s. A master silent
