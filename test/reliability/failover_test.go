@@ -162,6 +162,21 @@ type foTally struct {
 	LastDelivery         time.Duration // last first delivery of an acknowledged message, after the kill
 }
 
+// requireNothingLost fails t unless every message was accepted in the end,
+// every acknowledged one delivered and every acknowledged key remembered.
+func (tally foTally) requireNothingLost(t *testing.T) {
+	t.Helper()
+	if tally.Unacked != 0 {
+		t.Errorf("%d messages were never accepted although the client kept retrying", tally.Unacked)
+	}
+	if tally.Lost != 0 {
+		t.Errorf("%d acknowledged messages lost, e.g. %v", tally.Lost, tally.LostKeys)
+	}
+	if tally.Forgotten != 0 {
+		t.Errorf("%d acknowledged idempotency keys forgotten", tally.Forgotten)
+	}
+}
+
 // tally counts deliveries (alone or inside a digest) of the acknowledged
 // messages, and when Herald accepted and delivered again after killedAt.
 func foCount(results []foResult, delivered []telegramfake.Message, killedAt time.Time) foTally {
@@ -449,15 +464,7 @@ func TestSentinelFailoverKeepsAcknowledgedMessages(t *testing.T) {
 		tally.Acked, tally.Unacked, tally.Refused, tally.Lost, tally.Forgotten, tally.Duplicates, promoted.Round(time.Millisecond),
 		tally.AcceptingAgain.Round(time.Millisecond), tally.FirstDeliveryAfter.Round(time.Millisecond), tally.DeliveringAgain.Round(time.Millisecond),
 		tally.LastDelivery.Round(time.Millisecond))
-	if tally.Unacked != 0 {
-		t.Errorf("%d messages were never accepted although the client kept retrying", tally.Unacked)
-	}
-	if tally.Lost != 0 {
-		t.Errorf("%d acknowledged messages lost, e.g. %v", tally.Lost, tally.LostKeys)
-	}
-	if tally.Forgotten != 0 {
-		t.Errorf("%d acknowledged idempotency keys forgotten", tally.Forgotten)
-	}
+	tally.requireNothingLost(t)
 	if tally.Refused == 0 {
 		t.Error("no request was answered 503: the lagging replica and the kill went unnoticed, the scenario tested nothing")
 	}
@@ -527,15 +534,7 @@ func TestClusterFailoverOfHeraldsSlot(t *testing.T) {
 		tally.Acked, tally.Unacked, tally.Refused, tally.Lost, tally.Forgotten, tally.Duplicates, inFlight, promotedAt.Sub(killedAt).Round(time.Millisecond),
 		tally.AcceptingAgain.Round(time.Millisecond), tally.FirstDeliveryAfter.Round(time.Millisecond), tally.DeliveringAgain.Round(time.Millisecond),
 		tally.LastDelivery.Round(time.Millisecond))
-	if tally.Unacked != 0 {
-		t.Errorf("%d messages were never accepted although the client kept retrying", tally.Unacked)
-	}
-	if tally.Lost != 0 {
-		t.Errorf("%d acknowledged messages lost, e.g. %v", tally.Lost, tally.LostKeys)
-	}
-	if tally.Forgotten != 0 {
-		t.Errorf("%d acknowledged idempotency keys forgotten", tally.Forgotten)
-	}
+	tally.requireNothingLost(t)
 	if tally.Duplicates > inFlight {
 		t.Errorf("%d duplicates, more than the %d sends in flight at the kill", tally.Duplicates, inFlight)
 	}
