@@ -16,7 +16,7 @@ import (
 // reached a second digest (a reclaimed aggregation set) stays with the first
 // one that claimed it.
 //
-// KEYS[i] {herald}:digestitem:<item id>, one per item.
+// KEYS[i] <bot's tag>:digestitem:<item id>, one per item, all of one bot.
 // ARGV[1] the digest's task id, ARGV[2] the claim's time to live in ms.
 // Returns the owner of each item, in KEYS order ("" if unreadable).
 var claimScript = redis.NewScript(`
@@ -32,13 +32,13 @@ return owners
 `)
 
 // claim claims ids for owner and reports, per id, whether owner holds it.
-func claim(ctx context.Context, rdb redis.Scripter, owner string, ids []string, ttlMillis int64) ([]bool, error) {
+func claim(ctx context.Context, rdb redis.Scripter, space keys.Space, owner string, ids []string, ttlMillis int64) ([]bool, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	ks := make([]string, len(ids))
 	for i, id := range ids {
-		ks[i] = keys.DigestItemClaim(id)
+		ks[i] = space.DigestItemClaim(id)
 	}
 	owners, err := claimScript.Run(ctx, rdb, ks, owner, strconv.FormatInt(ttlMillis, 10)).StringSlice()
 	if err != nil {

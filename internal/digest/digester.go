@@ -15,6 +15,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/markup"
 )
 
@@ -129,13 +130,31 @@ func (d *Digester) readable(ctx context.Context, id, queue string, entries []ent
 // claimItems claims items for the digest id and returns those it won; the
 // others belong to another digest, which delivers them.
 func (d *Digester) claimItems(ctx context.Context, id string, items []jobs.CoalescedItem) ([]jobs.CoalescedItem, error) {
-	ids := make([]string, len(items))
+	// A digest's items share a group, hence a bot; claims go by bot all the
+	// same, as each bot's claims live in that bot's slot.
+	byBot := map[string][]int{}
+	var bots []string
 	for i, it := range items {
-		ids[i] = it.ID
+		b := it.Message.BotName()
+		if _, ok := byBot[b]; !ok {
+			bots = append(bots, b)
+		}
+		byBot[b] = append(byBot[b], i)
 	}
-	mine, err := claim(ctx, d.rdb, id, ids, d.cfg.ClaimTTL.Milliseconds())
-	if err != nil {
-		return nil, err
+	mine := make([]bool, len(items))
+	for _, b := range bots {
+		idx := byBot[b]
+		ids := make([]string, len(idx))
+		for j, i := range idx {
+			ids[j] = items[i].ID
+		}
+		got, err := claim(ctx, d.rdb, keys.Bot(b), id, ids, d.cfg.ClaimTTL.Milliseconds())
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range idx {
+			mine[i] = got[j]
+		}
 	}
 	var owned []jobs.CoalescedItem
 	for i, it := range items {
@@ -274,6 +293,7 @@ func partMessage(part []jobs.CoalescedItem, text, key string) jobs.SendMessage {
 	first := part[0].Message
 	m := jobs.SendMessage{
 		Chat:                first.Chat,
+		Bot:                 first.Bot,
 		MessageThreadID:     first.MessageThreadID,
 		Text:                text,
 		ParseMode:           string(markup.HTML),

@@ -152,10 +152,10 @@ func TestProcessDigestRendersClaimsAndIsIdempotent(t *testing.T) {
 	if err != nil || other.Skipped != 30 || other.Delivered != 0 || other.Messages != 0 {
 		t.Fatalf("second digest: %+v %v, want every item skipped", other, err)
 	}
-	if owner := b.rdb.Get(ctx, keys.DigestItemClaim("item-007")).Val(); owner != "d1" {
+	if owner := b.rdb.Get(ctx, keys.Bot("").DigestItemClaim("item-007")).Val(); owner != "d1" {
 		t.Fatalf("item-007 is claimed by %q, want d1", owner)
 	}
-	if ttl := b.rdb.PTTL(ctx, keys.DigestItemClaim("item-007")).Val(); ttl < 6*24*time.Hour {
+	if ttl := b.rdb.PTTL(ctx, keys.Bot("").DigestItemClaim("item-007")).Val(); ttl < 6*24*time.Hour {
 		t.Fatalf("claim ttl %v, want the 7-day default", ttl)
 	}
 }

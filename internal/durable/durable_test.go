@@ -151,7 +151,7 @@ func TestWaitOnClusterNodes(t *testing.T) {
 	ctx := context.Background()
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{c.Nodes[0].Addr}})
 	defer rdb.Close()
-	herald := keys.BotLog()
+	herald := keys.Bot("").BotLog()
 	heraldMaster, err := c.MasterOf(ctx, herald, "")
 	if err != nil {
 		t.Fatal(err)
@@ -239,10 +239,10 @@ func TestCheckPrimary(t *testing.T) {
 
 func TestMarkerSharesTheSlot(t *testing.T) {
 	t.Parallel()
-	for _, k := range []string{"asynq:{default}:pending", "asynq:{critical}:t:abc", keys.BotLog(), keys.Idempotency("x"), "no-tag"} {
+	for _, k := range []string{"asynq:{default}:pending", "asynq:{critical}:t:abc", keys.Bot("").BotLog(), keys.Idempotency("x"), "no-tag"} {
 		want := keys.Slot(k)
 		if k == "no-tag" {
-			want = keys.Slot(keys.BotLog())
+			want = keys.Slot(keys.Bot("").BotLog())
 		}
 		if got := keys.Slot(durable.Marker(k)); got != want {
 			t.Errorf("Marker(%q) = %q in slot %d, want slot %d", k, durable.Marker(k), got, want)

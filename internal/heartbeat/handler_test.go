@@ -234,7 +234,7 @@ func TestConfigValidation(t *testing.T) {
 
 func TestKeysShareTheSlot(t *testing.T) {
 	t.Parallel()
-	want := keys.Slot(keys.BotLog())
+	want := keys.Slot(keys.Bot("").BotLog())
 	for _, k := range hbKeys {
 		if !strings.HasPrefix(k, keys.Tag+":") || keys.Slot(k) != want {
 			t.Errorf("key %q is not under %s (slot %d, want %d)", k, keys.Tag, keys.Slot(k), want)

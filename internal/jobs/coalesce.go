@@ -1,6 +1,8 @@
 package jobs
 
 import (
+	"github.com/herald-dev/herald/internal/keys"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -86,15 +88,20 @@ func DecodeItem(payload []byte) (CoalescedItem, error) {
 }
 
 // GroupKey names the asynq group of a message's destination: its chat, and
-// its forum topic when set ("-100123:7"). @usernames are lower-cased, as
-// Telegram treats them case-insensitively.
+// its forum topic when set ("-100123:7"), after the bot's name for a bot
+// other than the default ("pages/-100123:7"): each bot's digests are its
+// own. @usernames are lower-cased, as Telegram treats them
+// case-insensitively.
 func GroupKey(m SendMessage) string {
 	chat := m.Chat
 	if strings.HasPrefix(chat, "@") {
 		chat = strings.ToLower(chat)
 	}
 	if m.MessageThreadID != 0 {
-		return chat + ":" + strconv.Itoa(m.MessageThreadID)
+		chat += ":" + strconv.Itoa(m.MessageThreadID)
+	}
+	if m.Bot != "" && m.Bot != keys.DefaultBot {
+		chat = m.Bot + "/" + chat
 	}
 	return chat
 }

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/markup"
 )
 
@@ -34,6 +36,9 @@ type SendMessage struct {
 	V int `json:"v"`
 	// Chat is a numeric chat id ("123", "-100123") or a public @username.
 	Chat string `json:"chat"`
+	// Bot names the bot that sends the message ("" or "default": the
+	// default bot).
+	Bot string `json:"bot,omitempty"`
 	// Text is the message body, formatted per ParseMode.
 	Text string `json:"text"`
 	// ParseMode is "", "HTML" or "MarkdownV2".
@@ -105,6 +110,11 @@ func ValidateChat(chat string) (string, error) {
 
 // Limits bound what Validate accepts.
 type Limits struct {
+	// Bots are the names of the bots a message may name; nil accepts any
+	// well-formed name (the worker, which reports a bot it does not serve
+	// itself). A message naming none goes to keys.DefaultBot, which must
+	// then be listed.
+	Bots []string
 	// MaxTextLen in UTF-16 code units; 0 means DefaultMaxTextLen.
 	MaxTextLen int
 }
@@ -120,6 +130,9 @@ func (m *SendMessage) Normalize(lim Limits, now time.Time) error {
 	}
 	if c, err := ValidateChat(m.Chat); err == nil {
 		m.Chat = c
+	}
+	if m.Bot == keys.DefaultBot {
+		m.Bot = "" // one spelling in payloads and group keys
 	}
 	if mode, err := markup.ParseMode(m.ParseMode); err == nil {
 		m.ParseMode = string(mode)
@@ -139,6 +152,9 @@ func (m *SendMessage) Validate(lim Limits) error {
 	}
 	if _, err := ValidateChat(m.Chat); err != nil {
 		verr.add("chat", "%s", err.Error())
+	}
+	if msg := CheckBot(m.Bot, lim.Bots); msg != "" {
+		verr.add("bot", "%s", msg)
 	}
 	if strings.TrimSpace(m.Text) == "" {
 		verr.add("text", "is required and must not be blank")
@@ -165,6 +181,36 @@ func (m *SendMessage) Validate(lim Limits) error {
 		return &verr
 	}
 	return nil
+}
+
+// BotName is the name of the bot that sends m.
+func (m SendMessage) BotName() string {
+	if m.Bot == "" {
+		return keys.DefaultBot
+	}
+	return m.Bot
+}
+
+// CheckBot says what is wrong with a message's bot name given the known
+// bots (nil: any well-formed name), or "" when nothing is.
+func CheckBot(bot string, known []string) string {
+	if bot != "" && !keys.ValidBotName(bot) {
+		return fmt.Sprintf("%q is not a bot name (1-%d lower-case letters, digits, _ or -, starting with a letter)", bot, keys.MaxBotName)
+	}
+	if known == nil {
+		return ""
+	}
+	name := bot
+	if name == "" {
+		name = keys.DefaultBot
+	}
+	if slices.Contains(known, name) {
+		return ""
+	}
+	if bot == "" {
+		return "is required: this Herald has no default bot; its bots are " + strings.Join(known, ", ")
+	}
+	return fmt.Sprintf("%q is not a bot of this Herald; its bots are %s", bot, strings.Join(known, ", "))
 }
 
 // Encode returns the task payload.

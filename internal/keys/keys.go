@@ -1,20 +1,53 @@
 // Package keys builds every Redis key and channel name that Herald itself uses
 // (asynq's own keys are named by internal/broker only).
 //
-// All of Herald's keys share the hash tag "{herald}", so they live in one Redis
-// Cluster hash slot. That lets a single Lua script read and update the bot-wide,
-// per-queue and per-chat limiter state and a task's reservation atomically, in
-// one round trip, on a cluster as on a single node. Herald's limiter traffic is
-// tiny (a few commands per message at Telegram's 30 messages per second), so one
-// slot is far from a bottleneck.
+// Herald's keys fall in two groups:
+//
+//   - One per bot (a [Space]): the limiter's logs and pauses, reservations,
+//     send records, chat mappings (migrations, @username ids) and digest
+//     claims. Telegram's limits are per bot, and so is every script that
+//     decides a send, so each bot's keys share one hash tag: a Lua script
+//     reads and updates a bot's whole limiter state atomically, in one
+//     round trip, and a Redis Cluster spreads bots over its nodes. The bot
+//     "default" keeps the tag "{herald}" that single-bot Herald always
+//     used, so an upgrade finds its state where it left it; any other bot
+//     named N uses "{herald:N}".
+//   - Fleet-wide ones under "{herald}": wake-ups, idempotency claims, the
+//     failure log, feeds and heartbeats.
 package keys
 
 import "strings"
 
-// Tag is the hash tag shared by every Herald key.
+// Tag is the hash tag of Herald's fleet-wide keys and of the default bot's.
 const Tag = "{herald}"
 
 const prefix = Tag + ":"
+
+// DefaultBot is the name of the bot that messages naming none go to.
+const DefaultBot = "default"
+
+// Space builds one bot's keys; the zero Space is the default bot's.
+type Space struct{ p string }
+
+// Bot returns the key space of the bot named name ("" or DefaultBot: the
+// default bot's).
+func Bot(name string) Space {
+	if name == "" || name == DefaultBot {
+		return Space{}
+	}
+	return Space{p: "{herald:" + name + "}:"}
+}
+
+// HashTag is the hash tag that every key of the space carries; a Redis
+// Cluster keeps the bot's state in the slot of this tag.
+func (s Space) HashTag() string { return strings.TrimSuffix(s.prefix(), ":") }
+
+func (s Space) prefix() string {
+	if s.p == "" {
+		return prefix
+	}
+	return s.p
+}
 
 // WakeList holds wake-up tokens (queue names) that producers push after an
 // enqueue; each wakes one idle worker blocked on it.
@@ -30,42 +63,42 @@ func WakeInbox(id string) string { return prefix + "wake:" + id }
 // internal/ratelimit), holding the recent sends and the slots reserved ahead.
 
 // BotLog is the log of the bot-wide limit.
-func BotLog() string { return prefix + "rl:log:bot" }
+func (s Space) BotLog() string { return s.prefix() + "rl:log:bot" }
 
 // QueueLog is the log of the optional per-queue limit (turns of the queue).
-func QueueLog(queue string) string { return prefix + "rl:log:queue:" + queue }
+func (s Space) QueueLog(queue string) string { return s.prefix() + "rl:log:queue:" + queue }
 
 // ChatSendsPrefix starts the key of every chat's send log; the normalised
 // chat follows it (the limiter's scripts build other chats' keys from it).
-func ChatSendsPrefix() string { return prefix + "rl:log:chat:" }
+func (s Space) ChatSendsPrefix() string { return s.prefix() + "rl:log:chat:" }
 
 // ChatSends is the log of one chat's sends and reserved send slots.
-func ChatSends(chat string) string { return ChatSendsPrefix() + NormChat(chat) }
+func (s Space) ChatSends(chat string) string { return s.ChatSendsPrefix() + NormChat(chat) }
 
 // ChatTurns is the log of one chat's turns: when each of its messages may
 // ask for a bot-wide slot.
-func ChatTurns(chat string) string { return prefix + "rl:turns:" + NormChat(chat) }
+func (s Space) ChatTurns(chat string) string { return s.prefix() + "rl:turns:" + NormChat(chat) }
 
 // BotPause holds the end (Redis microseconds) of a bot-wide pause after a 429.
-func BotPause() string { return prefix + "rl:pause:bot" }
+func (s Space) BotPause() string { return s.prefix() + "rl:pause:bot" }
 
 // ChatPause holds the end of one chat's pause after a 429.
-func ChatPause(chat string) string { return prefix + "rl:pause:chat:" + NormChat(chat) }
+func (s Space) ChatPause(chat string) string { return s.prefix() + "rl:pause:chat:" + NormChat(chat) }
 
 // PriorityLog is the log of the priority allowance: the times at which a
 // priority message took another message's bot-wide slot.
-func PriorityLog() string { return prefix + "rl:log:priority" }
+func (s Space) PriorityLog() string { return s.prefix() + "rl:log:priority" }
 
 // ReservationPrefix starts every reservation key; the task id follows it.
-func ReservationPrefix() string { return prefix + "resv:" }
+func (s Space) ReservationPrefix() string { return s.prefix() + "resv:" }
 
 // Reservation holds the send slot a deferred task owns.
-func Reservation(taskID string) string { return ReservationPrefix() + taskID }
+func (s Space) Reservation(taskID string) string { return s.ReservationPrefix() + taskID }
 
 // Sent records that a task's message(s) reached Telegram, so a redelivered
 // task (a worker crash between send and ack) is not sent again. Its value is
 // "parts sent:part from which plain text is sent (-1 none):last message id".
-func Sent(taskID string) string { return prefix + "sent:" + taskID }
+func (s Space) Sent(taskID string) string { return s.prefix() + "sent:" + taskID }
 
 // Idempotency claims an idempotency key (by its task id) across queues; its
 // value is the queue the task went to.
@@ -74,10 +107,10 @@ func Idempotency(taskID string) string { return prefix + "idem:" + taskID }
 // ChatID holds the numeric chat id that getChat returned for an @username
 // (lower-cased), so that a channel named by @name and by id shares one
 // schedule.
-func ChatID(username string) string { return prefix + "chatid:" + NormChat(username) }
+func (s Space) ChatID(username string) string { return s.prefix() + "chatid:" + NormChat(username) }
 
 // Migrations maps a group chat id to the supergroup id Telegram migrated it to.
-func Migrations() string { return prefix + "migrated" }
+func (s Space) Migrations() string { return s.prefix() + "migrated" }
 
 // Failures is the durable stream of permanent failures (asynq keeps only a
 // bounded number of archived tasks).
@@ -121,4 +154,23 @@ func HeartbeatOutbox() string { return prefix + "hb:outbox" }
 // DigestItemClaim records which digest task delivers one coalesced item (its
 // value is that digest's task id), so an item that reaches two digests (after
 // an aggregation set was reclaimed) is delivered by one of them only.
-func DigestItemClaim(itemID string) string { return prefix + "digestitem:" + itemID }
+func (s Space) DigestItemClaim(itemID string) string { return s.prefix() + "digestitem:" + itemID }
+
+// MaxBotName is the longest bot name.
+const MaxBotName = 32
+
+// ValidBotName checks a bot's name: 1 to 32 lower-case letters, digits, '_'
+// or '-', starting with a letter. Names become part of Redis keys and of
+// environment variable names (HERALD_BOT_<NAME>_TOKEN), hence the narrow set.
+func ValidBotName(name string) bool {
+	if name == "" || len(name) > MaxBotName || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

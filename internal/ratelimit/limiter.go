@@ -80,7 +80,22 @@ type Limiter struct {
 	// ARGV[18]): the larger of the guard and two bot-wide spreads, so that at
 	// most two bot-wide slots go unused for it.
 	gap time.Duration
+	// ks is the key space of the bot whose sends the limiter paces.
+	ks keys.Space
+	name string
 }
+
+// ForBot returns a limiter with the same configuration that paces the bot
+// named name: every bot has its own logs, pauses and reservations, in its
+// own Redis Cluster slot, as Telegram's limits are per bot.
+func (l *Limiter) ForBot(name string) *Limiter {
+	c := *l
+	c.ks, c.name = keys.Bot(name), name
+	return &c
+}
+
+// Bot is the name of the bot the limiter paces ("" for the default bot).
+func (l *Limiter) Bot() string { return l.name }
 
 // New validates cfg (after defaults) and returns a Limiter.
 func New(rdb redis.UniversalClient, cfg Config) (*Limiter, error) {
@@ -209,11 +224,11 @@ func (l *Limiter) Acquire(ctx context.Context, a Ask) (Decision, error) {
 	}
 	chat := a.Chat
 	res, err := acquireScript.Run(ctx, l.rdb,
-		[]string{keys.BotLog(), keys.QueueLog(a.Queue), keys.ChatTurns(chat), keys.ChatSends(chat),
-			keys.Reservation(a.TaskID), keys.Sent(a.TaskID), keys.PriorityLog(), keys.BotPause(), keys.ChatPause(chat)},
+		[]string{l.ks.BotLog(), l.ks.QueueLog(a.Queue), l.ks.ChatTurns(chat), l.ks.ChatSends(chat),
+			l.ks.Reservation(a.TaskID), l.ks.Sent(a.TaskID), l.ks.PriorityLog(), l.ks.BotPause(), l.ks.ChatPause(chat)},
 		l.bot, l.queues[a.Queue], l.chatArg(chat), prio,
 		us(l.cfg.Guard), us(sleepMax), us(l.cfg.SleepMax/2), l.resvTTL.Milliseconds(),
-		a.TaskID, keys.NormChat(chat), keys.ChatSendsPrefix(), l.private, l.group, withProgress, keys.ReservationPrefix(),
+		a.TaskID, keys.NormChat(chat), l.ks.ChatSendsPrefix(), l.private, l.group, withProgress, l.ks.ReservationPrefix(),
 		a.Resume, us(goAhead), us(l.gap),
 	).Slice()
 	if err != nil {
@@ -230,9 +245,9 @@ func (l *Limiter) Confirm(ctx context.Context, chat string, d Decision) (bool, e
 	var key string
 	switch {
 	case len(l.cfg.Bot) > 0:
-		key = keys.BotLog()
+		key = l.ks.BotLog()
 	case len(l.chatLimit(chat)) > 0:
-		key = keys.ChatSends(chat)
+		key = l.ks.ChatSends(chat)
 	default:
 		return true, nil
 	}
@@ -253,7 +268,7 @@ func (l *Limiter) Hold(ctx context.Context, taskID, resume string) error {
 	if resume == "" {
 		return nil
 	}
-	return l.rdb.Set(ctx, keys.Reservation(taskID), resume, l.resvTTL).Err()
+	return l.rdb.Set(ctx, l.ks.Reservation(taskID), resume, l.resvTTL).Err()
 }
 
 func parseDecision(res []any) (Decision, error) {
@@ -334,9 +349,9 @@ func (l *Limiter) Penalize(ctx context.Context, chat, slot string, retryAfter ti
 		bot = 0
 	}
 	res, err := penalizeScript.Run(ctx, l.rdb,
-		[]string{keys.BotLog(), keys.BotPause(), keys.ChatPause(chat), keys.ChatSends(chat), keys.ChatTurns(chat)},
-		us(retryAfter), us(bot), slot, keys.ChatSendsPrefix(), l.chatArg(chat), us(l.cfg.Guard),
-		l.resvTTL.Milliseconds(), keys.ReservationPrefix(), l.bot,
+		[]string{l.ks.BotLog(), l.ks.BotPause(), l.ks.ChatPause(chat), l.ks.ChatSends(chat), l.ks.ChatTurns(chat)},
+		us(retryAfter), us(bot), slot, l.ks.ChatSendsPrefix(), l.chatArg(chat), us(l.cfg.Guard),
+		l.resvTTL.Milliseconds(), l.ks.ReservationPrefix(), l.bot,
 	).Slice()
 	if err != nil {
 		return Pause{}, fmt.Errorf("ratelimit: penalize: %w", err)

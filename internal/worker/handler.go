@@ -3,7 +3,10 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -29,15 +32,23 @@ type ChatResolver interface {
 	ChatID(ctx context.Context, chat string) (int64, error)
 }
 
-// Handler processes SendMessage tasks.
-type Handler struct {
-	rdb      redis.UniversalClient
-	durable  *durable.Acker // replicas that must hold a send's record
+// bot is one bot the worker serves: its Bot API client and the limiter and
+// keys of its own state.
+type bot struct {
+	name     string
+	keys     keys.Space
 	sender   Sender
 	resolver ChatResolver // nil: @usernames are sent as they are
 	limiter  *ratelimit.Limiter
-	metrics  *Metrics
-	log      *slog.Logger
+}
+
+// Handler processes SendMessage tasks.
+type Handler struct {
+	rdb     redis.UniversalClient
+	durable *durable.Acker // replicas that must hold a send's record
+	bots    map[string]*bot
+	metrics *Metrics
+	log     *slog.Logger
 
 	backoffBase, backoffCap time.Duration
 	retryAfterUnit          time.Duration
@@ -59,6 +70,16 @@ type run struct {
 	broker.Task
 	budget int // failed attempts allowed after the first
 	log    *slog.Logger
+	// bot sends the task's message; nil until the payload is read.
+	bot *bot
+}
+
+// botLabel is the bot's name for metrics ("" before the payload is read).
+func (r *run) botLabel() string {
+	if r.bot == nil {
+		return ""
+	}
+	return r.bot.name
 }
 
 // situation starts decide's view of this attempt.
@@ -90,7 +111,16 @@ func (h *Handler) Handle(ctx context.Context, t broker.Task) error {
 	if msg.MaxRetry != nil {
 		r.budget = *msg.MaxRetry
 	}
-	chat, err := h.resolveChat(ctx, msg.Chat)
+	if r.bot = h.bots[msg.BotName()]; r.bot == nil {
+		// A producer that knows a bot this worker does not: the fleet may be
+		// rolling out a new bot. Retried, so nothing is lost meanwhile.
+		return h.finish(ctx, r, r.situation().retry("unknown_bot", fmt.Errorf("this worker does not serve the bot %q; it serves %s",
+			msg.BotName(), strings.Join(h.botNames(), ", "))))
+	}
+	if r.bot.name != keys.DefaultBot {
+		r.log = r.log.With("bot", r.bot.name)
+	}
+	chat, err := h.resolveChat(ctx, r.bot, msg.Chat)
 	if err != nil {
 		return h.finish(ctx, r, decide(err, r.situation()))
 	}
@@ -103,7 +133,7 @@ func (h *Handler) Handle(ctx context.Context, t broker.Task) error {
 		if !d.loaded && h.load(r, d, record) {
 			return nil
 		}
-		sent, err := h.sender.Send(ctx, d.part())
+		sent, err := r.bot.sender.Send(ctx, d.part())
 		if err == nil {
 			h.delivered(ctx, r, d, sent)
 			continue
@@ -146,7 +176,7 @@ func (d *delivery) part() telegram.Message {
 func (h *Handler) delivered(ctx context.Context, r *run, d *delivery, sent telegram.Sent) {
 	i := d.prog.done
 	d.prog.done++
-	if err := h.recordSent(ctx, r.ID, d.prog, sent.MessageID, d.prog.done == len(d.texts)); err != nil {
+	if err := h.recordSent(ctx, r, d.prog, sent.MessageID, d.prog.done == len(d.texts)); err != nil {
 		// Telegram has the message; without the record a redelivery would
 		// send it again. Say so loudly and carry on.
 		h.metrics.PossibleDuplicates.Inc()
@@ -156,7 +186,7 @@ func (h *Handler) delivered(ctx context.Context, r *run, d *delivery, sent teleg
 	if d.modes[i] == markup.None && markup.Mode(d.msg.ParseMode) != markup.None {
 		outcome = "downgraded"
 	}
-	h.metrics.Sent.WithLabelValues(r.Queue, outcome).Inc()
+	h.metrics.Sent.WithLabelValues(r.bot.name, r.Queue, outcome).Inc()
 	if i == 0 && !d.msg.CreatedAt.IsZero() {
 		h.metrics.Latency.Observe(time.Since(d.msg.CreatedAt).Seconds())
 	}
@@ -174,22 +204,22 @@ func (h *Handler) recover(ctx context.Context, r *run, d *delivery, slot string,
 	switch a.kind {
 	case actPause:
 		d.pauses++
-		h.metrics.TooMany.Inc()
+		h.metrics.TooMany.WithLabelValues(r.bot.name).Inc()
 		if h.pause(ctx, r, d.chat, slot, a) {
 			return nil // the next turn respects the pause; the slot is taken anew
 		}
 		return broker.Snooze(a.wait, a.reason)
 	case actSnooze:
-		h.metrics.TooMany.Inc()
+		h.metrics.TooMany.WithLabelValues(r.bot.name).Inc()
 		return broker.Snooze(a.wait, a.reason)
 	case actDowngrade, actShrink:
 		return h.resplit(ctx, r, d, a)
 	case actFollow:
 		d.migrations++
-		if err := h.rdb.HSet(ctx, keys.Migrations(), d.chat, a.to).Err(); err != nil {
+		if err := h.rdb.HSet(ctx, r.bot.keys.Migrations(), d.chat, a.to).Err(); err != nil {
 			r.log.Warn("could not remember chat migration", "error", err)
 		}
-		h.migrations.put(d.chat, a.to, 0)
+		h.migrations.put(r.bot.name, d.chat, a.to, 0)
 		r.log.Info("chat was migrated to a supergroup; following", "from", d.chat, "to", a.to)
 		d.chat = a.to
 		return nil
@@ -204,13 +234,13 @@ func (h *Handler) recover(ctx context.Context, r *run, d *delivery, slot string,
 // pause records a 429 in the limiter, which moves the bot's and the chat's
 // schedule behind it. It reports false when the limiter could not record it.
 func (h *Handler) pause(ctx context.Context, r *run, chat, slot string, a action) bool {
-	p, err := h.limiter.Penalize(ctx, chat, slot, a.wait)
+	p, err := r.bot.limiter.Penalize(ctx, chat, slot, a.wait)
 	if err != nil {
 		r.log.Warn("could not record 429 in the limiter", "error", err)
 		return false
 	}
-	h.metrics.Pauses.WithLabelValues(p.Scope()).Inc()
-	h.metrics.PauseSeconds.WithLabelValues(p.Scope()).Observe(max(p.Bot, p.Chat).Seconds())
+	h.metrics.Pauses.WithLabelValues(r.bot.name, p.Scope()).Inc()
+	h.metrics.PauseSeconds.WithLabelValues(r.bot.name, p.Scope()).Observe(max(p.Bot, p.Chat).Seconds())
 	r.log.Warn("telegram answered 429; pausing", "retry_after", a.err.(*telegram.Error).RetryAfter, "scope", p.Scope(),
 		"bot_pause", p.Bot, "chat_pause", p.Chat, "schedule_shift", p.Shift, "requeued", p.Requeued)
 	return true
@@ -229,7 +259,7 @@ func (h *Handler) resplit(ctx context.Context, r *run, d *delivery, a action) er
 		r.log.Warn("telegram refused a part as too long; splitting the rest smaller", "part", i+1, "limit", a.limit)
 	}
 	d.texts, d.modes = parts(d.msg, d.prog)
-	if err := h.saveProgress(ctx, r.ID, d.prog, 0, false); err != nil {
+	if err := h.saveProgress(ctx, r, d.prog, 0, false); err != nil {
 		return h.finish(ctx, r, decide(storeError{err}, r.situation()))
 	}
 	return nil
@@ -241,7 +271,7 @@ func (h *Handler) finish(ctx context.Context, r *run, a action) error {
 		return h.archive(ctx, r, a.reason, a.err)
 	}
 	d := backoff(r.Attempt, h.backoffBase, h.backoffCap)
-	h.metrics.Retries.WithLabelValues(a.reason).Inc()
+	h.metrics.Retries.WithLabelValues(r.botLabel(), a.reason).Inc()
 	r.log.Warn("temporary failure; will retry", "reason", a.reason, "retry_in", d, "error", a.err)
 	return broker.Retry(d, a.reason, a.err)
 }
@@ -257,7 +287,7 @@ const FinishedRecordTTL = time.Hour
 
 // saveProgress writes the task's progress record; final says every part is
 // sent.
-func (h *Handler) saveProgress(ctx context.Context, id string, p progress, messageID int, final bool) error {
+func (h *Handler) saveProgress(ctx context.Context, r *run, p progress, messageID int, final bool) error {
 	// A fresh context: a cancelled attempt must still record a send that
 	// Telegram accepted, or the task would be sent twice.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
@@ -266,25 +296,25 @@ func (h *Handler) saveProgress(ctx context.Context, id string, p progress, messa
 	if final {
 		ttl = min(ttl, FinishedRecordTTL)
 	}
-	return h.rdb.Set(ctx, keys.Sent(id), p.encode(messageID), ttl).Err()
+	return h.rdb.Set(ctx, r.bot.keys.Sent(r.ID), p.encode(messageID), ttl).Err()
 }
 
 // recordSent records a part that Telegram accepted. Redis may be away for a
 // moment (a restart, a failover): the record is retried, with backoff, for
 // as long as the task cannot be handed to another worker (the lease
 // recovery window), so that a redelivery finds it and does not send again.
-func (h *Handler) recordSent(ctx context.Context, id string, p progress, messageID int, final bool) error {
+func (h *Handler) recordSent(ctx context.Context, r *run, p progress, messageID int, final bool) error {
 	deadline := time.Now().Add(h.recordWindow)
 	wait := 50 * time.Millisecond
 	for {
-		err := h.saveProgress(ctx, id, p, messageID, final)
+		err := h.saveProgress(ctx, r, p, messageID, final)
 		if err == nil {
-			err = h.confirmSent(ctx, id)
+			err = h.confirmSent(ctx, r)
 		}
 		if err == nil || time.Now().Add(wait).After(deadline) {
 			return err
 		}
-		h.log.Warn("could not record a sent message yet; retrying", "task_id", id, "retry_in", wait, "error", err)
+		r.log.Warn("could not record a sent message yet; retrying", "retry_in", wait, "error", err)
 		time.Sleep(wait)
 		wait = min(2*wait, time.Second)
 	}
@@ -293,10 +323,10 @@ func (h *Handler) recordSent(ctx context.Context, id string, p progress, message
 // confirmSent waits until the replicas that Durable asks for hold the send's
 // record, so that a failover right after the acknowledgement does not lose
 // it and send the message again.
-func (h *Handler) confirmSent(ctx context.Context, id string) error {
+func (h *Handler) confirmSent(ctx context.Context, r *run) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
-	return h.durable.Wait(ctx, keys.Sent(id))
+	return h.durable.Wait(ctx, r.bot.keys.Sent(r.ID))
 }
 
 // waitTurn waits for the message's send slot: it sleeps through waits that
@@ -306,7 +336,7 @@ func (h *Handler) confirmSent(ctx context.Context, id string) error {
 // deferral through Redis. It returns the task's progress record (read with
 // the decision when progress is set) and the slot that the send uses.
 func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bool) (record, slot string, err error) {
-	queue, id := r.Queue, r.ID
+	queue, id, lim := r.Queue, r.ID, r.bot.limiter
 	ask := ratelimit.Ask{Chat: chat, Queue: queue, TaskID: id, Progress: progress, Ahead: true}
 	select {
 	case h.waiters <- struct{}{}:
@@ -315,7 +345,7 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bo
 	default:
 	}
 	for {
-		d, err := h.limiter.Acquire(ctx, ask)
+		d, err := lim.Acquire(ctx, ask)
 		if err != nil {
 			return "", "", h.finish(ctx, r, decide(storeError{err}, r.situation()))
 		}
@@ -335,7 +365,7 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bo
 			// The task goes back to Redis, keeping the reservation it held
 			// in memory, for the rest of the fleet.
 			hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			if herr := h.limiter.Hold(hctx, id, d.Resume); herr != nil {
+			if herr := lim.Hold(hctx, id, d.Resume); herr != nil {
 				r.log.Warn("could not keep the reserved slot; the task will take a new one", "error", herr)
 			}
 			cancel()
@@ -348,11 +378,11 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bo
 			// The slot was handed out ahead: use it unless it moved (a 429
 			// pause, a priority message) or the wake-up came later than half
 			// the guard (the other half covers the trip to Telegram).
-			ok, err := h.limiter.Confirm(ctx, chat, d)
+			ok, err := lim.Confirm(ctx, chat, d)
 			if err != nil {
 				return "", "", h.finish(ctx, r, decide(storeError{err}, r.situation()))
 			}
-			if ok && time.Since(due) <= h.limiter.Config().Guard/2 {
+			if ok && time.Since(due) <= lim.Config().Guard/2 {
 				return record, d.Slot, nil
 			}
 		}
@@ -361,6 +391,16 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bo
 		// 429 wrote meanwhile holds this send back too.
 		ask.Resume = d.Resume
 	}
+}
+
+// botNames lists the bots the handler serves, sorted.
+func (h *Handler) botNames() []string {
+	names := make([]string, 0, len(h.bots))
+	for name := range h.bots {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // errStopping ends a sleep when the process shuts down.
@@ -390,7 +430,7 @@ func (h *Handler) deferTask(queue string, wait time.Duration) error {
 // archive stops retrying: the task is archived with the reason as its error,
 // and the failure is appended to the durable failure log.
 func (h *Handler) archive(ctx context.Context, r *run, reason string, err error) error {
-	h.metrics.Archived.WithLabelValues(reason).Inc()
+	h.metrics.Archived.WithLabelValues(r.botLabel(), reason).Inc()
 	r.log.Error("permanent failure; archiving the task", "reason", reason, "error", err)
 	xctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
@@ -398,7 +438,7 @@ func (h *Handler) archive(ctx context.Context, r *run, reason string, err error)
 		Stream: keys.Failures(),
 		MaxLen: 1_000_000,
 		Approx: true,
-		Values: map[string]any{"task_id": r.ID, "queue": r.Queue, "reason": reason, "error": err.Error()},
+		Values: map[string]any{"task_id": r.ID, "queue": r.Queue, "bot": r.botLabel(), "reason": reason, "error": err.Error()},
 	}).Err(); xerr != nil {
 		r.log.Warn("could not append to the failure log", "error", xerr)
 	}

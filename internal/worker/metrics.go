@@ -12,30 +12,33 @@ var (
 	// sendOutcomes are the values of herald_messages_sent_total's outcome.
 	sendOutcomes = []string{"sent", "downgraded"}
 	// ownRetryReasons are retry reasons that are not Telegram answers.
-	ownRetryReasons = []string{"redis", "unknown"}
+	ownRetryReasons = []string{"redis", "unknown", "unknown_bot"}
 	// ownArchiveReasons are archive reasons that are not Telegram answers.
 	ownArchiveReasons = []string{"invalid_payload"}
 )
 
 // Metrics are the worker's own Prometheus series. No label carries a chat id
-// or anything else that grows with traffic: the labels are queue names (from
-// configuration), outcomes and reasons (fixed sets).
+// or anything else that grows with traffic: the labels are bot and queue
+// names (from configuration, never a token), outcomes and reasons (fixed
+// sets). A failure met before the task's bot is known (an unreadable
+// payload) has an empty bot label.
 type Metrics struct {
-	// Sent counts Telegram messages accepted, by queue and outcome. A text
-	// split into several parts counts once per part.
+	// Sent counts Telegram messages accepted, by bot, queue and outcome. A
+	// text split into several parts counts once per part.
 	Sent *prometheus.CounterVec
-	// TooMany counts 429 answers from Telegram.
-	TooMany prometheus.Counter
-	// Pauses counts the pauses that 429 answers caused, by scope ("bot":
-	// the whole bot and the chat; "chat": the chat alone).
+	// TooMany counts 429 answers from Telegram, by bot.
+	TooMany *prometheus.CounterVec
+	// Pauses counts the pauses that 429 answers caused, by bot and scope
+	// ("bot": the whole bot and the chat; "chat": the chat alone).
 	Pauses *prometheus.CounterVec
-	// PauseSeconds observes how long each such pause lasts, by scope.
+	// PauseSeconds observes how long each such pause lasts, by bot and
+	// scope.
 	PauseSeconds *prometheus.HistogramVec
-	// Retries counts attempts handed back for a retry with backoff, by
-	// reason.
+	// Retries counts attempts handed back for a retry with backoff, by bot
+	// and reason.
 	Retries *prometheus.CounterVec
 	// Archived counts tasks the handler archived as permanent failures, by
-	// reason.
+	// bot and reason.
 	Archived *prometheus.CounterVec
 	// Deferrals counts tasks put back until their rate-limit slot, by
 	// queue.
@@ -61,6 +64,8 @@ type Metrics struct {
 	// DigestReclaimed counts items put back into their group from an
 	// aggregation set a dead aggregator left behind.
 	DigestReclaimed prometheus.Counter
+
+	bots []string // the worker's bots, for InitQueues
 }
 
 // digestOutcomes are the values of herald_digest_items_total's outcome.
@@ -76,7 +81,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.createRateLimitMetrics()
 	m.createFailureMetrics()
 	m.createDigestMetrics()
-	m.startAtZero()
 	if reg != nil {
 		reg.MustRegister(m.collectors()...)
 	}
@@ -88,8 +92,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 func (m *Metrics) createDeliveryMetrics() {
 	m.Sent = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_messages_sent_total",
-		Help: "Telegram messages accepted (one per part of a split text), by queue and outcome: sent as requested, or downgraded to plain text after a markup error.",
-	}, []string{"queue", "outcome"})
+		Help: "Telegram messages accepted (one per part of a split text), by bot, queue and outcome: sent as requested, or downgraded to plain text after a markup error.",
+	}, []string{"bot", "queue", "outcome"})
 	m.Latency = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "herald_delivery_latency_seconds",
 		Help:    "Time from the producer accepting a message to Telegram accepting its first part.",
@@ -113,19 +117,19 @@ func (m *Metrics) createDeliveryMetrics() {
 // answers, the pauses they cause, and the waits the fleet-wide limiter
 // imposes.
 func (m *Metrics) createRateLimitMetrics() {
-	m.TooMany = prometheus.NewCounter(prometheus.CounterOpts{
+	m.TooMany = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_telegram_429_total",
-		Help: "Answers 429 Too Many Requests received from Telegram.",
-	})
+		Help: "Answers 429 Too Many Requests received from Telegram, by bot.",
+	}, []string{"bot"})
 	m.Pauses = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_ratelimit_pauses_total",
-		Help: "Pauses caused by 429 answers, by scope (bot: the whole bot; chat: one chat).",
-	}, []string{"scope"})
+		Help: "Pauses caused by 429 answers, by bot and scope (bot: the whole bot; chat: one chat).",
+	}, []string{"bot", "scope"})
 	m.PauseSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "herald_ratelimit_pause_seconds",
-		Help:    "Length of each pause caused by a 429 answer, by scope.",
+		Help:    "Length of each pause caused by a 429 answer, by bot and scope.",
 		Buckets: []float64{0.5, 1, 2, 5, 10, 20, 40, 60, 120, 300},
-	}, []string{"scope"})
+	}, []string{"bot", "scope"})
 	m.Deferrals = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_ratelimit_deferrals_total",
 		Help: "Tasks handed back to Redis until their rate-limit slot (not failures), by queue.",
@@ -142,12 +146,12 @@ func (m *Metrics) createRateLimitMetrics() {
 func (m *Metrics) createFailureMetrics() {
 	m.Retries = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_retries_total",
-		Help: "Attempts that failed temporarily and were scheduled for a retry with backoff, by reason.",
-	}, []string{"reason"})
+		Help: "Attempts that failed temporarily and were scheduled for a retry with backoff, by bot and reason.",
+	}, []string{"bot", "reason"})
 	m.Archived = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_archived_total",
-		Help: "Tasks archived (dead-lettered) by Herald because of a permanent error, by reason.",
-	}, []string{"reason"})
+		Help: "Tasks archived (dead-lettered) by Herald because of a permanent error, by bot and reason (no bot: the payload was unreadable).",
+	}, []string{"bot", "reason"})
 }
 
 // createDigestMetrics creates the series about digest tasks.
@@ -166,22 +170,26 @@ func (m *Metrics) createDigestMetrics() {
 	})
 }
 
-// startAtZero creates the series whose label values are known without
-// knowing the queues: every digest outcome, every retry and archive reason.
-func (m *Metrics) startAtZero() {
+// initBots creates the series whose label values are known once the bots
+// are: every digest outcome, and every retry and archive reason of each bot.
+func (m *Metrics) initBots(bots []string) {
 	for _, o := range digestOutcomes {
 		m.DigestItems.WithLabelValues(o)
 	}
-	for _, r := range telegram.Reasons() {
-		m.Retries.WithLabelValues(string(r))
-		m.Archived.WithLabelValues(string(r))
-	}
-	for _, r := range ownRetryReasons {
-		m.Retries.WithLabelValues(r)
+	for _, b := range bots {
+		for _, r := range telegram.Reasons() {
+			m.Retries.WithLabelValues(b, string(r))
+			m.Archived.WithLabelValues(b, string(r))
+		}
+		for _, r := range ownRetryReasons {
+			m.Retries.WithLabelValues(b, r)
+		}
+		m.TooMany.WithLabelValues(b)
 	}
 	for _, r := range ownArchiveReasons {
-		m.Archived.WithLabelValues(r)
+		m.Archived.WithLabelValues("", r)
 	}
+	m.bots = bots
 }
 
 // collectors lists every metric, in the order they are registered.
@@ -195,8 +203,10 @@ func (m *Metrics) collectors() []prometheus.Collector {
 // herald_ratelimit_deferrals_total.
 func (m *Metrics) InitQueues(queues []string) {
 	for _, q := range queues {
-		for _, o := range sendOutcomes {
-			m.Sent.WithLabelValues(q, o)
+		for _, b := range m.bots {
+			for _, o := range sendOutcomes {
+				m.Sent.WithLabelValues(b, q, o)
+			}
 		}
 		m.Deferrals.WithLabelValues(q)
 		m.LeaseRecovered.WithLabelValues(q)

@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// migrationCache remembers chat migrations in-process. Entries with a zero
-// expiry never expire.
+// migrationCache remembers chat migrations (and @username ids) in-process,
+// per bot. Entries with a zero expiry never expire.
 type migrationCache struct {
 	mu sync.Mutex
 	m  map[string]migrationEntry
@@ -19,17 +19,17 @@ type migrationEntry struct {
 
 const migrationCacheMax = 100_000
 
-func (c *migrationCache) get(chat string) (string, bool) {
+func (c *migrationCache) get(bot, chat string) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.m[chat]
+	e, ok := c.m[bot+"/"+chat]
 	if !ok || (!e.expires.IsZero() && time.Now().After(e.expires)) {
 		return "", false
 	}
 	return e.to, true
 }
 
-func (c *migrationCache) put(chat, to string, ttl time.Duration) {
+func (c *migrationCache) put(bot, chat, to string, ttl time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= migrationCacheMax {
@@ -39,5 +39,5 @@ func (c *migrationCache) put(chat, to string, ttl time.Duration) {
 	if ttl > 0 {
 		e.expires = time.Now().Add(ttl)
 	}
-	c.m[chat] = e
+	c.m[bot+"/"+chat] = e
 }

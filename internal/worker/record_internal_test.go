@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/test/redistest"
 )
@@ -17,16 +18,19 @@ func TestUnfinishedRecordKeepsSentRetention(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := context.Background()
 	h := &Handler{rdb: rdb, sentRetention: 7 * 24 * time.Hour}
-	if err := h.saveProgress(ctx, "unfinished", progress{done: 1}, 5, false); err != nil {
+	// A bot other than the default: its records carry its own hash tag.
+	b := &bot{name: "pages", keys: keys.Bot("pages")}
+	task := func(id string) *run { return &run{Task: broker.Task{ID: id}, bot: b} }
+	if err := h.saveProgress(ctx, task("unfinished"), progress{done: 1}, 5, false); err != nil {
 		t.Fatal(err)
 	}
-	if ttl := rdb.TTL(ctx, keys.Sent("unfinished")).Val(); ttl < 7*24*time.Hour-time.Minute {
+	if ttl := rdb.TTL(ctx, keys.Bot("pages").Sent("unfinished")).Val(); ttl < 7*24*time.Hour-time.Minute {
 		t.Fatalf("record with parts to send lives %v, want the sent retention", ttl)
 	}
-	if err := h.saveProgress(ctx, "finished", progress{done: 2}, 6, true); err != nil {
+	if err := h.saveProgress(ctx, task("finished"), progress{done: 2}, 6, true); err != nil {
 		t.Fatal(err)
 	}
-	if ttl := rdb.TTL(ctx, keys.Sent("finished")).Val(); ttl <= 0 || ttl > FinishedRecordTTL {
+	if ttl := rdb.TTL(ctx, keys.Bot("pages").Sent("finished")).Val(); ttl <= 0 || ttl > FinishedRecordTTL {
 		t.Fatalf("finished record lives %v, want at most %v", ttl, FinishedRecordTTL)
 	}
 }

@@ -87,7 +87,7 @@ func TestSendIsRecordedAcrossARedisRestart(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	srv.Restart(t)
 	for {
-		n, err := rdb.Exists(ctx, keys.Sent(res.TaskID)).Result()
+		n, err := rdb.Exists(ctx, keys.Bot("").Sent(res.TaskID)).Result()
 		if err == nil && n == 1 {
 			break
 		}
@@ -110,7 +110,7 @@ func TestFinishedRecordIsKeptOnlyForRedelivery(t *testing.T) {
 	b := setup(t, options{})
 	res := b.send(t, jobs.SendMessage{Chat: "77", Text: "once"}, "")
 	b.waitGone(t, "default", res.TaskID)
-	ttl := b.rdb.TTL(b.ctx, keys.Sent(res.TaskID)).Val()
+	ttl := b.rdb.TTL(b.ctx, keys.Bot("").Sent(res.TaskID)).Val()
 	if ttl <= 0 || ttl > worker.FinishedRecordTTL {
 		t.Fatalf("record of a delivered message lives %v, want at most %v", ttl, worker.FinishedRecordTTL)
 	}

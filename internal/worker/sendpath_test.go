@@ -97,7 +97,7 @@ func TestMigratedChatIsFollowedAndRemembered(t *testing.T) {
 	if err := b.fake.Wait(b.ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	if got := b.rdb.HGet(b.ctx, keys.Migrations(), "-4001").Val(); got != "-1004001" {
+	if got := b.rdb.HGet(b.ctx, keys.Bot("").Migrations(), "-4001").Val(); got != "-1004001" {
 		t.Fatalf("migration not remembered: %q", got)
 	}
 	before := b.fake.Stats().Rejected
@@ -171,7 +171,7 @@ func TestRecordedSendIsNotRepeated(t *testing.T) {
 	// asynq's ack leaves exactly this behind: the send record, and the task.
 	id := "crashed-after-send"
 	// The record is "parts sent:plain-text-from part:last message id".
-	if err := b.rdb.Set(b.ctx, keys.Sent(id), "1:-1:17", time.Hour).Err(); err != nil {
+	if err := b.rdb.Set(b.ctx, keys.Bot("").Sent(id), "1:-1:17", time.Hour).Err(); err != nil {
 		t.Fatal(err)
 	}
 	payload, _ := (&jobs.SendMessage{V: 1, Chat: "93", Text: "already out", CreatedAt: time.Now()}).Encode()

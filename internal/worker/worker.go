@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +16,7 @@ import (
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ratelimit"
 )
 
@@ -30,8 +32,15 @@ type Config struct {
 	// Durable says which replicas must hold a send's record before the
 	// worker acknowledges the task (durable.Config: off by default here).
 	Durable durable.Config
-	// Sender delivers messages. Required.
+	// Sender delivers the default bot's messages (keys.DefaultBot). One of
+	// Sender and Bots is required.
 	Sender Sender
+	// Bots maps bot names to the senders of their messages, for a fleet
+	// that serves several bots; Sender, when set, is the bot "default".
+	// Each bot has its own rate limits, pauses and chat mappings in Redis.
+	// A task for a bot that the worker does not serve is retried with
+	// backoff (reason unknown_bot): the fleet may be mid-rollout.
+	Bots map[string]Sender
 	// Limits are the fleet-wide rate limits (see ratelimit.Config defaults).
 	Limits ratelimit.Config
 	// Queues maps queue names to weights; default critical=6, default=3, low=1.
@@ -163,8 +172,19 @@ func (c Config) validate() error {
 	if c.Redis == nil && c.Client == nil {
 		errs = append(errs, errors.New("worker: Config.Redis or Config.Client is required"))
 	}
-	if c.Sender == nil {
-		errs = append(errs, errors.New("worker: Config.Sender is required"))
+	if c.Sender == nil && len(c.Bots) == 0 {
+		errs = append(errs, errors.New("worker: Config.Sender or Config.Bots is required"))
+	}
+	if c.Sender != nil && c.Bots[keys.DefaultBot] != nil {
+		errs = append(errs, errors.New("worker: Config.Sender and Config.Bots[\"default\"] are the same bot; set one"))
+	}
+	for name, s := range c.Bots {
+		switch {
+		case !keys.ValidBotName(name):
+			errs = append(errs, fmt.Errorf("worker: Config.Bots: %q is not a bot name (lower-case letters, digits, _ or -, starting with a letter)", name))
+		case s == nil:
+			errs = append(errs, fmt.Errorf("worker: Config.Bots[%q] is nil", name))
+		}
 	}
 	if c.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("worker: Config.Concurrency must be >= 1, got %d", c.Concurrency))
@@ -215,11 +235,15 @@ func New(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	h := &Handler{
-		rdb: rdb, durable: durable.New(rdb, cfg.Durable), sender: cfg.Sender, resolver: resolverOf(cfg.Sender), limiter: lim, metrics: metrics, log: cfg.Logger,
+		rdb: rdb, durable: durable.New(rdb, cfg.Durable), bots: map[string]*bot{}, metrics: metrics, log: cfg.Logger,
 		backoffBase: cfg.BackoffBase, backoffCap: cfg.BackoffCap, sentRetention: cfg.SentRetention,
 		retryAfterUnit: cfg.RetryAfterUnit,
 		recordWindow:   srvCfg.RecoveryWindow(),
 		waiters:        make(chan struct{}, cfg.Waiters), waitLong: cfg.WaitLong, stopping: make(chan struct{}),
+	}
+	metrics.initBots(cfg.BotNames())
+	for name, s := range cfg.senders() {
+		h.bots[name] = &bot{name: name, keys: keys.Bot(name), sender: s, resolver: resolverOf(s), limiter: lim.ForBot(name)}
 	}
 	// Digests hand their messages to the ordinary send path through an
 	// Enqueuer of the worker's own; a digest message's markup can be long
@@ -285,6 +309,28 @@ func (w *Worker) HTTPHandler(metrics http.Handler) http.Handler {
 		mux.Handle("GET /metrics", metrics)
 	}
 	return mux
+}
+
+// senders is every bot the worker serves, by name.
+func (c Config) senders() map[string]Sender {
+	m := make(map[string]Sender, len(c.Bots)+1)
+	for name, s := range c.Bots {
+		m[name] = s
+	}
+	if c.Sender != nil {
+		m[keys.DefaultBot] = c.Sender
+	}
+	return m
+}
+
+// BotNames lists the bots the worker serves, sorted.
+func (c Config) BotNames() []string {
+	names := make([]string, 0, len(c.Bots)+1)
+	for name := range c.senders() {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // resolverOf returns the sender as a ChatResolver when it is one.

@@ -509,7 +509,7 @@ func TestClusterFailoverOfHeraldsSlot(t *testing.T) {
 	var inFlight int
 	var injectErr error
 	results := foRun(ctx, f, ms, 25*time.Millisecond, 100, func() {
-		old, err := c.MasterOf(ctx, keys.BotLog(), "")
+		old, err := c.MasterOf(ctx, keys.Bot("").BotLog(), "")
 		if err != nil {
 			injectErr = err
 			return
@@ -521,7 +521,7 @@ func TestClusterFailoverOfHeraldsSlot(t *testing.T) {
 		}
 		c.ServerAt(old).Kill()
 		killedAt = time.Now()
-		if _, injectErr = c.WaitNewMaster(ctx, keys.BotLog(), old); injectErr == nil {
+		if _, injectErr = c.WaitNewMaster(ctx, keys.Bot("").BotLog(), old); injectErr == nil {
 			promotedAt = time.Now()
 		}
 	})
