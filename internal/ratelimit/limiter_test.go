@@ -662,3 +662,56 @@ func TestBotPauseKeepsTheChatsPlace(t *testing.T) {
 		t.Fatalf("after the pause: r %v, o %v, a %v, b %v; want r (chat 1's first slot) < o < a (chat 1's second) < b (a new slot at the end)", r, no, na, nb)
 	}
 }
+
+// TestBotsHaveTheirOwnWindowsAndPauses: Telegram's limits are per bot, so a
+// bot's full window and a 429 pause leave another bot's slots untouched;
+// and the same task id under two bots holds two reservations.
+func TestBotsHaveTheirOwnWindowsAndPauses(t *testing.T) {
+	t.Parallel()
+	cfg := slow
+	cfg.Bot = ratelimit.Per(3, 2*time.Second)
+	cfg.Private = ratelimit.Unlimited
+	b := setup(t, cfg)
+	pages, status := b.lim.ForBot("pages"), b.lim.ForBot("status")
+	if pages.Bot() != "pages" || b.lim.Bot() != "" {
+		t.Fatalf("Bot() = %q / %q", pages.Bot(), b.lim.Bot())
+	}
+	ask := func(l *ratelimit.Limiter, chat, id string) time.Duration {
+		t.Helper()
+		d, err := l.Acquire(b.ctx, ratelimit.Ask{Chat: chat, Queue: "default", TaskID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Kind == ratelimit.Go {
+			return 0
+		}
+		return d.Wait
+	}
+	// pages fills its window of 3; its 4th waits for the window to pass.
+	for i := range 3 {
+		if w := ask(pages, strconv.Itoa(i+1), "p"+strconv.Itoa(i)); w >= 2*time.Second {
+			t.Fatalf("pages message %d waits %v, inside its first window", i, w)
+		}
+	}
+	if w := ask(pages, "9", "p3"); w < time.Second {
+		t.Fatalf("pages' 4th message waits %v, want the next window", w)
+	}
+	// status, on the same Redis, starts with an empty window.
+	if w := ask(status, "1", "s0"); w != 0 {
+		t.Fatalf("status' first message waits %v behind pages' window", w)
+	}
+	// A 429 pause on pages leaves status alone.
+	if _, err := pages.Penalize(b.ctx, "1", "", 8*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if w := ask(status, "2", "s1"); w > time.Second {
+		t.Fatalf("status waits %v after pages' 429", w)
+	}
+	if w := ask(pages, "3", "p4"); w < 7*time.Second {
+		t.Fatalf("pages waits %v after its own 429 of 8s", w)
+	}
+	// One task id, two bots: two reservations, one per bot.
+	if w1, w2 := ask(pages, "4", "same"), ask(status, "4", "same"); w1 < 7*time.Second || w2 > time.Second {
+		t.Fatalf("same id: pages waits %v, status %v", w1, w2)
+	}
+}

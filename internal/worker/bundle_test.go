@@ -75,6 +75,16 @@ type options struct {
 	limits      *ratelimit.Config // default scaledLimits()
 	waiters     int               // worker.Config.Waiters
 	countMarkup bool              // the fake counts markup into the length limit
+	// bots, when set, are served besides nothing else: the fake knows each
+	// by the token botToken gives it, and the worker sends with
+	// workerTokens[name] when set (a wrong token: Telegram's 401).
+	bots         []string
+	workerTokens map[string]string
+}
+
+// botToken is the token the fake gives the bot named name in tests.
+func botToken(i int, name string) string {
+	return "20000000" + string(rune('1'+i)) + ":" + name + "-token"
 }
 
 func setup(t *testing.T, o options) *testBundle { return setupTB(t, o) }
@@ -84,7 +94,14 @@ func setupB(b *testing.B) *testBundle { return setupTB(b, options{}) }
 func setupTB(t testing.TB, o options) *testBundle {
 	t.Helper()
 	srv := redistest.Start(t)
-	fake, err := telegramfake.Start(telegramfake.Config{TimeScale: scale, CountMarkup: o.countMarkup}) // Telegram's limits are the fake's defaults
+	fcfg := telegramfake.Config{TimeScale: scale, CountMarkup: o.countMarkup} // Telegram's limits are the fake's defaults
+	if len(o.bots) > 0 {
+		fcfg.Tokens = map[string]string{}
+		for i, name := range o.bots {
+			fcfg.Tokens[name] = botToken(i, name)
+		}
+	}
+	fake, err := telegramfake.Start(fcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,9 +115,27 @@ func setupTB(t testing.TB, o options) *testBundle {
 	if o.timeout == 0 {
 		o.timeout = 5 * time.Second
 	}
-	sender, err := telegram.New(telegram.Config{Token: o.token, APIURL: o.apiURL, Timeout: o.timeout})
-	if err != nil {
-		t.Fatal(err)
+	var sender worker.Sender
+	var bots map[string]worker.Sender
+	if len(o.bots) == 0 {
+		c, err := telegram.New(telegram.Config{Token: o.token, APIURL: o.apiURL, Timeout: o.timeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sender = c
+	} else {
+		bots = map[string]worker.Sender{}
+		for i, name := range o.bots {
+			tok := botToken(i, name)
+			if wt, ok := o.workerTokens[name]; ok {
+				tok = wt
+			}
+			c, err := telegram.New(telegram.Config{Token: tok, APIURL: o.apiURL, Timeout: o.timeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			bots[name] = c
+		}
 	}
 	logs := &syncBuffer{}
 	reg := prometheus.NewRegistry()
@@ -111,6 +146,7 @@ func setupTB(t testing.TB, o options) *testBundle {
 	w, err := worker.New(worker.Config{
 		Redis:           &redis.UniversalOptions{Addrs: []string{srv.Addr}},
 		Sender:          sender,
+		Bots:            bots,
 		Limits:          limits,
 		Concurrency:     o.concurrency,
 		Waiters:         o.waiters,
