@@ -19,7 +19,11 @@
 // every message coalescible: it reports the Telegram messages the 200 items
 // took, in a table of its own. The fake and Herald's limits run at the same
 // time scale, and so do S4's digest windows (10 s grace, 30 s maximum delay
-// at scale 1; whole seconds, at least 1 s).
+// at scale 1; whole seconds, at least 1 s). BOTS3 serves three bots (each
+// with its own token and Telegram's limits at the fake) and gives each an
+// S2-shaped burst at once: one row per bot, measured against that bot's own
+// minimum drain, then the run as a whole ("all"), with the total rate in a
+// comment line.
 //
 // Columns: "min drain" is fleet.MinDrain, the earliest schedule Telegram's
 // documented limits allow (plus the flood wait for S2-429); "ratio" is drain
@@ -58,11 +62,11 @@ var verbose bool
 
 func main() {
 	if len(os.Args) < 2 || os.Args[1] != "burst" {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench burst [-scenarios S1,S2,S5,PAUSED,S2-429,S3,S4,idle] [-workers 1,3] [-scales 1,10]")
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench burst [-scenarios S1,S2,S5,PAUSED,S2-429,S3,S4,BOTS3,idle] [-workers 1,3] [-scales 1,10]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet("burst", flag.ExitOnError)
-	scenarios := fs.String("scenarios", "S1,S2,S5,PAUSED,S2-429,S3,idle", "comma-separated scenarios: S1, S2, S5, PAUSED, S2-429, S3, S4, idle")
+	scenarios := fs.String("scenarios", "S1,S2,S5,PAUSED,S2-429,S3,idle", "comma-separated scenarios: S1, S2, S5, PAUSED, S2-429, S3, S4, BOTS3 (3 bots, an S2 burst each), idle")
 	workers := fs.String("workers", "1,3", "comma-separated worker process counts")
 	scales := fs.String("scales", "10,1", "comma-separated time scales (1 = real Telegram timing)")
 	seed := fs.Uint64("seed", 1, "shuffle seed")
@@ -163,6 +167,9 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 	if strings.EqualFold(scenario, "S4") {
 		return digestRow(row, res.o, after-before, rss), nil
 	}
+	if name == "BOTS3" {
+		return r.botRows(row, res, after-before, rss), nil
+	}
 	if name == "IDLE" {
 		row = append(row, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", fmt.Sprintf("%.1f", res.idleRate/float64(workers)), mib(rss))
 		return "| " + strings.Join(row, " | ") + " |", nil
@@ -198,13 +205,24 @@ func startRig(ctx context.Context, redisBin string, bins fleet.Binaries, dir, sc
 		return nil, err
 	}
 	r.srv = srv
-	fake, err := telegramfake.Start(telegramfake.Config{TimeScale: scale}) // Telegram's limits are the fake's defaults
+	fcfg := telegramfake.Config{TimeScale: scale} // Telegram's limits are the fake's defaults
+	var bots map[string]string
+	if strings.EqualFold(scenario, "BOTS3") {
+		// Three bots, each with its own token and Telegram's limits.
+		bots = map[string]string{}
+		fcfg.Tokens = map[string]string{}
+		for i, name := range benchBots {
+			bots[name] = fmt.Sprintf("4%08d:%s-bench-token", i+1, name)
+			fcfg.Tokens[name] = bots[name]
+		}
+	}
+	fake, err := telegramfake.Start(fcfg)
 	if err != nil {
 		return nil, err
 	}
 	r.fake = fake
 	r.f = &fleet.Fleet{Dir: runDir, Bins: bins, RedisURL: r.srv.URL(), APIURL: r.fake.URL(),
-		Token: telegramfake.DefaultToken, Limits: fleet.DefaultLimits(scale)}
+		Token: telegramfake.DefaultToken, Bots: bots, Limits: fleet.DefaultLimits(scale)}
 	if strings.EqualFold(scenario, "S4") {
 		r.f.ExtraEnv = digestEnv(scale)
 	}
@@ -236,11 +254,16 @@ func (r *rig) close() {
 	}
 }
 
+// benchBots are the bots of the BOTS3 scenario.
+var benchBots = []string{"alpha", "bravo", "charlie"}
+
 // played is what a scenario produced: the messages it sent, what became of
-// them, and for "idle" the Redis commands per second.
+// them (for BOTS3 each bot's too), and for "idle" the Redis commands per
+// second.
 type played struct {
 	ms       []fleet.Message
 	o        fleet.Outcome
+	perBot   map[string]fleet.Outcome
 	idleRate float64
 }
 
@@ -264,6 +287,11 @@ func (r *rig) play(ctx context.Context, scenario string, seed uint64) (played, e
 		res.ms = fleet.S2FloodWait(seed)
 	case "S4":
 		res.ms = fleet.S4(seed)
+	case "BOTS3":
+		// Each bot gets an S2-shaped burst of its own, all at once.
+		res.ms = fleet.ForBots(fleet.S2(seed), benchBots, seed)
+		res.o, res.perBot, err = r.f.DeliverBots(ctx, r.fake, res.ms)
+		return res, err
 	case "S3":
 		res.ms, res.o, err = latency(ctx, r.f, r.fake, 200, 50*time.Millisecond)
 		return res, err
@@ -335,6 +363,24 @@ func (r *rig) deliveryRow(row []string, name string, res played, commands, rss i
 	row = append(row, fmt.Sprint(o.Sent), drain, minS, ratio, fmt.Sprint(o.TooMany), inside, fmt.Sprint(o.Requests), reqPerMsg,
 		fmt.Sprint(o.Lost), fmt.Sprint(o.Duplicates), ms3(fleet.MinSlack(r.fake.Messages(), r.scale)), cmdsPerMsg, p50, p95, p99, "-", mib(rss))
 	return "| " + strings.Join(row, " | ") + " |"
+}
+
+// botRows is BOTS3's rows: one per bot, each against its own minimum
+// drain, then the whole run ("all"), whose rate is the bots' sum.
+func (r *rig) botRows(row []string, res played, commands, rss int64) string {
+	var lines []string
+	for _, b := range benchBots {
+		br := append([]string{row[0] + "/" + b}, row[1:]...)
+		sub := played{ms: fleet.OfBot(res.ms, b), o: res.perBot[b]}
+		// Commands are the run's; per bot they are left out.
+		lines = append(lines, r.deliveryRow(br, "BOTS3", sub, 0, rss))
+	}
+	all := append([]string{row[0] + "/all"}, row[1:]...)
+	line := r.deliveryRow(all, "BOTS3", res, commands, rss)
+	lines = append(lines, line)
+	rate := float64(res.o.Delivered) / res.o.Drain.Seconds()
+	lines = append(lines, fmt.Sprintf("<!-- BOTS3 all bots: %.1f messages/s delivered in total -->", rate))
+	return strings.Join(lines, "\n")
 }
 
 // drainColumns are the "drain", "min drain" and "ratio" columns; S3 and

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -132,6 +133,10 @@ type Fleet struct {
 	RedisURL string
 	APIURL   string // fake Bot API base URL
 	Token    string
+	// Bots, when set, are the bots the fleet serves (name to token): the
+	// producer and the workers get HERALD_BOTS, each worker every bot's
+	// token (the bot "default" by TELEGRAM_BOT_TOKEN). Token is then unused.
+	Bots     map[string]string
 	Limits   Limits
 	ExtraEnv []string // added to every worker
 	// ProducerEnv is added to the producer started by StartProducer.
@@ -155,7 +160,37 @@ func FreeAddr() (string, error) {
 }
 
 func (f *Fleet) commonEnv() []string {
-	return []string{"REDIS_URL=" + f.RedisURL, "LOG_FORMAT=json", "LOG_LEVEL=info", "HERALD_QUEUES=critical=6,default=3,low=1"}
+	env := []string{"REDIS_URL=" + f.RedisURL, "LOG_FORMAT=json", "LOG_LEVEL=info", "HERALD_QUEUES=critical=6,default=3,low=1"}
+	if len(f.Bots) > 0 {
+		env = append(env, "HERALD_BOTS="+strings.Join(f.BotNames(), ","))
+	}
+	return env
+}
+
+// BotNames lists Bots' names, sorted.
+func (f *Fleet) BotNames() []string {
+	names := make([]string, 0, len(f.Bots))
+	for n := range f.Bots {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// tokenEnv is the worker's bot token settings.
+func (f *Fleet) tokenEnv() []string {
+	if len(f.Bots) == 0 {
+		return []string{"TELEGRAM_BOT_TOKEN=" + f.Token}
+	}
+	var env []string
+	for _, n := range f.BotNames() {
+		if n == "default" {
+			env = append(env, "TELEGRAM_BOT_TOKEN="+f.Bots[n])
+			continue
+		}
+		env = append(env, "HERALD_BOT_"+strings.ToUpper(strings.ReplaceAll(n, "-", "_"))+"_TOKEN="+f.Bots[n])
+	}
+	return env
 }
 
 // StartProducer starts the producer API and waits until it is ready.
@@ -187,10 +222,10 @@ func (f *Fleet) StartWorker(ctx context.Context, extra ...string) (*Proc, error)
 	f.mu.Unlock()
 	env := append(f.commonEnv(),
 		"HERALD_WORKER_LISTEN="+addr,
-		"TELEGRAM_BOT_TOKEN="+f.Token,
 		"TELEGRAM_API_URL="+f.APIURL,
 		"HERALD_SHUTDOWN_TIMEOUT=10s",
 	)
+	env = append(env, f.tokenEnv()...)
 	env = append(env, f.Limits.WorkerEnv()...)
 	env = append(env, f.ExtraEnv...)
 	env = append(env, extra...)

@@ -194,23 +194,51 @@ func eachGap(delivered []telegramfake.Message, scale float64, fn func(who string
 			}
 		}
 	}
-	byChat := map[int64][]time.Time{}
-	all := make([]time.Time, 0, len(delivered))
+	// Telegram's limits are per bot: every window is checked within one
+	// bot's deliveries.
+	type chatOf struct {
+		bot string
+		id  int64
+	}
+	byChat := map[chatOf][]time.Time{}
+	byBot := map[string][]time.Time{}
 	for _, m := range delivered {
-		byChat[m.ChatID] = append(byChat[m.ChatID], m.At)
-		all = append(all, m.At)
+		c := chatOf{m.Bot, m.ChatID}
+		byChat[c] = append(byChat[c], m.At)
+		byBot[m.Bot] = append(byBot[m.Bot], m.At)
 	}
-	ids := make([]int64, 0, len(byChat))
-	for id := range byChat {
-		ids = append(ids, id)
+	chats := make([]chatOf, 0, len(byChat))
+	for c := range byChat {
+		chats = append(chats, c)
 	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
+	sort.Slice(chats, func(i, j int) bool {
+		if chats[i].bot != chats[j].bot {
+			return chats[i].bot < chats[j].bot
+		}
+		return chats[i].id < chats[j].id
+	})
+	several := len(byBot) > 1
+	for _, c := range chats {
 		ws := PrivateWindows
-		if id < 0 {
+		if c.id < 0 {
 			ws = GroupWindows
 		}
-		check(fmt.Sprintf("chat %d", id), byChat[id], ws)
+		who := fmt.Sprintf("chat %d", c.id)
+		if several {
+			who = c.bot + " " + who
+		}
+		check(who, byChat[c], ws)
 	}
-	check("bot", all, BotWindows)
+	bots := make([]string, 0, len(byBot))
+	for b := range byBot {
+		bots = append(bots, b)
+	}
+	sort.Strings(bots)
+	for _, b := range bots {
+		who := "bot"
+		if several {
+			who = "bot " + b
+		}
+		check(who, byBot[b], BotWindows)
+	}
 }

@@ -199,3 +199,24 @@ func TestCheckWindows(t *testing.T) {
 		t.Fatalf("want one bot-wide breach, got %q", v)
 	}
 }
+
+// TestCheckWindowsPerBot: Telegram's limits are per bot, so two bots may each
+// send a full window at once, to the same chat too; one bot over its window
+// is a breach named by the bot.
+func TestCheckWindowsPerBot(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	msg := func(bot string, chat int64, ms int) telegramfake.Message {
+		return telegramfake.Message{Bot: bot, ChatID: chat, At: t0.Add(time.Duration(ms) * time.Millisecond)}
+	}
+	var two []telegramfake.Message
+	for c := 0; c < 30; c++ {
+		two = append(two, msg("pages", int64(100+c), c), msg("status", int64(100+c), c))
+	}
+	if v := CheckWindows(two, 10, 0.003); len(v) != 0 {
+		t.Fatalf("two bots with 30 each in one window: want no breach, got %q", v)
+	}
+	two = append(two, msg("status", 999, 40))
+	if v := CheckWindows(two, 10, 0.003); len(v) != 1 || !strings.Contains(v[0], "bot status") {
+		t.Fatalf("want one breach of bot status, got %q", v)
+	}
+}

@@ -24,6 +24,33 @@ type Message struct {
 	// Coalesce posts the message with "coalesce": true: it may reach the
 	// chat inside a digest.
 	Coalesce bool
+	// Bot names the bot that sends it ("": the default bot).
+	Bot string
+}
+
+// ForBots gives each bot in bots its own copy of ms, sent by that bot, with
+// the bot's name in front of every text, shuffled together with seed.
+func ForBots(ms []Message, bots []string, seed uint64) []Message {
+	out := make([]Message, 0, len(ms)*len(bots))
+	for _, b := range bots {
+		for _, m := range ms {
+			m.Bot, m.Text = b, b+" "+m.Text
+			out = append(out, m)
+		}
+	}
+	shuffle(out, seed)
+	return out
+}
+
+// OfBot returns the messages of ms that bot sends.
+func OfBot(ms []Message, bot string) []Message {
+	var out []Message
+	for _, m := range ms {
+		if m.Bot == bot {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // S1 is 200 unique messages, shuffled: 40 to each of 4 private chats and 40
@@ -170,6 +197,9 @@ func (f *Fleet) PostAll(ctx context.Context, ms []Message, parallel int) (time.T
 				}
 				if m.Coalesce {
 					body["coalesce"] = true
+				}
+				if m.Bot != "" {
+					body["bot"] = m.Bot
 				}
 				if _, _, err := f.Post(ctx, body); err != nil {
 					errc <- err
@@ -381,4 +411,39 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// DeliverBots is Deliver for messages of several bots (Message.Bot): it
+// returns the whole run's outcome and each bot's, all timed from the first
+// post.
+func (f *Fleet) DeliverBots(ctx context.Context, fake *telegramfake.Server, ms []Message) (Outcome, map[string]Outcome, error) {
+	base, have := fake.Stats(), len(fake.Messages())
+	start, err := f.PostAll(ctx, ms, 32)
+	if err != nil {
+		return Outcome{}, nil, err
+	}
+	if err := waitFor(ctx, fake, have+len(ms)); err != nil {
+		return Outcome{}, nil, err
+	}
+	now, delivered := fake.Stats(), fake.Messages()
+	all := Tally(ms, delivered, StatsSince(now, base), start)
+	per := map[string]Outcome{}
+	for _, m := range ms {
+		b := m.Bot
+		if _, done := per[b]; done {
+			continue
+		}
+		name := b
+		if name == "" {
+			name = telegramfake.DefaultBot
+		}
+		var mine []telegramfake.Message
+		for _, d := range delivered {
+			if d.Bot == name {
+				mine = append(mine, d)
+			}
+		}
+		per[b] = Tally(OfBot(ms, b), mine, StatsSince(now.Bots[name], base.Bots[name]), start)
+	}
+	return all, per, nil
 }

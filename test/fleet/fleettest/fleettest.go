@@ -71,7 +71,15 @@ type Options struct {
 	Timeout time.Duration
 	// NoProducer skips starting the producer API.
 	NoProducer bool
+	// Bots, when set, are the bots the stack serves: the fake knows each by
+	// the token BotToken gives it and the processes get HERALD_BOTS and
+	// every bot's token (fleet.Fleet.Bots).
+	Bots []string
 }
+
+// BotToken is the token the fake and the workers use for the i-th of
+// Options.Bots.
+func BotToken(i int, name string) string { return fmt.Sprintf("3%08d:%s-token", i+1, name) }
 
 // Stack is one running scenario environment: redis-server, the fake Bot
 // API, the producer and the workers, all torn down at test cleanup.
@@ -95,6 +103,17 @@ func Start(tb testing.TB, o Options) *Stack {
 	if cfg.TimeScale == 0 {
 		cfg.TimeScale = TimeScale
 	}
+	var bots map[string]string
+	if len(o.Bots) > 0 {
+		bots = map[string]string{}
+		if cfg.Tokens == nil {
+			cfg.Tokens = map[string]string{}
+		}
+		for i, name := range o.Bots {
+			bots[name] = BotToken(i, name)
+			cfg.Tokens[name] = bots[name]
+		}
+	}
 	fake, err := telegramfake.Start(cfg)
 	if err != nil {
 		tb.Fatalf("starting the fake Bot API: %v", err)
@@ -102,7 +121,7 @@ func Start(tb testing.TB, o Options) *Stack {
 	tb.Cleanup(func() { _ = fake.Close() })
 	f := &fleet.Fleet{
 		Dir: tb.TempDir(), Bins: b, RedisURL: srv.URL(), APIURL: fake.URL(),
-		Token: telegramfake.DefaultToken, Limits: fleet.DefaultLimits(cfg.TimeScale),
+		Token: telegramfake.DefaultToken, Bots: bots, Limits: fleet.DefaultLimits(cfg.TimeScale),
 		ExtraEnv: append(testGuard(cfg.TimeScale), o.WorkerEnv...), ProducerEnv: o.ProducerEnv,
 	}
 	timeout := o.Timeout
