@@ -81,7 +81,7 @@ type Limiter struct {
 	// most two bot-wide slots go unused for it.
 	gap time.Duration
 	// ks is the key space of the bot whose sends the limiter paces.
-	ks keys.Space
+	ks   keys.Space
 	name string
 }
 
