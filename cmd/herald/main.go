@@ -1,6 +1,8 @@
 // Command herald runs all of Herald in one process for a first look: the
 // producer API, the Asynq web UI, a worker, an in-memory Redis and — unless
 // TELEGRAM_BOT_TOKEN is set — a fake Telegram Bot API. Nothing is persisted.
+// HERALD_BOTS serves several bots (the fake serves them all; with real
+// tokens each bot other than "default" takes HERALD_BOT_<NAME>_TOKEN).
 // For production run cmd/producer and cmd/worker against a real Redis
 // (docker compose up).
 //
@@ -15,9 +17,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/local"
 )
 
@@ -31,11 +35,18 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx = stopWithGoRun(ctx, func() { log.Info("the go command that started herald has exited; stopping") })
-	err := local.Run(ctx, local.Options{
+	bots, err := config.ParseBots(os.Getenv(config.EnvBots))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "herald:", err)
+		os.Exit(2)
+	}
+	err = local.Run(ctx, local.Options{
 		Listen:         *listen,
 		RedisListen:    *redisListen,
 		RoutesFile:     *routes,
+		Bots:           bots,
 		TelegramToken:  os.Getenv(config.EnvTelegramToken),
+		BotTokens:      botTokens(bots, os.Getenv),
 		TelegramAPIURL: os.Getenv(config.EnvTelegramAPIURL),
 		Out:            os.Stdout,
 		Logger:         log,
@@ -44,4 +55,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "herald:", err)
 		os.Exit(1)
 	}
+}
+
+// botTokens reads the real tokens of the bots other than "default" from
+// their HERALD_BOT_<NAME>_TOKEN variables; unset ones are left out.
+func botTokens(bots []string, getenv func(string) string) map[string]string {
+	out := map[string]string{}
+	for _, name := range bots {
+		if name == keys.DefaultBot {
+			continue
+		}
+		if tok := strings.TrimSpace(getenv(config.BotTokenEnv(name))); tok != "" {
+			out[name] = tok
+		}
+	}
+	return out
 }

@@ -19,7 +19,7 @@ import (
 // must render the sample alerts into valid messages.
 func FuzzParseRoutes(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tb, root, err := parseRoutes("f.yaml", data)
+		tb, root, err := parseRoutes("f.yaml", data, ParseOptions{})
 		if err != nil {
 			var re *RoutesError
 			if !errors.As(err, &re) || len(re.Problems) == 0 {

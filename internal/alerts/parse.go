@@ -13,8 +13,8 @@ import (
 // The keys a routing file may use, per mapping.
 var (
 	topKeys         = []string{"defaults", "routes", "webhooks"}
-	defaultsKeys    = []string{"parse_mode", "template", "queue", "coalesce", "disable_notification", "disable_link_preview"}
-	routeKeys       = []string{"name", "default", "match", "destinations", "parse_mode", "template", "queue", "coalesce", "disable_notification", "disable_link_preview"}
+	defaultsKeys    = []string{"bot", "parse_mode", "template", "queue", "coalesce", "disable_notification", "disable_link_preview"}
+	routeKeys       = []string{"name", "default", "match", "destinations", "bot", "parse_mode", "template", "queue", "coalesce", "disable_notification", "disable_link_preview"}
 	matchKeys       = []string{"source", "severity", "labels"}
 	destinationKeys = []string{"chat", "thread"}
 	webhookKeys     = []string{"name", "title", "body", "url", "severity", "status", "source", "fingerprint", "labels"}
@@ -43,6 +43,7 @@ const regexPrefix = "=~"
 // The file has three top-level keys:
 //
 //	defaults:            # optional, applies to every route that does not say otherwise
+//	  bot: pages         # the bot that sends (one of HERALD_BOTS); default: the bot "default"
 //	  parse_mode: HTML   # HTML (default), MarkdownV2 or plain
 //	  template: ...      # message template; default: the built-in one of the parse mode
 //	  queue: ""          # critical, default or low; default: critical for critical alerts, else default
@@ -69,14 +70,34 @@ const regexPrefix = "=~"
 //	    labels: {env: "{{ .env }}"}
 //
 // See docs/ROUTING.md for the matching rules and the template helpers.
+//
+// ParseRoutes accepts any well-formed bot name; ParseRoutesWith checks the
+// bots against the ones a Herald serves.
 func ParseRoutes(name string, data []byte) (*Table, error) {
-	t, _, err := parseRoutes(name, data)
+	return ParseRoutesWith(name, data, ParseOptions{})
+}
+
+// ParseOptions are what a routing file is checked against besides its own
+// rules.
+type ParseOptions struct {
+	// Bots are the bots routes may name (bot:). A route naming none sends
+	// as keys.DefaultBot, which must then be listed. nil accepts any
+	// well-formed name, and a route without a bot.
+	Bots []string
+}
+
+// ParseRoutesWith is ParseRoutes checking the routes against opts: a route
+// whose bot is not one of opts.Bots is a problem naming the route and the
+// known bots.
+func ParseRoutesWith(name string, data []byte, opts ParseOptions) (*Table, error) {
+	t, _, err := parseRoutes(name, data, opts)
 	return t, err
 }
 
-// parseRoutes is ParseRoutes that also returns the document's root node.
-func parseRoutes(name string, data []byte) (*Table, *yaml.Node, error) {
-	p := &parser{file: name, data: data}
+// parseRoutes is ParseRoutesWith that also returns the document's root
+// node.
+func parseRoutes(name string, data []byte, opts ParseOptions) (*Table, *yaml.Node, error) {
+	p := &parser{file: name, data: data, bots: opts.Bots}
 	root := p.Document(data, "add a routes: list with at least one route")
 	if root == nil {
 		return nil, nil, p.err()
@@ -96,6 +117,8 @@ type parser struct {
 	yamlstrict.Walker
 	file string
 	data []byte
+	// bots are the bots routes may name; nil: any well-formed name.
+	bots []string
 }
 
 func (p *parser) err() error {
@@ -113,6 +136,9 @@ func (p *parser) table(root *yaml.Node) *Table {
 	def := options{mode: markup.HTML}
 	if f, ok := top["defaults"]; ok {
 		p.options(f, &def, defaultsKeys)
+		if def.botNode != nil && !p.knownBot(def.bot) {
+			p.Report(def.botNode, def.botPath, fmt.Sprintf("names the bot %q, which is not a bot of this Herald", def.bot), p.botFix())
+		}
 	}
 	t := &Table{source: p.file, webhooks: map[string]*GenericWebhook{}}
 	if f, ok := top["routes"]; ok {

@@ -2,18 +2,25 @@ package alerts
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v4"
 
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/markup"
 	"github.com/herald-dev/herald/internal/yamlstrict"
 )
 
 // options are the settings a route inherits from defaults.
 type options struct {
-	mode markup.Mode
+	// bot is the bot that sends, as written ("" when none is named);
+	// botNode and botPath say where, nil when nowhere.
+	bot     string
+	botNode *yaml.Node
+	botPath string
+	mode    markup.Mode
 	// tmplSrc is the message template; tmplNode and tmplPath say where it
 	// is written (in defaults or in the route), nil for the built-in one.
 	tmplSrc   string
@@ -27,10 +34,19 @@ type options struct {
 
 // options reads the keys shared by defaults and routes into o, and returns
 // every entry of the mapping (nil when it is not one).
-func (p *parser) options(f yamlstrict.Field, o *options, keys []string) map[string]yamlstrict.Field {
-	m := p.Mapping(f.Value, f.Path, keys)
+func (p *parser) options(f yamlstrict.Field, o *options, known []string) map[string]yamlstrict.Field {
+	m := p.Mapping(f.Value, f.Path, known)
 	if m == nil {
 		return nil
+	}
+	if f, ok := m["bot"]; ok {
+		if s, ok := p.String(f.Value, f.Path); ok {
+			if keys.ValidBotName(s) {
+				o.bot, o.botNode, o.botPath = s, f.Value, f.Path
+			} else {
+				p.Report(f.Value, f.Path, fmt.Sprintf("%q is not a bot name", s), p.botFix())
+			}
+		}
 	}
 	if f, ok := m["parse_mode"]; ok {
 		if s, ok := p.String(f.Value, f.Path); ok {
@@ -79,4 +95,25 @@ func (p *parser) options(f yamlstrict.Field, o *options, keys []string) map[stri
 func (p *parser) flag(m map[string]yamlstrict.Field, key string) (b, ok bool) {
 	f := m[key]
 	return p.Bool(f.Value, f.Path)
+}
+
+// knownBot reports whether a route may send as the bot called name ("":
+// the default bot).
+func (p *parser) knownBot(name string) bool {
+	if p.bots == nil {
+		return true
+	}
+	if name == "" {
+		name = keys.DefaultBot
+	}
+	return slices.Contains(p.bots, name)
+}
+
+// botFix is the fix for a bot a route may not name: the known bots, or the
+// rule for a name when any is accepted.
+func (p *parser) botFix() string {
+	if p.bots == nil {
+		return fmt.Sprintf("use 1 to %d lower-case letters, digits, _ or -, starting with a letter", keys.MaxBotName)
+	}
+	return "use one of its bots: " + strings.Join(p.bots, ", ") + " (HERALD_BOTS)"
 }

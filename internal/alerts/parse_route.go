@@ -7,6 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/yamlstrict"
 )
 
@@ -46,6 +47,11 @@ func (p *parser) route(n *yaml.Node, at string, def options) *route {
 	} else {
 		p.Report(n, yamlstrict.Join(at, "destinations"), "is missing", "add destinations: with at least one chat")
 	}
+	p.routeBot(n, at, m, o, r.name)
+	r.bot = o.bot
+	if r.bot == keys.DefaultBot {
+		r.bot = "" // one spelling in payloads and idempotency
+	}
 	r.mode, r.queue, r.coalesce, r.silent, r.noPreview = o.mode, o.queue, o.coalesce, o.silent, o.noPreview
 	if o.tmplNode != nil {
 		r.tmpl = p.template(o.tmplNode, o.tmplPath, o.tmplSrc, r.name, o.mode)
@@ -54,6 +60,24 @@ func (p *parser) route(n *yaml.Node, at string, def options) *route {
 		return nil
 	}
 	return r
+}
+
+// routeBot checks the bot a route sends as against the known bots. A bot
+// written in the route is reported there; one inherited from defaults was
+// checked there once. A route naming none sends as the default bot, which
+// must then be known.
+func (p *parser) routeBot(n *yaml.Node, at string, m map[string]yamlstrict.Field, o options, name string) {
+	if p.knownBot(o.bot) {
+		return
+	}
+	if f, own := m["bot"]; own && o.botNode == f.Value {
+		p.Report(f.Value, f.Path, fmt.Sprintf("route %q names the bot %q, which is not a bot of this Herald", name, o.bot), p.botFix())
+		return
+	}
+	if o.botNode == nil {
+		p.Report(n, yamlstrict.Join(at, "bot"), fmt.Sprintf("route %q names no bot, and this Herald has no bot %q to send it", name, keys.DefaultBot),
+			"add bot: with one of its bots: "+strings.Join(p.bots, ", ")+" (HERALD_BOTS), or a bot: under defaults:")
+	}
 }
 
 // matcher reads a route's match: conditions.

@@ -10,7 +10,10 @@ import (
 
 // route is one entry of the routes list, resolved against the defaults.
 type route struct {
-	name         string
+	name string
+	// bot is the bot that sends the route's messages; "" is the default
+	// bot.
+	bot          string
 	isDefault    bool
 	match        matcher
 	destinations []destination

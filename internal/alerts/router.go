@@ -24,6 +24,10 @@ type RouterConfig struct {
 	MaxTextLen int
 	// Now is the clock that stamps alerts without a time; default time.Now.
 	Now func() time.Time
+	// Bots are the bots routes may name, for Reload and for the check of
+	// every message before it is enqueued (jobs.Limits.Bots); nil accepts
+	// any well-formed name. Give the table the same list (ParseOptions).
+	Bots []string
 }
 
 // WithDefaults returns the config with zero fields set to their defaults.
@@ -89,7 +93,7 @@ func (r *Router) Swap(t *Table) *Table {
 // in. On error the current table stays in use and the error (naming the
 // file, line and column) is returned for the caller to log.
 func (r *Router) Reload(path string) error {
-	t, err := LoadRoutes(path)
+	t, err := LoadRoutesWith(path, ParseOptions{Bots: r.cfg.Bots})
 	if err != nil {
 		return err
 	}
@@ -143,7 +147,7 @@ func (r *Router) Dispatch(ctx context.Context, batch []Alert) (Dispatched, error
 	}
 	// Rendering keeps messages valid; checking them here anyway means a
 	// bug cannot leave half a batch in Redis.
-	lim := jobs.Limits{MaxTextLen: r.cfg.MaxTextLen}
+	lim := jobs.Limits{Bots: r.cfg.Bots, MaxTextLen: r.cfg.MaxTextLen}
 	for i := range reqs {
 		m := reqs[i].Message
 		if err := m.Normalize(lim, now); err != nil {
@@ -181,6 +185,7 @@ func (r *Router) requests(a *Alert, rt *route) []jobs.Request {
 			Queue: queue,
 			Message: jobs.SendMessage{
 				Chat:                d.chat,
+				Bot:                 rt.bot,
 				Text:                text,
 				ParseMode:           string(mode),
 				MessageThreadID:     d.thread,

@@ -346,7 +346,7 @@ func TestSwapUnderConcurrentDispatch(t *testing.T) {
 				okA := len(res.Messages) == 2 && len(chats) == 1 && chats["1"]
 				okB := len(res.Messages) == 4 && len(chats) == 2 && chats["2"] && chats["3"]
 				if !okA && !okB {
-					errs <- errors.New("a Dispatch mixed two tables: " + strings.Join(keys(chats), ","))
+					errs <- errors.New("a Dispatch mixed two tables: " + strings.Join(mapKeys(chats), ","))
 					return
 				}
 				mu.Lock()
@@ -367,7 +367,7 @@ func TestSwapUnderConcurrentDispatch(t *testing.T) {
 	}
 }
 
-func keys(m map[string]bool) []string {
+func mapKeys(m map[string]bool) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)

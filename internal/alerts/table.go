@@ -18,11 +18,17 @@ type Table struct {
 
 // LoadRoutes reads and parses the routing file at path (see ParseRoutes).
 func LoadRoutes(path string) (*Table, error) {
+	return LoadRoutesWith(path, ParseOptions{})
+}
+
+// LoadRoutesWith reads and parses the routing file at path, checking it
+// against opts (see ParseRoutesWith).
+func LoadRoutesWith(path string, opts ParseOptions) (*Table, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return ParseRoutes(path, data)
+	return ParseRoutesWith(path, data, opts)
 }
 
 // Source is the file name the table was parsed from.

@@ -13,11 +13,13 @@ import (
 
 // LoadRoutes returns the routing table the producer's settings name: the
 // routing file when HERALD_ROUTES_FILE is set, else one default route to
-// HERALD_ALERTS_DEFAULT_CHAT, else nil (alerts answer 422 no_route).
+// HERALD_ALERTS_DEFAULT_CHAT, else nil (alerts answer 422 no_route). The
+// routes may name only the bots of HERALD_BOTS.
 func LoadRoutes(cfg config.Producer) (*alerts.Table, error) {
+	opts := alerts.ParseOptions{Bots: cfg.BotNames()}
 	switch {
 	case cfg.RoutesFile != "":
-		t, err := alerts.LoadRoutes(cfg.RoutesFile)
+		t, err := alerts.LoadRoutesWith(cfg.RoutesFile, opts)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", config.EnvRoutesFile, err)
 		}
@@ -28,7 +30,7 @@ func LoadRoutes(cfg config.Producer) (*alerts.Table, error) {
 			return nil, fmt.Errorf("%s: %v", config.EnvAlertsDefaultChat, err)
 		}
 		doc := "routes:\n  - name: default\n    default: true\n    destinations:\n      - chat: " + strconv.Quote(chat) + "\n"
-		return alerts.ParseRoutes(config.EnvAlertsDefaultChat, []byte(doc))
+		return alerts.ParseRoutesWith(config.EnvAlertsDefaultChat, []byte(doc), opts)
 	}
 	return nil, nil
 }
@@ -43,7 +45,7 @@ func NewRouter(cfg config.Producer, enq *jobs.Enqueuer, log *slog.Logger) (alert
 	if table == nil {
 		return unrouted{}, nil, nil
 	}
-	r, err := alerts.NewRouter(table, enq, alerts.RouterConfig{Logger: log, MaxTextLen: cfg.MaxTextLen})
+	r, err := alerts.NewRouter(table, enq, alerts.RouterConfig{Logger: log, MaxTextLen: cfg.MaxTextLen, Bots: cfg.BotNames()})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,17 +6,25 @@ import (
 	"strings"
 
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/keys"
 )
 
 // CheckProducer reports whether `producer serve` would start with cfg as far
 // as its settings go: the API token is set and readable (its file exists,
 // is not empty and this user may read it). It also refuses a bot token in
-// the producer's environment (getenv): the producer faces the internet and
-// never needs it. It uses no network. Compose runs it as an init step
-// (`producer check`), so that a missing secret stops `docker compose up`
-// with the reason instead of a restart loop.
+// the producer's environment (getenv), the default bot's or that of any bot
+// HERALD_BOTS lists: the producer faces the internet and never needs one.
+// It uses no network. Compose runs it as an init step (`producer check`),
+// so that a missing secret stops `docker compose up` with the reason
+// instead of a restart loop.
 func CheckProducer(cfg config.Producer, getenv func(string) string) error {
-	for _, name := range []string{config.EnvTelegramToken, config.EnvTelegramTokenFile} {
+	vars := []string{config.EnvTelegramToken, config.EnvTelegramTokenFile}
+	for _, bot := range cfg.BotNames() {
+		if bot != keys.DefaultBot {
+			vars = append(vars, config.BotTokenEnv(bot), config.BotTokenFileEnv(bot))
+		}
+	}
+	for _, name := range vars {
 		if getenv != nil && getenv(name) != "" {
 			return errors.New(name + " is set in the producer's environment; only workers need the bot token: remove it from .env (docker compose gives it to the workers as a secret)")
 		}
@@ -33,24 +41,41 @@ func CheckProducer(cfg config.Producer, getenv func(string) string) error {
 var botTokenShape = regexp.MustCompile(`^[0-9]{5,}:[A-Za-z0-9_-]{30,}$`)
 
 // CheckWorker reports whether a worker would start with cfg as far as its
-// settings go: the bot token is set and readable, and, for Telegram's own
-// Bot API, shaped like a bot token (a fake or self-hosted API may take any).
+// settings go, for every bot HERALD_BOTS lists: its token is set and
+// readable, and, for Telegram's own Bot API, shaped like a bot token (a
+// fake or self-hosted API may take any). Every bot at fault is reported.
 // It uses no network (`worker check`).
 func CheckWorker(cfg config.Worker) error {
-	token, err := cfg.Token()
-	if err != nil {
+	if _, err := NewSenders(cfg); err != nil {
 		return err
 	}
-	if _, err := NewSender(cfg); err != nil {
-		return err
+	if strings.TrimRight(cfg.Telegram.APIURL, "/") != config.DefaultTelegramAPIURL {
+		return nil
 	}
-	if strings.TrimRight(cfg.Telegram.APIURL, "/") == config.DefaultTelegramAPIURL && !botTokenShape.MatchString(token) {
-		src := config.EnvTelegramToken
-		if cfg.Telegram.TokenFile != "" {
-			src = config.EnvTelegramTokenFile + " (" + cfg.Telegram.TokenFile + ")"
+	var errs []error
+	for _, name := range cfg.BotNames() {
+		token, err := cfg.BotToken(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
-		// Never echo the token, not even a part of it.
-		return errors.New(src + ": the bot token is not shaped like one (digits, a colon, then about 35 letters, digits, _ or -); copy it from @BotFather")
+		if !botTokenShape.MatchString(token) {
+			src := config.BotTokenEnv(name)
+			if file := tokenFile(cfg, name); file != "" {
+				src = config.BotTokenFileEnv(name) + " (" + file + ")"
+			}
+			// Never echo the token, not even a part of it.
+			errs = append(errs, errors.New(src+": the bot token is not shaped like one (digits, a colon, then about 35 letters, digits, _ or -); copy it from @BotFather"))
+		}
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// tokenFile is the file the token of the bot called name is read from, ""
+// when it is given directly.
+func tokenFile(cfg config.Worker, name string) string {
+	if name == keys.DefaultBot {
+		return cfg.Telegram.TokenFile
+	}
+	return cfg.BotTokens[name].TokenFile
 }

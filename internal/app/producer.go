@@ -33,7 +33,9 @@ import (
 )
 
 // NewEnqueuer builds the enqueue side from the producer's settings, its
-// Settle waiting for the replicas HERALD_REDIS_WAIT_REPLICAS asks for.
+// Settle waiting for the replicas HERALD_REDIS_WAIT_REPLICAS asks for. It
+// refuses a message naming a bot HERALD_BOTS does not list, and one naming
+// none when that list leaves out the default bot.
 func NewEnqueuer(rdb redis.UniversalClient, cfg config.Producer) *jobs.Enqueuer {
 	return jobs.NewEnqueuer(rdb, jobs.EnqueueConfig{
 		Queues:            cfg.Queues,
@@ -41,7 +43,7 @@ func NewEnqueuer(rdb redis.UniversalClient, cfg config.Producer) *jobs.Enqueuer 
 		MaxRetry:          cfg.MaxRetry,
 		Timeout:           cfg.TaskTimeout,
 		IdempotencyWindow: cfg.IdempotencyWindow,
-		Limits:            jobs.Limits{MaxTextLen: cfg.MaxTextLen},
+		Limits:            jobs.Limits{Bots: cfg.BotNames(), MaxTextLen: cfg.MaxTextLen},
 		Durable:           NewAcker(rdb, cfg.Redis),
 	})
 }
@@ -409,7 +411,7 @@ func RunProducer(ctx context.Context, cfg config.Producer, log *slog.Logger) err
 	go durable.Watch(watchCtx, rdb, roleWatchInterval, cfg.Redis.ReplicaHint(), log)
 	replicas, auto, timeout := cfg.Redis.Durability()
 	log.Info("producer starting", "listen", cfg.Listen, "redis", cfg.Redis.Redacted(), "monitoring", cfg.MonitoringPath,
-		"auth", !cfg.AuthDisabled, "routes", cfg.RoutesFile, "wait_replicas", waitShown(replicas, auto), "wait_timeout", timeout)
+		"auth", !cfg.AuthDisabled, "bots", cfg.BotNames(), "routes", cfg.RoutesFile, "wait_replicas", waitShown(replicas, auto), "wait_timeout", timeout)
 	if p.MetricsHandler() == nil {
 		if err := httpapi.ListenAndServe(ctx, cfg.Listen, p.Handler(), log); err != nil {
 			return fmt.Errorf("producer: %w", err)

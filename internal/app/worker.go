@@ -17,24 +17,70 @@ import (
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/worker"
 )
 
-// NewSender builds the Bot API client from the worker's settings.
-func NewSender(cfg config.Worker) (*telegram.Client, error) {
-	token, err := cfg.Token()
-	if err != nil {
+// NewSenders builds one Bot API client per bot the worker serves
+// (HERALD_BOTS), each with its own token and all on the same API URL and
+// timeout, keyed by bot name for worker.Config.Bots; every value is a
+// *telegram.Client. A bot without a token, or whose token file cannot be
+// read, is an error naming the bot's variables; every such bot is reported
+// at once. No error holds a token.
+func NewSenders(cfg config.Worker) (map[string]worker.Sender, error) {
+	bots := cfg.BotNames()
+	out := make(map[string]worker.Sender, len(bots))
+	var errs []error
+	for _, name := range bots {
+		token, err := cfg.BotToken(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if token == "" {
+			errs = append(errs, missingToken(name, len(bots) > 1))
+			continue
+		}
+		c, err := telegram.New(telegram.Config{Token: token, APIURL: cfg.Telegram.APIURL, Timeout: cfg.Telegram.Timeout})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("bot %q (%s): %w", name, tokenSource(cfg, name), err))
+			continue
+		}
+		out[name] = c
+	}
+	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	if token == "" {
-		return nil, errors.New("TELEGRAM_BOT_TOKEN (-telegram-bot-token) or TELEGRAM_BOT_TOKEN_FILE is required to run a worker")
-	}
-	return telegram.New(telegram.Config{Token: token, APIURL: cfg.Telegram.APIURL, Timeout: cfg.Telegram.Timeout})
+	return out, nil
 }
 
-// NewWorker assembles a worker from its settings and a sender.
-func NewWorker(cfg config.Worker, sender worker.Sender, reg prometheus.Registerer, log *slog.Logger) (*worker.Worker, error) {
+// missingToken is the error for a bot without a token: it names the two
+// variables that may hold it and, when there are several bots, the bot.
+func missingToken(name string, several bool) error {
+	if name == keys.DefaultBot {
+		msg := config.EnvTelegramToken + " (-telegram-bot-token) or " + config.EnvTelegramTokenFile + " is required to run a worker"
+		if several {
+			msg += ": it holds the token of the bot \"" + name + "\" that " + config.EnvBots + " lists"
+		}
+		return errors.New(msg)
+	}
+	return fmt.Errorf("%s or %s is required to run a worker: it holds the token of the bot %q that %s lists",
+		config.BotTokenEnv(name), config.BotTokenFileEnv(name), name, config.EnvBots)
+}
+
+// tokenSource names where the token of the bot called name was read from:
+// its file variable and path, or its token variable.
+func tokenSource(cfg config.Worker, name string) string {
+	if file := tokenFile(cfg, name); file != "" {
+		return config.BotTokenFileEnv(name) + " " + file
+	}
+	return config.BotTokenEnv(name)
+}
+
+// NewWorker assembles a worker from its settings and the senders of its
+// bots, by name (NewSenders).
+func NewWorker(cfg config.Worker, bots map[string]worker.Sender, reg prometheus.Registerer, log *slog.Logger) (*worker.Worker, error) {
 	// Herald's own client: on a Cluster it reloads the slot map quickly
 	// after a failover, and asynq's server runs on it too.
 	rdb, err := cfg.Redis.NewClient(config.ClientOptions{})
@@ -44,7 +90,7 @@ func NewWorker(cfg config.Worker, sender worker.Sender, reg prometheus.Registere
 	w, err := worker.New(worker.Config{
 		Client:             rdb,
 		Durable:            DurableConfig(cfg.Redis),
-		Sender:             sender,
+		Bots:               bots,
 		Limits:             Limits(cfg.Limits),
 		Queues:             cfg.Queues,
 		StrictPriority:     cfg.StrictPriority,
@@ -81,7 +127,7 @@ func NewWorker(cfg config.Worker, sender worker.Sender, reg prometheus.Registere
 
 // RunWorker runs a worker (and its health/metrics server) until ctx ends.
 func RunWorker(ctx context.Context, cfg config.Worker, log *slog.Logger) error {
-	sender, err := NewSender(cfg)
+	bots, err := NewSenders(cfg)
 	if err != nil {
 		return err
 	}
@@ -89,12 +135,12 @@ func RunWorker(ctx context.Context, cfg config.Worker, log *slog.Logger) error {
 		return err
 	}
 	reg := NewRegistry()
-	w, err := NewWorker(cfg, sender, reg, log)
+	w, err := NewWorker(cfg, bots, reg, log)
 	if err != nil {
 		return err
 	}
 	log.Info("worker starting", "redis", cfg.Redis.Redacted(), "telegram_api", cfg.Telegram.APIURL,
-		"concurrency", cfg.Concurrency, "queues", cfg.Queues)
+		"bots", cfg.BotNames(), "concurrency", cfg.Concurrency, "queues", cfg.Queues)
 	httpCtx, stopHTTP := context.WithCancel(context.Background())
 	defer stopHTTP()
 	var wg sync.WaitGroup

@@ -6,6 +6,9 @@
 // always wins over the environment. Every environment variable has a flag whose
 // name is the variable in kebab case without the HERALD_ prefix, for example
 // HERALD_CONCURRENCY becomes -concurrency and REDIS_URL becomes -redis-url.
+// The exception are the token variables of the bots HERALD_BOTS lists
+// besides "default" (HERALD_BOT_<NAME>_TOKEN and _FILE): named after the
+// bots, they are read from the environment only.
 //
 // Validation reports every problem at once (errors.Join); each message names
 // the environment variable, the flag and what to change. Secrets (bot tokens,

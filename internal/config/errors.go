@@ -16,8 +16,12 @@ type FieldError struct {
 	Msg  string // what is wrong and the fix
 }
 
-// Error renders the problem as `ENV (-flag) message`.
+// Error renders the problem as `ENV (-flag) message`, or `ENV message` for
+// a setting without a flag (a bot's token variables).
 func (e *FieldError) Error() string {
+	if e.Flag == "" {
+		return e.Env + " " + e.Msg
+	}
 	return e.Env + " (-" + e.Flag + ") " + e.Msg
 }
 
@@ -26,15 +30,22 @@ func fieldErr(env, format string, args ...any) *FieldError {
 	return &FieldError{Env: env, Flag: flagName(env), Msg: fmt.Sprintf(format, args...)}
 }
 
-// ref renders another setting as `ENV (-flag)` for use inside a message.
+// ref renders another setting as `ENV (-flag)` for use inside a message,
+// or as ENV alone when it has no flag.
 func ref(env string) string {
-	return env + " (-" + flagName(env) + ")"
+	if f := flagName(env); f != "" {
+		return env + " (-" + f + ")"
+	}
+	return env
 }
 
 // flagName derives the flag name from an environment variable name: the
 // HERALD_ prefix is dropped, the rest is lower-cased and underscores become
-// dashes.
+// dashes. A bot's token variables have no flag: "".
 func flagName(env string) string {
+	if envOnly(env) {
+		return ""
+	}
 	s := strings.TrimPrefix(env, "HERALD_")
 	return strings.ReplaceAll(strings.ToLower(s), "_", "-")
 }

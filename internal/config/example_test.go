@@ -66,7 +66,7 @@ func ExampleRedis_Redacted() {
 }
 
 func ExampleMarkdownTable() {
-	fmt.Print(config.MarkdownTable(config.WorkerSettings()[10:11]))
+	fmt.Print(config.MarkdownTable(config.WorkerSettings()[11:12]))
 	// Output:
 	// | Environment | Flag | Default | Description |
 	// |---|---|---|---|

@@ -12,6 +12,7 @@ import (
 	"github.com/herald-dev/herald/internal/feeds"
 	"github.com/herald-dev/herald/internal/heartbeat"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/webhooks"
 )
 
@@ -84,6 +85,12 @@ var reservedPaths = []string{"/v1", "/livez", "/readyz", "/metrics"}
 type Producer struct {
 	Redis Redis
 	Log   Log
+
+	// Bots names the bots messages and routes may name (HERALD_BOTS, shared
+	// with the worker; default [keys.DefaultBot]). A message naming another
+	// bot is refused; one naming none goes to the default bot, which must
+	// then be listed. The producer never needs the bots' tokens.
+	Bots []string
 
 	// Listen is the HTTP API address (HERALD_LISTEN, default [DefaultListen]).
 	Listen string
@@ -191,6 +198,9 @@ type Producer struct {
 func (p Producer) WithDefaults() Producer {
 	p.Redis = p.Redis.withDefaults()
 	p.Log = p.Log.withDefaults()
+	if p.Bots == nil {
+		p.Bots = slices.Clone(defaultBots)
+	}
 	if p.Listen == "" {
 		p.Listen = DefaultListen
 	}
@@ -241,6 +251,12 @@ func (p Producer) Validate() error {
 	var pr problems
 	p.Redis.validate(&pr)
 	p.Log.validate(&pr)
+	validateBots(&pr, p.Bots)
+	if bots := p.BotNames(); len(bots) > 0 && p.RoutesFile == "" && p.AlertsDefaultChat != "" && !slices.Contains(bots, keys.DefaultBot) {
+		pr.add(EnvAlertsDefaultChat, "sends every alert as the bot %q, which %s (%s) does not list; add %q there, "+
+			"or set %s to a routing file whose routes name their bot (bot: %s)",
+			keys.DefaultBot, EnvBots, botList(bots), keys.DefaultBot, EnvRoutesFile, bots[0])
+	}
 	if p.Listen == "" {
 		pr.add(EnvListen, "must be host:port such as %q, got an empty value", DefaultListen)
 	} else {
@@ -330,6 +346,11 @@ func (p Producer) validateQueues(pr *problems) {
 			p.DefaultQueue, EnvQueues, strings.Join(p.Queues, ", "))
 	}
 }
+
+// BotNames lists the bots messages and routes may name, in HERALD_BOTS
+// order ([keys.DefaultBot] when Bots is unset): the known bots of
+// jobs.Limits.
+func (p Producer) BotNames() []string { return botNames(p.Bots) }
 
 // Token returns the API token, reading APITokenFile when it is set. It
 // returns "" and no error when neither is set.
@@ -432,7 +453,7 @@ func LoadProducerArgs(args []string, getenv func(string) string) (Producer, []st
 
 // producerSpecs binds every producer setting to p.
 func producerSpecs(p *Producer) []spec {
-	specs := commonSpecs(&p.Redis, &p.Log)
+	specs := commonSpecs(&p.Redis, &p.Log, &p.Bots)
 	return append(specs,
 		newSpec(EnvListen, DefaultListen, "Address of the HTTP API.", stringVar(&p.Listen)),
 		secretSpec(EnvAPIToken, "Bearer token API clients must send. Prefer the _FILE variant.", stringVar(&p.APIToken)),

@@ -21,6 +21,7 @@ func TestLoadProducerDefaults(t *testing.T) {
 	want := Producer{
 		Redis:             Redis{URL: "redis://127.0.0.1:6379/0", WaitTimeout: time.Second},
 		Log:               Log{Level: slog.LevelInfo, Format: "auto"},
+		Bots:              []string{"default"},
 		Listen:            ":8080",
 		AuthDisabled:      true,
 		DefaultQueue:      "default",
@@ -53,6 +54,7 @@ var producerEnv = map[string]string{
 	"HERALD_REDIS_WAIT_TIMEOUT":  "250ms",
 	"LOG_LEVEL":                  "error",
 	"LOG_FORMAT":                 "text",
+	"HERALD_BOTS":                "default,pages",
 	"HERALD_LISTEN":              "127.0.0.1:0",
 	"HERALD_API_TOKEN":           "tok",
 	"HERALD_API_TOKEN_FILE":      "",
@@ -103,6 +105,7 @@ func TestLoadProducerEnv(t *testing.T) {
 	want := Producer{
 		Redis:              Redis{URL: "redis-sentinel://:pw@s1,s2/1?master=m", WaitReplicas: 2, WaitTimeout: 250 * time.Millisecond},
 		Log:                Log{Level: slog.LevelError, Format: "text"},
+		Bots:               []string{"default", "pages"},
 		Listen:             "127.0.0.1:0",
 		APIToken:           "tok",
 		DefaultQueue:       "alerts",

@@ -66,10 +66,11 @@ func describe(specs []spec) []Setting {
 }
 
 // commonSpecs are the settings both binaries share.
-func commonSpecs(r *Redis, l *Log) []spec {
+func commonSpecs(r *Redis, l *Log, bots *[]string) []spec {
 	return append(redisSpecs(r),
 		newSpec(EnvLogLevel, "info", "Minimum log level: debug, info, warn or error.", levelVar(&l.Level)),
 		newSpec(EnvLogFormat, LogFormatAuto, "Log format: json, text, or auto (text on a terminal, JSON otherwise).", formatVar(&l.Format)),
+		newSpec(EnvBots, strings.Join(defaultBots, ","), botsHelp, botsVar(bots)),
 	)
 }
 
@@ -192,7 +193,9 @@ func MarkdownTable(settings []Setting) string {
 	var b strings.Builder
 	b.WriteString("| Environment | Flag | Default | Description |\n")
 	b.WriteString("|---|---|---|---|\n")
-	cell := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	// A pipe would end the cell; a "<" could start an HTML tag, which
+	// GitHub drops with what follows it (HERALD_BOT_<NAME>_TOKEN).
+	cell := strings.NewReplacer("|", `\|`, "<", "&lt;").Replace
 	for _, s := range settings {
 		def := ""
 		if s.Default != "" {

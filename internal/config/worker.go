@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/worker"
@@ -272,6 +274,17 @@ type Worker struct {
 	Telegram Telegram
 	Limits   Limits
 
+	// Bots names the bots the worker sends as (HERALD_BOTS, default
+	// [keys.DefaultBot]). The default bot's token is Telegram's; every
+	// other bot's is in BotTokens. Each bot has its own limits, pauses and
+	// chat mappings; the Limits settings apply to each bot alike.
+	Bots []string
+	// BotTokens holds, by name, where the token of each bot other than the
+	// default one comes from (HERALD_BOT_<NAME>_TOKEN or
+	// HERALD_BOT_<NAME>_TOKEN_FILE, read by LoadWorker for the bots in
+	// Bots). A bot missing here has no token.
+	BotTokens map[string]BotToken
+
 	// Concurrency is how many tasks run at once (HERALD_CONCURRENCY,
 	// default [worker.DefaultConcurrency]).
 	Concurrency int
@@ -328,6 +341,9 @@ func (w Worker) WithDefaults() Worker {
 	w.Log = w.Log.withDefaults()
 	w.Telegram = w.Telegram.withDefaults()
 	w.Limits = w.Limits.withDefaults()
+	if w.Bots == nil {
+		w.Bots = slices.Clone(defaultBots)
+	}
 	if w.Concurrency == 0 {
 		w.Concurrency = worker.DefaultConcurrency
 	}
@@ -362,13 +378,15 @@ func (w Worker) WithDefaults() Worker {
 	return w
 }
 
-// Validate reports every problem at once. The Telegram token may be absent
-// (a fake Bot API needs none); only its exclusivity and file are checked.
+// Validate reports every problem at once. A bot's token may be absent here
+// (the worker's start refuses that, naming the variable); only the
+// exclusivity of its two sources and its file are checked.
 func (w Worker) Validate() error {
 	var p problems
 	w.Redis.validate(&p)
 	w.Log.validate(&p)
 	w.Telegram.validate(&p)
+	w.validateBots(&p)
 	if w.Waiters < -1 {
 		p.add(EnvWaiters, "must be -1 (none) or more, got %d", w.Waiters)
 	}
@@ -415,21 +433,106 @@ func validateQueueMap(p *problems, queues map[string]int) {
 	}
 }
 
-// Token returns the bot token, reading TokenFile when it is set. It returns
-// "" and no error when neither is set.
+// validateBots checks HERALD_BOTS and the token sources of its bots. A
+// default bot's token set while HERALD_BOTS leaves that bot out would never
+// be used: that is a mistake, reported as one.
+func (w Worker) validateBots(p *problems) {
+	validateBots(p, w.Bots)
+	if !slices.Contains(w.BotNames(), keys.DefaultBot) {
+		for _, set := range []struct{ env, v string }{
+			{EnvTelegramToken, w.Telegram.Token}, {EnvTelegramTokenFile, w.Telegram.TokenFile},
+		} {
+			if set.v != "" {
+				p.add(set.env, "is the token of the bot %q, which %s (%s) does not list; add %q there or remove this setting",
+					keys.DefaultBot, EnvBots, botList(w.Bots), keys.DefaultBot)
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(w.BotTokens)) {
+		t := w.BotTokens[name]
+		validateSecretPair(p, t.Token, t.TokenFile, BotTokenEnv(name), BotTokenFileEnv(name))
+	}
+}
+
+// BotNames lists the bots the worker serves, in HERALD_BOTS order
+// ([keys.DefaultBot] when Bots is unset).
+func (w Worker) BotNames() []string { return botNames(w.Bots) }
+
+// Token returns the default bot's token, reading TokenFile when it is set.
+// It returns "" and no error when neither is set.
 func (w Worker) Token() (string, error) {
 	return w.Telegram.token()
+}
+
+// BotToken returns the token of the bot called name, reading its file when
+// one is set: Token for the default bot, BotTokens[name] for any other. It
+// returns "" and no error when the bot has none; errors name the variable
+// and never hold the token.
+func (w Worker) BotToken(name string) (string, error) {
+	if name == "" || name == keys.DefaultBot {
+		return w.Token()
+	}
+	t := w.BotTokens[name]
+	return secretPair(t.Token, t.TokenFile, BotTokenEnv(name), BotTokenFileEnv(name))
+}
+
+// readBotTokens reads the token variables of every bot in w.Bots other
+// than the default one through getenv. Names HERALD_BOTS does not accept
+// are skipped (Validate reports them). HERALD_BOT_DEFAULT_TOKEN[_FILE] is
+// refused: the default bot keeps TELEGRAM_BOT_TOKEN, and a second spelling
+// would only raise the question of which one wins.
+func (w *Worker) readBotTokens(getenv func(string) string) error {
+	var p problems
+	for _, env := range []string{botEnvStem(keys.DefaultBot) + "_TOKEN", botEnvStem(keys.DefaultBot) + "_TOKEN_FILE"} {
+		if strings.TrimSpace(getenv(env)) != "" {
+			p.add(env, "is not read: the bot %q takes its token from %s or %s; move it there",
+				keys.DefaultBot, EnvTelegramToken, EnvTelegramTokenFile)
+		}
+	}
+	for _, name := range w.Bots {
+		if name == keys.DefaultBot || !keys.ValidBotName(name) {
+			continue
+		}
+		t := BotToken{
+			Token:     strings.TrimSpace(getenv(BotTokenEnv(name))),
+			TokenFile: strings.TrimSpace(getenv(BotTokenFileEnv(name))),
+		}
+		if t == (BotToken{}) {
+			continue
+		}
+		if w.BotTokens == nil {
+			w.BotTokens = map[string]BotToken{}
+		}
+		w.BotTokens[name] = t
+	}
+	return p.err()
+}
+
+// botTokenSpecs renders the token sources of the bots other than the
+// default one, with the tokens masked, for String and LogValue. They are
+// not bound for loading: readBotTokens reads them.
+func botTokenSpecs(tokens map[string]BotToken) []spec {
+	var specs []spec
+	for _, name := range slices.Sorted(maps.Keys(tokens)) {
+		t := tokens[name]
+		specs = append(specs,
+			secretSpec(BotTokenEnv(name), "", binding{get: func() string { return t.Token }}),
+			newSpec(BotTokenFileEnv(name), "", "", binding{get: func() string { return t.TokenFile }}),
+		)
+	}
+	return specs
 }
 
 // LogValue renders every setting with secrets masked, so a Worker can be
 // logged with slog.
 func (w Worker) LogValue() slog.Value {
-	return slog.GroupValue(logAttrs(workerSpecs(&w))...)
+	return slog.GroupValue(logAttrs(append(workerSpecs(&w), botTokenSpecs(w.BotTokens)...))...)
 }
 
-// String renders every setting as ENV=value with secrets masked.
+// String renders every setting as ENV=value with secrets masked, the
+// token variables of the bots after the others.
 func (w Worker) String() string {
-	return render(workerSpecs(&w))
+	return render(append(workerSpecs(&w), botTokenSpecs(w.BotTokens)...))
 }
 
 // WorkerSettings describes every worker setting in documentation order.
@@ -444,9 +547,10 @@ func WorkerUsage(out io.Writer) error {
 }
 
 // LoadWorker resolves the worker configuration: defaults, then the
-// environment read through getenv (nil means none), then flags in args. It
-// returns every problem at once, and flag.ErrHelp for -h. Positional
-// arguments are an error; use LoadWorkerArgs to accept them.
+// environment read through getenv (nil means none), then flags in args;
+// then the token variables of the bots HERALD_BOTS names, which only the
+// environment sets. It returns every problem at once, and flag.ErrHelp for
+// -h. Positional arguments are an error; use LoadWorkerArgs to accept them.
 func LoadWorker(args []string, getenv func(string) string) (Worker, error) {
 	w, rest, err := LoadWorkerArgs(args, getenv)
 	if err != nil {
@@ -466,7 +570,10 @@ func LoadWorkerArgs(args []string, getenv func(string) string) (Worker, []string
 	if err != nil {
 		return Worker{}, nil, err
 	}
-	if err := w.Validate(); err != nil {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	if err := errors.Join(w.readBotTokens(getenv), w.Validate()); err != nil {
 		return Worker{}, nil, err
 	}
 	return w, rest, nil
@@ -477,9 +584,9 @@ func workerSpecs(w *Worker) []spec {
 	listen := newSpec(EnvWorkerListen, DefaultWorkerListen,
 		`Address of the health and metrics HTTP server (flag alias -listen); "off" disables it.`, optStringVar(&w.Listen))
 	listen.alias = "listen"
-	specs := commonSpecs(&w.Redis, &w.Log)
+	specs := commonSpecs(&w.Redis, &w.Log, &w.Bots)
 	return append(specs,
-		secretSpec(EnvTelegramToken, "Telegram bot token; may stay empty when a fake Bot API is used. Prefer the _FILE variant.",
+		secretSpec(EnvTelegramToken, `Token of the bot "default" (see `+EnvBots+`). Prefer the _FILE variant.`,
 			stringVar(&w.Telegram.Token)),
 		newSpec(EnvTelegramTokenFile, "", "File holding the bot token (content trimmed); excludes "+EnvTelegramToken+".",
 			stringVar(&w.Telegram.TokenFile)),

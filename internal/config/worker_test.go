@@ -27,6 +27,7 @@ func TestLoadWorkerDefaults(t *testing.T) {
 		Redis:    Redis{URL: "redis://127.0.0.1:6379/0", WaitTimeout: time.Second},
 		Log:      Log{Level: slog.LevelInfo, Format: "auto"},
 		Telegram: Telegram{APIURL: "https://api.telegram.org", Timeout: 15 * time.Second, RetryAfterUnit: time.Second},
+		Bots:     []string{"default"},
 		Limits: Limits{
 			Bot:     Windows{{30, time.Second}},
 			Private: Windows{{1, time.Second}},
@@ -67,6 +68,8 @@ var workerEnv = map[string]string{
 	"LOG_FORMAT":                  "json",
 	"TELEGRAM_BOT_TOKEN":          "123:abc",
 	"TELEGRAM_BOT_TOKEN_FILE":     "",
+	"HERALD_BOTS":                 " default, pages ",
+	"HERALD_BOT_PAGES_TOKEN":      " 456:def ", // no flag, so no row of its own in WorkerSettings
 	"HERALD_PRIORITY_QUEUES":      "alerts",
 	"HERALD_LIMIT_PRIORITY":       "1/s",
 	"TELEGRAM_API_URL":            "http://127.0.0.1:8081/",
@@ -109,9 +112,11 @@ func TestLoadWorkerEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Worker{
-		Redis:    Redis{URL: "rediss://:pw@cache:6380/2", WaitReplicas: 2, WaitTimeout: 250 * time.Millisecond},
-		Log:      Log{Level: slog.LevelDebug, Format: "json"},
-		Telegram: Telegram{Token: "123:abc", APIURL: "http://127.0.0.1:8081", Timeout: 3 * time.Second, RetryAfterUnit: 100 * time.Millisecond},
+		Redis:     Redis{URL: "rediss://:pw@cache:6380/2", WaitReplicas: 2, WaitTimeout: 250 * time.Millisecond},
+		Log:       Log{Level: slog.LevelDebug, Format: "json"},
+		Telegram:  Telegram{Token: "123:abc", APIURL: "http://127.0.0.1:8081", Timeout: 3 * time.Second, RetryAfterUnit: 100 * time.Millisecond},
+		Bots:      []string{"default", "pages"},
+		BotTokens: map[string]BotToken{"pages": {Token: "456:def"}},
 		Limits: Limits{
 			Bot:     Windows{{25, time.Second}},
 			Private: Unlimited,

@@ -3,7 +3,10 @@ package local
 import (
 	"fmt"
 	"io"
+	"strings"
 
+	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
 
@@ -13,6 +16,8 @@ type banner struct {
 	fake                   *telegramfake.Server // nil with a real bot token
 	apiURL                 string               // Bot API in use
 	routes                 string
+	bots                   []string          // the bots served, in order
+	tokens                 map[string]string // their tokens: printed only for the fake
 }
 
 // printBanner prints the URLs and commands to try, each ready to paste: the
@@ -24,12 +29,28 @@ func printBanner(out io.Writer, b banner) {
 	p("  Web UI:   %s%s/", b.api, b.monitoring)
 	p("  Metrics:  %s/metrics", b.api)
 	p("  Redis:    REDIS_URL=%s   (in memory, for the CLI and more workers)", b.redis)
-	token := `"$TELEGRAM_BOT_TOKEN"`
 	if b.fake != nil {
 		p("  Telegram: fake Bot API at %s; delivered messages: %s/fake/messages", b.fake.URL(), b.fake.URL())
-		token = telegramfake.DefaultToken
 	} else {
 		p("  Telegram: %s (real bot token)", b.apiURL)
+	}
+	several := len(b.bots) > 1 || len(b.bots) == 1 && b.bots[0] != keys.DefaultBot
+	if several {
+		p("  Bots:     %s (a message names its bot: \"bot\":\"%s\")", strings.Join(b.bots, ", "), b.bots[len(b.bots)-1])
+	}
+	// The second worker's token settings: the fake's tokens are no
+	// secret; a real one is left to the shell.
+	var tokens []string
+	if several {
+		tokens = append(tokens, config.EnvBots+"="+strings.Join(b.bots, ","))
+	}
+	for _, name := range b.bots {
+		env := config.BotTokenEnv(name)
+		tok := `"$` + env + `"`
+		if b.fake != nil {
+			tok = b.tokens[name]
+		}
+		tokens = append(tokens, env+"="+tok)
 	}
 	p("Try:")
 	p(`  curl -s -X POST %s/v1/messages -H 'Content-Type: application/json' -d '{"chat":42,"text":"hello from Herald"}'`, b.api)
@@ -37,7 +58,7 @@ func printBanner(out io.Writer, b banner) {
 	p(`  curl -s -X PUT '%s/v1/heartbeats/nightly-backup?interval=1m'`, b.api)
 	p(`  REDIS_URL=%s go run ./cmd/producer send --chat 42 "hello from the CLI"`, b.redis)
 	p("A second worker on the same queues:")
-	p(`  REDIS_URL=%s TELEGRAM_API_URL=%s TELEGRAM_BOT_TOKEN=%s HERALD_WORKER_LISTEN=off go run ./cmd/worker`, b.redis, b.apiURL, token)
+	p(`  REDIS_URL=%s TELEGRAM_API_URL=%s %s HERALD_WORKER_LISTEN=off go run ./cmd/worker`, b.redis, b.apiURL, strings.Join(tokens, " "))
 	if b.routes == "" {
 		p("Alerts, heartbeats and webhooks go to chat %s (pass -routes FILE for a routing file).", demoChat)
 	}

@@ -43,18 +43,26 @@ type localMode struct {
 // and waits until it serves.
 func startLocal(t *testing.T) *localMode {
 	t.Helper()
+	return startLocalWith(t, nil)
+}
+
+// startLocalWith is startLocal with options changed by edit (nil: none).
+func startLocalWith(t *testing.T, edit func(*local.Options)) *localMode {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	ready := make(chan local.Endpoints, 1)
 	banner := &lockedBuffer{}
 	done := make(chan error, 1)
-	go func() {
-		done <- local.Run(ctx, local.Options{
-			Listen: "127.0.0.1:0", RedisListen: "127.0.0.1:0", Out: banner,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Ready:  func(e local.Endpoints) { ready <- e },
-		})
-	}()
+	o := local.Options{
+		Listen: "127.0.0.1:0", RedisListen: "127.0.0.1:0", Out: banner,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Ready:  func(e local.Endpoints) { ready <- e },
+	}
+	if edit != nil {
+		edit(&o)
+	}
+	go func() { done <- local.Run(ctx, o) }()
 	m := &localMode{banner: banner, ctx: ctx, stop: func() error { cancel(); return <-done }}
 	select {
 	case m.ep = <-ready:

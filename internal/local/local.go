@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,8 +24,10 @@ import (
 	"github.com/herald-dev/herald/internal/app"
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
+	"github.com/herald-dev/herald/internal/worker"
 )
 
 // Options configure the local mode.
@@ -34,9 +38,17 @@ type Options struct {
 	// so that `producer send` and more workers can join; default
 	// DefaultRedisListen. Port 0 picks a free port.
 	RedisListen string
+	// Bots are the bots to serve, by name (HERALD_BOTS); empty means the
+	// bot "default" alone. The fake Bot API serves each with a token of
+	// its own.
+	Bots []string
 	// TelegramToken, when set, sends to the real Bot API (TelegramAPIURL)
-	// instead of the fake.
-	TelegramToken  string
+	// instead of the fake, as the bot "default".
+	TelegramToken string
+	// BotTokens are the real tokens of the other bots, by name
+	// (HERALD_BOT_<NAME>_TOKEN). Given a real token, every bot of Bots
+	// needs one.
+	BotTokens      map[string]string
 	TelegramAPIURL string
 	// RoutesFile is an alert routing file; empty routes every alert to the
 	// demo chat 42.
@@ -72,6 +84,9 @@ const demoChat = "42"
 func Run(ctx context.Context, o Options) error {
 	o = o.withDefaults()
 	log := o.Logger
+	if err := o.checkBots(); err != nil {
+		return err
+	}
 
 	mr := miniredis.NewMiniRedis()
 	if err := mr.StartAddr(o.RedisListen); err != nil {
@@ -89,12 +104,16 @@ func Run(ctx context.Context, o Options) error {
 	}
 
 	pcfg, wcfg := configs(o, redisURL)
-	sender, err := telegram.New(telegram.Config{Token: tg.token, APIURL: tg.apiURL})
-	if err != nil {
-		return err
+	senders := make(map[string]worker.Sender, len(o.Bots))
+	for _, name := range o.Bots {
+		c, err := telegram.New(telegram.Config{Token: tg.tokens[name], APIURL: tg.apiURL})
+		if err != nil {
+			return fmt.Errorf("local: bot %q: %w", name, err)
+		}
+		senders[name] = c
 	}
 	reg := app.NewRegistry()
-	w, err := app.NewWorker(wcfg, sender, reg, log)
+	w, err := app.NewWorker(wcfg, senders, reg, log)
 	if err != nil {
 		return err
 	}
@@ -119,7 +138,7 @@ func Run(ctx context.Context, o Options) error {
 
 	return serve(ctx, srv, ln, w.Run, func() {
 		announce(o, banner{api: base, monitoring: pcfg.MonitoringPath, redis: redisURL,
-			fake: tg.fake, apiURL: tg.apiURL, routes: o.RoutesFile})
+			fake: tg.fake, apiURL: tg.apiURL, routes: o.RoutesFile, bots: o.Bots, tokens: tg.tokens})
 	})
 }
 
@@ -137,24 +156,78 @@ func (o Options) withDefaults() Options {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
+	if len(o.Bots) == 0 {
+		o.Bots = []string{keys.DefaultBot}
+	}
 	return o
+}
+
+// checkBots refuses bot names the binaries would refuse, and a demo route
+// (no routing file) that could not send: it sends as the default bot.
+func (o Options) checkBots() error {
+	bots, err := config.ParseBots(strings.Join(o.Bots, ","))
+	if err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	if o.RoutesFile == "" && !slices.Contains(bots, keys.DefaultBot) {
+		return fmt.Errorf("local: without -routes every alert goes to the demo chat as the bot %q, which %s (%s) leaves out; "+
+			"add it there, or pass -routes with routes that name their bot", keys.DefaultBot, config.EnvBots, strings.Join(bots, ", "))
+	}
+	return nil
 }
 
 // telegramAPI is the Bot API the worker sends to.
 type telegramAPI struct {
-	token, apiURL string
+	apiURL string
+	// tokens are the bots' tokens by name.
+	tokens map[string]string
 	// fake is the fake Bot API started for want of a real token; nil
 	// otherwise. The caller closes it.
 	fake *telegramfake.Server
 }
 
+// fakeToken is the fake Bot API's token of the i-th bot of Options.Bots:
+// DefaultToken for the default bot, and for any other a token of its own
+// with an id of its own (the digits before the colon), as Telegram's are.
+func fakeToken(i int, name string) string {
+	if name == keys.DefaultBot {
+		return telegramfake.DefaultToken
+	}
+	return fmt.Sprintf("%d:fake-telegram-token-%s", 100000002+i, name)
+}
+
 // startTelegram picks the real Bot API when o has a token, and starts the
-// fake one otherwise, so that trying Herald out needs no bot.
+// fake one otherwise, serving every bot of o, so that trying Herald out
+// needs no bot.
 func startTelegram(o Options) (telegramAPI, error) {
-	t := telegramAPI{token: o.TelegramToken, apiURL: o.TelegramAPIURL}
-	if t.token == "" {
-		t.token = telegramfake.DefaultToken
-		fake, err := telegramfake.Start(telegramfake.Config{Token: t.token, Logger: o.Logger})
+	t := telegramAPI{apiURL: o.TelegramAPIURL, tokens: make(map[string]string, len(o.Bots))}
+	if o.TelegramToken != "" || len(o.BotTokens) > 0 {
+		var missing []string
+		for _, name := range o.Bots {
+			tok := o.BotTokens[name]
+			if name == keys.DefaultBot {
+				tok = o.TelegramToken
+			}
+			if tok == "" {
+				missing = append(missing, config.BotTokenEnv(name))
+			}
+			t.tokens[name] = tok
+		}
+		if len(missing) > 0 {
+			return telegramAPI{}, fmt.Errorf("local: with a real bot token every bot needs one: set %s, or unset the tokens to use the fake Bot API",
+				strings.Join(missing, ", "))
+		}
+	} else {
+		fc := telegramfake.Config{Logger: o.Logger, Tokens: map[string]string{}}
+		for i, name := range o.Bots {
+			t.tokens[name] = fakeToken(i, name)
+			if name == keys.DefaultBot {
+				fc.Token = t.tokens[name]
+			} else {
+				fc.Tokens[name] = t.tokens[name]
+			}
+		}
+		fake, err := telegramfake.Start(fc)
 		if err != nil {
 			return telegramAPI{}, fmt.Errorf("local: start fake Telegram: %w", err)
 		}
@@ -174,11 +247,11 @@ func startTelegram(o Options) (telegramAPI, error) {
 // so it is cleared afterwards.
 func configs(o Options, redisURL string) (config.Producer, config.Worker) {
 	pcfg := config.Producer{Redis: config.Redis{URL: redisURL}, Listen: o.Listen, AuthDisabled: true,
-		RoutesFile: o.RoutesFile}.WithDefaults()
+		RoutesFile: o.RoutesFile, Bots: o.Bots}.WithDefaults()
 	if pcfg.RoutesFile == "" {
 		pcfg.AlertsDefaultChat = demoChat
 	}
-	wcfg := config.Worker{Redis: config.Redis{URL: redisURL}, Listen: ""}.WithDefaults()
+	wcfg := config.Worker{Redis: config.Redis{URL: redisURL}, Listen: "", Bots: o.Bots}.WithDefaults()
 	wcfg.Listen = ""
 	return pcfg, wcfg
 }

@@ -214,7 +214,7 @@ func (a *API) handleMessage(w http.ResponseWriter, r *http.Request) int {
 	}
 	ctx := durable.Track(r.Context())
 	res, err := a.cfg.Enqueuer.Enqueue(ctx, jobs.Request{Queue: req.Queue, Coalesce: req.Coalesce, CheckMarkup: true, Message: jobs.SendMessage{
-		Chat: string(req.Chat), Text: req.Text, ParseMode: req.ParseMode,
+		Chat: string(req.Chat), Bot: req.Bot, Text: req.Text, ParseMode: req.ParseMode,
 		DisableNotification: req.DisableNotification, MessageThreadID: req.MessageThreadID,
 		DisableLinkPreview: req.DisableLinkPreview, ProtectContent: req.ProtectContent,
 		IdempotencyKey: req.IdempotencyKey,

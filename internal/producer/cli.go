@@ -29,7 +29,7 @@ const (
 	ExitUsage = 2
 )
 
-const sendUsage = `usage: producer send --chat ID [flags] "text"   (or the text on stdin)
+const sendUsage = `usage: producer send --chat ID [--bot NAME] [flags] "text"   (or the text on stdin)
 
 Enqueues one message straight into Redis (REDIS_URL). Flags may come before
 or after the text; put "--" before a text that starts with "-".
@@ -50,6 +50,7 @@ func Send(ctx context.Context, enq *jobs.Enqueuer, args []string, stdin io.Reade
 	var req MessageRequest
 	var chat string
 	fs.StringVar(&chat, "chat", "", "destination: numeric chat id or @channel (required)")
+	fs.StringVar(&req.Bot, "bot", "", "the bot that sends it, one of HERALD_BOTS (default: the bot \"default\")")
 	fs.StringVar(&req.ParseMode, "parse-mode", "", "none, HTML or MarkdownV2 (markup that will not parse is refused)")
 	fs.StringVar(&req.Queue, "queue", "", "priority queue: critical, default or low")
 	fs.StringVar(&req.IdempotencyKey, "idempotency-key", "", "a repeated key within the idempotency window is not sent twice")
@@ -79,7 +80,7 @@ func Send(ctx context.Context, enq *jobs.Enqueuer, args []string, stdin io.Reade
 	}
 	ctx = durable.Track(ctx)
 	res, err := enq.Enqueue(ctx, jobs.Request{Queue: req.Queue, CheckMarkup: true, Message: jobs.SendMessage{
-		Chat: chat, Text: text, ParseMode: req.ParseMode,
+		Chat: chat, Bot: req.Bot, Text: text, ParseMode: req.ParseMode,
 		DisableNotification: req.DisableNotification, MessageThreadID: req.MessageThreadID,
 		DisableLinkPreview: req.DisableLinkPreview, ProtectContent: req.ProtectContent,
 		IdempotencyKey: req.IdempotencyKey,

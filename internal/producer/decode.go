@@ -11,14 +11,17 @@ import (
 type MessageRequest struct {
 	// Chat is a numeric chat id, as a JSON string ("42", "-1001234567890")
 	// or number (42, as Telegram's own API takes it), or an @channel.
-	Chat                ChatRef `json:"chat"`
-	Text                string  `json:"text"`
-	ParseMode           string  `json:"parse_mode,omitempty"`
-	DisableNotification bool    `json:"disable_notification,omitempty"`
-	MessageThreadID     int     `json:"message_thread_id,omitempty"`
-	DisableLinkPreview  bool    `json:"disable_link_preview,omitempty"`
-	ProtectContent      bool    `json:"protect_content,omitempty"`
-	IdempotencyKey      string  `json:"idempotency_key,omitempty"`
+	Chat ChatRef `json:"chat"`
+	// Bot names the bot that sends the message, one of HERALD_BOTS;
+	// omitted, the bot "default".
+	Bot                 string `json:"bot,omitempty"`
+	Text                string `json:"text"`
+	ParseMode           string `json:"parse_mode,omitempty"`
+	DisableNotification bool   `json:"disable_notification,omitempty"`
+	MessageThreadID     int    `json:"message_thread_id,omitempty"`
+	DisableLinkPreview  bool   `json:"disable_link_preview,omitempty"`
+	ProtectContent      bool   `json:"protect_content,omitempty"`
+	IdempotencyKey      string `json:"idempotency_key,omitempty"`
 	// Queue is "critical", "default" or "low" (or as configured).
 	Queue string `json:"queue,omitempty"`
 	// Coalesce lets the message wait for the chat's next digest instead of

@@ -99,11 +99,11 @@ func runWorkerUntilArchived(ctx context.Context, t *testing.T, s *stack, apiURL 
 		Concurrency: 2,
 	}.WithDefaults()
 	wcfg.Listen = ""
-	sender, err := app.NewSender(wcfg)
+	bots, err := app.NewSenders(wcfg)
 	if err != nil {
-		t.Fatalf("NewSender: %v", err)
+		t.Fatalf("NewSenders: %v", err)
 	}
-	w, err := app.NewWorker(wcfg, sender, prometheus.NewRegistry(), s.log)
+	w, err := app.NewWorker(wcfg, bots, prometheus.NewRegistry(), s.log)
 	if err != nil {
 		t.Fatalf("NewWorker: %v", err)
 	}

@@ -214,15 +214,20 @@ func readBy() map[string][]string {
 	}
 }
 
-// readByAny reports whether either binary reads name.
+// readByAny reports whether either binary reads name. The token variables
+// of the bots other than "default" (HERALD_BOT_PAGES_TOKEN_FILE) have no
+// row in the settings: the worker reads them for the bots HERALD_BOTS names.
 func readByAny(name string) bool {
 	for _, names := range readBy() {
 		if slices.Contains(names, name) {
 			return true
 		}
 	}
-	return false
+	return botTokenEnv.MatchString(name) && !strings.HasPrefix(name, "HERALD_BOT_DEFAULT_")
 }
+
+// botTokenEnv matches the token variables of a bot other than "default".
+var botTokenEnv = regexp.MustCompile(`^HERALD_BOT_[A-Z][A-Z0-9_]*_TOKEN(?:_FILE)?$`)
 
 // listenPort returns the port of a host:port listen address.
 func listenPort(t *testing.T, addr string) string {

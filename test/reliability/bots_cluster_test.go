@@ -1,0 +1,204 @@
+package reliability
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/telegramfake"
+	"github.com/herald-dev/herald/test/fleet"
+	"github.com/herald-dev/herald/test/fleet/fleettest"
+	"github.com/herald-dev/herald/test/redistest"
+)
+
+// clusterBots are three bots whose hash tags fall on the three masters of
+// redistest's Cluster (slots 6616, 15126 and 1851 of the ranges 0-5460,
+// 5461-10921 and 10922-16383). An operator places bots the same way: by
+// name, or by moving a tag's slot (CLUSTER KEYSLOT "{herald:<bot>}").
+var clusterBots = []string{"alpha", "bravo", "charlie"}
+
+// masterCommands reads, from every live master, the commands it ran
+// (INFO commandstats) except INFO itself and the replication stream's
+// REPLCONF: the work the fleet gave it.
+func masterCommands(ctx context.Context, c *redistest.Cluster) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, n := range c.Nodes {
+		if n.Pid() == 0 {
+			continue
+		}
+		role, err := redistest.Role(ctx, n.Addr)
+		if err != nil || role != "master" {
+			continue
+		}
+		cl := redis.NewClient(&redis.Options{Addr: n.Addr})
+		s, err := cl.Info(ctx, "commandstats").Result()
+		_ = cl.Close()
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range strings.Split(s, "\n") {
+			name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":")
+			if !ok || name == "info" || name == "replconf" || !strings.HasPrefix(rest, "calls=") {
+				continue
+			}
+			v, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
+			calls, _ := strconv.ParseInt(v, 10, 64)
+			out[n.Addr] += calls
+		}
+	}
+	return out, nil
+}
+
+// TestClusterSpreadsBots: on a six-node Cluster, three bots' state sits on
+// three masters. With each bot given a burst at once, no master runs more
+// than half of the fleet's commands and every bot keeps Telegram's limits;
+// then SIGKILLing the master that holds one bot's state leaves the other
+// two bots delivering while the Cluster fails it over, and loses nothing.
+func TestClusterSpreadsBots(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster scenario skipped in -short mode")
+	}
+	c := redistest.StartCluster(t, redistest.ClusterOptions{NodeTimeout: time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	masters := map[string]string{}
+	for _, b := range clusterBots {
+		m, err := c.MasterOf(ctx, keys.Bot(b).BotLog(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for other, om := range masters {
+			if om == m {
+				t.Fatalf("bots %s and %s share master %s; the test needs them apart", other, b, m)
+			}
+		}
+		masters[b] = m
+	}
+	tokens := map[string]string{}
+	fcfg := telegramfake.Config{TimeScale: timeScale, Tokens: map[string]string{}}
+	for i, b := range clusterBots {
+		tokens[b] = fleettest.BotToken(i, b)
+		fcfg.Tokens[b] = tokens[b]
+	}
+	fake, err := telegramfake.Start(fcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fake.Close() })
+	f := &fleet.Fleet{
+		Dir: t.TempDir(), Bins: fleettest.Binaries(t), RedisURL: c.URL(), APIURL: fake.URL(),
+		Bots: tokens, Limits: fleet.DefaultLimits(timeScale),
+		// The killed master holds the "low" queue's slot too; serving only
+		// the queues in use keeps that out of the measure.
+		ExtraEnv:    []string{"HERALD_LIMIT_GUARD=20ms", "HERALD_QUEUES=critical=6,default=3"},
+		ProducerEnv: []string{"HERALD_QUEUES=critical=6,default=3"},
+	}
+	t.Cleanup(func() {
+		f.Close()
+		if t.Failed() {
+			fleettest.DumpLogs(t, f.Dir)
+		}
+	})
+	if err := f.StartProducer(ctx); err != nil {
+		t.Fatalf("starting the producer: %v", err)
+	}
+	for i := range 3 {
+		if _, err := f.StartWorker(ctx); err != nil {
+			t.Fatalf("starting worker %d: %v", i+1, err)
+		}
+	}
+
+	// Phase 1: a burst for each bot at once; commands by master.
+	before, err := masterCommands(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	burst := fleet.ForBots(fleet.PrivateChats("CB1", 5000, 60, 10, 1), clusterBots, 1)
+	all, per, err := f.DeliverBots(ctx, fake, burst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := masterCommands(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for a := range after {
+		total += after[a] - before[a]
+	}
+	addrs := make([]string, 0, len(after))
+	for a := range after {
+		addrs = append(addrs, a)
+	}
+	sort.Strings(addrs)
+	var shares []string
+	for _, a := range addrs {
+		share := float64(after[a]-before[a]) / float64(total)
+		var held []string
+		for _, b := range clusterBots {
+			if masters[b] == a {
+				held = append(held, b)
+			}
+		}
+		shares = append(shares, fmt.Sprintf("%s(%s)=%.1f%%", a, strings.Join(held, ","), 100*share))
+		if share > 0.5 {
+			t.Errorf("master %s ran %.1f%% of %d commands, want at most 50%%", a, 100*share, total)
+		}
+	}
+	t.Logf("3 bots x %d messages: %d commands (%.1f per message), by master: %s",
+		len(burst)/3, total, float64(total)/float64(len(burst)), strings.Join(shares, " "))
+	if all.Lost != 0 || all.Duplicates != 0 || all.TooMany != 0 {
+		t.Errorf("burst: lost=%d duplicates=%d 429s=%d, want 0/0/0", all.Lost, all.Duplicates, all.TooMany)
+	}
+	for _, b := range clusterBots {
+		t.Logf("bot %s: drain %v, min %v", b, per[b].Drain.Round(time.Millisecond), fleet.MinDrain(fleet.OfBot(burst, b), f.Limits).Round(time.Millisecond))
+	}
+	if v := fleet.CheckWindows(fake.Messages(), timeScale, telegramfake.DefaultTolerance); len(v) > 0 {
+		t.Errorf("windows broken: %q", v)
+	}
+
+	// Phase 2: kill the master of bravo's state while all three bots have
+	// a backlog; alpha and charlie go on.
+	victim := "bravo"
+	have := len(fake.Messages())
+	burst2 := fleet.ForBots(fleet.PrivateChats("CB2", 7000, 60, 10, 2), clusterBots, 2)
+	if _, err := f.PostAll(ctx, burst2, 32); err != nil {
+		t.Fatal(err)
+	}
+	if err := fake.Wait(ctx, have+len(burst2)/6); err != nil {
+		t.Fatal(err)
+	}
+	c.ServerAt(masters[victim]).Kill()
+	killedAt := time.Now()
+	if _, err := c.WaitNewMaster(ctx, keys.Bot(victim).BotLog(), masters[victim]); err != nil {
+		t.Fatal(err)
+	}
+	promotedAt := time.Now()
+	if err := fake.Wait(ctx, have+len(burst2)); err != nil {
+		t.Fatalf("after the failover: %v", err)
+	}
+	during := map[string]int{}
+	for _, m := range fake.Messages() {
+		if m.At.After(killedAt) && m.At.Before(promotedAt) {
+			during[m.Bot]++
+		}
+	}
+	o := fleet.Tally(burst2, fake.Messages(), telegramfake.Stats{}, killedAt)
+	t.Logf("killed %s's master: promoted after %v; delivered meanwhile %v; then lost=%d duplicates=%d",
+		victim, promotedAt.Sub(killedAt).Round(time.Millisecond), during, o.Lost, o.Duplicates)
+	for _, b := range clusterBots {
+		if b != victim && during[b] == 0 {
+			t.Errorf("bot %s delivered nothing while %s's master was down", b, victim)
+		}
+	}
+	if o.Lost != 0 {
+		t.Errorf("%d messages lost across the failover", o.Lost)
+	}
+}
