@@ -1,6 +1,7 @@
 package jobs_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -67,6 +68,29 @@ func TestGroupKeyIsPerBot(t *testing.T) {
 	} {
 		if got := jobs.GroupKey(tc.m); got != tc.want {
 			t.Errorf("GroupKey(%+v) = %q, want %q", tc.m, got, tc.want)
+		}
+	}
+}
+
+// TestBotsOwnQueueIsItsDefault: a message that names its bot and no queue
+// goes to the queue named after the bot when there is one (on a Cluster it
+// shares the bot's slot); otherwise to the default queue.
+func TestBotsOwnQueueIsItsDefault(t *testing.T) {
+	t.Parallel()
+	enq, _ := newEnqueuer(t, jobs.EnqueueConfig{Queues: []string{"default", "pages"}})
+	ctx := context.Background()
+	for _, tc := range []struct{ bot, queue, want string }{
+		{"pages", "", "pages"},
+		{"status", "", "default"},
+		{"", "", "default"},
+		{"pages", "default", "default"},
+	} {
+		res, err := enq.Enqueue(ctx, jobs.Request{Message: jobs.SendMessage{Bot: tc.bot, Chat: "42", Text: "hi " + tc.bot + tc.queue}, Queue: tc.queue})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Queue != tc.want {
+			t.Errorf("bot %q, queue %q: went to %q, want %q", tc.bot, tc.queue, res.Queue, tc.want)
 		}
 	}
 }

@@ -177,13 +177,23 @@ func TaskIDForKey(key string) string {
 	return "idem-" + hex.EncodeToString(sum[:16])
 }
 
+// defaultQueue is the queue of a message that names none: the queue named
+// after its bot when there is one (on a Redis Cluster it shares the bot's
+// hash slot, see internal/keys), else DefaultQueue.
+func (e *Enqueuer) defaultQueue(m SendMessage) string {
+	if m.Bot != "" && m.Bot != keys.DefaultBot && contains(e.cfg.Queues, m.Bot) {
+		return m.Bot
+	}
+	return e.cfg.DefaultQueue
+}
+
 // Enqueue validates and stores one message. It returns a *ValidationError for
 // bad input and an error wrapping ErrUnavailable when Redis did not take it.
 func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 	msg := req.Message
 	queue := req.Queue
 	if queue == "" {
-		queue = e.cfg.DefaultQueue
+		queue = e.defaultQueue(msg)
 	}
 	verr := &ValidationError{}
 	if !contains(e.cfg.Queues, queue) {

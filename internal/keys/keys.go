@@ -9,9 +9,12 @@
 //     decides a send, so each bot's keys share one hash tag: a Lua script
 //     reads and updates a bot's whole limiter state atomically, in one
 //     round trip, and a Redis Cluster spreads bots over its nodes. The bot
-//     "default" keeps the tag "{herald}" that single-bot Herald always
+//     "default" keeps the keys "{herald}:..." that single-bot Herald always
 //     used, so an upgrade finds its state where it left it; any other bot
-//     named N uses "{herald:N}".
+//     named N uses "herald:{N}:...". The tag is the bot's name, as asynq's
+//     is the queue's ("asynq:{N}:..."): a queue named after a bot lives in
+//     the bot's hash slot, so that on a Cluster one node holds all of that
+//     bot's traffic, and losing a node stops only the bots it holds.
 //   - Fleet-wide ones under "{herald}": wake-ups, idempotency claims, the
 //     failure log, feeds and heartbeats.
 package keys
@@ -35,12 +38,16 @@ func Bot(name string) Space {
 	if name == "" || name == DefaultBot {
 		return Space{}
 	}
-	return Space{p: "{herald:" + name + "}:"}
+	return Space{p: "herald:{" + name + "}:"}
 }
 
-// HashTag is the hash tag that every key of the space carries; a Redis
-// Cluster keeps the bot's state in the slot of this tag.
-func (s Space) HashTag() string { return strings.TrimSuffix(s.prefix(), ":") }
+// HashTag is the hash tag that every key of the space carries ("{herald}"
+// for the default bot, "{N}" for the bot N); a Redis Cluster keeps the
+// bot's state in the slot of this tag.
+func (s Space) HashTag() string {
+	p := s.prefix()
+	return p[strings.IndexByte(p, '{') : strings.IndexByte(p, '}')+1]
+}
 
 func (s Space) prefix() string {
 	if s.p == "" {

@@ -19,7 +19,7 @@ func TestBotKeysShareTheirSlot(t *testing.T) {
 		s := Bot(name)
 		want := Slot(s.BotLog())
 		for _, k := range botKeys(s) {
-			if !strings.HasPrefix(k, s.HashTag()+":") {
+			if !strings.Contains(k, s.HashTag()+":") {
 				t.Errorf("bot %q: key %q lacks the tag %s", name, k, s.HashTag())
 			}
 			if got := Slot(k); got != want {
@@ -41,7 +41,7 @@ func TestDefaultBotKeepsHeraldTag(t *testing.T) {
 	if Bot(DefaultBot) != Bot("") {
 		t.Errorf("Bot(%q) and Bot(\"\") differ", DefaultBot)
 	}
-	if got := Bot("pages").Sent("t1"); got != "{herald:pages}:sent:t1" {
+	if got := Bot("pages").Sent("t1"); got != "herald:{pages}:sent:t1" {
 		t.Errorf("pages' record = %q", got)
 	}
 }
@@ -55,8 +55,8 @@ func TestBotsAreApart(t *testing.T) {
 			t.Errorf("bots share key %q", a[i])
 		}
 	}
-	if Slot(Bot("pages").BotLog()) != Slot("{herald:pages}") {
-		t.Errorf("pages' keys do not hash by its tag")
+	if Slot(Bot("pages").BotLog()) != Slot("asynq:{pages}:pending") {
+		t.Errorf("pages' keys are not in the slot of the queue named pages")
 	}
 }
 
