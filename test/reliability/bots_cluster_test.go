@@ -157,7 +157,7 @@ func TestClusterSpreadsBots(t *testing.T) {
 	}
 	t.Logf("3 bots x %d messages: %d commands (%.1f per message), by master: %s",
 		len(burst)/3, total, float64(total)/float64(len(burst)), strings.Join(shares, " "))
-	// Ten Redis processes, the producer and three workers share this
+	// Six Redis processes, the producer and three workers share this
 	// machine's cores: at 10x, the fleet-wide target of at most 0.5% 429s
 	// is what holds (the strict 0 is the e2e suite's, at a slower scale).
 	if all.Lost != 0 || all.Duplicates != 0 || all.TooMany > len(burst)/200 {
