@@ -373,7 +373,8 @@ func (r *rig) botRows(row []string, res played, commands, rss int64) string {
 		br := append([]string{row[0] + "/" + b}, row[1:]...)
 		sub := played{ms: fleet.OfBot(res.ms, b), o: res.perBot[b]}
 		// Commands are the run's; per bot they are left out.
-		lines = append(lines, r.deliveryRow(br, "BOTS3", sub, 0, rss))
+		line := r.deliveryRow(br, "BOTS3", sub, 0, rss)
+		lines = append(lines, strings.Replace(line, "| 0.0 |", "| - |", 1))
 	}
 	all := append([]string{row[0] + "/all"}, row[1:]...)
 	line := r.deliveryRow(all, "BOTS3", res, commands, rss)

@@ -29,7 +29,21 @@ func IsGroup(chat string) bool { return chat != "" && (chat[0] == '-' || chat[0]
 // The fake admits a message up to Config.Tolerance of a window early, and
 // Herald keeps exactly to the windows plus a small guard, so a drain can at
 // best approach MinDrain (and land under it by no more than the tolerance).
+//
+// Telegram's limits are per bot: messages of several bots (Message.Bot)
+// drain side by side, and MinDrain is the longest of the bots' own.
 func MinDrain(ms []Message, l Limits) time.Duration {
+	byBot := map[string][]Message{}
+	for _, m := range ms {
+		byBot[m.Bot] = append(byBot[m.Bot], m)
+	}
+	if len(byBot) > 1 {
+		var most time.Duration
+		for _, bms := range byBot {
+			most = max(most, MinDrain(bms, l))
+		}
+		return most
+	}
 	per := map[string]int{}
 	var order []string
 	for _, m := range ms {

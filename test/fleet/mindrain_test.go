@@ -220,3 +220,13 @@ func TestCheckWindowsPerBot(t *testing.T) {
 		t.Fatalf("want one breach of bot status, got %q", v)
 	}
 }
+
+// TestMinDrainPerBot: bots drain side by side, each within its own limits.
+func TestMinDrainPerBot(t *testing.T) {
+	l := DefaultLimits(1)
+	one := S2(1)
+	three := ForBots(one, []string{"a", "b", "c"}, 1)
+	if got, want := MinDrain(three, l), MinDrain(one, l); got != want {
+		t.Fatalf("three bots with an S2 each: MinDrain %v, want one S2's %v", got, want)
+	}
+}
