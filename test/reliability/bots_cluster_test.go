@@ -160,7 +160,7 @@ func TestClusterSpreadsBots(t *testing.T) {
 	// Six Redis processes, the producer and three workers share this
 	// machine's cores: at 10x, the fleet-wide target of at most 0.5% 429s
 	// is what holds (the strict 0 is the e2e suite's, at a slower scale).
-	if all.Lost != 0 || all.Duplicates != 0 || all.TooMany > len(burst)/200 {
+	if all.Lost != 0 || all.Duplicates != 0 || all.TooMany > int64(len(burst)/200) {
 		t.Errorf("burst: lost=%d duplicates=%d 429s=%d, want 0, 0 and at most %d", all.Lost, all.Duplicates, all.TooMany, len(burst)/200)
 	}
 	for _, b := range clusterBots {

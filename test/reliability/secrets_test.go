@@ -24,6 +24,9 @@ import (
 const (
 	fxSecretToken = "123456789:AAQ-distinctive-secret_TOKEN"
 	fxSecretPart  = "AAQ-distinctive-secret_TOKEN"
+	// The second bot's token, "pages", read from HERALD_BOT_PAGES_TOKEN.
+	fxSecretPagesToken = "987654321:AAP-distinctive-pages_SECRET"
+	fxSecretPagesPart  = "AAP-distinctive-pages_SECRET"
 	// Webhook secrets of the same run, just as distinctive.
 	fxSecretGitHub  = "gh-distinctive-webhook-SECRET"
 	fxSecretSentry  = "sentry-distinctive-client-SECRET"
@@ -140,7 +143,7 @@ func TestBotTokenNeverLeaks(t *testing.T) {
 		t.Skip("process scenario skipped in -short mode")
 	}
 	s := newStack(t, stackOptions{
-		Fake: telegramfake.Config{Token: fxSecretToken},
+		Fake: telegramfake.Config{Token: fxSecretToken, Tokens: map[string]string{"pages": fxSecretPagesToken}},
 		WorkerEnv: []string{
 			"LOG_LEVEL=debug", // the most talkative setting is the one to check
 			"HERALD_BACKOFF_BASE=100ms",
@@ -148,6 +151,7 @@ func TestBotTokenNeverLeaks(t *testing.T) {
 		},
 		ProducerEnv: []string{
 			"LOG_LEVEL=debug",
+			"HERALD_BOTS=default,pages",
 			"HERALD_ALERTS_DEFAULT_CHAT=5000",
 			"HERALD_GITHUB_WEBHOOK_SECRET=" + fxSecretGitHub,
 			"HERALD_SENTRY_CLIENT_SECRET=" + fxSecretSentry,
@@ -156,6 +160,8 @@ func TestBotTokenNeverLeaks(t *testing.T) {
 		Timeout: 90 * time.Second,
 	})
 	s.fleet.Token = fxSecretToken
+	// Every bot's token is searched for: the worker serves two.
+	s.fleet.Bots = map[string]string{"default": fxSecretToken, "pages": fxSecretPagesToken}
 	w, err := s.fleet.StartWorker(s.ctx)
 	if err != nil {
 		t.Fatalf("starting the worker: %v", err)
@@ -166,7 +172,13 @@ func TestBotTokenNeverLeaks(t *testing.T) {
 	s.fake.FailNext(2, telegramfake.FaultServerError)
 	s.fake.FailNext(1, telegramfake.FaultBadGateway)
 	s.fake.FailNext(1, telegramfake.FaultHang)
+	s.fake.FailNext(2, telegramfake.FaultServerError, "pages")
+	s.fake.FailNext(1, telegramfake.FaultHang, "pages")
 	good := burst("secret-check", 12, 4)
+	for _, m := range burst("secret-pages", 6, 3) {
+		m.Bot = "pages"
+		good = append(good, m)
+	}
 	var blocked []fleet.Message
 	for i := 0; i < 3; i++ {
 		blocked = append(blocked, fleet.Message{Chat: blockedChat, Text: fmt.Sprintf("to a blocked chat #%d", i)})
@@ -190,8 +202,8 @@ func TestBotTokenNeverLeaks(t *testing.T) {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	if st := s.fake.Stats(); st.Injected < 4 {
-		t.Fatalf("fake injected %d faults, want 4 (2x500, 502, hang): the failing paths did not run", st.Injected)
+	if st := s.fake.Stats(); st.Injected < 7 {
+		t.Fatalf("fake injected %d faults, want 7 (2x500, 502, hang; for pages 2x500, hang): the failing paths did not run", st.Injected)
 	}
 
 	dump, nkeys := fxRedisDump(s.ctx, t, rdb)
@@ -213,6 +225,7 @@ func TestBotTokenNeverLeaks(t *testing.T) {
 		{"redis dump", "blocked"},
 		{"web UI archived tasks", "blocked"},
 		{"worker /metrics", "herald_"},
+		{"worker /metrics", `bot="pages"`},
 		{"process logs", "bad_signature"},
 		{"redis dump", "v9.9.9"},
 	} {
@@ -225,7 +238,7 @@ func TestBotTokenNeverLeaks(t *testing.T) {
 	total, leaks := 0, 0
 	for _, a := range artifacts {
 		total += len(a.data)
-		for _, secret := range []string{fxSecretToken, fxSecretPart, fxSecretGitHub, fxSecretSentry, fxSecretGrafana} {
+		for _, secret := range []string{fxSecretToken, fxSecretPart, fxSecretPagesToken, fxSecretPagesPart, fxSecretGitHub, fxSecretSentry, fxSecretGrafana} {
 			if i := strings.Index(a.data, secret); i >= 0 {
 				leaks++
 				lo, hi := max(0, i-200), min(len(a.data), i+len(secret)+100)
