@@ -243,6 +243,9 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 		}
 		opts = append(opts, asynq.TaskID(id), asynq.Retention(e.cfg.IdempotencyWindow))
 	}
+	if err := e.openThread(ctx, msg); err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
 	info, err := e.client.EnqueueContext(ctx, asynq.NewTask(TypeSendMessage, payload), opts...)
 	e.wrote(ctx, queue, msg.IdempotencyKey)
 	switch {
@@ -260,6 +263,23 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 	// task is already stored, and workers poll anyway.
 	_ = broker.Notify(ctx, e.rdb, queue)
 	return Result{TaskID: info.ID, Queue: info.Queue}, nil
+}
+
+// openThread marks a thread as opened by a message still to be sent, so
+// that a reply or edit that a worker takes first waits for it (up to
+// ThreadWait) rather than going out alone. It marks before the enqueue, so
+// the worker's record of the sent message cannot be overwritten; a thread
+// that already has its first message keeps it until that is closed.
+func (e *Enqueuer) openThread(ctx context.Context, msg SendMessage) error {
+	if msg.Thread == nil || msg.Thread.Mode != ThreadOpen {
+		return nil
+	}
+	key := keys.Bot(msg.Bot).Thread(msg.Chat, msg.Thread.Key)
+	if err := e.rdb.SetNX(ctx, key, "pending", ThreadWait).Err(); err != nil {
+		return fmt.Errorf("open thread: %w", err)
+	}
+	durable.Wrote(ctx, key)
+	return nil
 }
 
 // claimed looks up the claim of an idempotency key's task id. asynq refuses

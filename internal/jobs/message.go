@@ -57,6 +57,17 @@ type SendMessage struct {
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 	// CreatedAt is when the producer accepted the message.
 	CreatedAt time.Time `json:"created_at"`
+	// Thread ties the message to earlier ones about the same subject in
+	// the same chat (an alert's firing message): it opens a thread, or
+	// replies to or edits the thread's first message (see Thread).
+	Thread *Thread `json:"thread,omitempty"`
+	// Photo, when set, is sent with the text as its caption (sendPhoto);
+	// text beyond Telegram's caption limit follows as replies. Text may
+	// then be blank.
+	Photo *Photo `json:"photo,omitempty"`
+	// Buttons is an inline keyboard shown under the message, by rows (a
+	// pointer so that messages stay comparable).
+	Buttons *Keyboard `json:"buttons,omitempty"`
 }
 
 // FieldError names one invalid field of a request.
@@ -156,7 +167,8 @@ func (m *SendMessage) Validate(lim Limits) error {
 	if msg := CheckBot(m.Bot, lim.Bots); msg != "" {
 		verr.add("bot", "%s", msg)
 	}
-	if strings.TrimSpace(m.Text) == "" {
+	m.validateExtras(&verr)
+	if strings.TrimSpace(m.Text) == "" && m.Photo == nil {
 		verr.add("text", "is required and must not be blank")
 	} else if n := markup.UTF16Len(m.Text); n > maxLen {
 		verr.add("text", "is %d UTF-16 code units long; the limit is %d", n, maxLen)

@@ -11,9 +11,9 @@
 //     round trip, and a Redis Cluster spreads bots over its nodes. The bot
 //     "default" keeps the keys "{herald}:..." that single-bot Herald always
 //     used, so an upgrade finds its state where it left it; any other bot
-//     named N uses "herald:{N}:...". The tag is the bot's name, as asynq's
-//     is the queue's ("asynq:{N}:..."): a queue named after a bot lives in
-//     the bot's hash slot, so that on a Cluster one node holds all of that
+//     named N uses "herald:{N}:...". The tag is the bot's name, the same tag
+//     as asynq gives the keys of a queue named N (internal/broker): such a
+//     queue lives in the bot's hash slot, so that on a Cluster one node holds all of that
 //     bot's traffic, and losing a node stops only the bots it holds.
 //   - Fleet-wide ones under "{herald}": wake-ups, idempotency claims, the
 //     failure log, feeds and heartbeats.
@@ -158,6 +158,13 @@ func HeartbeatDeadlines() string { return prefix + "hb:deadlines" }
 // microseconds) from which a checker may claim them.
 func HeartbeatOutbox() string { return prefix + "hb:outbox" }
 
+// Thread remembers the first message of a thread (jobs.Thread) in one
+// chat: "<message id>:t" for a text, "<message id>:p" for a photo, or
+// "pending" while that message is accepted but not yet sent.
+func (s Space) Thread(chat, key string) string {
+	return s.prefix() + "thread:" + NormChat(chat) + ":" + key
+}
+
 // DigestItemClaim records which digest task delivers one coalesced item (its
 // value is that digest's task id), so an item that reaches two digests (after
 // an aggregation set was reclaimed) is delivered by one of them only.
@@ -181,3 +188,27 @@ func ValidBotName(name string) bool {
 	}
 	return true
 }
+
+// Silences is the hash of silences: field = silence id, value = its JSON
+// record (matchers, start, end, comment, creator). Expired silences stay
+// here for the retention, then go.
+func Silences() string { return prefix + "silences" }
+
+// SilenceEnds is the sorted set of silence ids scored by each one's end
+// (unix milliseconds): the silences in force or still to come are those
+// scored after now, the expired ones those before.
+func SilenceEnds() string { return prefix + "silences:ends" }
+
+// Silenced is the capped stream of the alerts that a silence kept from
+// being sent: which silence, when, and what the alert said.
+func Silenced() string { return prefix + "silenced" }
+
+// QuietHeld is the hash of the messages held by a route's quiet hours:
+// field = the digest item's id, value = its JSON (queue, item, release
+// time).
+func QuietHeld() string { return prefix + "quiet:held" }
+
+// QuietDue is the sorted set of held message ids scored by the time (unix
+// milliseconds) from which a releaser may take each: the end of its quiet
+// hours, or the end of the lease of the releaser that took it.
+func QuietDue() string { return prefix + "quiet:due" }

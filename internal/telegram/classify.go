@@ -124,6 +124,8 @@ func reasonFor(code int, desc string, params tgbotapi.ResponseParameters) Reason
 		return ReasonUnauthorized
 	case code == http.StatusNotFound:
 		return ReasonNotFound
+	case code == http.StatusRequestEntityTooLarge:
+		return ReasonPhotoRejected
 	case code == http.StatusForbidden:
 		switch {
 		case strings.Contains(d, "blocked by the user"), strings.Contains(d, "user is deactivated"):
@@ -140,8 +142,18 @@ func reasonFor(code int, desc string, params tgbotapi.ResponseParameters) Reason
 			return ReasonParseEntities
 		case strings.Contains(d, "chat not found"):
 			return ReasonChatNotFound
-		case strings.Contains(d, "message is too long"), strings.Contains(d, "text is too long"):
+		case strings.Contains(d, "message is too long"), strings.Contains(d, "text is too long"),
+			strings.Contains(d, "caption is too long"):
 			return ReasonTooLong
+		case strings.Contains(d, "message is not modified"):
+			return ReasonNotModified
+		case strings.Contains(d, "message to edit not found"), strings.Contains(d, "message can't be edited"),
+			strings.Contains(d, "message to be replied not found"):
+			return ReasonMessageGone
+		case strings.Contains(d, "wrong file identifier"), strings.Contains(d, "failed to get http url content"),
+			strings.Contains(d, "wrong type of the web page content"), strings.Contains(d, "photo_invalid_dimensions"),
+			strings.Contains(d, "image_process_failed"), strings.Contains(d, "wrong remote file"):
+			return ReasonPhotoRejected
 		}
 		return ReasonBadRequest
 	case code >= 400:

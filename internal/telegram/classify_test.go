@@ -130,6 +130,31 @@ func TestSendClassifiesEveryOutcome(t *testing.T) {
 			want:   want{reason: ReasonTooLong, code: 400, desc: "message is too long"},
 		},
 		{
+			name:   "400 caption too long",
+			server: jsonServer(400, `{"ok":false,"error_code":400,"description":"Bad Request: message caption is too long"}`),
+			want:   want{reason: ReasonTooLong, code: 400, desc: "caption is too long"},
+		},
+		{
+			name:   "400 edit changes nothing",
+			server: jsonServer(400, `{"ok":false,"error_code":400,"description":"Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message"}`),
+			want:   want{reason: ReasonNotModified, code: 400, desc: "message is not modified"},
+		},
+		{
+			name:   "400 message to edit gone",
+			server: jsonServer(400, `{"ok":false,"error_code":400,"description":"Bad Request: message to edit not found"}`),
+			want:   want{reason: ReasonMessageGone, code: 400, desc: "message to edit not found"},
+		},
+		{
+			name:   "400 photo URL not fetched",
+			server: jsonServer(400, `{"ok":false,"error_code":400,"description":"Bad Request: wrong file identifier/HTTP URL specified"}`),
+			want:   want{reason: ReasonPhotoRejected, code: 400, desc: "wrong file identifier"},
+		},
+		{
+			name:   "413 photo too large",
+			server: jsonServer(413, `{"ok":false,"error_code":413,"description":"Request Entity Too Large"}`),
+			want:   want{reason: ReasonPhotoRejected, code: 413, desc: "Too Large"},
+		},
+		{
 			name:   "400 other",
 			server: jsonServer(400, `{"ok":false,"error_code":400,"description":"Bad Request: message thread not found"}`),
 			want:   want{reason: ReasonBadRequest, code: 400, desc: "message thread not found"},

@@ -80,7 +80,18 @@ func (c *Client) Send(ctx context.Context, m Message) (Sent, error) {
 	if perr != nil {
 		return Sent{}, perr
 	}
-	result, err := c.call(ctx, "sendMessage", params)
+	method, files := "sendMessage", []tgbotapi.RequestFile(nil)
+	if m.Photo != nil {
+		method = "sendPhoto"
+		if len(m.Photo.Data) > 0 {
+			name := m.Photo.Name
+			if name == "" {
+				name = "photo.jpg"
+			}
+			files = []tgbotapi.RequestFile{{Name: "photo", Data: tgbotapi.FileBytes{Name: name, Bytes: m.Photo.Data}}}
+		}
+	}
+	result, err := c.callFiles(ctx, method, params, files)
 	if err != nil {
 		return Sent{}, err
 	}
@@ -165,6 +176,12 @@ func (c *Client) Format(s fmt.State, _ rune) {
 
 // call runs one Bot API method and returns its result, or an *Error.
 func (c *Client) call(ctx context.Context, method string, params tgbotapi.Params) (json.RawMessage, error) {
+	return c.callFiles(ctx, method, params, nil)
+}
+
+// callFiles is call with files uploaded as multipart/form-data (none: a
+// plain form request).
+func (c *Client) callFiles(ctx context.Context, method string, params tgbotapi.Params, files []tgbotapi.RequestFile) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 
@@ -179,7 +196,13 @@ func (c *Client) call(ctx context.Context, method string, params tgbotapi.Params
 	}
 	bot.SetAPIEndpoint(c.endpoint)
 
-	resp, err := bot.MakeRequest(method, params)
+	var resp *tgbotapi.APIResponse
+	var err error
+	if len(files) > 0 {
+		resp, err = bot.UploadFiles(method, params, files)
+	} else {
+		resp, err = bot.MakeRequest(method, params)
+	}
 	if err == nil {
 		return resp.Result, nil
 	}

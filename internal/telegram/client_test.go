@@ -94,6 +94,7 @@ func TestReasonsTemporary(t *testing.T) {
 		ReasonUnauthorized: true, ReasonNotFound: true,
 		ReasonParseEntities: false, ReasonMigrated: false, ReasonBlocked: false, ReasonKicked: false,
 		ReasonForbidden: false, ReasonChatNotFound: false, ReasonTooLong: false, ReasonBadRequest: false,
+		ReasonNotModified: false, ReasonMessageGone: false, ReasonPhotoRejected: false,
 	}
 	got := Reasons()
 	if len(got) != len(want) {

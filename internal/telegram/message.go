@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -32,6 +33,62 @@ type Message struct {
 	MessageThreadID int
 	// DisableLinkPreview turns off the preview of the first link.
 	DisableLinkPreview bool
+	// ReplyTo is the id of a message of the same chat that this one
+	// answers; 0 for none. If that message is gone, Telegram delivers this
+	// one as a plain message (allow_sending_without_reply).
+	ReplyTo int
+	// Keyboard is an inline keyboard shown under the message, by rows.
+	Keyboard [][]Button
+	// Photo, when set, sends a photo (sendPhoto) with Text, which may then
+	// be blank, as its caption: at most MaxCaption characters.
+	Photo *Photo
+}
+
+// MaxCaption is the longest caption Telegram accepts on a photo, in
+// characters after entity parsing (the text limit is 4096).
+const MaxCaption = 1024
+
+// Button is one button of an inline keyboard: it sends Data back to the
+// bot as a callback query (at most 64 bytes), or opens URL.
+type Button struct {
+	Text string `json:"text"`
+	Data string `json:"callback_data,omitempty"`
+	URL  string `json:"url,omitempty"`
+}
+
+// Photo is the image of a photo message: an HTTP URL that Telegram fetches
+// itself, or the bytes of a file uploaded with the request.
+type Photo struct {
+	URL  string
+	Data []byte
+	// Name is the uploaded file's name; default "photo.jpg".
+	Name string
+}
+
+// MaxPhotoUpload is the largest photo Telegram accepts as an upload.
+const MaxPhotoUpload = 10 << 20
+
+// keyboardJSON is the reply_markup of an inline keyboard.
+func keyboardJSON(rows [][]Button) (string, *Error) {
+	for _, row := range rows {
+		for _, b := range row {
+			switch {
+			case strings.TrimSpace(b.Text) == "":
+				return "", invalid("a keyboard button has no text")
+			case (b.Data == "") == (b.URL == ""):
+				return "", invalid(fmt.Sprintf("keyboard button %q needs exactly one of callback data and URL", b.Text))
+			case len(b.Data) > 64:
+				return "", invalid(fmt.Sprintf("keyboard button %q carries %d bytes of callback data; Telegram allows 64", b.Text, len(b.Data)))
+			}
+		}
+	}
+	body, err := json.Marshal(struct {
+		Rows [][]Button `json:"inline_keyboard"`
+	}{rows})
+	if err != nil {
+		return "", invalid("keyboard: " + err.Error())
+	}
+	return string(body), nil
 }
 
 // Sent identifies a delivered message.
@@ -51,7 +108,7 @@ func (m Message) params() (tgbotapi.Params, *Error) {
 	if err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(m.Text) == "" {
+	if strings.TrimSpace(m.Text) == "" && m.Photo == nil {
 		return nil, invalid("Message.Text is blank; Telegram rejects empty messages")
 	}
 	switch m.ParseMode {
@@ -64,8 +121,31 @@ func (m Message) params() (tgbotapi.Params, *Error) {
 		return nil, invalid(fmt.Sprintf("Message.MessageThreadID is %d; use a forum topic id or 0", m.MessageThreadID))
 	}
 
-	p := tgbotapi.Params{"chat_id": chat, "text": m.Text}
+	p := tgbotapi.Params{"chat_id": chat}
+	if m.Photo != nil {
+		switch {
+		case (m.Photo.URL == "") == (len(m.Photo.Data) == 0):
+			return nil, invalid("Message.Photo needs exactly one of URL and Data")
+		case len(m.Photo.Data) > MaxPhotoUpload:
+			return nil, invalid(fmt.Sprintf("Message.Photo is %d bytes; Telegram accepts photo uploads of at most %d", len(m.Photo.Data), MaxPhotoUpload))
+		case m.Photo.URL != "":
+			p["photo"] = m.Photo.URL
+		}
+		p.AddNonEmpty("caption", m.Text)
+	} else {
+		p["text"] = m.Text
+	}
 	p.AddNonEmpty("parse_mode", m.ParseMode)
+	if m.ReplyTo > 0 {
+		p["reply_parameters"] = fmt.Sprintf(`{"message_id":%d,"allow_sending_without_reply":true}`, m.ReplyTo)
+	}
+	if len(m.Keyboard) > 0 {
+		kb, err := keyboardJSON(m.Keyboard)
+		if err != nil {
+			return nil, err
+		}
+		p["reply_markup"] = kb
+	}
 	p.AddBool("disable_notification", m.DisableNotification)
 	p.AddBool("protect_content", m.ProtectContent)
 	p.AddNonZero("message_thread_id", m.MessageThreadID)

@@ -45,6 +45,16 @@ const (
 	// ReasonNotFound is a 404, which Telegram returns for a wrong API URL or
 	// a malformed token.
 	ReasonNotFound Reason = "not_found"
+	// ReasonNotModified is a 400 to an edit that would change nothing: the
+	// message already reads so. An edit that meets it has its effect.
+	ReasonNotModified Reason = "not_modified"
+	// ReasonMessageGone is a 400 because the message to edit (or to answer)
+	// is no longer there or can no longer be edited.
+	ReasonMessageGone Reason = "message_gone"
+	// ReasonPhotoRejected is a 400 or 413 about a photo: Telegram could not
+	// fetch its URL, did not take the file for an image, or found it too
+	// large.
+	ReasonPhotoRejected Reason = "photo_rejected"
 )
 
 // allReasons lists every Reason in a fixed order.
@@ -52,7 +62,8 @@ var allReasons = []Reason{
 	ReasonRateLimited, ReasonServerError, ReasonTransport, ReasonTimeout,
 	ReasonParseEntities, ReasonMigrated, ReasonBlocked, ReasonKicked,
 	ReasonForbidden, ReasonChatNotFound, ReasonTooLong, ReasonBadRequest,
-	ReasonUnauthorized, ReasonNotFound,
+	ReasonUnauthorized, ReasonNotFound, ReasonNotModified, ReasonMessageGone,
+	ReasonPhotoRejected,
 }
 
 // Reasons returns every Reason the package can report, for example to

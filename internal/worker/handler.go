@@ -26,6 +26,12 @@ type Sender interface {
 	Send(ctx context.Context, m telegram.Message) (telegram.Sent, error)
 }
 
+// Editor edits a message the bot sent. *telegram.Client implements it; a
+// Sender that does not turns thread edits into replies.
+type Editor interface {
+	Edit(ctx context.Context, e telegram.Edit) (telegram.Sent, error)
+}
+
 // ChatResolver finds the numeric id of a chat named by @username (getChat).
 // *telegram.Client implements it; its errors are *telegram.Error.
 type ChatResolver interface {
@@ -39,6 +45,7 @@ type bot struct {
 	keys     keys.Space
 	sender   Sender
 	resolver ChatResolver // nil: @usernames are sent as they are
+	editor   Editor       // nil: edits go out as replies
 	limiter  *ratelimit.Limiter
 }
 
@@ -96,6 +103,12 @@ type delivery struct {
 	loaded bool // prog, texts and modes are read
 	// migrations and pauses count what this attempt met so far.
 	migrations, pauses int
+	// thread is the message's thread's first message (0: none), the first
+	// part replies to it (replyTo) or replaces it (edit).
+	thread      int
+	threadPhoto bool
+	replyTo     int
+	edit        bool
 }
 
 // Handle implements broker.Handler: it sends the message's parts, each at
@@ -125,6 +138,9 @@ func (h *Handler) Handle(ctx context.Context, t broker.Task) error {
 		return h.finish(ctx, r, decide(err, r.situation()))
 	}
 	d := &delivery{msg: msg, chat: chat}
+	if err := h.findThread(ctx, r, d); err != nil {
+		return err
+	}
 	for !d.loaded || d.prog.done < len(d.texts) {
 		record, slot, err := h.waitTurn(ctx, r, d.chat, !d.loaded)
 		if err != nil {
@@ -133,7 +149,19 @@ func (h *Handler) Handle(ctx context.Context, t broker.Task) error {
 		if !d.loaded && h.load(r, d, record) {
 			return nil
 		}
-		sent, err := r.bot.sender.Send(ctx, d.part())
+		var sent telegram.Sent
+		if d.edit && d.prog.done == 0 {
+			sent, err = r.bot.editor.Edit(ctx, d.editOf())
+			if te, ok := telegram.AsError(err); ok && te.Reason == telegram.ReasonMessageGone {
+				// The thread's message was deleted or is too old to edit:
+				// send this one as a new message, at the next slot.
+				r.log.Info("the thread's message can no longer be edited; sending a new one", "message_id", d.thread)
+				d.edit, d.thread = false, 0
+				continue
+			}
+		} else {
+			sent, err = r.bot.sender.Send(ctx, d.part())
+		}
 		if err == nil {
 			h.delivered(ctx, r, d, sent)
 			continue
@@ -161,7 +189,7 @@ func (h *Handler) load(r *run, d *delivery, record string) (done bool) {
 // part is the next message to send.
 func (d *delivery) part() telegram.Message {
 	i := d.prog.done
-	return telegram.Message{
+	m := telegram.Message{
 		Chat:                d.chat,
 		Text:                d.texts[i],
 		ParseMode:           string(d.modes[i]),
@@ -170,12 +198,55 @@ func (d *delivery) part() telegram.Message {
 		MessageThreadID:     d.msg.MessageThreadID,
 		DisableLinkPreview:  d.msg.DisableLinkPreview,
 	}
+	switch {
+	case i == 0:
+		m.ReplyTo = d.replyTo
+		m.Keyboard = keyboard(d.msg.Buttons)
+		if p := d.msg.Photo; p != nil {
+			m.Photo = &telegram.Photo{URL: p.URL, Data: p.Data, Name: p.Name}
+		}
+	case d.msg.Photo != nil:
+		// The text beyond the caption follows the photo as replies.
+		m.ReplyTo = d.prog.last
+	}
+	return m
+}
+
+// editOf is the edit that replaces the thread's first message with the
+// first part.
+func (d *delivery) editOf() telegram.Edit {
+	return telegram.Edit{
+		Chat:               d.chat,
+		MessageID:          d.thread,
+		Text:               d.texts[0],
+		ParseMode:          string(d.modes[0]),
+		Caption:            d.threadPhoto,
+		Keyboard:           keyboard(d.msg.Buttons),
+		DisableLinkPreview: d.msg.DisableLinkPreview,
+	}
+}
+
+// keyboard converts a message's buttons for the Bot API client.
+func keyboard(k *jobs.Keyboard) [][]telegram.Button {
+	rows := k.Rows()
+	if len(rows) == 0 {
+		return nil
+	}
+	out := make([][]telegram.Button, len(rows))
+	for i, row := range rows {
+		out[i] = make([]telegram.Button, len(row))
+		for j, b := range row {
+			out[i][j] = telegram.Button{Text: b.Text, Data: b.Data, URL: b.URL}
+		}
+	}
+	return out
 }
 
 // delivered records a part that Telegram accepted.
 func (h *Handler) delivered(ctx context.Context, r *run, d *delivery, sent telegram.Sent) {
 	i := d.prog.done
 	d.prog.done++
+	d.prog.last = sent.MessageID
 	if err := h.recordSent(ctx, r, d.prog, sent.MessageID, d.prog.done == len(d.texts)); err != nil {
 		// Telegram has the message; without the record a redelivery would
 		// send it again. Say so loudly and carry on.
@@ -187,6 +258,7 @@ func (h *Handler) delivered(ctx context.Context, r *run, d *delivery, sent teleg
 		outcome = "downgraded"
 	}
 	h.metrics.Sent.WithLabelValues(r.bot.name, r.Queue, outcome).Inc()
+	h.noteThread(ctx, r, d, i, sentID(sent.MessageID))
 	if i == 0 && !d.msg.CreatedAt.IsZero() {
 		h.metrics.Latency.Observe(time.Since(d.msg.CreatedAt).Seconds())
 	}
@@ -198,7 +270,7 @@ func (h *Handler) delivered(ctx context.Context, r *run, d *delivery, sent teleg
 func (h *Handler) recover(ctx context.Context, r *run, d *delivery, slot string, err error) error {
 	i := d.prog.done
 	s := r.situation()
-	s.text, s.mode, s.limit = d.texts[i], d.modes[i], limitAt(d.prog, i)
+	s.text, s.mode, s.limit = d.texts[i], d.modes[i], limitAt(d.msg, d.prog, i)
 	s.migrations, s.pauses, s.retryAfterUnit = d.migrations, d.pauses, h.retryAfterUnit
 	a := decide(err, s)
 	switch a.kind {
@@ -252,7 +324,7 @@ func (h *Handler) pause(ctx context.Context, r *run, chat, slot string, a action
 func (h *Handler) resplit(ctx context.Context, r *run, d *delivery, a action) error {
 	i := d.prog.done
 	if a.kind == actDowngrade {
-		d.prog.resplits = append(d.prog.resplits, resplit{from: i, plain: true, limit: limitAt(d.prog, i)})
+		d.prog.resplits = append(d.prog.resplits, resplit{from: i, plain: true, limit: limitAt(d.msg, d.prog, i)})
 		r.log.Warn("telegram could not parse the markup; resending as plain text", "part", i+1, "error", a.err)
 	} else {
 		d.prog.resplits = append(d.prog.resplits, resplit{from: i, plain: d.modes[i] == markup.None, limit: a.limit})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/markup"
+	"github.com/herald-dev/herald/internal/telegram"
 )
 
 // progress is what Redis remembers of a task's sending: how many parts went
@@ -14,6 +15,9 @@ import (
 type progress struct {
 	done     int
 	resplits []resplit // applied in order
+	// last is the id of the last message sent (0: none or unknown): the
+	// message that the parts after a photo reply to.
+	last int
 }
 
 // resplit re-splits the text from part from on: as plain text (after a
@@ -37,6 +41,9 @@ func parseProgress(v string) progress {
 		return p
 	}
 	p.done, _ = strconv.Atoi(f[0])
+	if len(f) >= 3 {
+		p.last, _ = strconv.Atoi(f[2])
+	}
 	if len(f) >= 4 && f[3] != "" {
 		for _, r := range strings.Split(f[3], ",") {
 			g := strings.Split(r, ".")
@@ -72,9 +79,12 @@ func (p progress) encode(messageID int) string {
 	return strconv.Itoa(p.done) + ":" + strconv.Itoa(plainFrom) + ":" + strconv.Itoa(messageID) + ":" + strings.Join(rs, ",")
 }
 
-// limitAt is the length limit that part i was cut to.
-func limitAt(p progress, i int) int {
+// limitAt is the length limit that part i of msg was cut to.
+func limitAt(msg jobs.SendMessage, p progress, i int) int {
 	limit := markup.MaxMessageLen
+	if msg.Photo != nil && i == 0 {
+		limit = telegram.MaxCaption
+	}
 	for _, r := range p.resplits {
 		if r.from <= i {
 			limit = r.limit
@@ -113,6 +123,9 @@ func parts(msg jobs.SendMessage, p progress) ([]string, []markup.Mode) {
 		mode = markup.None
 	}
 	ps = dropBlank(ps, mode)
+	if msg.Photo != nil {
+		ps, mode = photoParts(msg.Text, mode)
+	}
 	modes := make([]markup.Mode, len(ps))
 	for i := range modes {
 		modes[i] = mode
@@ -137,6 +150,25 @@ func parts(msg jobs.SendMessage, p progress) ([]string, []markup.Mode) {
 		}
 	}
 	return ps, modes
+}
+
+// photoParts splits a photo's text: the caption first (at most
+// telegram.MaxCaption visible units, possibly blank), then the rest in
+// parts of a text message's length.
+func photoParts(text string, mode markup.Mode) ([]string, markup.Mode) {
+	first, err := markup.Split(text, mode, telegram.MaxCaption)
+	if err != nil {
+		mode = markup.None
+	}
+	first = dropBlank(first, mode)
+	if len(first) == 0 {
+		return []string{""}, mode
+	}
+	rest, err := markup.Split(strings.Join(first[1:], ""), mode, markup.MaxMessageLen)
+	if err != nil {
+		mode = markup.None
+	}
+	return append(first[:1:1], dropBlank(rest, mode)...), mode
 }
 
 // dropBlank removes parts that show nothing but white space (a run of

@@ -243,7 +243,8 @@ func New(cfg Config) (*Worker, error) {
 	}
 	metrics.initBots(cfg.BotNames())
 	for name, s := range cfg.senders() {
-		h.bots[name] = &bot{name: name, keys: keys.Bot(name), sender: s, resolver: resolverOf(s), limiter: lim.ForBot(name)}
+		ed, _ := s.(Editor)
+		h.bots[name] = &bot{name: name, keys: keys.Bot(name), sender: s, resolver: resolverOf(s), editor: ed, limiter: lim.ForBot(name)}
 	}
 	// Digests hand their messages to the ordinary send path through an
 	// Enqueuer of the worker's own; a digest message's markup can be long
