@@ -217,7 +217,7 @@ func (a *API) handleMessage(w http.ResponseWriter, r *http.Request) int {
 		Chat: string(req.Chat), Bot: req.Bot, Text: req.Text, ParseMode: req.ParseMode,
 		DisableNotification: req.DisableNotification, MessageThreadID: req.MessageThreadID,
 		DisableLinkPreview: req.DisableLinkPreview, ProtectContent: req.ProtectContent,
-		IdempotencyKey: req.IdempotencyKey,
+		IdempotencyKey: req.IdempotencyKey, Photo: req.Photo, Buttons: req.Buttons, Thread: req.Thread,
 	}})
 	var verr *jobs.ValidationError
 	switch {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"strconv"
+
+	"github.com/herald-dev/herald/internal/jobs"
 )
 
 // MessageRequest is the body of POST /v1/messages.
@@ -27,6 +29,16 @@ type MessageRequest struct {
 	// Coalesce lets the message wait for the chat's next digest instead of
 	// going out alone; ignored on the critical queue.
 	Coalesce bool `json:"coalesce,omitempty"`
+	// Photo sends an image with the text as its caption: {"url": ...} for
+	// Telegram to fetch, or {"data": base64, "name": ...} uploaded with
+	// the request (within the body limit).
+	Photo *jobs.Photo `json:"photo,omitempty"`
+	// Buttons is an inline keyboard, by rows of {"text", "callback_data"
+	// or "url"}.
+	Buttons *jobs.Keyboard `json:"buttons,omitempty"`
+	// Thread ties the message to others about one subject in the chat:
+	// {"key", "mode": "open"|"reply"|"edit", "close"}.
+	Thread *jobs.Thread `json:"thread,omitempty"`
 }
 
 // ChatRef is a chat as a client may send it: a JSON string (a numeric id or
