@@ -30,6 +30,9 @@ const (
 	DefaultMaxBodyBytes    = 64 << 10
 	DefaultMaxHeartbeats   = 1000
 	DefaultBatchSize       = 100
+	// DefaultMaxFailDetail is how much of a /fail body becomes the alert's
+	// detail.
+	DefaultMaxFailDetail = 1024
 	// FallbackGraceFraction and FallbackMinGrace are what the fields
 	// DefaultGraceFraction and MinDefaultGrace fall back to when zero.
 	FallbackGraceFraction = 0.1
@@ -43,6 +46,9 @@ const (
 	MinCheckInterval = 10 * time.Millisecond
 	// MaxGraceFraction bounds DefaultGraceFraction.
 	MaxGraceFraction = 10
+	// MaxFailDetailLimit bounds MaxFailDetail, so that the detail and
+	// the rest of the alert fit in one alert body.
+	MaxFailDetailLimit = 8 << 10
 )
 
 // CodeTooManyHeartbeats is the error code of the 409 refusing a ping that
@@ -73,12 +79,18 @@ type Config struct {
 	// DefaultGraceFraction and MinDefaultGrace give the grace of a heartbeat
 	// that declares none: the larger of DefaultGraceFraction × interval and
 	// MinDefaultGrace. Defaults 0.1 and 30s (a 5m job is overdue after
-	// 5m30s, a daily one after 26h24m). Zero means the default; for
-	// practically none, set a tiny value such as 1µs.
+	// 5m30s, a daily one after 26h24m). For a scheduled heartbeat the
+	// interval is the gap between the scheduled time the deadline counts
+	// from and the one after it. Zero means the default; for practically
+	// none, set a tiny value such as 1µs.
 	DefaultGraceFraction float64
 	MinDefaultGrace      time.Duration
 	// MaxBodyBytes bounds a ping's JSON body. Default 64 KiB.
 	MaxBodyBytes int64
+	// MaxFailDetail is how many bytes of a /fail body (cleaned of control
+	// characters and invalid UTF-8) the alert carries as its detail; the
+	// rest is dropped, never refused. Default 1 KiB, at most 8 KiB.
+	MaxFailDetail int
 	// MaxHeartbeats bounds the number of heartbeats: the first ping of one
 	// more is refused with a 409 (pings of existing ones still work), so
 	// that a sender cannot grow Redis and every check without bound.
@@ -90,6 +102,9 @@ type Config struct {
 	BatchSize int
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+
+	// now, when set (by tests), replaces Redis's clock in every script.
+	now func() time.Time
 }
 
 // WithDefaults returns the config with zero fields set to their defaults.
@@ -111,6 +126,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MaxFailDetail == 0 {
+		c.MaxFailDetail = DefaultMaxFailDetail
 	}
 	if c.BatchSize == 0 {
 		c.BatchSize = DefaultBatchSize
@@ -155,6 +173,9 @@ func (c Config) validate() error {
 	}
 	if c.MaxBodyBytes < 0 {
 		bad("Config.MaxBodyBytes is %d; use a positive size (default %d KiB)", c.MaxBodyBytes, DefaultMaxBodyBytes>>10)
+	}
+	if c.MaxFailDetail < 0 || c.MaxFailDetail > MaxFailDetailLimit {
+		bad("Config.MaxFailDetail is %d; use between 1 and %d bytes (default %d)", c.MaxFailDetail, MaxFailDetailLimit, DefaultMaxFailDetail)
 	}
 	if c.MaxHeartbeats < 1 {
 		bad("Config.MaxHeartbeats is %d; use at least 1 (default %d)", c.MaxHeartbeats, DefaultMaxHeartbeats)

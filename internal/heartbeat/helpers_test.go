@@ -381,3 +381,59 @@ func (g *gate) wait(t *testing.T) {
 }
 
 func (g *gate) open() { close(g.release) }
+
+// fakeClock is a settable clock for the scripts (Config.now), so a test
+// can run a schedule's days in milliseconds.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock(t time.Time) *fakeClock { return &fakeClock{t: t} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Set moves the clock to t.
+func (c *fakeClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+// Advance moves the clock on by d.
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// withClock is a harness tweak that drives every script from clock.
+func withClock(clock *fakeClock) func(*Config) {
+	return func(c *Config) { c.now = clock.Now }
+}
+
+// send sends a signal (a ping when sig is "") and decodes the answer,
+// failing unless the status is want.
+func send(t *testing.T, handler http.Handler, name, sig, query, body string, want int) Heartbeat {
+	t.Helper()
+	target := "/v1/heartbeats/" + name
+	if sig != "" {
+		target += "/" + sig
+	}
+	if query != "" {
+		target += "?" + query
+	}
+	w := do(handler, http.MethodPost, target, "text/plain", body)
+	if w.Code != want {
+		t.Fatalf("POST %s: status %d, want %d; body %s", target, w.Code, want, w.Body)
+	}
+	var hb Heartbeat
+	if err := json.Unmarshal(w.Body.Bytes(), &hb); err != nil {
+		t.Fatalf("POST %s: decode %s: %v", target, w.Body, err)
+	}
+	return hb
+}

@@ -24,12 +24,36 @@ func Fingerprint(name, kind string, lastPing time.Time) string {
 	return "heartbeat/" + name + "/" + kind + "/" + strconv.FormatInt(lastPing.UnixNano(), 10)
 }
 
-func fmtTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 MST") }
+func fmtTime(t time.Time) string { return fmtTimeIn(t, time.UTC) }
+
+func fmtTimeIn(t time.Time, loc *time.Location) string {
+	return t.In(loc).Format("2006-01-02 15:04:05 MST")
+}
+
+// loc is the zone the alert shows times in: the schedule's, or UTC.
+func (n notification) loc() *time.Location {
+	if n.TZ != "" {
+		if loc, err := loadLocation(n.TZ); err == nil {
+			return loc
+		}
+	}
+	return time.UTC
+}
+
+// expectation describes what the heartbeat expects, for the alert's body.
+func (n notification) expectation() string {
+	grace := usDuration(n.Grace)
+	if n.Schedule != "" {
+		return fmt.Sprintf("expected on the schedule %q in %s, grace %s", n.Schedule, n.TZ, grace)
+	}
+	return fmt.Sprintf("expected every %s, grace %s", usDuration(n.Interval), grace)
+}
 
 // alert renders the notification as the alert the routes receive.
 func (n notification) alert() alerts.Alert {
+	loc := n.loc()
+	ft := func(t time.Time) string { return fmtTimeIn(t, loc) }
 	last, at, deadline := usTime(n.LastPing), usTime(n.At), usTime(n.Deadline)
-	interval, grace := usDuration(n.Interval), usDuration(n.Grace)
 	labels := make(map[string]string, len(n.Labels)+1)
 	for k, v := range n.Labels {
 		labels[k] = v
@@ -41,18 +65,58 @@ func (n notification) alert() alerts.Alert {
 		Labels:      labels,
 		Fingerprint: Fingerprint(n.Name, n.Kind, last),
 	}
+	lastPing := "Last ping: " + ft(last)
+	if n.NeverPinged == "1" {
+		lastPing = "No success ping since the heartbeat was created at " + ft(last)
+	}
+	var runTime string
+	if n.RunTime != "" {
+		runTime = fmt.Sprintf("\nRun time: %s.", usDuration(n.RunTime).Round(time.Millisecond))
+	}
 	if n.Kind == kindUp {
 		a.Status = alerts.StatusResolved
 		a.Title = fmt.Sprintf("Heartbeat %s is back", n.Name)
-		a.Body = fmt.Sprintf("Pinged again at %s after %s without a ping.\nLast ping before: %s; overdue since %s (expected every %s, grace %s).",
-			fmtTime(at), at.Sub(last).Round(time.Second), fmtTime(last), fmtTime(deadline), interval, grace)
 		a.Time = at
-	} else {
-		a.Status = alerts.StatusFiring
-		a.Title = fmt.Sprintf("Heartbeat %s is overdue", n.Name)
-		a.Body = fmt.Sprintf("No ping since %s (expected every %s, grace %s).\nOverdue since %s.",
-			fmtTime(last), interval, grace, fmtTime(deadline))
+		switch n.Reason {
+		case reasonFail:
+			a.Body = fmt.Sprintf("Pinged successfully at %s after the failure reported at %s.\n%s (%s).",
+				ft(at), ft(usTime(n.DownSince)), lastPing, n.expectation())
+		case reasonRunTimeout:
+			a.Body = fmt.Sprintf("Pinged at %s; the run had not finished by %s.\n%s (%s).",
+				ft(at), ft(deadline), lastPing, n.expectation())
+		default:
+			a.Body = fmt.Sprintf("Pinged again at %s after %s without a ping.\nLast ping before: %s; overdue since %s (%s).",
+				ft(at), at.Sub(last).Round(time.Second), ft(last), ft(deadline), n.expectation())
+			if n.NeverPinged == "1" {
+				a.Body = fmt.Sprintf("Pinged at %s, the first success ping.\nCreated at %s; overdue since %s (%s).",
+					ft(at), ft(last), ft(deadline), n.expectation())
+			}
+		}
+		a.Body += runTime
+		return a
+	}
+	a.Status = alerts.StatusFiring
+	switch n.Reason {
+	case reasonFail:
+		a.Title = fmt.Sprintf("Heartbeat %s failed", n.Name)
+		a.Time = at
+		a.Body = fmt.Sprintf("The job reported a failure at %s.%s\n%s (%s).", ft(at), runTime, lastPing, n.expectation())
+		if n.Detail != "" {
+			a.Body += "\n\n" + n.Detail
+		}
+	case reasonRunTimeout:
+		a.Title = fmt.Sprintf("Heartbeat %s is overdue: its run has not finished", n.Name)
 		a.Time = deadline
+		a.Body = fmt.Sprintf("A run started at %s and has not finished after %s (no success ping, no failure).\n%s (%s).",
+			ft(usTime(n.Started)), usDuration(n.MaxRun), lastPing, n.expectation())
+	default:
+		a.Title = fmt.Sprintf("Heartbeat %s is overdue", n.Name)
+		a.Time = deadline
+		since := "No ping since " + ft(last)
+		if n.NeverPinged == "1" {
+			since = "No ping since the heartbeat was created at " + ft(last)
+		}
+		a.Body = fmt.Sprintf("%s (%s).\nOverdue since %s.", since, n.expectation(), ft(deadline))
 	}
 	return a
 }

@@ -20,7 +20,15 @@ import (
 // pingSettings is what a ping declares; zero values keep what is stored.
 type pingSettings struct {
 	// Interval is the promised time between pings; 0 keeps the stored one.
+	// Declaring it turns a scheduled heartbeat into an interval one.
 	Interval time.Duration
+	// Schedule, when not nil, is the declared cron schedule with its time
+	// zone; it turns an interval heartbeat into a scheduled one. Interval
+	// and Schedule are never both set.
+	Schedule *schedule
+	// MaxRun bounds a run from /start to its success or failure; nil keeps
+	// the stored bound, 0 means the grace.
+	MaxRun *time.Duration
 	// Grace is extra time before the heartbeat counts as overdue; nil keeps
 	// the stored one (or the default).
 	Grace *time.Duration
@@ -32,10 +40,13 @@ type pingSettings struct {
 
 // pingBody is the optional JSON body of a ping.
 type pingBody struct {
-	Interval *string           `json:"interval"`
-	Grace    *string           `json:"grace"`
-	Severity *string           `json:"severity"`
-	Labels   map[string]string `json:"labels"`
+	Interval   *string           `json:"interval"`
+	Schedule   *string           `json:"schedule"`
+	TimeZone   *string           `json:"time_zone"`
+	MaxRunTime *string           `json:"max_run_time"`
+	Grace      *string           `json:"grace"`
+	Severity   *string           `json:"severity"`
+	Labels     map[string]string `json:"labels"`
 }
 
 // labelHeartbeat is the label every heartbeat alert carries, set to the
@@ -90,6 +101,8 @@ func parsePing(query url.Values, contentType string, body []byte) (pingSettings,
 	r.rejectUnknownParams()
 	p := pingSettings{
 		Interval: r.interval(),
+		Schedule: r.schedule(),
+		MaxRun:   r.maxRun(),
 		Grace:    r.grace(),
 		Severity: r.severity(),
 		Labels:   r.labels(),
@@ -165,14 +178,14 @@ func (r *pingReader) rejectUnknownParams() {
 	var unknown []string
 	for k := range r.query {
 		switch k {
-		case "interval", "grace", "severity":
+		case "interval", "schedule", "time_zone", "grace", "max_run_time", "severity":
 		default:
 			unknown = append(unknown, k)
 		}
 	}
 	sort.Strings(unknown)
 	for _, k := range unknown {
-		r.bad(k, "is not a known query parameter; use interval, grace or severity (labels go in the JSON body)")
+		r.bad(k, "is not a known query parameter; use interval, schedule, time_zone, grace, max_run_time or severity (labels go in the JSON body)")
 	}
 }
 
@@ -192,6 +205,51 @@ func (r *pingReader) interval() time.Duration {
 		return d
 	}
 	return 0
+}
+
+// schedule is the declared schedule with its time zone, or nil to keep
+// the stored one (or the interval). It reports a schedule declared along
+// with an interval, and a time zone declared without a schedule.
+func (r *pingReader) schedule() *schedule {
+	expr, hasExpr := r.value("schedule", r.body.Schedule)
+	tz, hasTZ := r.value("time_zone", r.body.TimeZone)
+	_, hasInterval := r.query["interval"]
+	hasInterval = hasInterval || r.body.Interval != nil
+	switch {
+	case hasExpr && hasInterval:
+		r.bad("schedule", "cannot be combined with interval: a heartbeat expects pings either every interval or on a schedule; declare one of them")
+		return nil
+	case hasTZ && !hasExpr:
+		r.bad("time_zone", "is only accepted together with schedule: the zone belongs to the schedule, so declare both (the default zone is %s)", DefaultTimeZone)
+		return nil
+	case !hasExpr:
+		return nil
+	}
+	s, problems := parseSchedule(expr, tz, time.Now())
+	for _, field := range []string{"schedule", "time_zone"} {
+		if msg, ok := problems[field]; ok {
+			r.bad(field, "%s", msg)
+		}
+	}
+	return s
+}
+
+// maxRun is the declared longest run time, or nil to keep the stored one.
+func (r *pingReader) maxRun() *time.Duration {
+	s, ok := r.value("max_run_time", r.body.MaxRunTime)
+	if !ok {
+		return nil
+	}
+	d, err := parseDuration(s)
+	switch {
+	case err != nil:
+		r.bad("max_run_time", "%v", err)
+	case d < 0 || d > MaxInterval:
+		r.bad("max_run_time", "is %v; use between 0s (the grace) and %v", d, MaxInterval)
+	default:
+		return &d
+	}
+	return nil
 }
 
 // grace is the declared grace, or nil to keep the stored one.

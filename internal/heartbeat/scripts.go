@@ -9,72 +9,135 @@ import "github.com/redis/go-redis/v9"
 // string.format('%d') because tostring would round it to 14 digits. The JSON
 // records hold numbers as strings for the same reason.
 //
+// Lua cannot evaluate a cron schedule, so for a scheduled heartbeat the Go
+// side computes the schedule's next few times and the ping script picks the
+// first one after its own clock (see pingScript).
+//
 // A heartbeat record (a field of the records hash) is a JSON object:
 //
-//	interval   declared interval, µs
-//	grace      declared grace, µs, or "" for the default
-//	grace_eff  grace in force, µs
-//	severity   critical, warning or info
-//	labels     object of strings
-//	state      "up" or "down"
-//	created    first ping, µs
-//	last_ping  last ping, µs
-//	deadline   last_ping + interval + grace_eff, µs
-//	down_since when the check found it overdue, µs (only while down)
+//	interval    declared interval, µs (absent for a scheduled heartbeat)
+//	schedule    cron expression (absent for an interval heartbeat)
+//	tz          the schedule's time zone
+//	grace       declared grace, µs, or "" for the default
+//	grace_eff   grace in force, µs
+//	max_run     declared longest run from /start, µs (absent: the grace)
+//	severity    critical, warning or info
+//	labels      object of strings
+//	state       "up" or "down"
+//	created     first signal, µs
+//	last_ping   last success ping, µs (absent until the first one)
+//	pdl         the deadline the last success ping set: last_ping +
+//	            interval + grace_eff, or the next scheduled time after
+//	            last_ping + grace_eff
+//	deadline    when it becomes overdue: pdl, or while a run that
+//	            /start announced in time is in progress, the start plus
+//	            max_run (or grace_eff)
+//	dk          "run" when deadline is the run's limit rather than pdl
+//	started     when the run in progress started (/start), µs
+//	last_run    how long the last finished run took, µs
+//	down_since  when it went down, µs (only while down)
+//	down_reason overdue, run_timeout or fail (only while down)
 //
 // A notification (a member of the outbox) is a JSON object: n name, k "down"
-// or "up", t the last ping before the outage (µs; it names the outage),
-// at when the notification was created, dl the missed deadline, ds when it
-// was found down (up only), i interval, g grace, s severity, l labels.
+// or "up", t the outage's name (the last ping before it, or the creation
+// when there was none, with np "1"), at when the notification was created,
+// dl the missed deadline (the failure's time for a fail), ds when it went
+// down (up only), r the reason it went down ("" overdue, run_timeout or
+// fail), d the detail of a fail, st when the run in progress started, rt
+// the run time that the signal ended, mr the run limit, i interval, sc
+// schedule, tz time zone, g grace, s severity, l labels.
+//
+// Every script that reads the clock takes one last argument: "" to use
+// Redis's TIME, or a time in µs that replaces it (tests drive a fake clock
+// through it).
 const luaPrelude = `
+local clock = ARGV[#ARGV]
 local function now_us()
+  if clock ~= nil and clock ~= '' then return tonumber(clock) end
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 local function us(x) return string.format('%d', x) end
 `
 
-// pingScript records a ping.
+// pingScript records a signal: a success ping, the start of a run, or a
+// failure.
 //
 // KEYS[1] records hash, KEYS[2] deadlines zset, KEYS[3] outbox zset.
 // ARGV[1] name, ARGV[2] interval µs or "" (keep), ARGV[3] grace µs or ""
 // (keep), ARGV[4] severity or "" (keep), ARGV[5] labels JSON or "" (keep),
 // ARGV[6] lease µs, ARGV[7] default grace fraction, ARGV[8] minimum default
-// grace µs, ARGV[9] default severity, ARGV[10] most heartbeats (0: no cap).
-// Returns {0} when the heartbeat is new and no interval was given, {2} when
-// it is new and the records hash already holds the most heartbeats; otherwise
-// {1, stored record JSON, created 0/1, now µs, lease end µs,
-// notifications...}: when the ping ends an outage, the recovery notification
-// and any notifications of the heartbeat still waiting in the outbox, all
+// grace µs, ARGV[9] default severity, ARGV[10] most heartbeats (0: no cap),
+// ARGV[11] a JSON object of strings: sig ping, start or fail; sc declared
+// schedule or "" (keep), tz its zone; mr declared run limit µs, "0" (the
+// grace) or "" (keep); d a fail's detail; key the schedule and zone
+// ("expr\ntz") the candidates were computed for, from the time they were
+// computed from, cands the schedule's first times after from (µs, in
+// order). ARGV[12] the clock (see luaPrelude).
+//
+// Returns {0} when the heartbeat is new and neither interval nor schedule
+// was given, {2} when it is new and the records hash already holds the most
+// heartbeats, {3, now µs, schedule, zone} when the heartbeat is scheduled
+// and the candidates are missing, stale (computed for another schedule, or
+// from a time after now) or too short: nothing was changed, and the caller
+// computes candidates from now and calls again. Otherwise {1, stored record
+// JSON, created 0/1, now µs, lease end µs, notifications...}: when the
+// signal ends an outage (ping) or starts one (fail), its notification and
+// any notifications of the heartbeat still waiting in the outbox, all
 // leased to the caller until the lease end (their score in the outbox).
 var pingScript = redis.NewScript(luaPrelude + `
 local name = ARGV[1]
 local now = now_us()
+local opt = cjson.decode(ARGV[11])
 local raw = redis.call('HGET', KEYS[1], name)
 local rec, created = nil, 0
 if raw then
   rec = cjson.decode(raw)
 else
-  if ARGV[2] == '' then return {0} end
+  if ARGV[2] == '' and opt.sc == '' then return {0} end
   local cap = tonumber(ARGV[10])
   if cap > 0 and redis.call('HLEN', KEYS[1]) >= cap then return {2} end
-  rec = {created = us(now), severity = ARGV[9], labels = {}, grace = ''}
+  rec = {created = us(now), severity = ARGV[9], labels = {}, grace = '', state = 'up'}
   created = 1
 end
-if ARGV[2] ~= '' then rec.interval = ARGV[2] end
+if ARGV[2] ~= '' then rec.interval = ARGV[2]; rec.schedule = nil; rec.tz = nil end
+if opt.sc ~= '' then rec.schedule = opt.sc; rec.tz = opt.tz; rec.interval = nil end
 if ARGV[3] ~= '' then rec.grace = ARGV[3] end
 if ARGV[4] ~= '' then rec.severity = ARGV[4] end
 if ARGV[5] ~= '' then rec.labels = cjson.decode(ARGV[5]) end
-local interval = tonumber(rec.interval)
+if opt.mr == '0' then rec.max_run = nil elseif opt.mr ~= '' then rec.max_run = opt.mr end
+
+-- A scheduled heartbeat's next time after now, and the gap to the one
+-- after it (the base of the default grace).
+local next_run, gap
+if rec.schedule then
+  if opt.key == rec.schedule .. '\n' .. rec.tz and opt.from ~= '' and tonumber(opt.from) <= now then
+    for i = 1, #opt.cands - 1 do
+      local c = tonumber(opt.cands[i])
+      if c > now then
+        next_run, gap = c, tonumber(opt.cands[i + 1]) - c
+        break
+      end
+    end
+  end
+  if not next_run then return {3, us(now), rec.schedule, rec.tz} end
+end
 local grace
 if rec.grace ~= nil and rec.grace ~= '' then
   grace = tonumber(rec.grace)
 else
-  grace = math.max(tonumber(ARGV[8]), math.floor(interval * tonumber(ARGV[7])))
+  grace = math.max(tonumber(ARGV[8]), math.floor((gap or tonumber(rec.interval)) * tonumber(ARGV[7])))
 end
+rec.grace_eff = us(grace)
+-- The deadline a success ping now sets.
+local pdl
+if next_run then pdl = next_run + grace else pdl = now + tonumber(rec.interval) + grace end
+
 local out = {}
 local until_ = now + tonumber(ARGV[6])
-if rec.state == 'down' then
+-- Claim the heartbeat's notifications still waiting, so that the caller
+-- dispatches them before the new one.
+local function claim_waiting()
   for _, ev in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', us(now))) do
     local ok, e = pcall(cjson.decode, ev)
     if ok and e.n == name then
@@ -82,20 +145,60 @@ if rec.state == 'down' then
       table.insert(out, ev)
     end
   end
-  local up = cjson.encode({n = name, k = 'up', t = rec.last_ping, at = us(now), dl = rec.deadline,
-    ds = rec.down_since, i = rec.interval, g = us(grace), s = rec.severity, l = rec.labels})
-  redis.call('ZADD', KEYS[3], us(until_), up)
-  table.insert(out, up)
 end
-rec.state = 'up'
-rec.down_since = nil
-rec.last_ping = us(now)
-rec.grace_eff = us(grace)
-local deadline = now + interval + grace
-rec.deadline = us(deadline)
+local function notify(ev)
+  ev.n = name
+  ev.t = rec.last_ping or rec.created
+  if not rec.last_ping then ev.np = '1' end
+  ev.at = us(now)
+  ev.i, ev.sc, ev.tz, ev.g, ev.s, ev.l = rec.interval, rec.schedule, rec.tz, us(grace), rec.severity, rec.labels
+  local m = cjson.encode(ev)
+  redis.call('ZADD', KEYS[3], us(until_), m)
+  table.insert(out, m)
+end
+
+local run
+if opt.sig ~= 'start' and rec.started then
+  run = us(now - tonumber(rec.started))
+  rec.last_run = run
+  rec.started = nil
+end
+if opt.sig == 'ping' then
+  if rec.state == 'down' then
+    claim_waiting()
+    notify({k = 'up', dl = rec.deadline, ds = rec.down_since, r = rec.down_reason, rt = run})
+  end
+  rec.state = 'up'
+  rec.down_since, rec.down_reason, rec.dk = nil, nil, nil
+  rec.last_ping = us(now)
+  rec.pdl, rec.deadline = us(pdl), us(pdl)
+  redis.call('ZADD', KEYS[2], rec.deadline, name)
+elseif opt.sig == 'start' then
+  rec.started = us(now)
+  if created == 1 then rec.pdl = us(pdl) end
+  if rec.state ~= 'down' then
+    -- A run that starts in time must end within its limit (which may be
+    -- later than the schedule's deadline); one that starts late is
+    -- overdue already.
+    local normal = tonumber(rec.pdl or rec.deadline)
+    if now <= normal then
+      rec.deadline, rec.dk = us(now + (rec.max_run and tonumber(rec.max_run) or grace)), 'run'
+    else
+      rec.deadline, rec.dk = us(normal), nil
+    end
+    redis.call('ZADD', KEYS[2], rec.deadline, name)
+  end
+else
+  if created == 1 then rec.pdl, rec.deadline = us(pdl), us(pdl) end
+  if rec.state ~= 'down' then
+    claim_waiting()
+    notify({k = 'down', r = 'fail', d = opt.d, dl = us(now), rt = run})
+    rec.state, rec.down_since, rec.down_reason, rec.dk = 'down', us(now), 'fail', nil
+    redis.call('ZREM', KEYS[2], name)
+  end
+end
 local stored = cjson.encode(rec)
 redis.call('HSET', KEYS[1], name, stored)
-redis.call('ZADD', KEYS[2], us(deadline), name)
 return {1, stored, created, us(now), us(until_), unpack(out)}
 `)
 
@@ -105,7 +208,7 @@ return {1, stored, created, us(now), us(until_), unpack(out)}
 // number of replicas checking.
 //
 // KEYS[1] records hash, KEYS[2] deadlines zset, KEYS[3] outbox zset.
-// ARGV[1] lease µs, ARGV[2] batch size.
+// ARGV[1] lease µs, ARGV[2] batch size, ARGV[3] the clock.
 // Returns {now µs, newly overdue count, lease end µs, claimed
 // notifications...}: every notification due (new ones and ones whose lease
 // ran out or was released), at most batch size, each now leased to the
@@ -121,11 +224,19 @@ for _, name in ipairs(names) do
   if raw then
     local rec = cjson.decode(raw)
     if rec.state == 'up' then
+      local ev = {n = name, k = 'down', t = rec.last_ping or rec.created, at = us(now), dl = rec.deadline,
+        i = rec.interval, sc = rec.schedule, tz = rec.tz, g = rec.grace_eff, s = rec.severity, l = rec.labels}
+      if not rec.last_ping then ev.np = '1' end
+      rec.down_reason = 'overdue'
+      if rec.dk == 'run' then
+        rec.down_reason = 'run_timeout'
+        ev.r, ev.st, ev.mr = 'run_timeout', rec.started, rec.max_run or rec.grace_eff
+      end
       rec.state = 'down'
       rec.down_since = us(now)
+      rec.dk = nil
       redis.call('HSET', KEYS[1], name, cjson.encode(rec))
-      local ev = cjson.encode({n = name, k = 'down', t = rec.last_ping, at = us(now), dl = rec.deadline,
-        i = rec.interval, g = rec.grace_eff, s = rec.severity, l = rec.labels})
+      ev = cjson.encode(ev)
       redis.call('ZADD', KEYS[3], 0, ev)
       overdue = overdue + 1
     end
@@ -150,7 +261,8 @@ return out
 // after it (the dispatch already under way completes).
 //
 // KEYS[1] outbox zset.
-// ARGV[1] notification, ARGV[2] the caller's lease end µs, ARGV[3] lease µs.
+// ARGV[1] notification, ARGV[2] the caller's lease end µs, ARGV[3] lease µs,
+// ARGV[4] the clock.
 // Returns the renewed lease end µs, or false when the notification is no
 // longer the caller's.
 var handoverScript = redis.NewScript(luaPrelude + `
@@ -182,7 +294,7 @@ return existed
 // one that is up.
 //
 // KEYS[1] records hash.
-// ARGV[1] a name, or "" for all.
+// ARGV[1] a name, or "" for all, ARGV[2] the clock.
 // Returns {now µs, name, record, name, record, ...} (no pairs when the named
 // heartbeat does not exist).
 var readScript = redis.NewScript(luaPrelude + `
