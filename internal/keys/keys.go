@@ -165,6 +165,20 @@ func (s Space) Thread(chat, key string) string {
 	return s.prefix() + "thread:" + NormChat(chat) + ":" + key
 }
 
+// Callback holds what the buttons of one alert's message act on
+// (internal/callbacks), by the reference their callback data carries.
+func (s Space) Callback(ref string) string { return s.prefix() + "cb:" + ref }
+
+// CallbackQuery records one callback query (a press) by its id, so that a
+// press Telegram delivers again is acted on once.
+func (s Space) CallbackQuery(id string) string { return s.prefix() + "cbq:" + id }
+
+// Acknowledged records who acknowledged the alert of a thread in a chat,
+// and when.
+func (s Space) Acknowledged(chat, threadKey string) string {
+	return s.prefix() + "ack:" + NormChat(chat) + ":" + threadKey
+}
+
 // DigestItemClaim records which digest task delivers one coalesced item (its
 // value is that digest's task id), so an item that reaches two digests (after
 // an aggregation set was reclaimed) is delivered by one of them only.

@@ -1,0 +1,16 @@
+// Package callbacks ties the inline keyboard under an alert's message to
+// what its buttons act on.
+//
+// When a route gives its alerts buttons (Acknowledge, Silence 1 h,
+// Silence 24 h), the router stores a Subject: the bot, the chat, the
+// alert's thread key (its fingerprint), the text as sent, the silence
+// matchers a press would create and who may press. Each button's
+// callback_data names an action and the Subject's reference:
+// "h1:<action>:<ref>", well within Telegram's 64 bytes. A press comes back
+// as a callback query (by webhook or getUpdates); the worker side
+// (internal/interact) loads the Subject by its reference and acts.
+//
+// Subjects live in the bot's key space (keys.Space.Callback) for
+// jobs.ThreadRetention: a press on an older message is answered as "no
+// longer tracked".
+package callbacks
