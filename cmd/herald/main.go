@@ -19,6 +19,9 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	// Routes' quiet hours name IANA time zones; the database is embedded
+	// so that they load on any machine.
+	_ "time/tzdata"
 
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/keys"

@@ -20,6 +20,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	// Routes' quiet hours name IANA time zones; the database is embedded
+	// so that an image without /usr/share/zoneinfo can load them.
+	_ "time/tzdata"
 
 	"github.com/redis/go-redis/v9"
 

@@ -145,6 +145,12 @@ func (a *Alert) Validate() error {
 // message enqueued (an alert matching two routes gives two).
 type Dispatched struct {
 	Messages []jobs.Result `json:"messages"`
+	// Silenced lists the alerts a silence caught: they were recorded, not
+	// sent.
+	Silenced []SilencedAlert `json:"silenced,omitempty"`
+	// Held lists the messages a route's quiet hours hold until the window
+	// ends.
+	Held []HeldMessage `json:"held,omitempty"`
 }
 
 // ErrNoRoute is returned (wrapped) by Dispatch when an alert matches no route

@@ -16,6 +16,12 @@
 //     the route's parse mode, with a plain text fallback;
 //   - router.go: Router, the Dispatcher that enqueues the messages and swaps
 //     tables on reload;
+//   - silence.go: the hooks the Router calls before enqueueing, Silencer
+//     (silenced alerts are recorded, not sent) and Holder (messages of a
+//     route in its quiet hours wait for the window's end), both
+//     implemented by package silences;
+//   - quiet.go: a route's quiet_hours, read from the file, and the window
+//     math across midnight and daylight saving changes;
 //   - webhook.go: GenericWebhook, JSON bodies mapped to alerts by templates;
 //   - api.go: the POST /v1/alerts handler.
 //

@@ -14,7 +14,7 @@ import (
 var (
 	topKeys         = []string{"defaults", "routes", "webhooks"}
 	defaultsKeys    = []string{"bot", "parse_mode", "template", "queue", "coalesce", "disable_notification", "disable_link_preview"}
-	routeKeys       = []string{"name", "default", "match", "destinations", "bot", "parse_mode", "template", "queue", "coalesce", "disable_notification", "disable_link_preview"}
+	routeKeys       = []string{"name", "default", "match", "destinations", "bot", "parse_mode", "template", "queue", "coalesce", "disable_notification", "disable_link_preview", "quiet_hours"}
 	matchKeys       = []string{"source", "severity", "labels"}
 	destinationKeys = []string{"chat", "thread"}
 	webhookKeys     = []string{"name", "title", "body", "url", "severity", "status", "source", "fingerprint", "labels"}

@@ -42,6 +42,9 @@ func (p *parser) route(n *yaml.Node, at string, def options) *route {
 			r.match = p.matcher(f)
 		}
 	}
+	if f, ok := m["quiet_hours"]; ok {
+		r.quiet = p.quietHours(f)
+	}
 	if f, ok := m["destinations"]; ok {
 		r.destinations = p.destinations(f)
 	} else {

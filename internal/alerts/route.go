@@ -27,6 +27,8 @@ type route struct {
 	// info alerts only.
 	silent    *bool
 	noPreview bool
+	// quiet is the route's quiet hours; nil when it has none.
+	quiet *quietHours
 }
 
 // destination is one chat (and optional forum topic) a route sends to.

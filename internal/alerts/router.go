@@ -28,6 +28,14 @@ type RouterConfig struct {
 	// every message before it is enqueued (jobs.Limits.Bots); nil accepts
 	// any well-formed name. Give the table the same list (ParseOptions).
 	Bots []string
+	// Silences, when set, is asked about every alert before it is routed:
+	// an alert a silence catches is recorded there and not sent. Package
+	// silences implements it.
+	Silences Silencer
+	// Holder, when set, keeps the messages of routes in their quiet hours
+	// until the window ends. Without one, quiet hours do not apply (a
+	// warning says so when the routing file has them).
+	Holder Holder
 }
 
 // WithDefaults returns the config with zero fields set to their defaults.
@@ -73,6 +81,7 @@ func NewRouter(table *Table, enq *jobs.Enqueuer, cfg RouterConfig) (*Router, err
 	}
 	r := &Router{enq: enq, cfg: cfg.WithDefaults()}
 	r.table.Store(table)
+	r.warnQuietIgnored(table)
 	return r, nil
 }
 
@@ -98,6 +107,7 @@ func (r *Router) Reload(path string) error {
 		return err
 	}
 	r.Swap(t)
+	r.warnQuietIgnored(t)
 	r.cfg.Logger.Info("routing file reloaded", "path", path, "routes", len(t.routes), "webhooks", len(t.webhooks))
 	return nil
 }
@@ -109,10 +119,18 @@ func (r *Router) Reload(path string) error {
 // "alerts[i]." when the batch holds more than one alert. An alert with a
 // fingerprint gets, per destination, the idempotency key
 // fingerprint/route/destination, so a retried batch delivers nothing twice.
+//
+// With RouterConfig.Silences, an alert that a silence catches needs no
+// route: it is recorded with the silence's id (Dispatched.Silenced) and
+// sends nothing. With RouterConfig.Holder, the messages of a route in its
+// quiet hours, for alerts that are not critical, are handed to the Holder
+// until the window ends (Dispatched.Held) instead of being enqueued.
 func (r *Router) Dispatch(ctx context.Context, batch []Alert) (Dispatched, error) {
 	t := r.table.Load()
 	now := r.cfg.Now()
 	var reqs []jobs.Request
+	var holds []hold // holds[i] says whether reqs[i] is held by quiet hours
+	var caught []SilencedAlert
 	var verr jobs.ValidationError
 	for i := range batch {
 		a := batch[i]
@@ -130,6 +148,12 @@ func (r *Router) Dispatch(ctx context.Context, batch []Alert) (Dispatched, error
 			}
 			continue
 		}
+		if id, err := r.silenced(ctx, &a, now); err != nil {
+			return Dispatched{}, err
+		} else if id != "" {
+			caught = append(caught, SilencedAlert{Index: i, Fingerprint: a.Fingerprint, SilencedBy: id, Alert: a})
+			continue
+		}
 		routes := t.match(&a)
 		if len(routes) == 0 {
 			which := "the alert"
@@ -139,7 +163,11 @@ func (r *Router) Dispatch(ctx context.Context, batch []Alert) (Dispatched, error
 			return Dispatched{}, fmt.Errorf("%s (source %q, severity %s): %w", which, a.Source, a.Severity, ErrNoRoute)
 		}
 		for _, rt := range routes {
-			reqs = append(reqs, r.requests(&a, rt)...)
+			h := r.holdFor(&a, rt, now)
+			for _, req := range r.requests(&a, rt) {
+				reqs = append(reqs, req)
+				holds = append(holds, h)
+			}
 		}
 	}
 	if len(verr.Fields) > 0 {
@@ -155,7 +183,21 @@ func (r *Router) Dispatch(ctx context.Context, batch []Alert) (Dispatched, error
 		}
 	}
 	out := Dispatched{Messages: make([]jobs.Result, 0, len(reqs))}
-	for _, req := range reqs {
+	if len(caught) > 0 {
+		if err := r.cfg.Silences.Record(ctx, caught, now); err != nil {
+			return out, err
+		}
+		out.Silenced = caught
+	}
+	for i, req := range reqs {
+		if !holds[i].until.IsZero() {
+			hm, err := r.held(ctx, req, holds[i])
+			if err != nil {
+				return out, err
+			}
+			out.Held = append(out.Held, hm)
+			continue
+		}
 		res, err := r.enq.Enqueue(ctx, req)
 		if err != nil {
 			return out, err

@@ -6,9 +6,12 @@ import (
 	"log/slog"
 	"strconv"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/silences"
 )
 
 // LoadRoutes returns the routing table the producer's settings name: the
@@ -35,9 +38,22 @@ func LoadRoutes(cfg config.Producer) (*alerts.Table, error) {
 	return nil, nil
 }
 
-// NewRouter builds the alert router over enq. Without a routing table every
-// dispatch fails with alerts.ErrNoRoute and a hint at the settings.
-func NewRouter(cfg config.Producer, enq *jobs.Enqueuer, log *slog.Logger) (alerts.Dispatcher, *alerts.Router, error) {
+// NewSilences builds the store of silences and quiet hours on rdb; the
+// router consults it and the producer serves its API and runs its
+// releaser. Held messages are released through enq with the producer's
+// retry budget and idempotency window.
+func NewSilences(cfg config.Producer, rdb redis.UniversalClient, enq *jobs.Enqueuer, log *slog.Logger) (*silences.Store, error) {
+	return silences.New(silences.Config{
+		Redis: rdb, Items: enq, Logger: log,
+		IdempotencyWindow: cfg.IdempotencyWindow, MaxRetry: cfg.MaxRetry, MaxBodyBytes: cfg.MaxBodyBytes,
+	})
+}
+
+// NewRouter builds the alert router over enq. With st, every alert is
+// checked against the silences and routes' quiet hours hold messages there.
+// Without a routing table every dispatch fails with alerts.ErrNoRoute and a
+// hint at the settings.
+func NewRouter(cfg config.Producer, enq *jobs.Enqueuer, st *silences.Store, log *slog.Logger) (alerts.Dispatcher, *alerts.Router, error) {
 	table, err := LoadRoutes(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -45,7 +61,11 @@ func NewRouter(cfg config.Producer, enq *jobs.Enqueuer, log *slog.Logger) (alert
 	if table == nil {
 		return unrouted{}, nil, nil
 	}
-	r, err := alerts.NewRouter(table, enq, alerts.RouterConfig{Logger: log, MaxTextLen: cfg.MaxTextLen, Bots: cfg.BotNames()})
+	rcfg := alerts.RouterConfig{Logger: log, MaxTextLen: cfg.MaxTextLen, Bots: cfg.BotNames()}
+	if st != nil {
+		rcfg.Silences, rcfg.Holder = st, st
+	}
+	r, err := alerts.NewRouter(table, enq, rcfg)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -42,13 +42,23 @@ func RunFeeds(ctx context.Context, cfg config.Producer, path string, log *slog.L
 	}
 	enq := NewEnqueuer(rdb, cfg)
 	defer enq.Close()
-	routed, router, err := NewRouter(cfg, enq, log)
+	st, err := NewSilences(cfg, rdb, enq, log)
+	if err != nil {
+		return err
+	}
+	routed, router, err := NewRouter(cfg, enq, st, log)
 	if err != nil {
 		return err
 	}
 	if router == nil {
 		return fmt.Errorf("feeds need routes: set %s or %s", config.EnvRoutesFile, config.EnvAlertsDefaultChat)
 	}
+	// The poller releases held messages too, for a fleet whose only
+	// producer of alerts is a feed poller.
+	if err := st.Start(ctx); err != nil {
+		return err
+	}
+	defer st.Shutdown()
 	// An item is recorded as seen only after its messages are confirmed
 	// stored; otherwise the next poll sends it again.
 	dispatcher := settledDispatcher{d: routed, enq: enq}

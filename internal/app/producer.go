@@ -29,6 +29,7 @@ import (
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/producer"
+	"github.com/herald-dev/herald/internal/silences"
 	"github.com/herald-dev/herald/internal/webhooks"
 )
 
@@ -123,6 +124,7 @@ type Producer struct {
 	metrics    http.Handler
 	router     *alerts.Router
 	checker    *heartbeat.Checker
+	silences   *silences.Store
 	routesFile string
 	log        *slog.Logger
 	cleanup    func()
@@ -137,7 +139,11 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 		return nil, err
 	}
 	enq := NewEnqueuer(rdb, cfg)
-	dispatcher, router, err := NewRouter(cfg, enq, log)
+	st, err := NewSilences(cfg, rdb, enq, log)
+	if err != nil {
+		return nil, err
+	}
+	dispatcher, router, err := NewRouter(cfg, enq, st, log)
 	if err != nil {
 		return nil, err
 	}
@@ -178,6 +184,8 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 			{Pattern: "/v1/alerts", Handler: alertsAPI},
 			{Pattern: "/v1/heartbeats", Handler: hbAPI},
 			{Pattern: "/v1/heartbeats/", Handler: hbAPI},
+			{Pattern: "/v1/silences", Handler: st.Handler()},
+			{Pattern: "/v1/silences/", Handler: st.Handler()},
 			// The webhook receivers authenticate each request themselves:
 			// the API token, or the sender's signature.
 			{Pattern: "/v1/webhooks/", Handler: hooks, SelfAuth: true},
@@ -198,7 +206,7 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 	if err != nil {
 		return fail(err)
 	}
-	return &Producer{handler: api.Handler(), metrics: ownMetrics, router: router, checker: checker, routesFile: cfg.RoutesFile,
+	return &Producer{handler: api.Handler(), metrics: ownMetrics, router: router, checker: checker, silences: st, routesFile: cfg.RoutesFile,
 		log: log, cleanup: cleanup}, nil
 }
 
@@ -318,8 +326,14 @@ func metricsOnly(h http.Handler) http.Handler {
 	return mux
 }
 
-// Start runs the heartbeat checker until Close.
-func (p *Producer) Start(ctx context.Context) error { return p.checker.Start(ctx) }
+// Start runs the heartbeat checker and the releaser of quiet hours (which
+// also removes old silences) until Close.
+func (p *Producer) Start(ctx context.Context) error {
+	if err := p.checker.Start(ctx); err != nil {
+		return err
+	}
+	return p.silences.Start(ctx)
+}
 
 // Reload re-reads the routing file; on error the routes in use stay.
 func (p *Producer) Reload() error { return reloadRoutes(p.router, p.routesFile) }
@@ -333,10 +347,11 @@ func reloadRoutes(r *alerts.Router, file string) error {
 	return r.Reload(file)
 }
 
-// Close stops the checker (waiting for a check in progress) and releases
-// the producer's connections other than rdb.
+// Close stops the checker and the releaser (waiting for a pass in
+// progress) and releases the producer's connections other than rdb.
 func (p *Producer) Close() {
 	p.checker.Shutdown()
+	p.silences.Shutdown()
 	p.cleanup()
 }
 

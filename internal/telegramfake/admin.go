@@ -29,6 +29,11 @@ type StatsReport struct {
 //	POST /fake/fault-rates?server_error=F&hang=F&accept_then_hang=F&seed=N   SetFaultRates
 //	POST /fake/chat?chat=ID&blocked=BOOL&kicked=BOOL&not_found=BOOL&migrate_to=ID   SetChat
 //
+// and the endpoints of replies, edits, photos and updates: /fake/message,
+// /fake/edits, /fake/delete-message, /fake/photo-url, /fake/press,
+// /fake/redeliver, /fake/callbacks and /fake/updates (see
+// handleInteractive in inspect.go; Remote has a method for each).
+//
 // outage, force429, fail and fault-rates take optional bot=B parameters,
 // repeated for several bots, each a bot's name or id: the bot selectors of
 // the methods they call. Control endpoints answer {"ok":true} or 400 with a
@@ -44,9 +49,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /fake/fail", s.control(s.controlFail))
 	mux.HandleFunc("POST /fake/fault-rates", s.control(s.controlFaultRates))
 	mux.HandleFunc("POST /fake/chat", s.control(s.controlChat))
+	s.handleInteractive(mux)
 	mux.HandleFunc("/fake/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no control endpoint "+r.Method+" "+r.URL.Path+
-			": stats and messages are GET, the others POST (see telegramfake.Server.Handler)", http.StatusNotFound)
+			": stats, bots, messages, message, edits, callbacks and updates are GET, the others POST (see telegramfake.Server.Handler)", http.StatusNotFound)
 	})
 	mux.Handle("/", s)
 	return mux

@@ -19,6 +19,7 @@ type bot struct {
 	stats  Stats    // this bot's counters; its Bots field stays nil
 	limits *limiter // this bot's bot-wide and per-chat windows
 	faults botFaults
+	x      botState // updates, webhook, callback queries and photo files
 }
 
 // BotInfo describes one bot the fake serves. It carries no token.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/http"
 	"slices"
 	"time"
 )
@@ -187,7 +188,31 @@ type Config struct {
 	// Logger receives debug records for refused and faulted requests.
 	// Nil discards them.
 	Logger *slog.Logger
+
+	// CallbackAnswerTimeout is how long after a button press (Press)
+	// answerCallbackQuery still accepts its query. Telegram documents no
+	// figure, only that a query can become "too old"; zero means
+	// DefaultCallbackAnswerTimeout and a negative value means no limit.
+	CallbackAnswerTimeout time.Duration
+
+	// WebhookRetry is the unit of the webhook's redelivery backoff, which
+	// follows the Bot API server's: after a failed delivery the update is
+	// posted again at once, then after 2, 4, 8… units, at most 60 apart,
+	// unless the webhook's answer carries a Retry-After header. Zero means
+	// one second, as on Telegram; tests set a millisecond.
+	WebhookRetry time.Duration
+
+	// WebhookClient posts updates to webhooks. Nil means a client of the
+	// fake's own, which gives up on an answer after DefaultWebhookTimeout
+	// (Telegram time) and whose connections Close closes.
+	WebhookClient *http.Client
 }
+
+// Defaults of the Config fields for updates.
+const (
+	DefaultCallbackAnswerTimeout = 15 * time.Second
+	DefaultWebhookTimeout        = 60 * time.Second
+)
 
 func (c Config) withDefaults() Config {
 	if c.Token == "" && len(c.Tokens) == 0 {
@@ -225,6 +250,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.CallbackAnswerTimeout == 0 {
+		c.CallbackAnswerTimeout = DefaultCallbackAnswerTimeout
+	}
+	if c.WebhookRetry <= 0 {
+		c.WebhookRetry = time.Second
 	}
 	return c
 }

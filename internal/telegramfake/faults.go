@@ -7,7 +7,9 @@ import (
 	"time"
 )
 
-// Fault is a failure injected into a sendMessage request.
+// Fault is a failure injected into a send request: sendMessage, sendPhoto
+// or an edit method (editMessageText, editMessageCaption,
+// editMessageReplyMarkup). The other methods take no faults.
 type Fault int
 
 // The faults a test can inject. The zero Fault is no fault.
@@ -22,8 +24,9 @@ const (
 	FaultHang
 	// FaultTooMany answers 429 with retry_after 1; nothing is delivered.
 	FaultTooMany
-	// FaultAcceptThenHang delivers the message (it is recorded and counted)
-	// and then hangs like FaultHang: the client cannot know it went out.
+	// FaultAcceptThenHang delivers the message or applies the edit (it is
+	// recorded and counted) and then hangs like FaultHang: the client
+	// cannot know it went out.
 	// A request that fails validation or flood control gets that error
 	// instead, since there is nothing to deliver.
 	FaultAcceptThenHang
@@ -61,7 +64,7 @@ func ParseFault(name string) (Fault, error) {
 	return 0, fmt.Errorf("unknown fault %q: use server_error, bad_gateway, hang, too_many, accept_then_hang or parse_entities", name)
 }
 
-// FaultRates injects faults at random into sendMessage requests that no
+// FaultRates injects faults at random into send requests that no
 // FailNext fault is pending for. Each rate is a fraction from 0 to 1 of
 // requests; values outside that range are clamped, and the rates are tried
 // in field order, so their sum should stay at or below 1.
@@ -114,7 +117,7 @@ type botFaults struct {
 // unknown selector is logged and the call changes nothing; the control
 // endpoints and Remote answer it with an error instead.
 
-// FailNext makes the next n sendMessage requests fail with f, after any
+// FailNext makes the next n send requests fail with f, after any
 // faults queued earlier. With bot selectors the faults are queued for each
 // selected bot's own requests; without, for the next requests of any bot.
 // A request takes its bot's queue first, then the shared one. A
@@ -185,7 +188,7 @@ func (s *Server) Force429(retryAfter time.Duration, bots ...string) {
 	})
 }
 
-// takeFaultLocked picks the fault for a sendMessage request of b: the head
+// takeFaultLocked picks the fault for a send request of b: the head
 // of b's FailNext queue, else of the shared one, else a random one drawn
 // from b's rates, else none.
 func (s *Server) takeFaultLocked(b *bot) Fault {

@@ -18,8 +18,19 @@ const maxBodyBytes = 16 << 20
 // readParams collects a method's parameters the way the Bot API accepts
 // them: from the query string and from a body that is form-encoded, JSON or
 // multipart. A body value overrides a query value of the same name. Bodies
-// of any other type are ignored.
+// of any other type are ignored, and so are uploaded files.
 func readParams(w http.ResponseWriter, r *http.Request) (map[string]string, error) {
+	p, _, err := readRequest(w, r, maxBodyBytes, false)
+	return p, err
+}
+
+// readRequest is readParams for a body of at most limit bytes that, with
+// withFiles, also reads the files of a multipart body (see upload).
+func readRequest(w http.ResponseWriter, r *http.Request, limit int64, withFiles bool) (map[string]string, map[string]upload, error) {
+	var files map[string]upload
+	if withFiles {
+		files = make(map[string]upload)
+	}
 	p := make(map[string]string)
 	for k, v := range r.URL.Query() {
 		if len(v) > 0 {
@@ -28,22 +39,22 @@ func readParams(w http.ResponseWriter, r *http.Request) (map[string]string, erro
 	}
 	ct := r.Header.Get("Content-Type")
 	if ct == "" || r.Body == nil || r.Body == http.NoBody {
-		return p, nil
+		return p, files, nil
 	}
 	media, mediaParams, err := mime.ParseMediaType(ct)
 	if err != nil {
-		return p, nil
+		return p, files, nil
 	}
-	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	body := http.MaxBytesReader(w, r.Body, limit)
 	switch media {
 	case "application/x-www-form-urlencoded":
 		err = readFormParams(body, p)
 	case "application/json":
 		err = readJSONParams(body, p)
 	case "multipart/form-data":
-		err = readMultipartParams(body, mediaParams["boundary"], p)
+		err = readMultipartParams(body, mediaParams["boundary"], p, files)
 	}
-	return p, err
+	return p, files, err
 }
 
 func readFormParams(body io.Reader, p map[string]string) error {
@@ -97,7 +108,9 @@ func jsonParam(raw json.RawMessage) (string, bool) {
 	return string(raw), true
 }
 
-func readMultipartParams(body io.Reader, boundary string, p map[string]string) error {
+// readMultipartParams reads the fields of a multipart body into p and, when
+// files is not nil, its files into files; otherwise files are skipped.
+func readMultipartParams(body io.Reader, boundary string, p map[string]string, files map[string]upload) error {
 	if boundary == "" {
 		return errors.New("multipart body without a boundary in Content-Type")
 	}
@@ -111,6 +124,15 @@ func readMultipartParams(body io.Reader, boundary string, p map[string]string) e
 			return fmt.Errorf("multipart body: %w", err)
 		}
 		name := part.FormName()
+		if name != "" && part.FileName() != "" && files != nil {
+			up, err := readUpload(part)
+			_ = part.Close()
+			if err != nil {
+				return fmt.Errorf("multipart file %q: %w", name, err)
+			}
+			files[name] = up
+			continue
+		}
 		if name == "" || part.FileName() != "" {
 			_ = part.Close()
 			continue

@@ -11,7 +11,10 @@ import (
 // ErrClosed is returned by Wait once the server is closed.
 var ErrClosed = errors.New("telegramfake: server closed")
 
-// Message is the record of one accepted sendMessage.
+// Message is the record of one accepted sendMessage or sendPhoto. Its
+// fields describe the message as sent; Edited and LastEdit tell what the
+// edit methods changed since (Server.Edits lists every edit), and Current
+// gives what the message shows now. Messages can be compared with ==.
 type Message struct {
 	// MessageID is the id returned to the client; it counts up per chat.
 	MessageID int `json:"message_id"`
@@ -25,7 +28,7 @@ type Message struct {
 	// ChatUsername is the channel username without the @, for chats known
 	// by name.
 	ChatUsername string `json:"chat_username,omitempty"`
-	// Text is the text as sent, markup included.
+	// Text is the text as sent, markup included; empty for a photo.
 	Text string `json:"text"`
 	// ParseMode is the canonical parse mode ("", "HTML" or "MarkdownV2").
 	ParseMode           string `json:"parse_mode,omitempty"`
@@ -33,6 +36,22 @@ type Message struct {
 	DisableNotification bool   `json:"disable_notification,omitempty"`
 	ProtectContent      bool   `json:"protect_content,omitempty"`
 	LinkPreviewDisabled bool   `json:"link_preview_disabled,omitempty"`
+	// Caption is the caption of a photo as sent, markup included.
+	Caption string `json:"caption,omitempty"`
+	// Photo is set for a message sent with sendPhoto.
+	Photo *Photo `json:"photo,omitempty"`
+	// ReplyTo is the message this one replies to (reply_parameters or
+	// reply_to_message_id); nil when it is no reply, including a reply to a
+	// missing message sent anyway under allow_sending_without_reply.
+	ReplyTo *ReplyRef `json:"reply_to,omitempty"`
+	// ReplyMarkup is the inline keyboard the message was sent with.
+	ReplyMarkup *InlineKeyboardMarkup `json:"reply_markup,omitempty"`
+	// Edited counts the accepted edits; LastEdit is the latest of them,
+	// nil when there were none.
+	Edited   int   `json:"edited,omitempty"`
+	LastEdit *Edit `json:"last_edit,omitempty"`
+	// Deleted is set by Server.DeleteMessage.
+	Deleted bool `json:"deleted,omitempty"`
 	// At is when the message was accepted, read from Config.Now.
 	At time.Time `json:"at"`
 }
@@ -49,7 +68,7 @@ type Message struct {
 // by FaultTooMany, once in exactly one of TooManyFlood, TooManyBot and
 // TooManyByChat:
 //
-//	TooMany = TooManyFlood + TooManyBot + ΣTooManyByChat + injected 429s
+//	TooMany = TooManyFlood + TooManyBot + ΣTooManyByChat + TooManySetWebhook + injected 429s
 //
 // A flood-control 429 either announces a new flood wait or answers a
 // request inside one already announced; the latter are also counted in
@@ -63,14 +82,15 @@ type Stats struct {
 	// Requests counts every request that reached the Bot API handler,
 	// getMe and getChat included.
 	Requests int64 `json:"requests"`
-	// Accepted counts delivered messages, including FaultAcceptThenHang.
+	// Accepted counts delivered messages, photos and FaultAcceptThenHang
+	// ones included; edits are counted in Edited.
 	Accepted int64 `json:"accepted"`
 	// TooMany counts all 429 answers.
 	TooMany int64 `json:"too_many"`
 	// TooManyFlood counts 429s caused by Force429.
 	TooManyFlood int64 `json:"too_many_flood"`
 	// TooManyBot counts 429s caused by the bot-wide limit: the one that
-	// announced a bot flood wait and every sendMessage refused inside it.
+	// announced a bot flood wait and every send refused inside it.
 	TooManyBot int64 `json:"too_many_bot"`
 	// TooManyByChat counts 429s caused by a chat's own limit (announcing a
 	// chat flood wait or inside one), keyed as Server.ChatKey names the
@@ -97,6 +117,14 @@ type Stats struct {
 	Penalties int64 `json:"penalties"`
 	// Injected counts faults taken from FailNext or SetFaultRates.
 	Injected int64 `json:"injected"`
+	// Edited counts accepted edits (editMessageText, editMessageCaption,
+	// editMessageReplyMarkup); they are not messages and not in Accepted.
+	Edited int64 `json:"edited"`
+	// Answered counts accepted answerCallbackQuery calls.
+	Answered int64 `json:"answered"`
+	// TooManySetWebhook counts setWebhook calls refused with 429 because
+	// the bot set a webhook less than a second before.
+	TooManySetWebhook int64 `json:"too_many_set_webhook"`
 	// Bots holds the counters of each bot, keyed by its name (see Bots);
 	// every bot the fake serves has an entry. It is nil inside an entry.
 	Bots map[string]Stats `json:"bots,omitempty"`
@@ -180,7 +208,9 @@ func (s *Server) Wait(ctx context.Context, n int) error {
 }
 
 // Reset forgets messages, counters, flood-control state, chat behaviours and
-// pending faults of every bot, as if the server had just been created with
+// pending faults of every bot, and their updates, callback queries, photo
+// files and webhooks (a webhook post under way finishes unrecorded), as well
+// as the SetPhotoURL settings, as if the server had just been created with
 // its Config.
 func (s *Server) Reset() {
 	s.mu.Lock()
@@ -200,6 +230,7 @@ func (s *Server) resetLocked() {
 	}
 	s.behaviors = make(map[int64]ChatBehavior)
 	s.faults = faultState{}
+	s.resetExtrasLocked()
 }
 
 // notifyLocked wakes every Wait call so it can look at the records again.

@@ -46,7 +46,8 @@ func (rm Remote) do(ctx context.Context, method, path string, q url.Values, out 
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		return fmt.Errorf("telegramfake: %s %s: %s: %s", method, path, resp.Status, strings.TrimSpace(string(msg)))
+		return statusError{code: resp.StatusCode,
+			msg: fmt.Sprintf("telegramfake: %s %s: %s: %s", method, path, resp.Status, strings.TrimSpace(string(msg)))}
 	}
 	if out == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)

@@ -21,6 +21,9 @@ type sendRequest struct {
 	disableNotification bool
 	protectContent      bool
 	linkPreviewDisabled bool
+	reply               *replyRequest         // nil: no reply
+	markup              *InlineKeyboardMarkup // nil: no inline keyboard
+	photo               *Photo                // set by sendPhoto; text is then the caption
 }
 
 // linkPreviewOptions is the part of LinkPreviewOptions the fake reads and
@@ -29,9 +32,9 @@ type linkPreviewOptions struct {
 	IsDisabled bool `json:"is_disabled"`
 }
 
-// messageJSON is Telegram's Message object for a sent text message, fields
-// in the order Telegram sends them. Channel posts carry sender_chat instead
-// of from.
+// messageJSON is Telegram's Message object for a sent text message or
+// photo, fields in the order Telegram sends them. Channel posts carry
+// sender_chat instead of from.
 type messageJSON struct {
 	MessageID           int                 `json:"message_id"`
 	MessageThreadID     int                 `json:"message_thread_id,omitempty"`
@@ -40,9 +43,14 @@ type messageJSON struct {
 	Chat                chatJSON            `json:"chat"`
 	Date                int64               `json:"date"`
 	IsTopicMessage      bool                `json:"is_topic_message,omitempty"`
+	ReplyToMessage      *messageJSON        `json:"reply_to_message,omitempty"`
+	EditDate            int64               `json:"edit_date,omitempty"`
 	HasProtectedContent bool                `json:"has_protected_content,omitempty"`
-	Text                string              `json:"text"`
+	Text                string              `json:"text,omitempty"`
 	LinkPreviewOptions  *linkPreviewOptions `json:"link_preview_options,omitempty"`
+	Photo               []photoSizeJSON     `json:"photo,omitempty"`
+	Caption             string              `json:"caption,omitempty"`
+	ReplyMarkup         any                 `json:"reply_markup,omitempty"`
 }
 
 // sendMessage validates, applies chat behaviours and b's flood control, and
@@ -51,34 +59,10 @@ type messageJSON struct {
 // included.
 func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, b *bot) {
 	params, perr := readParams(w, r)
-	var chat chatRef
-	if perr == nil {
-		chat, _ = parseChatRef(params["chat_id"])
-	}
-	s.mu.Lock()
-	if e := s.floodWaitLocked(b, s.cfg.Now(), chat); e != nil {
-		s.mu.Unlock()
-		s.fail(w, b, e)
+	fault, done := s.admitSend(w, r, b, params, perr)
+	if done {
 		return
 	}
-	fault := s.takeFaultLocked(b)
-	s.mu.Unlock()
-	switch fault {
-	case FaultServerError:
-		s.fail(w, b, errInternal)
-		return
-	case FaultBadGateway:
-		s.count(b, http.StatusBadGateway)
-		writeGatewayPage(w)
-		return
-	case FaultHang:
-		s.hang(r, b)
-		return
-	case FaultTooMany:
-		s.fail(w, b, tooMany(1))
-		return
-	}
-
 	if perr != nil {
 		s.fail(w, b, badRequest("can't parse request: "+perr.Error()))
 		return
@@ -102,6 +86,43 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, b *bot) {
 		return
 	}
 	writeResult(w, msg)
+}
+
+// admitSend is the start every send method shares (sendMessage, sendPhoto
+// and the edit methods): a request inside a flood wait announced for b or
+// for its chat is refused, then the request takes its fault. It reports done
+// when it has answered the request; otherwise the caller goes on, with the
+// fault for the outcomes that still need the request processed
+// (FaultParseEntities and FaultAcceptThenHang).
+func (s *Server) admitSend(w http.ResponseWriter, r *http.Request, b *bot, params map[string]string, perr error) (Fault, bool) {
+	var chat chatRef
+	if perr == nil {
+		chat, _ = parseChatRef(params["chat_id"])
+	}
+	s.mu.Lock()
+	if e := s.floodWaitLocked(b, s.cfg.Now(), chat); e != nil {
+		s.mu.Unlock()
+		s.fail(w, b, e)
+		return 0, true
+	}
+	fault := s.takeFaultLocked(b)
+	s.mu.Unlock()
+	switch fault {
+	case FaultServerError:
+		s.fail(w, b, errInternal)
+		return fault, true
+	case FaultBadGateway:
+		s.count(b, http.StatusBadGateway)
+		writeGatewayPage(w)
+		return fault, true
+	case FaultHang:
+		s.hang(r, b)
+		return fault, true
+	case FaultTooMany:
+		s.fail(w, b, tooMany(1))
+		return fault, true
+	}
+	return fault, false
 }
 
 // floodWaitLocked returns the 429 owed by a request of b to chat (the zero
@@ -198,6 +219,13 @@ func parseSendRequest(p map[string]string, countMarkup bool) (sendRequest, *apiE
 		}
 		req.linkPreviewDisabled = req.linkPreviewDisabled || opts.IsDisabled
 	}
+	var e *apiError
+	if req.markup, e = parseReplyMarkup(p["reply_markup"], false); e != nil {
+		return req, e
+	}
+	if req.reply, e = parseReply(p); e != nil {
+		return req, e
+	}
 	return req, nil
 }
 
@@ -220,10 +248,11 @@ func paramBool(v string) bool {
 	return strings.EqualFold(v, "true") || v == "1"
 }
 
-// deliver applies the chat's behaviour and b's flood control to req and,
-// when both let it through, records the message and returns its Message
-// object. Message ids count up per chat over all bots, as the messages of
-// several bots in one chat share its numbering on Telegram.
+// deliver applies the chat's behaviour, the reply target and b's flood
+// control to req and, when all let it through, records the message (a photo
+// when req.photo is set) and returns its Message object. Message ids count
+// up per chat over all bots, as the messages of several bots in one chat
+// share its numbering on Telegram.
 func (s *Server) deliver(b *bot, req sendRequest) (messageJSON, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -231,6 +260,10 @@ func (s *Server) deliver(b *bot, req sendRequest) (messageJSON, *apiError) {
 	username := s.rememberChatLocked(req.chat)
 	chat := describeChat(req.chat.id, username)
 	if e := s.behaviors[chat.ID].refusal(chat); e != nil {
+		return messageJSON{}, e
+	}
+	replyTo, e := s.resolveReplyLocked(chat.ID, req.reply)
+	if e != nil {
 		return messageJSON{}, e
 	}
 
@@ -251,29 +284,17 @@ func (s *Server) deliver(b *bot, req sendRequest) (messageJSON, *apiError) {
 		DisableNotification: req.disableNotification,
 		ProtectContent:      req.protectContent,
 		LinkPreviewDisabled: req.linkPreviewDisabled,
+		ReplyTo:             replyTo,
+		ReplyMarkup:         req.markup,
 		At:                  now,
 	}
+	if req.photo != nil {
+		rec.Text, rec.Caption, rec.LinkPreviewDisabled = "", req.text, false
+		rec.Photo = b.x.keepPhotoLocked(b, req.photo)
+	}
 	s.messages = append(s.messages, rec)
+	s.indexLocked()
 	s.tallyLocked(b, func(st *Stats) { st.Accepted++ })
 	s.notifyLocked()
-
-	out := messageJSON{
-		MessageID:           rec.MessageID,
-		MessageThreadID:     rec.MessageThreadID,
-		Chat:                chat,
-		Date:                now.Unix(),
-		IsTopicMessage:      rec.MessageThreadID != 0,
-		HasProtectedContent: rec.ProtectContent,
-		Text:                req.plain,
-	}
-	if chat.Type == chatChannel {
-		out.SenderChat = &chat
-	} else {
-		from := b.user
-		out.From = &from
-	}
-	if rec.LinkPreviewDisabled {
-		out.LinkPreviewOptions = &linkPreviewOptions{IsDisabled: true}
-	}
-	return out, nil
+	return s.renderAsLocked(&s.messages[len(s.messages)-1], true, req.plain), nil
 }

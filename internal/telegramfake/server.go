@@ -36,6 +36,7 @@ type Server struct {
 	usernames map[int64]string
 	faults    faultState
 	onHang    func() // test hook: called when a request starts hanging
+	x         extras // replies, edits, photos, updates and webhooks
 
 	httpSrv   *http.Server
 	url       string
@@ -56,6 +57,7 @@ func New(cfg Config) *Server {
 		changed:   make(chan struct{}),
 		usernames: make(map[int64]string),
 	}
+	s.initExtras()
 	for _, e := range cfg.botEntries() {
 		b := makeBot(cfg, e)
 		s.bots = append(s.bots, b)
@@ -104,8 +106,9 @@ func (s *Server) URL() string { return s.url }
 
 // Close stops the listener of a started server, releases every hung or
 // delayed request by dropping its connection (the handler panics with
-// http.ErrAbortHandler, which net/http turns into a closed connection), and
-// waits for the requests being served to return. Later Bot API requests get
+// http.ErrAbortHandler, which net/http turns into a closed connection),
+// waits for the requests being served to return, and ends the webhook
+// deliveries, a post under way included. Later Bot API requests get
 // the 502 gateway page and Wait calls return ErrClosed. Close is idempotent.
 func (s *Server) Close() error {
 	s.mu.Lock()
@@ -123,6 +126,7 @@ func (s *Server) Close() error {
 		<-s.serveDone
 	}
 	s.inflight.Wait()
+	s.closeExtras()
 	return err
 }
 
@@ -137,8 +141,10 @@ func (s *Server) enter() bool {
 	return true
 }
 
-// ServeHTTP serves the Bot API: /bot<token>/getMe, /bot<token>/getChat and
-// /bot<token>/sendMessage at the root of the request path (mount under a prefix with
+// ServeHTTP serves the Bot API: /bot<token>/getMe, /bot<token>/getChat,
+// /bot<token>/sendMessage and the methods the package doc lists (sendPhoto,
+// the edit methods, answerCallbackQuery, getUpdates and the webhook methods)
+// at the root of the request path (mount under a prefix with
 // http.StripPrefix), for every token of Config. Method names are matched
 // without regard to case, as Telegram does; other paths get Telegram's 404
 // answer and unknown tokens 401.
@@ -181,8 +187,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "sendmessage":
 		serve = s.sendMessage
 	default:
-		s.fail(w, b, errNotFound)
-		return
+		if serve = s.moreMethods(method); serve == nil {
+			s.fail(w, b, errNotFound)
+			return
+		}
 	}
 	if !s.delay(r) {
 		return

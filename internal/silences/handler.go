@@ -1,0 +1,217 @@
+package silences
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/jobs"
+)
+
+// CodeTooManySilences is the error code of the 409 refusing a silence
+// beyond Config.MaxSilences.
+const CodeTooManySilences = "too_many_silences"
+
+// View is a silence as the API shows it: the record and its state now.
+type View struct {
+	Silence
+	State State `json:"state"`
+}
+
+// List is the body of GET /v1/silences.
+type List struct {
+	Silences []View `json:"silences"`
+}
+
+// CaughtList is the body of GET /v1/silences/{id}/alerts.
+type CaughtList struct {
+	SilenceID string   `json:"silence_id"`
+	Alerts    []Caught `json:"alerts"`
+}
+
+// createRequest is the body of POST /v1/silences. Times are read as text
+// so that a bad one is reported under its field's name.
+type createRequest struct {
+	Matchers  []Matcher `json:"matchers"`
+	StartsAt  string    `json:"starts_at"`
+	EndsAt    string    `json:"ends_at"`
+	Duration  string    `json:"duration"`
+	Comment   string    `json:"comment"`
+	CreatedBy string    `json:"created_by"`
+}
+
+// input turns the body into an Input, naming the fields it cannot read.
+func (r *createRequest) input() (Input, []jobs.FieldError) {
+	in := Input{Matchers: r.Matchers, Comment: r.Comment, CreatedBy: r.CreatedBy}
+	var fields []jobs.FieldError
+	parseTime := func(field, s string) time.Time {
+		if strings.TrimSpace(s) == "" {
+			return time.Time{}
+		}
+		t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
+		if err != nil {
+			fields = append(fields, jobs.FieldError{Field: field, Message: "must be an RFC 3339 time such as 2026-01-02T15:04:05Z"})
+		}
+		return t
+	}
+	in.StartsAt = parseTime("starts_at", r.StartsAt)
+	in.EndsAt = parseTime("ends_at", r.EndsAt)
+	if d := strings.TrimSpace(r.Duration); d != "" {
+		v, err := time.ParseDuration(d)
+		if err != nil {
+			fields = append(fields, jobs.FieldError{Field: "duration", Message: "must be a duration such as \"90m\" or \"2h\""})
+		}
+		in.Duration = v
+	}
+	return in, fields
+}
+
+// Handler returns the silences API:
+//
+//	POST   /v1/silences              create a silence: 201 with it
+//	GET    /v1/silences              the silences in force and to come (?state=active|pending|expired|all)
+//	GET    /v1/silences/{id}         one silence
+//	DELETE /v1/silences/{id}         expire it now: 200 with it
+//	GET    /v1/silences/{id}/alerts  the alerts it caught, newest first (?limit=100)
+//
+// It does no authentication: mount it behind the API token, on both
+// "/v1/silences" and "/v1/silences/".
+func (s *Store) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/silences", s.create)
+	mux.HandleFunc("GET /v1/silences", s.list)
+	mux.HandleFunc("GET /v1/silences/{id}", s.get1)
+	mux.HandleFunc("DELETE /v1/silences/{id}", s.expire)
+	mux.HandleFunc("GET /v1/silences/{id}/alerts", s.caught)
+	mux.HandleFunc("/v1/silences", methodNotAllowed("GET, POST"))
+	mux.HandleFunc("/v1/silences/{id}", methodNotAllowed("GET, DELETE"))
+	mux.HandleFunc("/v1/silences/{id}/alerts", methodNotAllowed("GET"))
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, httpapi.CodeNotFound, "no such endpoint; see /v1/silences"))
+	})
+	return mux
+}
+
+func methodNotAllowed(allow string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Allow", allow)
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusMethodNotAllowed, httpapi.CodeMethodNotAllowed, "use %s", allow))
+	}
+}
+
+// fail answers an error of the store: 404, 409, 400 or 503.
+func (s *Store) fail(w http.ResponseWriter, op, id string, err error) {
+	var verr *jobs.ValidationError
+	switch {
+	case errors.As(err, &verr):
+		httpapi.WriteError(w, httpapi.Invalid("invalid silence", verr.Fields...))
+	case errors.Is(err, ErrNotFound):
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, httpapi.CodeNotFound,
+			"no silence %q: it never existed, or it expired more than %v ago", id, s.cfg.Retention))
+	case errors.Is(err, ErrTooMany):
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusConflict, CodeTooManySilences,
+			"%d silences are in force or to come, the most this Herald keeps: expire some (DELETE /v1/silences/{id})", s.cfg.MaxSilences))
+	case errors.Is(err, jobs.ErrUnavailable):
+		s.cfg.Logger.Error("silence store unavailable; answering 503", "op", op, "error", err)
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusServiceUnavailable, httpapi.CodeUnavailable,
+			"the silence store is unavailable; retry later"))
+	default:
+		s.cfg.Logger.Error("silence request failed", "op", op, "error", err)
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusInternalServerError, httpapi.CodeInternal, "%s failed", op))
+	}
+}
+
+func (s *Store) view(sil Silence) View { return View{Silence: sil, State: sil.State(s.cfg.Now())} }
+
+func (s *Store) create(w http.ResponseWriter, r *http.Request) {
+	var req createRequest
+	if err := httpapi.DecodeJSON(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
+		var he *httpapi.Error
+		if !errors.As(err, &he) {
+			he = httpapi.Errorf(http.StatusBadRequest, httpapi.CodeInvalidJSON, "%v", err)
+		}
+		httpapi.WriteError(w, he)
+		return
+	}
+	in, fields := req.input()
+	if len(fields) > 0 {
+		httpapi.WriteError(w, httpapi.Invalid("invalid silence", fields...))
+		return
+	}
+	sil, err := s.Create(r.Context(), in)
+	if err != nil {
+		s.fail(w, "creating the silence", "", err)
+		return
+	}
+	w.Header().Set("Location", "/v1/silences/"+sil.ID)
+	httpapi.WriteJSON(w, http.StatusCreated, s.view(sil))
+}
+
+func (s *Store) list(w http.ResponseWriter, r *http.Request) {
+	f := Filter(strings.TrimSpace(r.URL.Query().Get("state")))
+	switch f {
+	case FilterLive, FilterActive, FilterPending, FilterExpired, FilterAll:
+	default:
+		httpapi.WriteError(w, httpapi.Invalid("invalid query", jobs.FieldError{Field: "state",
+			Message: fmt.Sprintf("%q is not one of active, pending, expired, all (leave it out for active and pending)", f)}))
+		return
+	}
+	list, err := s.List(r.Context(), f)
+	if err != nil {
+		s.fail(w, "listing silences", "", err)
+		return
+	}
+	out := List{Silences: make([]View, len(list))}
+	for i, sil := range list {
+		out.Silences[i] = s.view(sil)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+func (s *Store) get1(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	sil, err := s.Get(r.Context(), id)
+	if err != nil {
+		s.fail(w, "reading the silence", id, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, s.view(sil))
+}
+
+func (s *Store) expire(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	sil, err := s.Expire(r.Context(), id)
+	if err != nil {
+		s.fail(w, "expiring the silence", id, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, s.view(sil))
+}
+
+func (s *Store) caught(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	limit := DefaultListLimit
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxListLimit {
+			httpapi.WriteError(w, httpapi.Invalid("invalid query", jobs.FieldError{Field: "limit",
+				Message: fmt.Sprintf("must be a whole number from 1 to %d", MaxListLimit)}))
+			return
+		}
+		limit = n
+	}
+	if _, err := s.Get(r.Context(), id); err != nil {
+		s.fail(w, "reading the silence", id, err)
+		return
+	}
+	list, err := s.Recorded(r.Context(), id, limit)
+	if err != nil {
+		s.fail(w, "reading the silenced alerts", id, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, CaughtList{SilenceID: id, Alerts: list})
+}

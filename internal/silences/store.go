@@ -1,0 +1,411 @@
+package silences
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/durable"
+	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/keys"
+)
+
+// ErrNotFound is returned for a silence id the store does not hold
+// (never created, or removed after its retention).
+var ErrNotFound = errors.New("silences: no such silence")
+
+// ErrTooMany is returned by Create when Config.MaxSilences silences are in
+// force or still to come.
+var ErrTooMany = errors.New("silences: too many silences")
+
+// Store keeps silences and held messages in Redis. It is safe for
+// concurrent use; one Store per process serves the API, the Router
+// (alerts.Silencer and alerts.Holder) and the background loop (Start).
+type Store struct {
+	cfg Config
+	rdb redis.UniversalClient
+
+	cache cache
+
+	// loop state (Start, Shutdown)
+	mu      sync.Mutex
+	started bool
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+var (
+	_ alerts.Silencer = (*Store)(nil)
+	_ alerts.Holder   = (*Store)(nil)
+)
+
+// New validates cfg and returns a Store.
+func New(cfg Config) (*Store, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Store{cfg: cfg, rdb: cfg.Redis}, nil
+}
+
+// unavailable wraps a Redis failure so that callers answer 503.
+func unavailable(op string, err error) error {
+	return fmt.Errorf("%w: silences: %s: %w", jobs.ErrUnavailable, op, err)
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+// Create validates in and stores a new silence. Errors: a
+// *jobs.ValidationError naming the bad fields, ErrTooMany, or one wrapping
+// jobs.ErrUnavailable.
+func (s *Store) Create(ctx context.Context, in Input) (Silence, error) {
+	now := s.cfg.Now()
+	sil, err := in.build(now, s.cfg.MaxDuration)
+	if err != nil {
+		return Silence{}, err
+	}
+	sil.ID = uuid.NewString()
+	rec, err := json.Marshal(&sil)
+	if err != nil {
+		return Silence{}, err
+	}
+	n, err := createScript.Run(ctx, s.rdb, []string{keys.Silences(), keys.SilenceEnds()},
+		sil.ID, rec, ms(sil.EndsAt), ms(now), s.cfg.MaxSilences).Int()
+	durable.Wrote(ctx, keys.Silences())
+	switch {
+	case err != nil:
+		return Silence{}, unavailable("create", err)
+	case n == 0:
+		return Silence{}, ErrTooMany
+	case n < 0:
+		return Silence{}, fmt.Errorf("silences: the new id %s is taken (a bug)", sil.ID)
+	}
+	s.cache.invalidate()
+	s.cfg.Logger.Info("silence created", "silence", sil.ID, "created_by", sil.CreatedBy, "starts_at", sil.StartsAt, "ends_at", sil.EndsAt,
+		"matchers", len(sil.Matchers))
+	return sil, nil
+}
+
+// Get returns the silence id, or ErrNotFound.
+func (s *Store) Get(ctx context.Context, id string) (Silence, error) {
+	sil, _, err := s.get(ctx, id)
+	return sil, err
+}
+
+// get returns the silence and its record as stored.
+func (s *Store) get(ctx context.Context, id string) (Silence, string, error) {
+	if id == "" || len(id) > MaxIDLen {
+		return Silence{}, "", ErrNotFound
+	}
+	raw, err := s.rdb.HGet(ctx, keys.Silences(), id).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return Silence{}, "", ErrNotFound
+	case err != nil:
+		return Silence{}, "", unavailable("get", err)
+	}
+	sil, err := decode(raw)
+	return sil, raw, err
+}
+
+// decode reads a stored record.
+func decode(raw string) (Silence, error) {
+	var sil Silence
+	if err := json.Unmarshal([]byte(raw), &sil); err != nil {
+		return Silence{}, fmt.Errorf("silences: unreadable record: %w", err)
+	}
+	if err := sil.compile(); err != nil {
+		return Silence{}, err
+	}
+	return sil, nil
+}
+
+// Filter selects silences by state for List.
+type Filter string
+
+// The filters of List.
+const (
+	// FilterLive: the silences in force and those still to come.
+	FilterLive Filter = ""
+	// FilterActive, FilterPending, FilterExpired: one state.
+	FilterActive  Filter = Filter(StateActive)
+	FilterPending Filter = Filter(StatePending)
+	FilterExpired Filter = Filter(StateExpired)
+	// FilterAll: every silence still kept.
+	FilterAll Filter = "all"
+)
+
+// List returns the silences f selects, soonest end first (expired ones:
+// latest end first).
+func (s *Store) List(ctx context.Context, f Filter) ([]Silence, error) {
+	now := s.cfg.Now()
+	lo, hi := "("+strconv.FormatInt(ms(now), 10), "+inf"
+	switch f {
+	case FilterExpired:
+		lo, hi = "-inf", strconv.FormatInt(ms(now), 10)
+	case FilterAll:
+		lo = "-inf"
+	case FilterLive, FilterActive, FilterPending:
+	default:
+		return nil, fmt.Errorf("silences: unknown filter %q", f)
+	}
+	all, err := s.load(ctx, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, sil := range all {
+		st := sil.State(now)
+		if f == FilterAll || f == FilterLive && st != StateExpired || Filter(st) == f {
+			out = append(out, sil)
+		}
+	}
+	if f == FilterExpired {
+		sort.SliceStable(out, func(i, j int) bool { return out[i].EndsAt.After(out[j].EndsAt) })
+	}
+	return out, nil
+}
+
+// load reads the silences whose end is in [lo, hi] (ZRANGEBYSCORE
+// bounds), at most every silence the store may hold.
+func (s *Store) load(ctx context.Context, lo, hi string) ([]Silence, error) {
+	raws, err := rangeScript.Run(ctx, s.rdb, []string{keys.Silences(), keys.SilenceEnds()}, lo, hi, -1).StringSlice()
+	if err != nil {
+		return nil, unavailable("list", err)
+	}
+	out := make([]Silence, 0, len(raws))
+	for _, raw := range raws {
+		sil, err := decode(raw)
+		if err != nil {
+			s.cfg.Logger.Error("skipping an unreadable silence record", "error", err)
+			continue
+		}
+		out = append(out, sil)
+	}
+	return out, nil
+}
+
+// Expire ends the silence id now, whatever its state (a pending one never
+// starts), and returns it. Expiring an expired silence changes nothing.
+// Errors: ErrNotFound, or one wrapping jobs.ErrUnavailable.
+func (s *Store) Expire(ctx context.Context, id string) (Silence, error) {
+	for attempt := 0; attempt < 5; attempt++ {
+		sil, raw, err := s.get(ctx, id)
+		if err != nil {
+			return Silence{}, err
+		}
+		now := s.cfg.Now().UTC().Truncate(time.Millisecond)
+		if sil.State(now) == StateExpired {
+			return sil, nil
+		}
+		sil.EndsAt = now
+		if sil.StartsAt.After(now) {
+			sil.StartsAt = now
+		}
+		rec, err := json.Marshal(&sil)
+		if err != nil {
+			return Silence{}, err
+		}
+		n, err := replaceScript.Run(ctx, s.rdb, []string{keys.Silences(), keys.SilenceEnds()}, id, raw, rec, ms(now)).Int()
+		durable.Wrote(ctx, keys.Silences())
+		switch {
+		case err != nil:
+			return Silence{}, unavailable("expire", err)
+		case n < 0:
+			return Silence{}, ErrNotFound
+		case n == 0:
+			continue // changed meanwhile: read it again
+		}
+		s.cache.invalidate()
+		s.cfg.Logger.Info("silence expired", "silence", id)
+		return sil, nil
+	}
+	return Silence{}, unavailable("expire", errors.New("the silence kept changing; retry"))
+}
+
+// Collect removes the silences that ended more than Config.Retention ago,
+// and returns how many it removed.
+func (s *Store) Collect(ctx context.Context) (int, error) {
+	cutoff := ms(s.cfg.Now().Add(-s.cfg.Retention))
+	total := 0
+	for {
+		n, err := collectScript.Run(ctx, s.rdb, []string{keys.Silences(), keys.SilenceEnds()}, cutoff, 500).Int()
+		if err != nil {
+			return total, unavailable("collect", err)
+		}
+		total += n
+		if n < 500 {
+			return total, nil
+		}
+	}
+}
+
+// cache holds the live silences of the process, read from Redis at most
+// every Config.CacheTTL.
+type cache struct {
+	mu       sync.Mutex
+	live     []Silence
+	loadedAt time.Time // wall clock of the last successful load; zero: never or invalidated
+	okAt     time.Time // the same, never reset by invalidate (for StaleFor)
+	failing  bool      // the last load failed (logged once until one succeeds)
+}
+
+func (c *cache) invalidate() {
+	c.mu.Lock()
+	c.loadedAt = time.Time{}
+	c.mu.Unlock()
+}
+
+// live returns the silences in force or to come, from the cache when it
+// is younger than CacheTTL.
+func (s *Store) live(ctx context.Context) ([]Silence, error) {
+	c := &s.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.loadedAt.IsZero() && time.Since(c.loadedAt) < s.cfg.CacheTTL {
+		return c.live, nil
+	}
+	list, err := s.load(ctx, "("+strconv.FormatInt(ms(s.cfg.Now()), 10), "+inf")
+	if err != nil {
+		if !c.okAt.IsZero() && time.Since(c.okAt) < s.cfg.StaleFor {
+			if !c.failing {
+				s.cfg.Logger.Warn("silences not reloaded; using the ones read last", "read_ago", time.Since(c.okAt).Round(time.Millisecond), "error", err)
+			}
+			c.failing = true
+			return c.live, nil
+		}
+		return nil, err
+	}
+	if c.failing {
+		s.cfg.Logger.Info("silences reloaded again")
+	}
+	c.live, c.loadedAt, c.okAt, c.failing = list, time.Now(), time.Now(), false
+	return list, nil
+}
+
+// Silenced implements alerts.Silencer: it returns the id of a silence in
+// force at now whose matchers all match a, or "". When several do, the
+// one ending last wins (then the smallest id), so that the answer is
+// stable.
+func (s *Store) Silenced(ctx context.Context, a *alerts.Alert, now time.Time) (string, error) {
+	list, err := s.live(ctx)
+	if err != nil {
+		return "", err
+	}
+	var best *Silence
+	for i := range list {
+		sil := &list[i]
+		if !sil.ActiveAt(now) || !sil.Matches(a) {
+			continue
+		}
+		if best == nil || sil.EndsAt.After(best.EndsAt) || sil.EndsAt.Equal(best.EndsAt) && sil.ID < best.ID {
+			best = sil
+		}
+	}
+	if best == nil {
+		return "", nil
+	}
+	return best.ID, nil
+}
+
+// Caught is one record of a silenced alert.
+type Caught struct {
+	// ID is the record's stream id.
+	ID          string            `json:"id"`
+	SilenceID   string            `json:"silence_id"`
+	At          time.Time         `json:"at"`
+	Title       string            `json:"title"`
+	Fingerprint string            `json:"fingerprint,omitempty"`
+	Source      string            `json:"source,omitempty"`
+	Severity    string            `json:"severity"`
+	Status      string            `json:"status"`
+	Labels      map[string]string `json:"labels,omitempty"`
+}
+
+// Record implements alerts.Silencer: it appends each caught alert to the
+// capped stream of silenced alerts, in one round trip.
+func (s *Store) Record(ctx context.Context, caught []alerts.SilencedAlert, now time.Time) error {
+	if len(caught) == 0 {
+		return nil
+	}
+	at := now.UTC().Format(time.RFC3339Nano)
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, c := range caught {
+			labels := ""
+			if len(c.Alert.Labels) > 0 {
+				b, _ := json.Marshal(c.Alert.Labels)
+				labels = string(b)
+			}
+			p.XAdd(ctx, &redis.XAddArgs{
+				Stream: keys.Silenced(), MaxLen: s.cfg.MaxRecorded, Approx: true,
+				Values: []any{"silence_id", c.SilencedBy, "at", at, "title", c.Alert.Title, "fingerprint", c.Alert.Fingerprint,
+					"source", c.Alert.Source, "severity", string(c.Alert.Severity), "status", string(c.Alert.Status), "labels", labels},
+			})
+		}
+		return nil
+	})
+	durable.Wrote(ctx, keys.Silenced())
+	if err != nil {
+		return unavailable("record silenced alerts", err)
+	}
+	for _, c := range caught {
+		s.cfg.Logger.Debug("alert silenced", "silence", c.SilencedBy, "title", c.Alert.Title, "fingerprint", c.Alert.Fingerprint)
+	}
+	return nil
+}
+
+// recordedPage is how many stream entries one read of Recorded takes.
+const recordedPage = 500
+
+// Recorded returns up to limit alerts that the silence id caught, newest
+// first, from the capped stream (older ones may have been trimmed).
+func (s *Store) Recorded(ctx context.Context, id string, limit int) ([]Caught, error) {
+	out := []Caught{}
+	end := "+"
+	for len(out) < limit {
+		msgs, err := s.rdb.XRevRangeN(ctx, keys.Silenced(), end, "-", recordedPage).Result()
+		if err != nil {
+			return nil, unavailable("read silenced alerts", err)
+		}
+		for _, m := range msgs {
+			if str(m.Values["silence_id"]) != id {
+				continue
+			}
+			out = append(out, caughtOf(m))
+			if len(out) == limit {
+				break
+			}
+		}
+		if len(msgs) < recordedPage {
+			break
+		}
+		end = "(" + msgs[len(msgs)-1].ID
+	}
+	return out, nil
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// caughtOf reads one stream entry.
+func caughtOf(m redis.XMessage) Caught {
+	c := Caught{ID: m.ID, SilenceID: str(m.Values["silence_id"]), Title: str(m.Values["title"]),
+		Fingerprint: str(m.Values["fingerprint"]), Source: str(m.Values["source"]),
+		Severity: str(m.Values["severity"]), Status: str(m.Values["status"])}
+	c.At, _ = time.Parse(time.RFC3339Nano, str(m.Values["at"]))
+	if l := str(m.Values["labels"]); l != "" {
+		_ = json.Unmarshal([]byte(l), &c.Labels)
+	}
+	return c
+}
