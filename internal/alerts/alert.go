@@ -2,9 +2,13 @@ package alerts
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -54,6 +58,16 @@ type Alert struct {
 	// Fingerprint identifies the event: the same fingerprint within the
 	// idempotency window is delivered once. Optional.
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Key identifies the alert itself, across its events: the firing and
+	// the resolved notification of one alert share it (Alertmanager's own
+	// fingerprint, say), while each has a Fingerprint of its own. Routes
+	// thread an alert's messages in a chat by it. Optional: without one,
+	// the Router derives it from the source, title and labels (Alert.Identity).
+	Key string `json:"key,omitempty"`
+	// ImageURL is a picture that goes with the alert (a graph, a
+	// screenshot): an http or https URL that Telegram fetches. The
+	// messages then go out as photos with the text as their caption.
+	ImageURL string `json:"image_url,omitempty"`
 	// Time is when the event happened; zero means when Herald received it.
 	Time time.Time `json:"time,omitempty"`
 }
@@ -68,12 +82,15 @@ const (
 	MaxLabelLen       = 1024
 	MaxSourceLen      = 64
 	MaxFingerprintLen = 200
+	MaxKeyLen         = 200
 )
 
 // Normalize fills defaults (severity info, status firing, time now) and
-// trims spaces from the title, then validates.
+// trims spaces from the title, key and image URL, then validates.
 func (a *Alert) Normalize(now time.Time) error {
 	a.Title = strings.TrimSpace(a.Title)
+	a.Key = strings.TrimSpace(a.Key)
+	a.ImageURL = strings.TrimSpace(a.ImageURL)
 	a.Severity = Severity(strings.ToLower(strings.TrimSpace(string(a.Severity))))
 	if a.Severity == "" {
 		a.Severity = SeverityInfo
@@ -121,7 +138,7 @@ func (a *Alert) Validate() error {
 	if a.URL != "" {
 		if len(a.URL) > MaxURLLen {
 			bad("url", "is %d bytes long; the limit is %d", len(a.URL), MaxURLLen)
-		} else if u, err := url.Parse(a.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		} else if !webURL(a.URL) {
 			bad("url", "must be an absolute http or https URL")
 		}
 	}
@@ -135,10 +152,54 @@ func (a *Alert) Validate() error {
 		checkText("labels."+k, k+v, MaxLabelLen)
 	}
 	checkText("fingerprint", a.Fingerprint, MaxFingerprintLen)
+	checkText("key", a.Key, MaxKeyLen)
+	if a.ImageURL != "" && !webURL(a.ImageURL) {
+		bad("image_url", "must be an absolute http or https URL of at most %d bytes that Telegram can fetch", MaxURLLen)
+	}
 	if len(fields) > 0 {
 		return &jobs.ValidationError{Fields: fields}
 	}
 	return nil
+}
+
+// webURL reports whether s is an absolute http or https URL within
+// MaxURLLen.
+func webURL(s string) bool {
+	if len(s) > MaxURLLen {
+		return false
+	}
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// Identity is the alert's Key, or when it has none a key derived from its
+// source, title and labels: "auto:" and 32 hex digits. Alerts that repeat
+// with the same source, title and labels share it, so a sender whose
+// resolved notification has another title than the firing one should set
+// Key.
+func (a *Alert) Identity() string {
+	if a.Key != "" {
+		return a.Key
+	}
+	h := sha256.New()
+	field := func(s string) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	field(a.Source)
+	field(a.Title)
+	names := make([]string, 0, len(a.Labels))
+	for k := range a.Labels {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		field(k)
+		field(a.Labels[k])
+	}
+	return "auto:" + hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // Dispatched says where the alerts of one Dispatch call went: one entry per

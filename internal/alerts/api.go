@@ -29,13 +29,15 @@ type apiRequest struct {
 	URL         string            `json:"url"`
 	Labels      map[string]string `json:"labels"`
 	Fingerprint string            `json:"fingerprint"`
+	Key         string            `json:"key"`
+	ImageURL    string            `json:"image_url"`
 	Time        time.Time         `json:"time"`
 	Alerts      []json.RawMessage `json:"alerts"`
 }
 
 func (r *apiRequest) alert() Alert {
 	return Alert{Title: r.Title, Body: r.Body, Severity: r.Severity, Status: r.Status, Source: r.Source,
-		URL: r.URL, Labels: r.Labels, Fingerprint: r.Fingerprint, Time: r.Time}
+		URL: r.URL, Labels: r.Labels, Fingerprint: r.Fingerprint, Key: r.Key, ImageURL: r.ImageURL, Time: r.Time}
 }
 
 // NewAPIHandler serves POST /v1/alerts, mounted by the caller behind the
@@ -45,7 +47,9 @@ func (r *apiRequest) alert() Alert {
 //
 // or a batch {"alerts": [{...}, {...}]} of up to MaxAlertsPerRequest. Alert
 // fields: title (required), body, severity (critical, warning, info), status
-// (firing, resolved), source, url, labels, fingerprint, time (RFC 3339). An
+// (firing, resolved), source, url, labels, fingerprint, key (the alert's
+// identity across firing and resolved, for threads), image_url (sent as a
+// photo), time (RFC 3339). An
 // Idempotency-Key header is the fingerprint of a single alert; in a batch,
 // alert i without a fingerprint gets "<key>/<i>".
 //
@@ -228,5 +232,5 @@ func invalidAlert(err error, prefix string) *httpapi.Error {
 
 func isZeroAlert(a *Alert) bool {
 	return a.Title == "" && a.Body == "" && a.Severity == "" && a.Status == "" && a.Source == "" &&
-		a.URL == "" && len(a.Labels) == 0 && a.Fingerprint == "" && a.Time.IsZero()
+		a.URL == "" && len(a.Labels) == 0 && a.Fingerprint == "" && a.Key == "" && a.ImageURL == "" && a.Time.IsZero()
 }

@@ -239,3 +239,36 @@ func TestAPIRedisDown(t *testing.T) {
 		t.Fatalf("retry: %+v, %d tasks", d, len(b.taskKeys()))
 	}
 }
+
+// The alerts API takes key (the thread's identity) and image_url (a photo),
+// alone and in a batch.
+func TestAPIKeyAndImage(t *testing.T) {
+	t.Parallel()
+	b := newRedisBundle(t)
+	r, err := NewRouter(mustParse(t, "routes:\n  - name: ops\n    destinations: [1]\n"), b.enq, RouterConfig{Logger: quietLogger(), Redis: b.rdb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := &apiBundle{redisBundle: b, h: NewAPIHandler(r, 1<<16, quietLogger())}
+	d := accepted(t, api.post(`{"title":"CPU high","key":"cpu/db-1","image_url":"https://grafana.test/render/cpu.png"}`))
+	m := b.task(t, d.Messages[0].Queue, d.Messages[0].TaskID)
+	if m.Thread == nil || m.Thread.Key != "cpu/db-1/ops" || m.Thread.Mode != jobs.ThreadOpen {
+		t.Errorf("thread %+v", m.Thread)
+	}
+	if m.Photo == nil || m.Photo.URL != "https://grafana.test/render/cpu.png" {
+		t.Errorf("photo %+v", m.Photo)
+	}
+	d = accepted(t, api.post(`{"alerts":[{"title":"CPU ok","key":"cpu/db-1","status":"resolved"}]}`))
+	m = b.task(t, d.Messages[0].Queue, d.Messages[0].TaskID)
+	if m.Thread == nil || *m.Thread != (jobs.Thread{Key: "cpu/db-1/ops", Mode: jobs.ThreadReply, Close: true}) || m.Photo != nil {
+		t.Errorf("resolution: thread %+v, photo %+v", m.Thread, m.Photo)
+	}
+	e := apiError(t, api.post(`{"title":"x","image_url":"file:///etc/passwd"}`), http.StatusBadRequest, httpapi.CodeInvalidField)
+	if !fieldNames(e)["image_url"] {
+		t.Errorf("fields %+v, want image_url", e.Fields)
+	}
+	e = apiError(t, api.post(`{"alerts":[{"title":"x","image_url":"nope"}]}`), http.StatusBadRequest, httpapi.CodeInvalidField)
+	if !fieldNames(e)["alerts[0].image_url"] {
+		t.Errorf("fields %+v, want alerts[0].image_url", e.Fields)
+	}
+}

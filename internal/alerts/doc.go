@@ -16,6 +16,14 @@
 //     the route's parse mode, with a plain text fallback;
 //   - router.go: Router, the Dispatcher that enqueues the messages and swaps
 //     tables on reload;
+//   - thread.go: threads and buttons. Each message of an alert that is not
+//     coalesced carries a jobs.Thread named after the alert's identity
+//     (Alert.Identity), the route and the forum topic: a firing alert
+//     opens it or, when its record in Redis says it is open, replies to
+//     it; a resolution replies, edits or comes on its own (on_resolve) and
+//     closes it. A route's buttons become a keyboard whose subject
+//     (package callbacks) holds the alert's silence matchers;
+//     parse_interact.go reads on_resolve, buttons and allowed_users;
 //   - silence.go: the hooks the Router calls before enqueueing, Silencer
 //     (silenced alerts are recorded, not sent) and Holder (messages of a
 //     route in its quiet hours wait for the window's end), both

@@ -13,11 +13,11 @@ import (
 // The keys a routing file may use, per mapping.
 var (
 	topKeys         = []string{"defaults", "routes", "webhooks"}
-	defaultsKeys    = []string{"bot", "parse_mode", "template", "queue", "coalesce", "disable_notification", "disable_link_preview"}
-	routeKeys       = []string{"name", "default", "match", "destinations", "bot", "parse_mode", "template", "queue", "coalesce", "disable_notification", "disable_link_preview", "quiet_hours"}
+	defaultsKeys    = []string{"bot", "parse_mode", "template", "queue", "coalesce", "disable_notification", "disable_link_preview", "on_resolve", "buttons", "allowed_users"}
+	routeKeys       = []string{"name", "default", "match", "destinations", "bot", "parse_mode", "template", "queue", "coalesce", "disable_notification", "disable_link_preview", "quiet_hours", "on_resolve", "buttons", "allowed_users"}
 	matchKeys       = []string{"source", "severity", "labels"}
 	destinationKeys = []string{"chat", "thread"}
-	webhookKeys     = []string{"name", "title", "body", "url", "severity", "status", "source", "fingerprint", "labels"}
+	webhookKeys     = []string{"name", "title", "body", "url", "severity", "status", "source", "fingerprint", "key", "image_url", "labels"}
 )
 
 // Limits on a routing file, far above any real one.
@@ -50,6 +50,9 @@ const regexPrefix = "=~"
 //	  coalesce: false    # let the digest fold this route's messages together
 //	  disable_notification: ...  # default: silent for info alerts only
 //	  disable_link_preview: false
+//	  on_resolve: reply  # reply, edit or new: how a resolved alert relates to its firing message
+//	  buttons: [ack, silence_1h, silence_24h]  # keyboard under firing alerts; default none
+//	  allowed_users: ["@alice", 12345]         # who may press; default anyone in the chat
 //	routes:              # at least one
 //	  - name: db-pager   # required, unique: letters, digits, _ . -
 //	    match:           # all conditions must hold; no match: every alert
@@ -66,7 +69,7 @@ const regexPrefix = "=~"
 //	webhooks:            # optional: generic JSON webhooks
 //	  - name: uptime
 //	    title: "{{ .monitor.name }} is {{ .status }}"  # required; Go templates over the JSON body
-//	    body, url, severity, source, fingerprint: ...   # optional
+//	    body, url, severity, status, source, fingerprint, key, image_url: ...   # optional
 //	    labels: {env: "{{ .env }}"}
 //
 // See docs/ROUTING.md for the matching rules and the template helpers.
@@ -135,7 +138,9 @@ func (p *parser) table(root *yaml.Node) *Table {
 	}
 	def := options{mode: markup.HTML}
 	if f, ok := top["defaults"]; ok {
-		p.options(f, &def, defaultsKeys)
+		if m := p.options(f, &def, defaultsKeys); m != nil {
+			p.interaction(m, &def, "defaults")
+		}
 		if def.botNode != nil && !p.knownBot(def.bot) {
 			p.Report(def.botNode, def.botPath, fmt.Sprintf("names the bot %q, which is not a bot of this Herald", def.bot), p.botFix())
 		}

@@ -30,6 +30,11 @@ type options struct {
 	coalesce  bool
 	silent    *bool
 	noPreview bool
+	// onResolve, buttons and allowed are read by interaction; "" and nil
+	// when unset.
+	onResolve string
+	buttons   []string
+	allowed   []string
 }
 
 // options reads the keys shared by defaults and routes into o, and returns

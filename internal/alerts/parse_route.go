@@ -32,6 +32,18 @@ func (p *parser) route(n *yaml.Node, at string, def options) *route {
 		}
 		r.name = s
 	}
+	who := "this route"
+	if named {
+		who = fmt.Sprintf("route %q", r.name)
+	}
+	p.interaction(m, &o, who)
+	r.onResolve, r.buttons, r.allowed = o.onResolve, o.buttons, o.allowed
+	if r.onResolve == "" {
+		r.onResolve = resolveReply
+	}
+	if len(r.buttons) == 0 {
+		r.buttons, r.allowed = nil, nil
+	}
 	if f, ok := m["default"]; ok {
 		r.isDefault, _ = p.Bool(f.Value, f.Path)
 	}

@@ -13,7 +13,7 @@ import (
 
 // webhookFields are the alert fields a webhook sets through a template,
 // besides labels.
-var webhookFields = []string{"title", "body", "url", "severity", "status", "source", "fingerprint"}
+var webhookFields = []string{"title", "body", "url", "severity", "status", "source", "fingerprint", "key", "image_url"}
 
 // labelNamePattern limits webhook label names to what routes can match
 // without quoting surprises.

@@ -29,7 +29,26 @@ type route struct {
 	noPreview bool
 	// quiet is the route's quiet hours; nil when it has none.
 	quiet *quietHours
+	// onResolve is how a resolved alert's message relates to the firing
+	// one: resolveReply, resolveEdit or resolveNew.
+	onResolve string
+	// buttons are the callbacks actions of the keyboard under a firing
+	// alert's message, in callbacks.Actions order; nil: no keyboard.
+	buttons []string
+	// allowed are who may press the buttons: @usernames and numeric user
+	// ids; nil: anyone in the chat.
+	allowed []string
 }
+
+// The values of on_resolve.
+const (
+	// resolveReply sends the resolution as a reply to the firing message.
+	resolveReply = "reply"
+	// resolveEdit replaces the firing message's text with the resolution.
+	resolveEdit = "edit"
+	// resolveNew sends the resolution as a message of its own.
+	resolveNew = "new"
+)
 
 // destination is one chat (and optional forum topic) a route sends to.
 type destination struct {

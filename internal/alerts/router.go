@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/herald-dev/herald/internal/jobs"
 )
 
@@ -36,6 +38,12 @@ type RouterConfig struct {
 	// until the window ends. Without one, quiet hours do not apply (a
 	// warning says so when the routing file has them).
 	Holder Holder
+	// Redis, when set, gives alerts threads and buttons: the Router reads
+	// whether an alert's thread is open in a chat (a firing alert that
+	// repeats replies to its first message) and stores what a message's
+	// buttons act on. Without it messages carry neither (a warning says
+	// so when the routing file asks for buttons).
+	Redis redis.Cmdable
 }
 
 // WithDefaults returns the config with zero fields set to their defaults.
@@ -82,6 +90,7 @@ func NewRouter(table *Table, enq *jobs.Enqueuer, cfg RouterConfig) (*Router, err
 	r := &Router{enq: enq, cfg: cfg.WithDefaults()}
 	r.table.Store(table)
 	r.warnQuietIgnored(table)
+	r.warnButtonsIgnored(table)
 	return r, nil
 }
 
@@ -108,6 +117,7 @@ func (r *Router) Reload(path string) error {
 	}
 	r.Swap(t)
 	r.warnQuietIgnored(t)
+	r.warnButtonsIgnored(t)
 	r.cfg.Logger.Info("routing file reloaded", "path", path, "routes", len(t.routes), "webhooks", len(t.webhooks))
 	return nil
 }
@@ -120,6 +130,14 @@ func (r *Router) Reload(path string) error {
 // fingerprint gets, per destination, the idempotency key
 // fingerprint/route/destination, so a retried batch delivers nothing twice.
 //
+// With RouterConfig.Redis, messages that are not coalesced carry a thread
+// (jobs.Thread) keyed by the alert's identity, the route and the
+// destination (threadKey): a firing alert opens it, or replies to it when
+// it is open already (a repeat); a resolved alert replies to or edits its
+// first message, or comes on its own, per the route's on_resolve, and
+// closes it. A firing alert of a route with buttons gets its keyboard
+// (package callbacks).
+//
 // With RouterConfig.Silences, an alert that a silence catches needs no
 // route: it is recorded with the silence's id (Dispatched.Silenced) and
 // sends nothing. With RouterConfig.Holder, the messages of a route in its
@@ -128,8 +146,7 @@ func (r *Router) Reload(path string) error {
 func (r *Router) Dispatch(ctx context.Context, batch []Alert) (Dispatched, error) {
 	t := r.table.Load()
 	now := r.cfg.Now()
-	var reqs []jobs.Request
-	var holds []hold // holds[i] says whether reqs[i] is held by quiet hours
+	var outs []outgoing
 	var caught []SilencedAlert
 	var verr jobs.ValidationError
 	for i := range batch {
@@ -165,8 +182,7 @@ func (r *Router) Dispatch(ctx context.Context, batch []Alert) (Dispatched, error
 		for _, rt := range routes {
 			h := r.holdFor(&a, rt, now)
 			for _, req := range r.requests(&a, rt) {
-				reqs = append(reqs, req)
-				holds = append(holds, h)
+				outs = append(outs, outgoing{req: req, hold: h, alert: &a, route: rt})
 			}
 		}
 	}
@@ -176,35 +192,52 @@ func (r *Router) Dispatch(ctx context.Context, batch []Alert) (Dispatched, error
 	// Rendering keeps messages valid; checking them here anyway means a
 	// bug cannot leave half a batch in Redis.
 	lim := jobs.Limits{Bots: r.cfg.Bots, MaxTextLen: r.cfg.MaxTextLen}
-	for i := range reqs {
-		m := reqs[i].Message
+	for i := range outs {
+		m := outs[i].req.Message
 		if err := m.Normalize(lim, now); err != nil {
 			return Dispatched{}, fmt.Errorf("alerts: route produced an invalid message (a bug): %v", err)
 		}
 	}
-	out := Dispatched{Messages: make([]jobs.Result, 0, len(reqs))}
+	if err := r.threadModes(ctx, outs); err != nil {
+		return Dispatched{}, err
+	}
+	out := Dispatched{Messages: make([]jobs.Result, 0, len(outs))}
 	if len(caught) > 0 {
 		if err := r.cfg.Silences.Record(ctx, caught, now); err != nil {
 			return out, err
 		}
 		out.Silenced = caught
 	}
-	for i, req := range reqs {
-		if !holds[i].until.IsZero() {
-			hm, err := r.held(ctx, req, holds[i])
+	for i := range outs {
+		o := &outs[i]
+		if !o.hold.until.IsZero() {
+			hm, err := r.held(ctx, o.req, o.hold)
 			if err != nil {
 				return out, err
 			}
 			out.Held = append(out.Held, hm)
 			continue
 		}
-		res, err := r.enq.Enqueue(ctx, req)
+		if err := r.attachButtons(ctx, o); err != nil {
+			return out, err
+		}
+		res, err := r.enq.Enqueue(ctx, o.req)
 		if err != nil {
 			return out, err
 		}
 		out.Messages = append(out.Messages, res)
 	}
 	return out, nil
+}
+
+// outgoing is one message of a dispatch: the request, whether quiet hours
+// hold it, and the alert and route it renders, for the thread and buttons
+// decided just before it is enqueued.
+type outgoing struct {
+	req   jobs.Request
+	hold  hold
+	alert *Alert
+	route *route
 }
 
 // requests renders a for route rt: one request per destination.
@@ -221,6 +254,13 @@ func (r *Router) requests(a *Alert, rt *route) []jobs.Request {
 	if rt.silent != nil {
 		silent = *rt.silent
 	}
+	// A coalesced message may end up as one line of a digest, which can
+	// neither open a thread nor reply to one.
+	coalesced := rt.coalesce && queue != jobs.QueueCritical
+	var identity string
+	if r.cfg.Redis != nil && !coalesced {
+		identity = a.Identity()
+	}
 	reqs := make([]jobs.Request, 0, len(rt.destinations))
 	for _, d := range rt.destinations {
 		req := jobs.Request{
@@ -236,11 +276,18 @@ func (r *Router) requests(a *Alert, rt *route) []jobs.Request {
 			},
 			Coalesce: rt.coalesce,
 		}
+		if a.ImageURL != "" {
+			req.Message.Photo = &jobs.Photo{URL: a.ImageURL}
+		}
 		if rt.coalesce {
-			req.Item = &jobs.DigestItem{Title: a.Title, URL: a.URL, Summary: a.Body}
+			item := digestItem(a)
+			req.Item = &item
 		}
 		if a.Fingerprint != "" {
 			req.Message.IdempotencyKey = idempotencyKey(a.Fingerprint, rt.name, d)
+		}
+		if identity != "" {
+			req.Message.Thread = threadFor(a, rt, threadKey(identity, rt.name, d))
 		}
 		reqs = append(reqs, req)
 	}

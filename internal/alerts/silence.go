@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/keys"
 )
 
 // Silencer is what the Router asks before an alert becomes messages.
@@ -83,14 +84,21 @@ func (r *Router) holdFor(a *Alert, rt *route, now time.Time) hold {
 	if !ok {
 		return hold{}
 	}
-	return hold{route: rt.name, until: until, item: jobs.DigestItem{Title: a.Title, URL: a.URL, Summary: a.Body}}
+	return hold{route: rt.name, until: until, item: digestItem(a)}
 }
 
 // held stores a request that quiet hours hold. Its digest entry is the
 // alert's, whatever the route's coalesce setting: held messages are
-// delivered as a digest.
+// delivered as a digest, so they carry no thread (nor buttons); a held
+// resolution closes its alert's thread at once.
 func (r *Router) held(ctx context.Context, req jobs.Request, h hold) (HeldMessage, error) {
 	req.Coalesce = true
+	closes := req.Message.Thread != nil && req.Message.Thread.Close
+	key := ""
+	if closes {
+		key = keys.Bot(req.Message.Bot).Thread(req.Message.Chat, req.Message.Thread.Key)
+	}
+	req.Message.Thread = nil
 	if req.Item == nil {
 		item := h.item
 		req.Item = &item
@@ -98,6 +106,15 @@ func (r *Router) held(ctx context.Context, req jobs.Request, h hold) (HeldMessag
 	res, err := r.cfg.Holder.Hold(ctx, req, h.until)
 	if err != nil {
 		return HeldMessage{}, err
+	}
+	if closes {
+		// The resolution will be a digest line, not a reply: close the
+		// thread now, so that the alert firing again opens a new one
+		// rather than answering a message from before the quiet hours.
+		// Best effort: a thread left open only expires later.
+		if err := r.cfg.Redis.Del(ctx, key).Err(); err != nil {
+			r.cfg.Logger.Warn("could not close the thread of a resolved alert held by quiet hours", "route", h.route, "error", err)
+		}
 	}
 	return HeldMessage{Result: res, Route: h.route, Until: h.until.UTC()}, nil
 }

@@ -74,6 +74,10 @@ func (g *GenericWebhook) Alerts(body any) ([]Alert, error) {
 			}
 		case "fingerprint":
 			a.Fingerprint = v
+		case "key":
+			a.Key = v
+		case "image_url":
+			a.ImageURL = v
 		default:
 			if v == "" {
 				continue

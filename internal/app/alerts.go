@@ -51,9 +51,10 @@ func NewSilences(cfg config.Producer, rdb redis.UniversalClient, enq *jobs.Enque
 
 // NewRouter builds the alert router over enq. With st, every alert is
 // checked against the silences and routes' quiet hours hold messages there.
-// Without a routing table every dispatch fails with alerts.ErrNoRoute and a
-// hint at the settings.
-func NewRouter(cfg config.Producer, enq *jobs.Enqueuer, st *silences.Store, log *slog.Logger) (alerts.Dispatcher, *alerts.Router, error) {
+// rdb (the enqueuer's Redis) holds the alerts' threads and what their
+// buttons act on. Without a routing table every dispatch fails with
+// alerts.ErrNoRoute and a hint at the settings.
+func NewRouter(cfg config.Producer, rdb redis.UniversalClient, enq *jobs.Enqueuer, st *silences.Store, log *slog.Logger) (alerts.Dispatcher, *alerts.Router, error) {
 	table, err := LoadRoutes(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -62,6 +63,9 @@ func NewRouter(cfg config.Producer, enq *jobs.Enqueuer, st *silences.Store, log 
 		return unrouted{}, nil, nil
 	}
 	rcfg := alerts.RouterConfig{Logger: log, MaxTextLen: cfg.MaxTextLen, Bots: cfg.BotNames()}
+	if rdb != nil {
+		rcfg.Redis = rdb
+	}
 	if st != nil {
 		rcfg.Silences, rcfg.Holder = st, st
 	}

@@ -46,7 +46,7 @@ func RunFeeds(ctx context.Context, cfg config.Producer, path string, log *slog.L
 	if err != nil {
 		return err
 	}
-	routed, router, err := NewRouter(cfg, enq, st, log)
+	routed, router, err := NewRouter(cfg, rdb, enq, st, log)
 	if err != nil {
 		return err
 	}

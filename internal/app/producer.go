@@ -27,6 +27,7 @@ import (
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/heartbeat"
 	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/interact"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/silences"
@@ -143,7 +144,7 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 	if err != nil {
 		return nil, err
 	}
-	dispatcher, router, err := NewRouter(cfg, enq, st, log)
+	dispatcher, router, err := NewRouter(cfg, rdb, enq, st, log)
 	if err != nil {
 		return nil, err
 	}
@@ -190,6 +191,17 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 			// the API token, or the sender's signature.
 			{Pattern: "/v1/webhooks/", Handler: hooks, SelfAuth: true},
 		},
+	}
+	// Telegram's posts of button presses carry a secret token of their own.
+	if tg, err := cfg.TelegramWebhookSecret(); err != nil {
+		return fail(err)
+	} else if tg != "" {
+		recv, err := interact.ForProducer(interact.ProducerConfig{Redis: rdb, Queues: cfg.Queues, DefaultQueue: cfg.DefaultQueue,
+			Secret: tg, Bots: cfg.BotNames(), MaxBodyBytes: cfg.WebhookBodyLimit(), Registerer: reg, Logger: log})
+		if err != nil {
+			return fail(err)
+		}
+		apiCfg.Mounts = append(apiCfg.Mounts, producer.Mount{Pattern: interact.WebhookPattern, Handler: recv, SelfAuth: true})
 	}
 	var ownMetrics http.Handler
 	if cfg.MetricsListen != "" {

@@ -1,11 +1,14 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/interact"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/worker"
@@ -122,7 +126,38 @@ func NewWorker(cfg config.Worker, bots map[string]worker.Sender, reg prometheus.
 		queues = append(queues, q)
 	}
 	w.Metrics.InitQueues(queues)
+	if err := attachPresses(w, cfg, bots, queues, reg, log); err != nil {
+		w.Client().Close()
+		return nil, err
+	}
 	return w, nil
+}
+
+// attachPresses has the worker take the presses of alert buttons
+// (internal/interact, docs/BUTTONS.md): it handles their tasks, and polls
+// the bots' updates or, with HERALD_TELEGRAM_WEBHOOK_URL, sets their
+// webhooks. HERALD_TELEGRAM_UPDATES=false leaves the updates alone.
+func attachPresses(w *worker.Worker, cfg config.Worker, bots map[string]worker.Sender, queues []string, reg prometheus.Registerer, log *slog.Logger) error {
+	apis := interact.BotsOf(bots)
+	if cfg.Updates.Off || len(apis) == 0 {
+		return nil
+	}
+	secret, err := cfg.Updates.WebhookSecretValue()
+	if err != nil {
+		return err
+	}
+	// Highest priority first: presses go to critical, else to the top queue.
+	queues = slices.Clone(queues)
+	slices.SortFunc(queues, func(a, b string) int { return cmp.Or(cfg.Queues[b]-cfg.Queues[a], strings.Compare(a, b)) })
+	side, err := interact.ForWorker(interact.WorkerConfig{Redis: w.Client(), Bots: apis, Queues: queues,
+		Durable: NewAcker(w.Client(), cfg.Redis), WebhookURL: cfg.Updates.WebhookURL, WebhookSecret: secret,
+		Registerer: reg, Logger: log})
+	if err != nil {
+		return err
+	}
+	w.Handle(interact.TypeUpdate, side.Handler)
+	w.Attach(side.Receiver)
+	return nil
 }
 
 // RunWorker runs a worker (and its health/metrics server) until ctx ends.

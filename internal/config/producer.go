@@ -142,6 +142,10 @@ type Producer struct {
 	// GitHubSecret verifies X-Hub-Signature-256 on GitHub webhooks
 	// (HERALD_GITHUB_WEBHOOK_SECRET or _FILE); unset disables the endpoint.
 	GitHubSecret, GitHubSecretFile string
+	// TelegramSecret is the secret token of the bots' webhooks, as the
+	// workers set it (HERALD_TELEGRAM_WEBHOOK_SECRET or _FILE); when set,
+	// POST /telegram/<bot>/updates takes button presses.
+	TelegramSecret, TelegramSecretFile string
 	// SentrySecret is the Sentry integration's client secret, which signs
 	// Sentry-Hook-Signature (HERALD_SENTRY_CLIENT_SECRET or _FILE); unset
 	// disables the endpoint.
@@ -264,6 +268,8 @@ func (p Producer) Validate() error {
 	}
 	validateSecretPair(&pr, p.APIToken, p.APITokenFile, EnvAPIToken, EnvAPITokenFile)
 	validateSecretPair(&pr, p.GitHubSecret, p.GitHubSecretFile, EnvGitHubSecret, EnvGitHubSecretFile)
+	validateSecretPair(&pr, p.TelegramSecret, p.TelegramSecretFile, EnvTelegramWebhookSecret, EnvTelegramWebhookSecretFile)
+	validateWebhookSecret(&pr, p.TelegramSecret, p.TelegramSecretFile, false)
 	validateSecretPair(&pr, p.SentrySecret, p.SentrySecretFile, EnvSentrySecret, EnvSentrySecretFile)
 	validateSecretPair(&pr, p.GrafanaSecret, p.GrafanaSecretFile, EnvGrafanaSecret, EnvGrafanaSecretFile)
 	validateSecretPair(&pr, p.AdminToken, p.AdminTokenFile, EnvAdminToken, EnvAdminTokenFile)
@@ -494,6 +500,9 @@ func producerSpecs(p *Producer) []spec {
 		newSpec(EnvGrafanaSecretFile, "", "File holding the Grafana HMAC secret.", stringVar(&p.GrafanaSecretFile)),
 		newSpec(EnvGrafanaTimestamp, "", "Grafana's signature timestamp header, when the contact point sets one.",
 			stringVar(&p.GrafanaTimestampHeader)),
+		secretSpec(EnvTelegramWebhookSecret, "Secret token of the bots' webhooks, as the workers set it; when set, POST /telegram/<bot>/updates takes button presses.",
+			stringVar(&p.TelegramSecret)),
+		newSpec(EnvTelegramWebhookSecretFile, "", "File holding the webhook secret token.", stringVar(&p.TelegramSecretFile)),
 		newSpec(EnvWebhookMaxBody, formatBytes(webhooks.DefaultMaxBodyBytes), "Largest accepted webhook body (the smaller of this and "+EnvMaxBodyBytes+" applies).",
 			bytesVar(&p.WebhookMaxBodyBytes)),
 		newSpec(EnvHeartbeatCheck, fmtDur(heartbeat.DefaultCheckInterval), "How often each producer looks for overdue heartbeats.",

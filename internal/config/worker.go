@@ -330,6 +330,8 @@ type Worker struct {
 	Listen string
 	// Digest shapes the digests of coalescible messages.
 	Digest Digest
+	// Updates says how presses of alert buttons are received.
+	Updates Updates
 }
 
 // WithDefaults returns w with every zero-valued setting replaced by its
@@ -414,6 +416,7 @@ func (w Worker) Validate() error {
 	}
 	w.Limits.validate(&p, w.Queues)
 	w.Digest.validate(&p)
+	w.Updates.validate(&p)
 	return p.err()
 }
 
@@ -585,7 +588,7 @@ func workerSpecs(w *Worker) []spec {
 		`Address of the health and metrics HTTP server (flag alias -listen); "off" disables it.`, optStringVar(&w.Listen))
 	listen.alias = "listen"
 	specs := commonSpecs(&w.Redis, &w.Log, &w.Bots)
-	return append(specs,
+	return append(append(specs,
 		secretSpec(EnvTelegramToken, `Token of the bot "default" (see `+EnvBots+`). Prefer the _FILE variant.`,
 			stringVar(&w.Telegram.Token)),
 		newSpec(EnvTelegramTokenFile, "", "File holding the bot token (content trimmed); excludes "+EnvTelegramToken+".",
@@ -638,5 +641,5 @@ func workerSpecs(w *Worker) []spec {
 			intVar(&w.Digest.MaxMessages)),
 		newSpec(EnvDigestReclaimAfter, fmtDur(digest.DefaultReclaimAfter), "Age at which a digest aggregation left behind by a crashed worker is given back to its chat's queue.",
 			durationVar(&w.Digest.ReclaimAfter)),
-	)
+	), updatesSpecs(&w.Updates)...)
 }

@@ -98,6 +98,11 @@ var workerEnv = map[string]string{
 	"HERALD_DIGEST_MAX_SIZE":      "50",
 	"HERALD_DIGEST_MAX_MESSAGES":  "2",
 	"HERALD_DIGEST_RECLAIM_AFTER": "10s",
+
+	"HERALD_TELEGRAM_UPDATES":             "true", // the default, but false would refuse the URL
+	"HERALD_TELEGRAM_WEBHOOK_URL":         "https://herald.example.com/",
+	"HERALD_TELEGRAM_WEBHOOK_SECRET":      "s3cret_token",
+	"HERALD_TELEGRAM_WEBHOOK_SECRET_FILE": "",
 }
 
 func TestLoadWorkerEnv(t *testing.T) {
@@ -144,6 +149,7 @@ func TestLoadWorkerEnv(t *testing.T) {
 		Listen:             "127.0.0.1:0",
 		Digest: Digest{GracePeriod: 5 * time.Second, MaxDelay: 20 * time.Second, MaxSize: 50, MaxMessages: 2,
 			ReclaimAfter: 10 * time.Second},
+		Updates: Updates{WebhookURL: "https://herald.example.com", WebhookSecret: "s3cret_token"},
 	}
 	if !reflect.DeepEqual(w, want) {
 		t.Fatalf("env:\n got %+v\nwant %+v", w, want)

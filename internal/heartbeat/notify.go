@@ -64,6 +64,9 @@ func (n notification) alert() alerts.Alert {
 		Source:      SourceHeartbeat,
 		Labels:      labels,
 		Fingerprint: Fingerprint(n.Name, n.Kind, last),
+		// One key for the heartbeat's outage and its recovery: they
+		// share a thread in the chat.
+		Key: "heartbeat/" + n.Name,
 	}
 	lastPing := "Last ping: " + ft(last)
 	if n.NeverPinged == "1" {

@@ -243,7 +243,8 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 		}
 		opts = append(opts, asynq.TaskID(id), asynq.Retention(e.cfg.IdempotencyWindow))
 	}
-	if err := e.openThread(ctx, msg); err != nil {
+	marked, err := e.openThread(ctx, msg)
+	if err != nil {
 		return Result{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	info, err := e.client.EnqueueContext(ctx, asynq.NewTask(TypeSendMessage, payload), opts...)
@@ -252,6 +253,11 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 	case errors.Is(err, asynq.ErrTaskIDConflict):
 		return Result{TaskID: TaskIDForKey(msg.IdempotencyKey), Queue: queue, Duplicate: true}, nil
 	case err != nil:
+		if marked {
+			// Nothing will send the thread's first message: replies must
+			// not wait for it. Best effort; the mark expires anyway.
+			_ = e.rdb.Del(context.WithoutCancel(ctx), keys.Bot(msg.Bot).Thread(msg.Chat, msg.Thread.Key)).Err()
+		}
 		return Result{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	if msg.IdempotencyKey != "" {
@@ -270,16 +276,18 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 // ThreadWait) rather than going out alone. It marks before the enqueue, so
 // the worker's record of the sent message cannot be overwritten; a thread
 // that already has its first message keeps it until that is closed.
-func (e *Enqueuer) openThread(ctx context.Context, msg SendMessage) error {
+// It reports whether it marked the thread.
+func (e *Enqueuer) openThread(ctx context.Context, msg SendMessage) (bool, error) {
 	if msg.Thread == nil || msg.Thread.Mode != ThreadOpen {
-		return nil
+		return false, nil
 	}
 	key := keys.Bot(msg.Bot).Thread(msg.Chat, msg.Thread.Key)
-	if err := e.rdb.SetNX(ctx, key, "pending", ThreadWait).Err(); err != nil {
-		return fmt.Errorf("open thread: %w", err)
+	marked, err := e.rdb.SetNX(ctx, key, "pending", ThreadWait).Result()
+	if err != nil {
+		return false, fmt.Errorf("open thread: %w", err)
 	}
 	durable.Wrote(ctx, key)
-	return nil
+	return marked, nil
 }
 
 // claimed looks up the claim of an idempotency key's task id. asynq refuses

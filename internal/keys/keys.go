@@ -226,3 +226,21 @@ func QuietHeld() string { return prefix + "quiet:held" }
 // milliseconds) from which a releaser may take each: the end of its quiet
 // hours, or the end of the lease of the releaser that took it.
 func QuietDue() string { return prefix + "quiet:due" }
+
+// UpdatesLease is held by the one process of the fleet that long-polls the
+// bot's updates (getUpdates): its value names the holder, who renews it
+// while polling (internal/interact).
+func (s Space) UpdatesLease() string { return s.prefix() + "updates:lease" }
+
+// UpdatesOffset holds the getUpdates offset confirmed so far (the last
+// update handed to the queue, plus one), so that a new lease holder
+// continues where the previous one stopped.
+func (s Space) UpdatesOffset() string { return s.prefix() + "updates:offset" }
+
+// PressLines is the list of lines that button presses added below an
+// alert's message in a chat ("Acknowledged by ..."), oldest first; each
+// edit of the message shows them all. The incident names one firing of the
+// alert (internal/interact: its thread key and first message id).
+func (s Space) PressLines(chat, incident string) string {
+	return s.prefix() + "presslines:" + NormChat(chat) + ":" + incident
+}

@@ -123,13 +123,13 @@ func TestFloodWaitOfOneBotSparesTheOther(t *testing.T) {
 		}, func(st Stats) int64 { return st.TooManyBot }},
 		{"Force429 on one bot", func(t *testing.T, s *Server) {
 			s.Force429(time.Minute, "alerts")
-			if retry := mustRetryAfter(t, call(s, tokenAlerts, "getMe", nil)); retry != 60 {
+			if retry := mustRetryAfter(t, sendAs(s, tokenAlerts, text("41", "announces"))); retry != 60 {
 				t.Errorf("retry_after %d, want 60", retry)
 			}
 		}, func(st Stats) int64 { return st.TooManyFlood }},
 		{"Force429 by bot id", func(t *testing.T, s *Server) {
 			s.Force429(time.Minute, "200000001")
-			mustRetryAfter(t, call(s, tokenAlerts, "getMe", nil))
+			mustRetryAfter(t, sendAs(s, tokenAlerts, text("41", "announces")))
 		}, func(st Stats) int64 { return st.TooManyFlood }},
 	}
 	for _, tc := range tests {

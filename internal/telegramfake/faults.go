@@ -172,8 +172,10 @@ func (s *Server) SetOutage(on bool, bots ...string) {
 }
 
 // Force429 starts a flood wait for the selected bots, or for every bot:
-// every Bot API request of such a bot is answered 429 until retryAfter
-// (Telegram time) has passed, with retry_after counting down the remainder.
+// every request of such a bot that sends or edits a message is answered
+// 429 until retryAfter (Telegram time) has passed, with retry_after
+// counting down the remainder (getUpdates, answerCallbackQuery, the webhook
+// methods, getMe and getChat go on).
 // Each bot's wait is announced by its own first 429; every request of the
 // bot after that counts in Stats.InsideWait and Stats.InsideWaitBot. A
 // non-positive retryAfter ends the flood waits early.

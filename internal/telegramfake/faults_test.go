@@ -167,8 +167,12 @@ func TestForce429(t *testing.T) {
 	t.Parallel()
 	s, clock := newFake(t, Config{TimeScale: 10})
 	s.Force429(30 * time.Second)
-	if retry := mustRetryAfter(t, call(s, testToken, "getMe", nil)); retry != 30 {
+	if retry := mustRetryAfter(t, send(s, text("41", "announces"))); retry != 30 {
 		t.Errorf("retry_after %d, want 30 (Telegram seconds)", retry)
+	}
+	// Reading the bot's identity or updates is not a send: it goes on.
+	if r := call(s, testToken, "getMe", nil); r.code != http.StatusOK {
+		t.Errorf("getMe during a flood wait: %d %s", r.code, r.body)
 	}
 	clock.Advance(2 * time.Second) // 20 Telegram seconds at scale 10
 	if retry := mustRetryAfter(t, send(s, text("42", "x"))); retry != 10 {
@@ -186,9 +190,12 @@ func TestForce429(t *testing.T) {
 
 	// A new flood wait is announced afresh: its first answer is not inside.
 	s.Force429(time.Minute)
-	mustRetryAfter(t, call(s, testToken, "getChat", url.Values{"chat_id": {"42"}}))
+	mustRetryAfter(t, send(s, text("45", "w")))
+	if r := call(s, testToken, "getChat", url.Values{"chat_id": {"42"}}); r.code != http.StatusOK {
+		t.Errorf("getChat during a flood wait: %d %s", r.code, r.body)
+	}
 	mustRetryAfter(t, send(s, text("44", "z")))
-	mustRetryAfter(t, call(s, testToken, "getMe", nil))
+	mustRetryAfter(t, send(s, text("46", "v")))
 	if st := s.Stats(); st.TooManyFlood != 5 || st.InsideWait != 3 || st.InsideWaitBot != 3 || st.TooMany != 5 {
 		t.Errorf("stats %+v", st)
 	}

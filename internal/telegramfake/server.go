@@ -195,11 +195,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.delay(r) {
 		return
 	}
-	if e := s.floodError(b); e != nil {
-		s.fail(w, b, e)
-		return
+	if floodLimited(method) {
+		if e := s.floodError(b); e != nil {
+			s.fail(w, b, e)
+			return
+		}
 	}
 	serve(w, r, b)
+}
+
+// floodLimited reports whether a flood wait (Force429) refuses method: the
+// methods that put or change messages in chats, which Telegram's limits
+// count. Reading updates, answering a button press, the webhook settings,
+// getMe and getChat are not documented as counted, so a flood wait does
+// not hold them back.
+func floodLimited(method string) bool {
+	switch strings.ToLower(method) {
+	case "sendmessage", "sendphoto", "editmessagetext", "editmessagecaption", "editmessagereplymarkup":
+		return true
+	}
+	return false
 }
 
 // splitBotPath splits "/bot<token>/<method>".

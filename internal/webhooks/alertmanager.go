@@ -30,11 +30,14 @@ type amPayload struct {
 	// payload) is told apart from an empty one.
 	Alerts *[]amAlert `json:"alerts"`
 
-	// Grafana.
-	OrgID   int64  `json:"orgId"`
-	State   string `json:"state"`
-	Title   string `json:"title"`
-	Message string `json:"message"`
+	// Grafana. ImageURL is the notification's image in Grafana's legacy
+	// webhook (spelt imageUrl there; JSON field names match in any case);
+	// Grafana alerting gives each alert its own.
+	OrgID    int64  `json:"orgId"`
+	State    string `json:"state"`
+	Title    string `json:"title"`
+	Message  string `json:"message"`
+	ImageURL string `json:"imageURL"`
 }
 
 // amAlert is one alert of a group.
@@ -78,7 +81,8 @@ func decodeAlertmanager(body []byte) (decoded, *httpapi.Error) {
 // The fingerprint of each alert is the sender's fingerprint, status and
 // start time: a firing alert and its resolution are both delivered, while
 // the repeats Alertmanager sends every repeat_interval are folded into one
-// by the idempotency window.
+// by the idempotency window. The alert's key is the sender's fingerprint
+// alone, so that its resolution joins the firing message's thread.
 func decodeGroup(sender string, body []byte) (decoded, *httpapi.Error) {
 	var p amPayload
 	if err := httpapi.Unmarshal(body, &p); err != nil {
@@ -170,6 +174,10 @@ func groupAlert(sender string, p *amPayload, in amAlert) (alerts.Alert, error) {
 		fp = "labels:" + sortedPairs(labels)
 	}
 	a.Fingerprint = fingerprint(sender, fp, status, start)
+	a.Key = fingerprint(sender, fp)
+	if sender == "grafana" {
+		a.ImageURL = firstURL(in.ImageURL, p.ImageURL)
+	}
 	return a, nil
 }
 

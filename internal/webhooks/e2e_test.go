@@ -19,9 +19,10 @@ import (
 )
 
 // stack is the receivers on the real alerts.Router over a jobs.Enqueuer on
-// miniredis.
+// miniredis, the router keeping threads there as in production.
 type stack struct {
 	mr        *miniredis.Miniredis
+	rdb       *redis.Client
 	router    *alerts.Router
 	inspector *asynq.Inspector
 	h         http.Handler
@@ -40,6 +41,7 @@ func newStack(t *testing.T, routes string) *stack {
 	router, err := alerts.NewRouter(table, enq, alerts.RouterConfig{
 		Logger: slog.New(slog.DiscardHandler),
 		Now:    func() time.Time { return testNow },
+		Redis:  rdb,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +54,7 @@ func newStack(t *testing.T, routes string) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &stack{mr: mr, router: router, inspector: insp, h: h}
+	return &stack{mr: mr, rdb: rdb, router: router, inspector: insp, h: h}
 }
 
 // tasks returns the pending SendMessage payloads of every queue.

@@ -68,8 +68,8 @@ func firstURL(candidates ...string) string {
 	return ""
 }
 
-// fingerprint joins parts into an alert fingerprint, replacing it by a
-// digest when it would exceed the limit.
+// fingerprint joins parts into an alert fingerprint (or key), replacing it
+// by a digest when it would exceed the limit.
 func fingerprint(parts ...string) string {
 	fp := strings.ToValidUTF8(strings.Join(parts, "/"), "\uFFFD")
 	if utf8.RuneCountInString(fp) <= alerts.MaxFingerprintLen {
@@ -128,8 +128,8 @@ func fitLabels(in map[string]string) map[string]string {
 }
 
 // finish makes every alert fit Herald's limits (titles on one line and
-// clipped, bodies clipped, unusable URLs dropped, labels fitted, long
-// fingerprints digested), fills the title when a sender left it blank, and
+// clipped, bodies clipped, unusable URLs and image URLs dropped, labels
+// fitted, long fingerprints and keys digested), fills the title when a sender left it blank, and
 // validates. The error, if any, names the alert by its index.
 func finish(batch []alerts.Alert, fallbackTitle string) *httpapi.Error {
 	var fields []jobs.FieldError
@@ -146,6 +146,10 @@ func finish(batch []alerts.Alert, fallbackTitle string) *httpapi.Error {
 		if a.Fingerprint != "" {
 			a.Fingerprint = fingerprint(a.Fingerprint)
 		}
+		if a.Key != "" {
+			a.Key = fingerprint(a.Key)
+		}
+		a.ImageURL = webURL(a.ImageURL)
 		err := a.Validate()
 		var verr *jobs.ValidationError
 		switch {

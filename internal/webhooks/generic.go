@@ -63,9 +63,10 @@ func (s *server) generic() receiver {
 }
 
 // decodeGeneric decodes a JSON body into an any and renders it with the
-// mapping m of the webhook called name. Fingerprints the mapping renders are
-// prefixed with "generic/<name>/", so that two mappings keying their
-// events alike never suppress each other's messages. A mapping that cannot render the body (a key it needs is missing) is the
+// mapping m of the webhook called name. Fingerprints and keys the mapping
+// renders are prefixed with "generic/<name>/", so that two mappings keying
+// their events alike never suppress or thread each other's messages. An
+// image_url that is not an http(s) URL is dropped, as a bad url is. A mapping that cannot render the body (a key it needs is missing) is the
 // sender's mistake: 400 naming the alert field. Severity words other tools
 // use (page, error, high, …) are mapped as for Alertmanager labels.
 func decodeGeneric(name string, m GenericMapper, body []byte) (decoded, *httpapi.Error) {
@@ -95,6 +96,9 @@ func decodeGeneric(name string, m GenericMapper, body []byte) (decoded, *httpapi
 		}
 		if fp := batch[i].Fingerprint; fp != "" {
 			batch[i].Fingerprint = fingerprint("generic", name, fp)
+		}
+		if k := batch[i].Key; k != "" {
+			batch[i].Key = fingerprint("generic", name, k)
 		}
 	}
 	d.alerts = batch

@@ -31,6 +31,13 @@ func (g ghRender) base(sev alerts.Severity, status alerts.Status) alerts.Alert {
 	return alerts.Alert{Severity: sev, Status: status, Source: "github", Labels: labels, Fingerprint: fingerprint("github", g.event, g.digest)}
 }
 
+// key is the key of the alerts about one numbered object of the
+// repository (an issue, a pull request, a Dependabot alert), so that its
+// opening, reopening and closing share a thread.
+func (g ghRender) key(kind string, number int64) string {
+	return fingerprint("github", g.repo(), kind, strconv.FormatInt(number, 10))
+}
+
 func (g ghRender) repo() string {
 	if g.p.Repository == nil {
 		return ""
@@ -161,6 +168,7 @@ func (g ghRender) issue() (alerts.Alert, string, *httpapi.Error) {
 		return alerts.Alert{}, "", g.required("issue")
 	}
 	a := g.base(alerts.SeverityInfo, status)
+	a.Key = g.key("issue", is.Number)
 	verb := g.p.Action
 	if verb == "closed" && is.StateReason == "not_planned" {
 		verb = "closed as not planned"
@@ -202,6 +210,7 @@ func (g ghRender) pullRequest() (alerts.Alert, string, *httpapi.Error) {
 		return alerts.Alert{}, "", g.required("pull_request")
 	}
 	a := g.base(alerts.SeverityInfo, status)
+	a.Key = g.key("pull", pr.Number)
 	if verb == "merged" && pr.Base.Ref != "" {
 		verb = "merged into " + pr.Base.Ref
 	}
@@ -279,6 +288,7 @@ func (g ghRender) dependabotAlert() (alerts.Alert, string, *httpapi.Error) {
 	}
 	severity := firstNonBlank(adv.Severity, vuln.Severity)
 	a := g.base(advisorySeverity(severity), alerts.StatusFiring)
+	a.Key = g.key("dependabot", al.Number)
 	pkg := vuln.Package
 	manifest := ""
 	if al.Dependency != nil {

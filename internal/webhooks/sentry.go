@@ -158,14 +158,21 @@ func (sr sentryRender) ignoredAction(handled string) string {
 	return fmt.Sprintf("Sentry %s action %q is not rendered (only %s)", sr.resource, clip(sr.p.Action, 64), handled)
 }
 
-// base returns an alert with the fields every Sentry alert shares.
+// base returns an alert with the fields every Sentry alert shares. Its key
+// is the resource and the id of the object it is about (an issue, a metric
+// alert's incident), so that the object's later webhooks (resolved,
+// archived) share its thread.
 func (sr sentryRender) base(sev alerts.Severity, status alerts.Status, object string) alerts.Alert {
 	labels := map[string]string{"resource": sr.resource}
 	if sr.p.Action != "" {
 		labels["action"] = sr.p.Action
 	}
 	fp := fingerprint("sentry", sr.resource, sr.digest)
-	return alerts.Alert{Severity: sev, Status: status, Source: "sentry", Labels: labels, Fingerprint: fp}
+	a := alerts.Alert{Severity: sev, Status: status, Source: "sentry", Labels: labels, Fingerprint: fp}
+	if strings.TrimSpace(object) != "" {
+		a.Key = fingerprint("sentry", sr.resource, object)
+	}
+	return a
 }
 
 // userActor names the user who acted, when a user did.
@@ -255,8 +262,12 @@ func (sr sentryRender) eventAlert() (alerts.Alert, string, *httpapi.Error) {
 		return alerts.Alert{}, "", sr.required("data.event")
 	}
 	a := sr.base(mapSeverity(ev.Level, alerts.SeverityWarning), alerts.StatusFiring, ev.EventID)
-	// One message per event and rule, whatever the delivery.
+	// One message per event and rule, whatever the delivery; the events
+	// of one issue that trigger one rule share a thread.
 	a.Fingerprint = fingerprint("sentry", "event_alert", firstNonBlank(ev.EventID, string(ev.IssueID), sr.digest), data.TriggeredRule)
+	if ev.IssueID != "" {
+		a.Key = fingerprint("sentry", "event_alert", string(ev.IssueID), data.TriggeredRule)
+	}
 	a.Title = firstNonBlank(ev.Title, firstLine(ev.Message), "Sentry event")
 	env := ""
 	for _, t := range ev.Tags {

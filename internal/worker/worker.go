@@ -210,6 +210,10 @@ type Worker struct {
 	digests digestTasks
 	handler *Handler
 	Metrics *Metrics
+
+	// extra and components are what Handle and Attach added.
+	extra      map[string]broker.Handler
+	components []Component
 }
 
 // New builds a Worker; Run starts it.
@@ -275,11 +279,21 @@ func (w *Worker) Ping(ctx context.Context) error { return durable.CheckPrimary(c
 // in-flight sends finish within ShutdownTimeout, and hands unfinished ones
 // back to Redis.
 func (w *Worker) Run(ctx context.Context) error {
-	err := w.srv.Run(ctx, map[string]broker.Handler{
+	handlers := map[string]broker.Handler{
 		jobs.TypeSendMessage: w.handler,
 		digest.TypeDigest:    w.digests,
 		jobs.TypeDigestItem:  w.digests,
-	}, func() { close(w.handler.stopping) })
+	}
+	for typ, h := range w.extra {
+		handlers[typ] = h
+	}
+	started, err := w.startComponents(ctx)
+	if err == nil {
+		err = w.srv.Run(ctx, handlers, func() { close(w.handler.stopping) })
+	}
+	for i := started - 1; i >= 0; i-- {
+		w.components[i].Shutdown()
+	}
 	if cerr := w.rdb.Close(); err == nil {
 		err = cerr
 	}
@@ -287,6 +301,37 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("worker: %w", err)
 	}
 	return nil
+}
+
+// Component is a background part of a worker process, such as the poller
+// of button presses (internal/interact): Run starts it before it serves
+// tasks and shuts it down after, before it closes the Redis client.
+type Component interface {
+	Start(ctx context.Context) error
+	Shutdown()
+}
+
+// Handle has Run serve tasks of type typ with h, besides the worker's own
+// (the button presses of internal/interact). Call it before Run.
+func (w *Worker) Handle(typ string, h broker.Handler) {
+	if w.extra == nil {
+		w.extra = map[string]broker.Handler{}
+	}
+	w.extra[typ] = h
+}
+
+// Attach has Run start c and shut it down. Call it before Run.
+func (w *Worker) Attach(c Component) { w.components = append(w.components, c) }
+
+// startComponents starts the attached components in order and returns how
+// many started; the first failure stops there.
+func (w *Worker) startComponents(ctx context.Context) (int, error) {
+	for i, c := range w.components {
+		if err := c.Start(ctx); err != nil {
+			return i, err
+		}
+	}
+	return len(w.components), nil
 }
 
 // HTTPHandler serves /livez, /readyz and, when metrics is non-nil, /metrics.

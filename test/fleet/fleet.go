@@ -141,12 +141,16 @@ type Fleet struct {
 	ExtraEnv []string // added to every worker
 	// ProducerEnv is added to the producer started by StartProducer.
 	ProducerEnv []string
-	Producer    *Proc
-	APIBase     string // producer's http://host:port
-	APIToken    string
-	mu          sync.Mutex
-	Workers     []*Proc
-	nextIndex   int
+	// Updates lets the workers read the bots' updates (button presses)
+	// with getUpdates, as they do by default. Off, the fake sees only the
+	// requests that deliver messages, which is what the scenarios count.
+	Updates   bool
+	Producer  *Proc
+	APIBase   string // producer's http://host:port
+	APIToken  string
+	mu        sync.Mutex
+	Workers   []*Proc
+	nextIndex int
 }
 
 // FreeAddr returns a free loopback host:port.
@@ -226,6 +230,9 @@ func (f *Fleet) StartWorker(ctx context.Context, extra ...string) (*Proc, error)
 		"HERALD_SHUTDOWN_TIMEOUT=10s",
 	)
 	env = append(env, f.tokenEnv()...)
+	if !f.Updates {
+		env = append(env, "HERALD_TELEGRAM_UPDATES=false")
+	}
 	env = append(env, f.Limits.WorkerEnv()...)
 	env = append(env, f.ExtraEnv...)
 	env = append(env, extra...)

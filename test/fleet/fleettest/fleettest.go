@@ -71,6 +71,9 @@ type Options struct {
 	Timeout time.Duration
 	// NoProducer skips starting the producer API.
 	NoProducer bool
+	// Updates lets the workers read button presses with getUpdates
+	// (fleet.Fleet.Updates); off by default in tests.
+	Updates bool
 	// Bots, when set, are the bots the stack serves: the fake knows each by
 	// the token BotToken gives it and the processes get HERALD_BOTS and
 	// every bot's token (fleet.Fleet.Bots).
@@ -121,7 +124,7 @@ func Start(tb testing.TB, o Options) *Stack {
 	tb.Cleanup(func() { _ = fake.Close() })
 	f := &fleet.Fleet{
 		Dir: tb.TempDir(), Bins: b, RedisURL: srv.URL(), APIURL: fake.URL(),
-		Token: telegramfake.DefaultToken, Bots: bots, Limits: fleet.DefaultLimits(cfg.TimeScale),
+		Token: telegramfake.DefaultToken, Bots: bots, Updates: o.Updates, Limits: fleet.DefaultLimits(cfg.TimeScale),
 		ExtraEnv: append(testGuard(cfg.TimeScale), o.WorkerEnv...), ProducerEnv: o.ProducerEnv,
 	}
 	timeout := o.Timeout

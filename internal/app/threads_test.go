@@ -1,0 +1,42 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/test/redistest"
+)
+
+// TestAlertThreadsWired: the producer's router keeps alerts' threads in
+// its Redis, so a firing alert's thread is marked open (pending until a
+// worker sends it).
+func TestAlertThreadsWired(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	cfg := config.Producer{Redis: config.Redis{URL: srv.URL()}, APIToken: "t", AlertsDefaultChat: "42"}.WithDefaults()
+	h, cleanup, err := ProducerHandler(cfg, rdb, asynq.RedisClientOpt{Addr: srv.Addr}, NewRegistry(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	req := httptest.NewRequest(http.MethodPost, "/v1/alerts", strings.NewReader(`{"title": "disk full", "key": "disk/db-1"}`))
+	req.Header.Set("Authorization", "Bearer t")
+	req.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("alert: %d %s", w.Code, w.Body)
+	}
+	if v, err := rdb.Get(context.Background(), keys.Bot("").Thread("42", "disk/db-1/default")).Result(); err != nil || v != "pending" {
+		t.Fatalf("thread record = %q (%v), want pending", v, err)
+	}
+}

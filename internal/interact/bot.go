@@ -1,0 +1,33 @@
+package interact
+
+import (
+	"context"
+	"time"
+
+	"github.com/herald-dev/herald/internal/telegram"
+)
+
+// Bot is what the package asks of one bot's Bot API client;
+// *telegram.Client implements it.
+type Bot interface {
+	// AnswerCallback answers a press (answerCallbackQuery).
+	AnswerCallback(ctx context.Context, queryID, text string, alert bool) error
+	// GetUpdates long-polls for callback queries after offset.
+	GetUpdates(ctx context.Context, offset int64, timeout time.Duration) ([]telegram.Update, error)
+	// SetWebhook points the bot's updates at url.
+	SetWebhook(ctx context.Context, url, secret string) error
+}
+
+var _ Bot = (*telegram.Client)(nil)
+
+// BotsOf returns the clients among clients that are Bots, by name: a
+// worker's senders (worker.Config.Bots) are *telegram.Client.
+func BotsOf[S any](clients map[string]S) map[string]Bot {
+	out := make(map[string]Bot, len(clients))
+	for name, c := range clients {
+		if b, ok := any(c).(Bot); ok {
+			out[name] = b
+		}
+	}
+	return out
+}

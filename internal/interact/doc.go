@@ -1,0 +1,48 @@
+// Package interact turns presses of the buttons under Herald's alerts into
+// what they ask for: an acknowledgement, or a silence.
+//
+// # Receiving presses
+//
+// Telegram hands a bot its callback queries in one of two ways, and the
+// fleet uses exactly one per deployment:
+//
+//   - getUpdates (poller.go, the default): for each bot, the one worker
+//     process that holds the bot's lease (keys.Space.UpdatesLease, taken
+//     with SET NX PX and renewed by a script that checks the holder) long
+//     polls. Every update becomes a task on the queue, and only then does
+//     the offset stored in Redis (keys.Space.UpdatesOffset) move past it,
+//     so that a holder that dies loses nothing and the next one continues
+//     from there without handing the same updates over again.
+//   - a webhook (webhook.go, register.go): the workers point each bot's
+//     webhook at the producer (setWebhook, with a secret token), and the
+//     producer's POST /telegram/{bot}/updates checks the secret and
+//     enqueues the same task. The producer never holds a bot token.
+//
+// Both make a TypeUpdate task (task.go) on the critical queue, whose id is
+// derived from the bot and the update id, so that an update Telegram
+// delivers twice within a while is queued once.
+//
+// # Handling a press
+//
+// The worker's Handler (press.go) reads the button's data
+// (callbacks.ParseData), loads what it acts on (callbacks.Load) and checks
+// who pressed (callbacks.Subject.Allows) and where (the alert's own chat,
+// not a copy of the message elsewhere). A permitted press is recorded
+// once, by its callback query id, in keys.Space.CallbackQuery: the record
+// also holds how far the press got, so that a retried task finishes the
+// press and a redelivered one changes nothing. Then:
+//
+//   - Acknowledge stores who acknowledged this firing of the alert first
+//     (keys.Space.Acknowledged, named by the thread key and the id of the
+//     thread's first message); later acknowledgements are told who did;
+//   - Silence 1h and Silence 24h create a silence of the alert's matchers
+//     through the silences store;
+//
+// the press is answered (answerCallbackQuery, directly: Telegram does not
+// count answers toward a bot's message limits), and the thread's first
+// message (the message pressed, once the thread is closed) is edited to
+// show what happened: a jobs.SendMessage in edit mode on the queue, under
+// the fleet-wide limits like any other message.
+//
+// docs/BUTTONS.md describes the settings and what a user sees.
+package interact

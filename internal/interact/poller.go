@@ -1,0 +1,382 @@
+package interact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/telegram"
+)
+
+// Defaults of PollerConfig.
+const (
+	// DefaultLeaseTTL is how long a bot's updates lease lasts unless its
+	// holder renews it: the longest a dead holder keeps the fleet from
+	// polling.
+	DefaultLeaseTTL = 15 * time.Second
+	// DefaultAcquireEvery is how often a process that does not hold a
+	// bot's lease tries to take it.
+	DefaultAcquireEvery = 5 * time.Second
+	// DefaultPollTimeout is the long poll's wait for an update; the Bot
+	// API client cuts it to stay within its request timeout.
+	DefaultPollTimeout = 30 * time.Second
+	// DefaultErrorDelay is the first wait after a failed round; it doubles
+	// up to DefaultErrorDelayCap while the failures last.
+	DefaultErrorDelay    = 2 * time.Second
+	DefaultErrorDelayCap = time.Minute
+	// DefaultOffsetRetention is how long the stored offset outlives the
+	// last update. Telegram forgets unconfirmed updates after a day, and
+	// after a week without updates may restart update ids from a random
+	// number: an offset older than that must not hide the new ones.
+	DefaultOffsetRetention = 24 * time.Hour
+)
+
+// PollerConfig configures a Poller.
+type PollerConfig struct {
+	// Redis holds the leases and offsets. Required.
+	Redis redis.UniversalClient
+	// Bots are the bots to poll, by name. Required.
+	Bots map[string]Bot
+	// Tasks queues the updates. Required.
+	Tasks *Tasks
+	// Owner names this process in the leases; default host name, process
+	// id and a random suffix.
+	Owner string
+	// LeaseTTL, AcquireEvery and PollTimeout: see their defaults
+	// (DefaultLeaseTTL, DefaultAcquireEvery, DefaultPollTimeout). The
+	// holder renews its lease every LeaseTTL/3.
+	LeaseTTL     time.Duration
+	AcquireEvery time.Duration
+	PollTimeout  time.Duration
+	// ErrorDelay and ErrorDelayCap shape the waits after failed rounds
+	// (defaults DefaultErrorDelay and DefaultErrorDelayCap).
+	ErrorDelay, ErrorDelayCap time.Duration
+	// OffsetRetention is how long the stored offset outlives the last
+	// update (default DefaultOffsetRetention).
+	OffsetRetention time.Duration
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Metrics count errors and show which bots this process polls; nil:
+	// unregistered ones.
+	Metrics *Metrics
+}
+
+// withDefaults fills the zero fields.
+func (c PollerConfig) withDefaults() PollerConfig {
+	if c.Owner == "" {
+		host, _ := os.Hostname()
+		c.Owner = host + "-" + strconv.Itoa(os.Getpid()) + "-" + uuid.NewString()[:8]
+	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = DefaultLeaseTTL
+	}
+	if c.AcquireEvery == 0 {
+		c.AcquireEvery = DefaultAcquireEvery
+	}
+	if c.PollTimeout == 0 {
+		c.PollTimeout = DefaultPollTimeout
+	}
+	if c.ErrorDelay == 0 {
+		c.ErrorDelay = DefaultErrorDelay
+	}
+	if c.ErrorDelayCap == 0 {
+		c.ErrorDelayCap = DefaultErrorDelayCap
+	}
+	if c.OffsetRetention == 0 {
+		c.OffsetRetention = DefaultOffsetRetention
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	c.Metrics = c.Metrics.orNew()
+	return c
+}
+
+// minLeaseTTL is the shortest lease accepted: renewals every third of it
+// must not crowd Redis.
+const minLeaseTTL = 300 * time.Millisecond
+
+func (c PollerConfig) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("interact: "+format, args...)) }
+	if c.Redis == nil {
+		bad("PollerConfig.Redis is required")
+	}
+	if len(c.Bots) == 0 {
+		bad("PollerConfig.Bots is required: the Bot API client of each bot to poll")
+	}
+	for name, b := range c.Bots {
+		if b == nil || !keys.ValidBotName(name) {
+			bad("PollerConfig.Bots[%q] is nil or not a bot name", name)
+		}
+	}
+	if c.Tasks == nil {
+		bad("PollerConfig.Tasks is required: it queues the updates")
+	}
+	if c.LeaseTTL < minLeaseTTL {
+		bad("PollerConfig.LeaseTTL is %v; use at least %v (default %v)", c.LeaseTTL, minLeaseTTL, DefaultLeaseTTL)
+	}
+	if c.AcquireEvery <= 0 {
+		bad("PollerConfig.AcquireEvery is %v; use a positive duration (default %v)", c.AcquireEvery, DefaultAcquireEvery)
+	}
+	if c.PollTimeout < 0 {
+		bad("PollerConfig.PollTimeout is %v; use 0 or more (default %v)", c.PollTimeout, DefaultPollTimeout)
+	}
+	if c.ErrorDelay <= 0 || c.ErrorDelayCap < c.ErrorDelay {
+		bad("PollerConfig.ErrorDelay (%v) must be positive and at most ErrorDelayCap (%v)", c.ErrorDelay, c.ErrorDelayCap)
+	}
+	if c.OffsetRetention < time.Minute {
+		bad("PollerConfig.OffsetRetention is %v; use at least 1m (default %v)", c.OffsetRetention, DefaultOffsetRetention)
+	}
+	return errors.Join(errs...)
+}
+
+// Poller long-polls the updates of its bots, each bot from exactly one
+// process of the fleet at a time: the holder of the bot's lease. It hands
+// every update to the queue before it moves the bot's stored offset past
+// it, so that a holder that stops or dies loses nothing and its successor
+// neither skips nor repeats updates.
+type Poller struct {
+	cfg PollerConfig
+	log *slog.Logger
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// NewPoller checks cfg and returns a Poller; Start runs it.
+func NewPoller(cfg PollerConfig) (*Poller, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Poller{cfg: cfg, log: cfg.Logger.With("component", "updates_poller")}, nil
+}
+
+// Owner is the name this process holds leases under.
+func (p *Poller) Owner() string { return p.cfg.Owner }
+
+// Start runs one loop per bot until ctx ends or Shutdown. It returns at
+// once; calling it twice is an error.
+func (p *Poller) Start(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cancel != nil {
+		return errors.New("interact: Poller already started")
+	}
+	ctx, p.cancel = context.WithCancel(ctx)
+	for name, bot := range p.cfg.Bots {
+		p.cfg.Metrics.Polling.WithLabelValues(name).Set(0)
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.run(ctx, name, bot)
+		}()
+	}
+	return nil
+}
+
+// Shutdown stops polling, hands the leases back (so another process takes
+// over at once) and waits for the loops to end.
+func (p *Poller) Shutdown() {
+	p.mu.Lock()
+	cancel := p.cancel
+	p.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	p.wg.Wait()
+}
+
+// run takes the bot's lease whenever it is free and polls while it holds
+// it.
+func (p *Poller) run(ctx context.Context, name string, bot Bot) {
+	log := p.log.With("bot", name)
+	sp := keys.Bot(name)
+	for ctx.Err() == nil {
+		held, err := takeLeaseScript.Run(ctx, p.cfg.Redis, []string{sp.UpdatesLease()}, p.cfg.Owner, p.cfg.LeaseTTL.Milliseconds()).Int()
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Warn("could not take the updates lease", "error", err)
+		case held == 1:
+			log.Info("polling the bot's updates (this process holds its lease)")
+			p.cfg.Metrics.Polling.WithLabelValues(name).Set(1)
+			p.hold(ctx, log, name, bot)
+			p.cfg.Metrics.Polling.WithLabelValues(name).Set(0)
+			p.release(log, sp)
+			continue
+		}
+		sleep(ctx, p.cfg.AcquireEvery)
+	}
+}
+
+// release hands the lease back, on a context of its own: the poller's has
+// ended.
+func (p *Poller) release(log *slog.Logger, sp keys.Space) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := releaseLeaseScript.Run(ctx, p.cfg.Redis, []string{sp.UpdatesLease()}, p.cfg.Owner).Err(); err != nil {
+		log.Warn("could not hand the updates lease back; another process takes over when it expires", "error", err,
+			"expires_in", p.cfg.LeaseTTL)
+		return
+	}
+	log.Info("stopped polling the bot's updates; lease handed back")
+}
+
+// hold polls while the lease is this process's: a renewer extends it every
+// third of its time to live and ends the polling once it is lost (or
+// cannot be extended before it expires).
+func (p *Poller) hold(ctx context.Context, log *slog.Logger, name string, bot Bot) {
+	ctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	sp := keys.Bot(name)
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		last := time.Now()
+		t := time.NewTicker(p.cfg.LeaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			n, err := renewLeaseScript.Run(ctx, p.cfg.Redis, []string{sp.UpdatesLease()}, p.cfg.Owner, p.cfg.LeaseTTL.Milliseconds()).Int()
+			switch {
+			case err == nil && n == 1:
+				last = time.Now()
+			case err == nil:
+				lost(errors.New("another process holds the lease"))
+				return
+			case ctx.Err() != nil:
+				return
+			case time.Since(last) >= p.cfg.LeaseTTL:
+				lost(fmt.Errorf("the lease could not be renewed before it expired: %w", err))
+				return
+			default:
+				log.Warn("could not renew the updates lease; trying again", "error", err)
+			}
+		}
+	}()
+	defer func() { <-renewed }()
+
+	failures := 0
+	for ctx.Err() == nil {
+		ok, wait := p.round(ctx, log, name, bot, lost)
+		if ok {
+			failures = 0
+			continue
+		}
+		failures++
+		sleep(ctx, max(wait, p.delay(failures)))
+	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		log.Warn("stopped polling the bot's updates", "reason", cause)
+	}
+}
+
+// round is one getUpdates call and the hand-over of what it returned. It
+// reports false after a failure (the caller waits before the next round,
+// at least wait: a 429's retry_after), and calls lost when it finds the
+// lease gone.
+func (p *Poller) round(ctx context.Context, log *slog.Logger, name string, bot Bot, lost context.CancelCauseFunc) (ok bool, wait time.Duration) {
+	sp := keys.Bot(name)
+	offset, err := p.cfg.Redis.Get(ctx, sp.UpdatesOffset()).Int64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		if ctx.Err() == nil {
+			p.cfg.Metrics.PollErrors.WithLabelValues(name, "redis").Inc()
+			log.Warn("could not read the updates offset", "error", err)
+		}
+		return false, 0
+	}
+	ups, err := bot.GetUpdates(ctx, offset, p.cfg.PollTimeout)
+	if err != nil {
+		if ctx.Err() != nil {
+			return true, 0
+		}
+		return false, p.pollFailed(log, name, err)
+	}
+	for _, u := range ups {
+		if _, err := p.cfg.Tasks.Enqueue(ctx, name, ViaPoll, u); err != nil {
+			// Not confirmed: the next getUpdates from the stored offset
+			// returns it again.
+			if ctx.Err() == nil {
+				p.cfg.Metrics.PollErrors.WithLabelValues(name, "redis").Inc()
+				log.Warn("could not queue an update; it will be fetched again", "update_id", u.UpdateID, "error", err)
+			}
+			return false, 0
+		}
+		n, err := advanceScript.Run(ctx, p.cfg.Redis, []string{sp.UpdatesLease(), sp.UpdatesOffset()},
+			p.cfg.Owner, u.UpdateID+1, p.cfg.OffsetRetention.Milliseconds()).Int64()
+		switch {
+		case err != nil:
+			if ctx.Err() == nil {
+				p.cfg.Metrics.PollErrors.WithLabelValues(name, "redis").Inc()
+				log.Warn("could not store the updates offset; the update may be fetched again (it is queued once)", "update_id", u.UpdateID, "error", err)
+			}
+			return false, 0
+		case n < 0:
+			// The lease went to another process: it continues from the
+			// offset stored so far.
+			lost(errors.New("another process holds the lease"))
+			return false, 0
+		}
+		log.Debug("update queued", "update_id", u.UpdateID)
+	}
+	return true, 0
+}
+
+// pollFailed logs a failed getUpdates, naming the fix for the failures an
+// operator must act on, and returns the wait Telegram asked for (429).
+func (p *Poller) pollFailed(log *slog.Logger, name string, err error) time.Duration {
+	te, _ := telegram.AsError(err)
+	switch {
+	case te != nil && te.RetryAfter > 0:
+		p.cfg.Metrics.PollErrors.WithLabelValues(name, "telegram").Inc()
+		log.Warn("getUpdates rate limited; waiting as Telegram asks", "retry_after", te.RetryAfter)
+		return te.RetryAfter
+	case te != nil && te.Code == 409 && strings.Contains(strings.ToLower(te.Description), "webhook"):
+		p.cfg.Metrics.PollErrors.WithLabelValues(name, "webhook_set").Inc()
+		log.Error("getUpdates refused: the bot has a webhook set, so Herald cannot poll its button presses; "+
+			"set HERALD_TELEGRAM_WEBHOOK_URL to receive them by webhook, or delete the webhook (deleteWebhook)", "error", err)
+	case te != nil && te.Code == 409:
+		p.cfg.Metrics.PollErrors.WithLabelValues(name, "conflict").Inc()
+		log.Warn("getUpdates conflict: another getUpdates request for this bot is running; if this lasts, "+
+			"another program (or a Herald fleet on another Redis) uses the bot's token", "error", err)
+	default:
+		p.cfg.Metrics.PollErrors.WithLabelValues(name, "telegram").Inc()
+		log.Warn("getUpdates failed; trying again", "error", err)
+	}
+	return 0
+}
+
+// delay is the wait after n failed rounds in a row.
+func (p *Poller) delay(n int) time.Duration {
+	d := p.cfg.ErrorDelay
+	for i := 1; i < n && d < p.cfg.ErrorDelayCap; i++ {
+		d *= 2
+	}
+	return min(d, p.cfg.ErrorDelayCap)
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

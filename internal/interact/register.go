@@ -1,0 +1,166 @@
+package interact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/telegram"
+)
+
+// Defaults of RegistrarConfig.
+const (
+	DefaultRegisterRetry    = 2 * time.Second
+	DefaultRegisterRetryCap = time.Minute
+)
+
+// RegistrarConfig configures a Registrar.
+type RegistrarConfig struct {
+	// Bots are the bots whose webhooks to set, by name. Required.
+	Bots map[string]Bot
+	// BaseURL is the producer's public base URL (https://...); each bot's
+	// webhook is WebhookURL(BaseURL, bot). Required.
+	BaseURL string
+	// Secret is the secret token Telegram sends with every post (see
+	// CheckSecret). Required.
+	Secret string
+	// Retry and RetryCap shape the retries of a failed setWebhook
+	// (defaults DefaultRegisterRetry and DefaultRegisterRetryCap); a 429
+	// waits what Telegram asks.
+	Retry, RetryCap time.Duration
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+func (c RegistrarConfig) withDefaults() RegistrarConfig {
+	if c.Retry == 0 {
+		c.Retry = DefaultRegisterRetry
+	}
+	if c.RetryCap == 0 {
+		c.RetryCap = DefaultRegisterRetryCap
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func (c RegistrarConfig) validate() error {
+	var errs []error
+	if len(c.Bots) == 0 {
+		errs = append(errs, errors.New("interact: RegistrarConfig.Bots is required"))
+	}
+	for name, b := range c.Bots {
+		if b == nil || !keys.ValidBotName(name) {
+			errs = append(errs, fmt.Errorf("interact: RegistrarConfig.Bots[%q] is nil or not a bot name", name))
+		}
+	}
+	if err := CheckBaseURL(c.BaseURL); err != nil {
+		errs = append(errs, fmt.Errorf("interact: RegistrarConfig.BaseURL: %w", err))
+	}
+	if err := CheckSecret(c.Secret); err != nil {
+		errs = append(errs, fmt.Errorf("interact: RegistrarConfig.Secret: %w", err))
+	}
+	if c.Retry <= 0 || c.RetryCap < c.Retry {
+		errs = append(errs, fmt.Errorf("interact: RegistrarConfig.Retry (%v) must be positive and at most RetryCap (%v)", c.Retry, c.RetryCap))
+	}
+	return errors.Join(errs...)
+}
+
+// CheckBaseURL checks the producer's base URL for webhooks: http or https
+// (Telegram itself requires https), a host, no query or fragment.
+func CheckBaseURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
+		return fmt.Errorf("must be the producer's public base URL such as https://herald.example.com, got %q", raw)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return fmt.Errorf("must be a plain base URL without user, query or fragment, got %q", u.Redacted())
+	}
+	return nil
+}
+
+// Registrar points each bot's webhook at the producer when the worker
+// starts (setWebhook with the secret token), retrying until Telegram takes
+// it. Every worker of the fleet does so; the calls after the first change
+// nothing.
+type Registrar struct {
+	cfg RegistrarConfig
+	log *slog.Logger
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// NewRegistrar checks cfg and returns a Registrar; Start runs it.
+func NewRegistrar(cfg RegistrarConfig) (*Registrar, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Registrar{cfg: cfg, log: cfg.Logger.With("component", "webhook_registrar")}, nil
+}
+
+// Start sets the webhooks in the background and returns at once.
+func (r *Registrar) Start(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cancel != nil {
+		return errors.New("interact: Registrar already started")
+	}
+	ctx, r.cancel = context.WithCancel(ctx)
+	for name, bot := range r.cfg.Bots {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			r.register(ctx, name, bot)
+		}()
+	}
+	return nil
+}
+
+// Shutdown stops the retries and waits for them.
+func (r *Registrar) Shutdown() {
+	r.mu.Lock()
+	cancel := r.cancel
+	r.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	r.wg.Wait()
+}
+
+// register calls setWebhook for one bot until it succeeds or ctx ends.
+func (r *Registrar) register(ctx context.Context, name string, bot Bot) {
+	hook := WebhookURL(r.cfg.BaseURL, name)
+	log := r.log.With("bot", name, "url", hook)
+	wait := r.cfg.Retry
+	for ctx.Err() == nil {
+		err := bot.SetWebhook(ctx, hook, r.cfg.Secret)
+		if err == nil {
+			log.Info("webhook set: Telegram posts the bot's button presses to the producer")
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		d := wait
+		te, _ := telegram.AsError(err)
+		if te != nil && te.RetryAfter > 0 {
+			// Another worker set it a moment ago (Telegram allows one
+			// setWebhook a second); this call confirms it.
+			d = te.RetryAfter
+			log.Debug("setWebhook rate limited; trying again", "retry_after", d)
+		} else {
+			log.Error("could not set the webhook; trying again", "error", err, "retry_in", d)
+			wait = min(2*wait, r.cfg.RetryCap)
+		}
+		sleep(ctx, d)
+	}
+}

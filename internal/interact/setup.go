@@ -1,0 +1,135 @@
+package interact
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+	"slices"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/durable"
+	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/silences"
+)
+
+// WorkerConfig is what a worker process needs to take button presses.
+type WorkerConfig struct {
+	// Redis is the worker's client. Required.
+	Redis redis.UniversalClient
+	// Bots are the worker's Bot API clients, by name. Required.
+	Bots map[string]Bot
+	// Queues are the queues the worker serves, highest priority first: the
+	// update tasks and the edits go to the critical one, or the first when
+	// there is none. Required.
+	Queues []string
+	// Durable is the worker's acknowledgement of writes (nil: none).
+	Durable *durable.Acker
+	// WebhookURL, when set, is the producer's public base URL: the worker
+	// sets each bot's webhook there (with WebhookSecret) instead of
+	// polling.
+	WebhookURL, WebhookSecret string
+	// Poller tunes the poller (its Redis, Bots, Tasks, Logger and Metrics
+	// are filled in here).
+	Poller PollerConfig
+	// Registerer receives the metrics; nil: none.
+	Registerer prometheus.Registerer
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Component is a background part of a process, started and shut down with
+// it (the Poller, the Registrar).
+type Component interface {
+	Start(ctx context.Context) error
+	Shutdown()
+}
+
+// WorkerSide is what a worker runs for the buttons: the Handler of
+// TypeUpdate tasks, and the component that receives the presses (a
+// Poller, or a Registrar when webhooks are used).
+type WorkerSide struct {
+	Handler  *Handler
+	Receiver Component
+	Metrics  *Metrics
+}
+
+// ForWorker assembles the worker's side: the edits of the messages go
+// through a jobs.Enqueuer of its own (the same queues and limits as every
+// message), the silences through a silences.Store on the worker's Redis.
+func ForWorker(cfg WorkerConfig) (*WorkerSide, error) {
+	if cfg.Redis == nil || len(cfg.Bots) == 0 || len(cfg.Queues) == 0 {
+		return nil, errors.New("interact: WorkerConfig.Redis, Bots and Queues are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	queues := cfg.Queues
+	queue := PickQueue(queues, queues[0])
+	metrics := NewMetrics(cfg.Registerer)
+	names := slices.Sorted(maps.Keys(cfg.Bots))
+	edits := jobs.NewEnqueuer(cfg.Redis, jobs.EnqueueConfig{Queues: queues, DefaultQueue: queue,
+		Limits: jobs.Limits{Bots: names}, Durable: cfg.Durable})
+	store, err := silences.New(silences.Config{Redis: cfg.Redis, Items: edits, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	h, err := NewHandler(HandlerConfig{Redis: cfg.Redis, Bots: cfg.Bots, Edits: edits, EditQueue: queue,
+		Silences: store, Durable: cfg.Durable, Logger: cfg.Logger, Metrics: metrics})
+	if err != nil {
+		return nil, err
+	}
+	side := &WorkerSide{Handler: h, Metrics: metrics}
+	if cfg.WebhookURL != "" {
+		side.Receiver, err = NewRegistrar(RegistrarConfig{Bots: cfg.Bots, BaseURL: cfg.WebhookURL, Secret: cfg.WebhookSecret, Logger: cfg.Logger})
+		if err != nil {
+			return nil, err
+		}
+		return side, nil
+	}
+	tasks, err := NewTasks(TasksConfig{Redis: cfg.Redis, Queue: queue, Durable: cfg.Durable, Metrics: metrics})
+	if err != nil {
+		return nil, err
+	}
+	pc := cfg.Poller
+	pc.Redis, pc.Bots, pc.Tasks, pc.Logger, pc.Metrics = cfg.Redis, cfg.Bots, tasks, cfg.Logger, metrics
+	side.Receiver, err = NewPoller(pc)
+	if err != nil {
+		return nil, err
+	}
+	return side, nil
+}
+
+// ProducerConfig is what a producer needs to serve the bots' webhooks.
+type ProducerConfig struct {
+	// Redis is the producer's client. Required.
+	Redis redis.UniversalClient
+	// Queues are the queues the producer may use; the updates go to the
+	// critical one, else to DefaultQueue.
+	Queues       []string
+	DefaultQueue string
+	// Secret is the webhooks' secret token; Bots the bots served.
+	Secret string
+	Bots   []string
+	// MaxBodyBytes bounds a post (default DefaultMaxUpdateBytes).
+	MaxBodyBytes int64
+	// Registerer receives the metrics; nil: none.
+	Registerer prometheus.Registerer
+	Logger     *slog.Logger
+}
+
+// ForProducer builds the webhook receiver that the producer serves at
+// WebhookPattern.
+func ForProducer(cfg ProducerConfig) (*Receiver, error) {
+	queue := cfg.DefaultQueue
+	if queue == "" {
+		queue = jobs.QueueDefault
+	}
+	tasks, err := NewTasks(TasksConfig{Redis: cfg.Redis, Queue: PickQueue(cfg.Queues, queue), Metrics: NewMetrics(cfg.Registerer)})
+	if err != nil {
+		return nil, err
+	}
+	return NewReceiver(ReceiverConfig{Tasks: tasks, Secret: cfg.Secret, Bots: cfg.Bots, MaxBodyBytes: cfg.MaxBodyBytes, Logger: cfg.Logger})
+}
