@@ -61,20 +61,12 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, b *bot, kind editK
 		s.fail(w, b, e)
 		return
 	}
-	if fault == FaultParseEntities && req.mode != markup.None {
-		s.fail(w, b, badRequest(`can't parse entities: Unsupported start tag "tg-unknown" at byte offset 0`))
-		return
-	}
-	msg, e := s.applyEdit(b, req)
-	if e != nil {
+	if e := parseFault(fault, req.mode); e != nil {
 		s.fail(w, b, e)
 		return
 	}
-	if fault == FaultAcceptThenHang {
-		s.hang(r, b)
-		return
-	}
-	writeResult(w, msg)
+	msg, e := s.applyEdit(b, req)
+	s.answerSend(w, r, b, fault, msg, e)
 }
 
 // parseEditRequest checks an edit's parameters in the order the Bot API

@@ -184,8 +184,8 @@ func (s *Server) sendPhoto(w http.ResponseWriter, r *http.Request, b *bot) {
 		s.fail(w, b, e)
 		return
 	}
-	if fault == FaultParseEntities && req.mode != markup.None {
-		s.fail(w, b, badRequest(`can't parse entities: Unsupported start tag "tg-unknown" at byte offset 0`))
+	if e := parseFault(fault, req.mode); e != nil {
+		s.fail(w, b, e)
 		return
 	}
 	if req.photo, e = s.resolvePhoto(b, ref); e != nil {
@@ -193,15 +193,7 @@ func (s *Server) sendPhoto(w http.ResponseWriter, r *http.Request, b *bot) {
 		return
 	}
 	msg, e := s.deliver(b, req)
-	if e != nil {
-		s.fail(w, b, e)
-		return
-	}
-	if fault == FaultAcceptThenHang {
-		s.hang(r, b)
-		return
-	}
-	writeResult(w, msg)
+	s.answerSend(w, r, b, fault, msg, e)
 }
 
 // parsePhotoRequest checks the parameters of sendPhoto in the order the Bot

@@ -72,11 +72,26 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, b *bot) {
 		s.fail(w, b, e)
 		return
 	}
-	if fault == FaultParseEntities && req.mode != markup.None {
-		s.fail(w, b, badRequest(`can't parse entities: Unsupported start tag "tg-unknown" at byte offset 0`))
+	if e := parseFault(fault, req.mode); e != nil {
+		s.fail(w, b, e)
 		return
 	}
 	msg, e := s.deliver(b, req)
+	s.answerSend(w, r, b, fault, msg, e)
+}
+
+// parseFault is the refusal FaultParseEntities makes of a formatted send
+// or edit, or nil.
+func parseFault(fault Fault, mode markup.Mode) *apiError {
+	if fault == FaultParseEntities && mode != markup.None {
+		return badRequest(`can't parse entities: Unsupported start tag "tg-unknown" at byte offset 0`)
+	}
+	return nil
+}
+
+// answerSend is the end every send method shares: the refusal e, or the
+// message, after which FaultAcceptThenHang holds the connection.
+func (s *Server) answerSend(w http.ResponseWriter, r *http.Request, b *bot, fault Fault, msg messageJSON, e *apiError) {
 	if e != nil {
 		s.fail(w, b, e)
 		return

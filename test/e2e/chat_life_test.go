@@ -326,8 +326,8 @@ func TestGrafanaImageArrivesAsPhoto(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
-	s := fleettest.Start(t, fleettest.Options{Workers: 2, NoProducer: true, Fake: telegramfake.Config{TimeScale: scale}})
-	bases := producers(t, s, 1)
+	s := fleettest.Start(t, fleettest.Options{Workers: 3, NoProducer: true, Fake: telegramfake.Config{TimeScale: scale}})
+	bases := producers(t, s, 2)
 	grafana := func(title, image string) []byte {
 		b, _ := json.Marshal(map[string]any{
 			"receiver": "herald", "status": "firing", "title": title,
@@ -341,8 +341,8 @@ func TestGrafanaImageArrivesAsPhoto(t *testing.T) {
 	}
 	big := "https://grafana.example/render/huge.png"
 	s.Fake.SetPhotoURL(big, telegramfake.PhotoURL{Size: 50 << 20})
-	for _, a := range []struct{ title, image string }{{"LatencyHigh", "https://grafana.example/render/latency.png"}, {"HugePanel", big}} {
-		if code, out := call(t, s.Fleet, http.MethodPost, bases[0]+"/v1/webhooks/grafana", grafana(a.title, a.image), nil); code != http.StatusAccepted {
+	for i, a := range []struct{ title, image string }{{"LatencyHigh", "https://grafana.example/render/latency.png"}, {"HugePanel", big}} {
+		if code, out := call(t, s.Fleet, http.MethodPost, bases[i]+"/v1/webhooks/grafana", grafana(a.title, a.image), nil); code != http.StatusAccepted {
 			t.Fatalf("grafana webhook: %d %s", code, out)
 		}
 	}
