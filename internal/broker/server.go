@@ -155,6 +155,7 @@ func NewServer(rdb redis.UniversalClient, cfg ServerConfig) (*Server, error) {
 	sort.Strings(s.queues)
 	s.waker = NewWaker(s.queues, cfg.MaxIdle, uuid.NewString())
 	rdb.AddHook(s.waker.Hook())
+	rdb.AddHook(SettleHook())
 	s.waker.SetClient(rdb)
 	rdb.AddHook(DigestWakeHook(func(ctx context.Context, q string) { _ = Notify(ctx, rdb, q) }))
 	s.promoter = NewPromoter(rdb, s.waker.WakeQueue, cfg.Logger)

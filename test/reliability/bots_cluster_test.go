@@ -191,14 +191,24 @@ func TestClusterSpreadsBots(t *testing.T) {
 		t.Fatalf("after the failover: %v", err)
 	}
 	during := map[string]int{}
+	var victimBack, victimLast time.Time
 	for _, m := range fake.Messages() {
 		if m.At.After(killedAt) && m.At.Before(promotedAt) {
 			during[m.Bot]++
 		}
+		if m.Bot == victim && m.At.After(promotedAt) {
+			if victimBack.IsZero() || m.At.Before(victimBack) {
+				victimBack = m.At
+			}
+			if m.At.After(victimLast) {
+				victimLast = m.At
+			}
+		}
 	}
 	o := fleet.Tally(burst2, fake.Messages(), telegramfake.Stats{}, killedAt)
-	t.Logf("killed %s's master: promoted after %v; delivered meanwhile %v; then lost=%d duplicates=%d",
-		victim, promotedAt.Sub(killedAt).Round(time.Millisecond), during, o.Lost, o.Duplicates)
+	t.Logf("killed %s's master: promoted after %v; delivered meanwhile %v; %s delivering again %v after the promotion, its last %v after; lost=%d duplicates=%d",
+		victim, promotedAt.Sub(killedAt).Round(time.Millisecond), during, victim, victimBack.Sub(promotedAt).Round(time.Millisecond),
+		victimLast.Sub(promotedAt).Round(time.Millisecond), o.Lost, o.Duplicates)
 	for _, b := range clusterBots {
 		if b != victim && during[b] == 0 {
 			t.Errorf("bot %s delivered nothing while %s's master was down", b, victim)
