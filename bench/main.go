@@ -60,6 +60,10 @@ import (
 
 var verbose bool
 
+// updates lets the workers poll the bots' updates (button presses), as
+// they do by default; off, the fake sees only the requests that deliver.
+var updates bool
+
 func main() {
 	if len(os.Args) < 2 || os.Args[1] != "burst" {
 		fmt.Fprintln(os.Stderr, "usage: go run ./bench burst [-scenarios S1,S2,S5,PAUSED,S2-429,S3,S4,BOTS3,idle] [-workers 1,3] [-scales 1,10]")
@@ -71,6 +75,7 @@ func main() {
 	scales := fs.String("scales", "10,1", "comma-separated time scales (1 = real Telegram timing)")
 	seed := fs.Uint64("seed", 1, "shuffle seed")
 	fs.BoolVar(&verbose, "v", false, "print Redis commands by name for each run to stderr")
+	fs.BoolVar(&updates, "updates", false, "let the workers poll the bots' updates (getUpdates), as they do by default outside the benchmark")
 	_ = fs.Parse(os.Args[2:])
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -222,7 +227,7 @@ func startRig(ctx context.Context, redisBin string, bins fleet.Binaries, dir, sc
 	}
 	r.fake = fake
 	r.f = &fleet.Fleet{Dir: runDir, Bins: bins, RedisURL: r.srv.URL(), APIURL: r.fake.URL(),
-		Token: telegramfake.DefaultToken, Bots: bots, Limits: fleet.DefaultLimits(scale)}
+		Token: telegramfake.DefaultToken, Bots: bots, Updates: updates, Limits: fleet.DefaultLimits(scale)}
 	if strings.EqualFold(scenario, "S4") {
 		r.f.ExtraEnv = digestEnv(scale)
 	}
