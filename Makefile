@@ -28,8 +28,8 @@ lint: ## gofmt and go vet
 	$(GO) vet ./...
 
 .PHONY: bench
-bench: ## Burst benchmark: S1, S2, S5, PAUSED, S2-429, S3, idle and S4 (digests), 1 and 3 workers, 10x and real time
-	$(GO) run ./bench burst -scenarios S1,S2,S5,PAUSED,S2-429,S3,idle,S4
+bench: ## Burst benchmark: S1, S2, S5, PAUSED, S2-429, S3, idle, S4 (digests) and BOTS3 (3 bots), 1 and 3 workers, 10x and real time
+	$(GO) run ./bench burst -scenarios S1,S2,S5,PAUSED,S2-429,S3,idle,S4,BOTS3
 
 .PHONY: bench-quick
 bench-quick: ## Burst benchmark at 10x Telegram time only
