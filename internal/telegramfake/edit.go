@@ -52,10 +52,6 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, b *bot, kind editK
 	if done {
 		return
 	}
-	if perr != nil {
-		s.fail(w, b, badRequest("can't parse request: "+perr.Error()))
-		return
-	}
 	req, e := parseEditRequest(params, kind, s.cfg.CountMarkup)
 	if e != nil {
 		s.fail(w, b, e)

@@ -175,10 +175,6 @@ func (s *Server) sendPhoto(w http.ResponseWriter, r *http.Request, b *bot) {
 	if done {
 		return
 	}
-	if perr != nil {
-		s.fail(w, b, badRequest("can't parse request: "+perr.Error()))
-		return
-	}
 	ref, req, e := parsePhotoRequest(params, files, s.cfg.CountMarkup)
 	if e != nil {
 		s.fail(w, b, e)

@@ -63,10 +63,6 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, b *bot) {
 	if done {
 		return
 	}
-	if perr != nil {
-		s.fail(w, b, badRequest("can't parse request: "+perr.Error()))
-		return
-	}
 	req, e := parseSendRequest(params, s.cfg.CountMarkup)
 	if e != nil {
 		s.fail(w, b, e)
@@ -105,7 +101,8 @@ func (s *Server) answerSend(w http.ResponseWriter, r *http.Request, b *bot, faul
 
 // admitSend is the start every send method shares (sendMessage, sendPhoto
 // and the edit methods): a request inside a flood wait announced for b or
-// for its chat is refused, then the request takes its fault. It reports done
+// for its chat is refused, then the request takes its fault, then a body
+// that could not be read (perr) is refused. It reports done
 // when it has answered the request; otherwise the caller goes on, with the
 // fault for the outcomes that still need the request processed
 // (FaultParseEntities and FaultAcceptThenHang).
@@ -135,6 +132,10 @@ func (s *Server) admitSend(w http.ResponseWriter, r *http.Request, b *bot, param
 		return fault, true
 	case FaultTooMany:
 		s.fail(w, b, tooMany(1))
+		return fault, true
+	}
+	if perr != nil {
+		s.fail(w, b, badRequest("can't parse request: "+perr.Error()))
 		return fault, true
 	}
 	return fault, false
