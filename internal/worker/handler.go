@@ -247,6 +247,9 @@ func (h *Handler) delivered(ctx context.Context, r *run, d *delivery, sent teleg
 	i := d.prog.done
 	d.prog.done++
 	d.prog.last = sent.MessageID
+	// The thread's record first: the send record's wait for the replicas
+	// (recordSent) then covers it too, as both keys live in the bot's slot.
+	h.noteThread(ctx, r, d, i, sentID(sent.MessageID))
 	if err := h.recordSent(ctx, r, d.prog, sent.MessageID, d.prog.done == len(d.texts)); err != nil {
 		// Telegram has the message; without the record a redelivery would
 		// send it again. Say so loudly and carry on.
@@ -258,7 +261,6 @@ func (h *Handler) delivered(ctx context.Context, r *run, d *delivery, sent teleg
 		outcome = "downgraded"
 	}
 	h.metrics.Sent.WithLabelValues(r.bot.name, r.Queue, outcome).Inc()
-	h.noteThread(ctx, r, d, i, sentID(sent.MessageID))
 	if i == 0 && !d.msg.CreatedAt.IsZero() {
 		h.metrics.Latency.Observe(time.Since(d.msg.CreatedAt).Seconds())
 	}

@@ -61,7 +61,8 @@ func (h *Handler) findThread(ctx context.Context, r *run, d *delivery) error {
 // part of the message that opens a thread becomes its first message, and a
 // message that closes the thread forgets it once its last part is sent.
 // Failing to write only loses the threading of later messages, so it is
-// logged, not retried.
+// logged, not retried. The caller's wait for the send record's replicas,
+// which comes next and is on the same hash slot, covers this write too.
 func (h *Handler) noteThread(ctx context.Context, r *run, d *delivery, i int, sent sentID) {
 	t := d.msg.Thread
 	if t == nil {
@@ -79,9 +80,7 @@ func (h *Handler) noteThread(ctx context.Context, r *run, d *delivery, i int, se
 		if d.msg.Photo != nil {
 			kind = "p"
 		}
-		if err = h.rdb.Set(ctx, key, strconv.Itoa(int(sent))+":"+kind, jobs.ThreadRetention).Err(); err == nil {
-			err = h.durable.Wait(ctx, key)
-		}
+		err = h.rdb.Set(ctx, key, strconv.Itoa(int(sent))+":"+kind, jobs.ThreadRetention).Err()
 	default:
 		return
 	}
