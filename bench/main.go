@@ -74,7 +74,7 @@ func main() {
 	workers := fs.String("workers", "1,3", "comma-separated worker process counts")
 	scales := fs.String("scales", "10,1", "comma-separated time scales (1 = real Telegram timing)")
 	seed := fs.Uint64("seed", 1, "shuffle seed")
-	fs.BoolVar(&verbose, "v", false, "print Redis commands by name for each run to stderr")
+	fs.BoolVar(&verbose, "v", false, "print Redis commands by name, and where any 429s came from, for each run to stderr")
 	fs.BoolVar(&updates, "updates", false, "let the workers poll the bots' updates (getUpdates), as they do by default outside the benchmark")
 	_ = fs.Parse(os.Args[2:])
 
@@ -165,6 +165,7 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 	}
 	if verbose {
 		r.printCommands(ctx, scenario, beforeBy)
+		r.printRefusals(scenario)
 	}
 	r.f.Close()
 	rss := r.peakRSS()
@@ -332,6 +333,15 @@ func (r *rig) printCommands(ctx context.Context, scenario string, before map[str
 		if d := n - before[name]; d > 0 {
 			fmt.Fprintf(os.Stderr, "%s %s: %d\n", scenario, name, d)
 		}
+	}
+}
+
+// printRefusals prints to stderr where the fake's 429s came from: the
+// bot-wide limit or which chat's.
+func (r *rig) printRefusals(scenario string) {
+	st := r.fake.Stats()
+	if st.TooMany > 0 {
+		fmt.Fprintf(os.Stderr, "%s 429s: bot=%d by chat=%v inside=%d\n", scenario, st.TooManyBot, st.TooManyByChat, st.InsideWait)
 	}
 }
 

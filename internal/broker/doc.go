@@ -43,6 +43,15 @@
 // deletes an aggregation set, right after storing the digest task, and
 // notifies the queue.
 //
+// # The heartbeat (heartbeat.go)
+//
+// Every 5 s asynq writes each process's state: the server's record and a
+// hash with one field per running task, which the web UI lists. Its script
+// sets those fields one HSET each, and a Herald worker runs many tasks that
+// sleep through their wait for a send slot (up to 256 per process).
+// HeartbeatHook swaps in a script that writes the same keys in a fixed
+// number of commands.
+//
 // # Scripts of Herald's on asynq's keys
 //
 // Each is a package-level redis.NewScript whose comment lists its KEYS, ARGV

@@ -30,8 +30,8 @@ return 1
 
 // Promoter returns deferred tasks to their queue at their due time. Each
 // worker process promotes the tasks it deferred; if the process dies, asynq's
-// forwarder moves them within about six seconds (the retry score is rounded up
-// so it never moves them early).
+// forwarder moves them within about eleven seconds (forwardInterval plus the
+// retry score, rounded up so that it never moves them early).
 type Promoter struct {
 	rdb  redis.Scripter
 	wake func(queue string)

@@ -18,9 +18,9 @@ import (
 // Defaults of ServerConfig.
 const (
 	DefaultShutdownTimeout    = 25 * time.Second
-	DefaultMaxIdle            = 2 * time.Second
+	DefaultMaxIdle            = 10 * time.Second
 	DefaultLeaseRecoveryAfter = 15 * time.Second
-	DefaultLeaseSweepInterval = 2 * time.Second
+	DefaultLeaseSweepInterval = 5 * time.Second
 	// MinLeaseRecoveryAfter is the shortest lease recovery: asynq extends a
 	// live lease every 5 s, so a lease not extended for 10 s has missed two.
 	MinLeaseRecoveryAfter = 10 * time.Second
@@ -40,14 +40,19 @@ type ServerConfig struct {
 	// context ends. Default 25s.
 	ShutdownTimeout time.Duration
 	// MaxIdle bounds how long an idle process waits between dequeue rounds
-	// when no news arrives (Notify). Default 2s.
+	// when no news arrives (Notify). Default 10s: every task Herald's own
+	// producers, promoter, sweeper and asynq's forwarder make ready comes
+	// with news, so this bounds only tasks made ready by others (the web
+	// UI's "run", a plain asynq client), at about 10 commands a round.
 	MaxIdle time.Duration
 	// LeaseRecoveryAfter is how long a task's lease may go unextended before
 	// the sweeper hands the task to another worker. Default 15s; between
 	// MinLeaseRecoveryAfter and LeaseDuration; negative turns the sweep off
 	// and leaves recovery to asynq (60-90s).
 	LeaseRecoveryAfter time.Duration
-	// LeaseSweepInterval is how often the sweeper looks. Default 2s.
+	// LeaseSweepInterval is how often the sweeper looks. Default 5s: a dead
+	// worker's tasks move on LeaseRecoveryAfter plus at most this after
+	// their last lease extension, for one ZCOUNT per queue a look.
 	LeaseSweepInterval time.Duration
 	// Groups configures group aggregation; off when Groups.Aggregate is nil.
 	Groups GroupConfig
@@ -156,6 +161,7 @@ func NewServer(rdb redis.UniversalClient, cfg ServerConfig) (*Server, error) {
 	s.waker = NewWaker(s.queues, cfg.MaxIdle, uuid.NewString())
 	rdb.AddHook(s.waker.Hook())
 	rdb.AddHook(SettleHook())
+	rdb.AddHook(HeartbeatHook())
 	s.waker.SetClient(rdb)
 	rdb.AddHook(DigestWakeHook(func(ctx context.Context, q string) { _ = Notify(ctx, rdb, q) }))
 	s.promoter = NewPromoter(rdb, s.waker.WakeQueue, cfg.Logger)
@@ -172,6 +178,16 @@ func NewServer(rdb redis.UniversalClient, cfg ServerConfig) (*Server, error) {
 	return s, nil
 }
 
+// How often asynq's forwarder and janitor look, and how many expired
+// completed tasks the janitor deletes per queue and look: janitorBatch per
+// janitorInterval is 33 a second for each worker, above the 30 a second a
+// bot can complete with idempotency keys even with a single worker.
+const (
+	forwardInterval = 10 * time.Second
+	janitorInterval = 30 * time.Second
+	janitorBatch    = 1000
+)
+
 // asynqConfig is how Herald runs asynq's server.
 func (s *Server) asynqConfig() asynq.Config {
 	c := asynq.Config{
@@ -182,13 +198,19 @@ func (s *Server) asynqConfig() asynq.Config {
 		// interval means a woken round starts at once.
 		TaskCheckInterval: 100 * time.Microsecond,
 		// The promoter ends snoozes at their exact time; asynq's forwarder
-		// is the backstop for the tasks of a dead process.
-		DelayedTaskCheckInterval: 5 * time.Second,
-		RetryDelayFunc:           retryDelay,
-		IsFailure:                isFailure,
-		ShutdownTimeout:          s.cfg.ShutdownTimeout,
-		Logger:                   asynqLogger{s.cfg.Logger},
-		LogLevel:                 asynq.WarnLevel,
+		// is the backstop for the tasks of a dead process and moves the
+		// retries of failed sends, which wait 15 s or more anyway. Each look
+		// costs two commands per queue and set.
+		DelayedTaskCheckInterval: forwardInterval,
+		// Completed tasks are kept only for an idempotency key's window;
+		// their cleanup need not look every 8 s (asynq's default).
+		JanitorInterval:  janitorInterval,
+		JanitorBatchSize: janitorBatch,
+		RetryDelayFunc:   retryDelay,
+		IsFailure:        isFailure,
+		ShutdownTimeout:  s.cfg.ShutdownTimeout,
+		Logger:           asynqLogger{s.cfg.Logger},
+		LogLevel:         asynq.WarnLevel,
 	}
 	if g := s.cfg.Groups; g.Aggregate != nil {
 		c.GroupAggregator = asynq.GroupAggregatorFunc(g.Aggregate)

@@ -34,7 +34,7 @@ func ExampleLoadWorker() {
 		panic(err)
 	}
 	fmt.Println(w.Concurrency, w.Limits.Bot, w.Limits.Group, w.Limits.Guard)
-	// Output: 16 25/s 1/s,20/m 10ms
+	// Output: 16 25/s 1/s,20/m 20ms
 }
 
 func ExampleLoadProducerArgs() {

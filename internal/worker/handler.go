@@ -418,7 +418,12 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bo
 		ask.SleepMax = h.waitLong
 	default:
 	}
+	late := lim.Config().Guard / 2
 	for {
+		// The slot is a time on Redis' clock, taken between asked and the
+		// reply; lateness is measured from asked, which never understates
+		// it, while sleeps start at the reply, which never sends early.
+		asked := time.Now()
 		d, err := lim.Acquire(ctx, ask)
 		if err != nil {
 			return "", "", h.finish(ctx, r, decide(storeError{err}, r.situation()))
@@ -432,9 +437,17 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bo
 			return "", "", h.deferTask(queue, d.Wait)
 		}
 		if d.Kind == ratelimit.Go && d.Wait <= 0 {
-			return record, d.Slot, nil
+			if time.Since(asked) <= late {
+				return record, d.Slot, nil
+			}
+			// The answer took longer than half the guard: the slot is in
+			// the past by then, and the sends reserved after it count
+			// from it. Ask again with it; the limiter gives a new one.
+			h.metrics.LateSlots.Inc()
+			ask.Resume = d.Resume
+			continue
 		}
-		due := time.Now().Add(d.Wait)
+		due := asked.Add(d.Wait)
 		if err := h.sleep(ctx, d.Wait); err != nil {
 			// The task goes back to Redis, keeping the reservation it held
 			// in memory, for the rest of the fleet.
@@ -456,8 +469,11 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bo
 			if err != nil {
 				return "", "", h.finish(ctx, r, decide(storeError{err}, r.situation()))
 			}
-			if ok && time.Since(due) <= lim.Config().Guard/2 {
+			if ok && time.Since(due) <= late {
 				return record, d.Slot, nil
+			}
+			if ok {
+				h.metrics.LateSlots.Inc()
 			}
 		}
 		// Again (or a slot that moved): ask once more with the reservation

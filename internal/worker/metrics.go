@@ -45,6 +45,9 @@ type Metrics struct {
 	Deferrals *prometheus.CounterVec
 	// RateWait observes the wait of every limiter decision, zero included.
 	RateWait prometheus.Histogram
+	// LateSlots counts send slots left unused because the handler would
+	// have sent later than half the guard after them.
+	LateSlots prometheus.Counter
 	// Latency observes enqueue-to-acceptance time of each task's first part.
 	Latency prometheus.Histogram
 	// PossibleDuplicates counts sends retried although Telegram may have
@@ -139,6 +142,10 @@ func (m *Metrics) createRateLimitMetrics() {
 		Help:    "Wait imposed by the fleet-wide rate limiter on each decision (0 when a slot was free).",
 		Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
 	})
+	m.LateSlots = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "herald_ratelimit_late_slots_total",
+		Help: "Send slots given up because the send would have left later than half the guard after them; the message took a new slot.",
+	})
 }
 
 // createFailureMetrics creates the series about failed attempts: those
@@ -194,7 +201,7 @@ func (m *Metrics) initBots(bots []string) {
 
 // collectors lists every metric, in the order they are registered.
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Sent, m.TooMany, m.Pauses, m.PauseSeconds, m.Retries, m.Archived, m.Deferrals, m.RateWait, m.Latency, m.PossibleDuplicates, m.SkippedAlreadySent, m.LeaseRecovered,
+	return []prometheus.Collector{m.Sent, m.TooMany, m.Pauses, m.PauseSeconds, m.Retries, m.Archived, m.Deferrals, m.RateWait, m.LateSlots, m.Latency, m.PossibleDuplicates, m.SkippedAlreadySent, m.LeaseRecovered,
 		m.DigestItems, m.DigestMessages, m.DigestReclaimed}
 }
 

@@ -68,7 +68,7 @@ type Config struct {
 	// lives at most FinishedRecordTTL.
 	SentRetention time.Duration
 	// MaxIdle bounds how long an idle worker waits between dequeue rounds;
-	// default 2s. New messages wake it at once; MaxIdle only matters for
+	// default 10s. New messages wake it at once; MaxIdle only matters for
 	// tasks that arrive without news (asynq's recoverer, clients that do not
 	// call broker.Notify).
 	MaxIdle time.Duration
@@ -82,7 +82,7 @@ type Config struct {
 	// faster needs less.
 	RetryAfterUnit time.Duration
 	// LeaseSweepInterval is how often each worker looks for such tasks;
-	// default 2s.
+	// default 5s.
 	LeaseSweepInterval time.Duration
 	// Digest configures per-destination digests: the grouping settings of
 	// the asynq server, the digest handler and the aggregation-set

@@ -1,0 +1,83 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/herald-dev/herald/test/redistest"
+)
+
+// TestContractHeartbeat: with HeartbeatHook on its client, the real asynq
+// server's heartbeat runs Herald's server-state script (Redis has it
+// cached), and asynq's Inspector, which the web UI uses, still reports the
+// server and every task it runs. At shutdown asynq's own script clears both
+// keys: the hook leaves it alone.
+func TestContractHeartbeat(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Options{})
+	rdb := srv.Client(t)
+	rdb.AddHook(HeartbeatHook())
+	const q, running = "default", 5
+	started := make(chan string, running)
+	release := make(chan struct{})
+	as := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		Concurrency: running, Queues: map[string]int{q: 1}, LogLevel: asynq.FatalLevel,
+	})
+	if err := as.Start(asynq.HandlerFunc(func(ctx context.Context, task *asynq.Task) error {
+		id, _ := asynq.GetTaskID(ctx)
+		started <- id
+		<-release
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			close(release)
+			as.Shutdown()
+		}
+	})
+	client := asynq.NewClientFromRedisClient(rdb)
+	for i := range running {
+		if _, err := client.Enqueue(asynq.NewTask("t", nil), asynq.Queue(q), asynq.TaskID(fmt.Sprint("hb-", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range running {
+		receive(t, started, "a running task")
+	}
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	// asynq writes its state every 5 s.
+	waitFor(t, "a heartbeat that lists every running task", func() bool {
+		servers, err := insp.Servers()
+		return err == nil && len(servers) == 1 && len(servers[0].ActiveWorkers) == running
+	})
+	known, err := rdb.ScriptExists(context.Background(), serverStateScript.Hash()).Result()
+	if err != nil || len(known) != 1 || !known[0] {
+		t.Fatalf("Herald's server-state script never ran (SCRIPT EXISTS %v, %v): the hook no longer recognises asynq's", known, err)
+	}
+	servers, _ := insp.Servers()
+	ids := map[string]bool{}
+	for _, w := range servers[0].ActiveWorkers {
+		ids[w.TaskID] = true
+		if w.Queue != q || w.TaskType != "t" {
+			t.Errorf("worker info %+v: want queue %q, type t", w, q)
+		}
+	}
+	for i := range running {
+		if !ids[fmt.Sprint("hb-", i)] {
+			t.Errorf("task hb-%d missing from the server's workers %v", i, ids)
+		}
+	}
+	close(release)
+	as.Shutdown()
+	stopped = true
+	servers, err = insp.Servers()
+	if err != nil || len(servers) != 0 {
+		t.Fatalf("after shutdown the servers are %v (%v); asynq's clearing script should have removed them", servers, err)
+	}
+}
