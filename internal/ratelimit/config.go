@@ -61,8 +61,8 @@ type Config struct {
 	// new one; the other half is for the trip to Telegram.
 	// Default 20ms: on a loaded 2-core machine running three workers, the
 	// fake Bot API, Redis and the benchmark, sends reached the fake up to
-	// 18 ms later than their planned times relative to one another (the
-	// benchmark's "min slack"), and 10ms let a few 429s through.
+	// 21 ms off their planned spacing (the benchmark's "min slack"), and
+	// 10ms let a few 429s through.
 	Guard time.Duration
 	// SleepMax is the longest wait a handler sleeps through while holding its
 	// worker slot; longer waits defer the task, which comes back SleepMax/2
