@@ -22,7 +22,7 @@ func TestLimitsDefaults(t *testing.T) {
 		Group:          ratelimit.Per(1, time.Second).And(ratelimit.Per(20, time.Minute)),
 		PriorityQueues: []string{"critical"},
 		Priority:       ratelimit.Per(3, time.Second),
-		Guard:          10 * time.Millisecond,
+		Guard:          20 * time.Millisecond,
 		BotPauseMax:    10 * time.Second,
 	}
 	if !reflect.DeepEqual(got, want) {
