@@ -225,7 +225,7 @@ func (w *Waker) hold() string {
 	default:
 	}
 	if w.rdb == nil {
-		return w.holdLocal()
+		return w.holdLocal(w.maxIdle)
 	}
 	w.mu.Lock()
 	w.holding = true
@@ -249,7 +249,10 @@ func (w *Waker) hold() string {
 	case errors.Is(err, redis.Nil):
 		return "" // MaxIdle passed
 	case err != nil:
-		return w.holdLocal() // Redis trouble: wait locally instead
+		// Redis trouble (a node down, a failover): wait locally, but not
+		// a whole MaxIdle, so that the worker finds the new primary and
+		// the producers' news there within a second of its promotion.
+		return w.holdLocal(min(w.maxIdle, troubleWait))
 	}
 	queue := res[1]
 	if !w.queues[queue] {
@@ -272,8 +275,13 @@ func (w *Waker) setHolding(v bool) {
 	w.mu.Unlock()
 }
 
-func (w *Waker) holdLocal() string {
-	t := time.NewTimer(w.maxIdle)
+// troubleWait is how long an idle round waits locally when its blocking
+// pop in Redis failed.
+const troubleWait = time.Second
+
+// holdLocal waits for local news, for at most d.
+func (w *Waker) holdLocal(d time.Duration) string {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-w.ch:
