@@ -418,7 +418,19 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bo
 		ask.SleepMax = h.waitLong
 	default:
 	}
-	late := lim.Config().Guard / 2
+	late, lates := lim.Config().Guard/2, 0
+	// tooLate reports whether a slot woken up to (or answered) after d is
+	// to be given up. Past maxLateRetries in a row the slot is used: a
+	// Redis slower than half the guard must not keep a message from ever
+	// being sent.
+	tooLate := func(d time.Duration) bool {
+		if d <= late || lates >= maxLateRetries {
+			return false
+		}
+		lates++
+		h.metrics.LateSlots.Inc()
+		return true
+	}
 	for {
 		// The slot is a time on Redis' clock, taken between asked and the
 		// reply; lateness is measured from asked, which never understates
@@ -437,13 +449,12 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bo
 			return "", "", h.deferTask(queue, d.Wait)
 		}
 		if d.Kind == ratelimit.Go && d.Wait <= 0 {
-			if time.Since(asked) <= late {
+			if !tooLate(time.Since(asked)) {
 				return record, d.Slot, nil
 			}
 			// The answer took longer than half the guard: the slot is in
 			// the past by then, and the sends reserved after it count
 			// from it. Ask again with it; the limiter gives a new one.
-			h.metrics.LateSlots.Inc()
 			ask.Resume = d.Resume
 			continue
 		}
@@ -469,11 +480,8 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bo
 			if err != nil {
 				return "", "", h.finish(ctx, r, decide(storeError{err}, r.situation()))
 			}
-			if ok && time.Since(due) <= late {
+			if ok && !tooLate(time.Since(due)) {
 				return record, d.Slot, nil
-			}
-			if ok {
-				h.metrics.LateSlots.Inc()
 			}
 		}
 		// Again (or a slot that moved): ask once more with the reservation
@@ -492,6 +500,10 @@ func (h *Handler) botNames() []string {
 	slices.Sort(names)
 	return names
 }
+
+// maxLateRetries is how many slots in a row a message gives up for being
+// late before it uses a late one.
+const maxLateRetries = 2
 
 // errStopping ends a sleep when the process shuts down.
 var errStopping = errors.New("worker is stopping")
