@@ -74,9 +74,10 @@ func writableCheck(rdb redis.UniversalClient, hint string) func(context.Context)
 	}
 }
 
-// roleWatchInterval is how often a running producer or feed poller checks
-// that Redis is still a master (one ROLE), to log the fix within seconds.
-const roleWatchInterval = 2 * time.Second
+// roleWatchInterval is how often a running producer, worker or feed poller
+// checks that Redis is still a master (one ROLE), to log the fix within
+// seconds.
+const roleWatchInterval = 5 * time.Second
 
 // Version is Herald's release version as herald_build_info reports it. The
 // release build sets it with

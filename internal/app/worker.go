@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -195,7 +194,7 @@ func RunWorker(ctx context.Context, cfg config.Worker, log *slog.Logger) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		durable.Watch(watchCtx, w.Client(), 2*time.Second, cfg.Redis.ReplicaHint(), log)
+		durable.Watch(watchCtx, w.Client(), roleWatchInterval, cfg.Redis.ReplicaHint(), log)
 	}()
 	err = w.Run(ctx)
 	stopWatch()
