@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/test/redistest"
 )
@@ -13,12 +14,32 @@ import (
 // TestContractHeartbeat: with HeartbeatHook on its client, the real asynq
 // server's heartbeat runs Herald's server-state script (Redis has it
 // cached), and asynq's Inspector, which the web UI uses, still reports the
-// server and every task it runs. At shutdown asynq's own script clears both
-// keys: the hook leaves it alone.
+// server and every task it runs, on one server and on a Redis Cluster. At
+// shutdown asynq's own script clears both keys: the hook leaves it alone.
 func TestContractHeartbeat(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t, redistest.Options{})
-	rdb := srv.Client(t)
+	t.Run("server", func(t *testing.T) {
+		t.Parallel()
+		rdb := redistest.Start(t, redistest.Options{}).Client(t)
+		checkHeartbeat(t, rdb, rdb)
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		c := redistest.StartCluster(t, redistest.ClusterOptions{})
+		var addrs []string
+		for _, n := range c.Nodes {
+			addrs = append(addrs, n.Addr)
+		}
+		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+		t.Cleanup(func() { _ = rdb.Close() })
+		checkHeartbeat(t, rdb, nil)
+	})
+}
+
+// checkHeartbeat runs an asynq server on rdb with the hook and checks what
+// its heartbeat wrote. node is where the script is looked for (nil: the
+// master of the heartbeat's slot).
+func checkHeartbeat(t *testing.T, rdb redis.UniversalClient, node redis.Scripter) {
 	rdb.AddHook(HeartbeatHook())
 	const q, running = "default", 5
 	started := make(chan string, running)
@@ -56,11 +77,19 @@ func TestContractHeartbeat(t *testing.T) {
 		servers, err := insp.Servers()
 		return err == nil && len(servers) == 1 && len(servers[0].ActiveWorkers) == running
 	})
-	known, err := rdb.ScriptExists(context.Background(), serverStateScript.Hash()).Result()
+	servers, _ := insp.Servers()
+	if node == nil {
+		s := servers[0]
+		m, err := rdb.(*redis.ClusterClient).MasterForKey(context.Background(), fmt.Sprintf("asynq:servers:{%s:%d:%s}", s.Host, s.PID, s.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		node = m
+	}
+	known, err := node.ScriptExists(context.Background(), serverStateScript.Hash()).Result()
 	if err != nil || len(known) != 1 || !known[0] {
 		t.Fatalf("Herald's server-state script never ran (SCRIPT EXISTS %v, %v): the hook no longer recognises asynq's", known, err)
 	}
-	servers, _ := insp.Servers()
 	ids := map[string]bool{}
 	for _, w := range servers[0].ActiveWorkers {
 		ids[w.TaskID] = true
