@@ -112,6 +112,17 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// holding is a handler that sends each task's id to started, then holds
+// the task until release yields.
+func holding(started chan<- string, release <-chan struct{}) asynq.Handler {
+	return asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
+		id, _ := asynq.GetTaskID(ctx)
+		started <- id
+		<-release
+		return nil
+	})
+}
+
 func receive[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()
 	select {
@@ -371,12 +382,7 @@ func TestContractLeaseSweep(t *testing.T) {
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency: 1, Queues: map[string]int{q: 1}, TaskCheckInterval: 10 * time.Millisecond, LogLevel: asynq.FatalLevel,
 	})
-	if err := srv.Start(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
-		id, _ := asynq.GetTaskID(ctx)
-		started <- id
-		<-release
-		return nil
-	})); err != nil {
+	if err := srv.Start(holding(started, release)); err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Shutdown()

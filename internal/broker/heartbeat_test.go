@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/hibiken/asynq"
@@ -47,21 +48,12 @@ func checkHeartbeat(t *testing.T, rdb redis.UniversalClient, node redis.Scripter
 	as := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency: running, Queues: map[string]int{q: 1}, LogLevel: asynq.FatalLevel,
 	})
-	if err := as.Start(asynq.HandlerFunc(func(ctx context.Context, task *asynq.Task) error {
-		id, _ := asynq.GetTaskID(ctx)
-		started <- id
-		<-release
-		return nil
-	})); err != nil {
+	if err := as.Start(holding(started, release)); err != nil {
 		t.Fatal(err)
 	}
-	stopped := false
-	t.Cleanup(func() {
-		if !stopped {
-			close(release)
-			as.Shutdown()
-		}
-	})
+	var once sync.Once
+	stop := func() { once.Do(func() { close(release); as.Shutdown() }) }
+	t.Cleanup(stop)
 	client := asynq.NewClientFromRedisClient(rdb)
 	for i := range running {
 		if _, err := client.Enqueue(asynq.NewTask("t", nil), asynq.Queue(q), asynq.TaskID(fmt.Sprint("hb-", i))); err != nil {
@@ -102,9 +94,7 @@ func checkHeartbeat(t *testing.T, rdb redis.UniversalClient, node redis.Scripter
 			t.Errorf("task hb-%d missing from the server's workers %v", i, ids)
 		}
 	}
-	close(release)
-	as.Shutdown()
-	stopped = true
+	stop()
 	servers, err = insp.Servers()
 	if err != nil || len(servers) != 0 {
 		t.Fatalf("after shutdown the servers are %v (%v); asynq's clearing script should have removed them", servers, err)

@@ -420,9 +420,9 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bo
 	}
 	late, lates := lim.Config().Guard/2, 0
 	// tooLate reports whether a slot woken up to (or answered) after d is
-	// to be given up. Past maxLateRetries in a row the slot is used: a
-	// Redis slower than half the guard must not keep a message from ever
-	// being sent.
+	// to be given up. Once this send has given up maxLateRetries slots, a
+	// late one is used: a Redis slower than half the guard must not keep a
+	// message from ever being sent.
 	tooLate := func(d time.Duration) bool {
 		if d <= late || lates >= maxLateRetries {
 			return false
@@ -501,8 +501,8 @@ func (h *Handler) botNames() []string {
 	return names
 }
 
-// maxLateRetries is how many slots in a row a message gives up for being
-// late before it uses a late one.
+// maxLateRetries is how many slots one send gives up for being late
+// before it uses a late one.
 const maxLateRetries = 2
 
 // errStopping ends a sleep when the process shuts down.
