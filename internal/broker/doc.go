@@ -43,6 +43,15 @@
 // deletes an aggregation set, right after storing the digest task, and
 // notifies the queue.
 //
+// asynq asks for the next task as soon as it has one. The dequeue of a
+// round that news ended therefore goes with an LLEN of the queue's pending
+// list, in the same round trip: when the task it took was the last, the
+// queue is marked empty there and then, and the worker's next round is held
+// rather than finding that out from Redis, so a task that comes with news
+// costs one dequeue, not two. A backlog (LLEN above zero) is dequeued from
+// at once, news or not: the wake list is trimmed, so tokens may be fewer
+// than tasks.
+//
 // # The heartbeat (heartbeat.go)
 //
 // Every 5 s asynq writes each process's state: the server's record and a
@@ -51,6 +60,16 @@
 // sleep through their wait for a send slot (up to 256 per process).
 // HeartbeatHook swaps in a script that writes the same keys in a fixed
 // number of commands.
+//
+// # Done (done.go)
+//
+// When a task succeeds and is not kept, asynq's done script takes it out of
+// the active list and lease set, deletes its hash and counts it in the
+// queue's daily and total processed counts; for the total it reads the
+// count first, to wrap it to 1 instead of overflowing. DoneHook swaps in a
+// script that increments the total at once and wraps it only when Redis
+// refuses the increment: one command fewer for every message delivered,
+// with asynq's keys, replies and counts.
 //
 // # Scripts of Herald's on asynq's keys
 //

@@ -30,7 +30,7 @@ return 1
 
 // Promoter returns deferred tasks to their queue at their due time. Each
 // worker process promotes the tasks it deferred; if the process dies, asynq's
-// forwarder moves them within about eleven seconds (forwardInterval plus the
+// forwarder moves them within about 21 seconds (forwardInterval plus the
 // retry score, rounded up so that it never moves them early).
 type Promoter struct {
 	rdb  redis.Scripter

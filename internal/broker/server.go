@@ -20,7 +20,7 @@ const (
 	DefaultShutdownTimeout    = 25 * time.Second
 	DefaultMaxIdle            = 10 * time.Second
 	DefaultLeaseRecoveryAfter = 15 * time.Second
-	DefaultLeaseSweepInterval = 5 * time.Second
+	DefaultLeaseSweepInterval = 10 * time.Second
 	// MinLeaseRecoveryAfter is the shortest lease recovery: asynq extends a
 	// live lease every 5 s, so a lease not extended for 10 s has missed two.
 	MinLeaseRecoveryAfter = 10 * time.Second
@@ -50,9 +50,9 @@ type ServerConfig struct {
 	// MinLeaseRecoveryAfter and LeaseDuration; negative turns the sweep off
 	// and leaves recovery to asynq (60-90s).
 	LeaseRecoveryAfter time.Duration
-	// LeaseSweepInterval is how often the sweeper looks. Default 5s: a dead
-	// worker's tasks move on LeaseRecoveryAfter plus at most this after
-	// their last lease extension, for one ZCOUNT per queue a look.
+	// LeaseSweepInterval is how often the sweeper looks. Default 10s: a
+	// dead worker's tasks move on LeaseRecoveryAfter plus at most this
+	// after their last lease extension, for one ZCOUNT per queue a look.
 	LeaseSweepInterval time.Duration
 	// Groups configures group aggregation; off when Groups.Aggregate is nil.
 	Groups GroupConfig
@@ -162,6 +162,7 @@ func NewServer(rdb redis.UniversalClient, cfg ServerConfig) (*Server, error) {
 	rdb.AddHook(s.waker.Hook())
 	rdb.AddHook(SettleHook())
 	rdb.AddHook(HeartbeatHook())
+	rdb.AddHook(DoneHook())
 	s.waker.SetClient(rdb)
 	rdb.AddHook(DigestWakeHook(func(ctx context.Context, q string) { _ = Notify(ctx, rdb, q) }))
 	s.promoter = NewPromoter(rdb, s.waker.WakeQueue, cfg.Logger)
@@ -179,11 +180,13 @@ func NewServer(rdb redis.UniversalClient, cfg ServerConfig) (*Server, error) {
 }
 
 // How often asynq's forwarder and janitor look, and how many expired
-// completed tasks the janitor deletes per queue and look: janitorBatch per
+// completed tasks the janitor deletes per queue and look. The forwarder is
+// a backstop: the promoter moves Herald's snoozes and retries at their
+// exact time, so it matters only for a process that died. janitorBatch per
 // janitorInterval is 33 a second for each worker, above the 30 a second a
 // bot can complete with idempotency keys even with a single worker.
 const (
-	forwardInterval = 10 * time.Second
+	forwardInterval = 20 * time.Second
 	janitorInterval = 30 * time.Second
 	janitorBatch    = 1000
 )

@@ -111,6 +111,9 @@ func (h hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		switch kind {
 		case dequeue:
 			known, news := h.w.knownEmpty(queue)
+			if !known && h.w.markRanOut(queue) {
+				known = h.w.lookAgain(ctx, queue, news)
+			}
 			if known {
 				// Answer for Redis: the queue had no news since it was empty.
 				return h.held(ctx, next, cmd, queue, h.w.afterDequeue(queue, true, news), redis.Nil)
@@ -144,11 +147,37 @@ func (h hook) held(ctx context.Context, next redis.ProcessHook, cmd redis.Cmder,
 	retarget(cmd, queue, woke)
 	cmd.SetErr(nil)
 	news := h.w.newsCount()
-	err = next(ctx, cmd)
+	left, err := h.w.dequeueCounting(ctx, next, cmd, woke)
 	// The answer is final: if woke turned out empty the next round, after
 	// asynq's short sleep, looks again.
-	h.w.record(woke, errors.Is(err, redis.Nil), news)
+	h.w.record(woke, errors.Is(err, redis.Nil), left == 0, news)
 	return err
+}
+
+// dequeueCounting runs a woken dequeue of queue together with an LLEN of its
+// pending list, in one pipeline (one round trip), and returns how many tasks
+// the list held after the dequeue took one (-1 when unknown: either failed,
+// or the queue was empty). asynq asks for the next
+// task as soon as it has one; when the news was about the task just taken,
+// that call would find the queue empty, at the cost of a round trip and
+// three commands (EVALSHA, EXISTS, RPOPLPUSH). The LLEN costs one and tells
+// beforehand. It runs after the dequeue, so a task it misses was pushed
+// after it, and the news of that task comes later still: a token the next
+// held round takes, or a WakeQueue that record sees in the news count.
+func (w *Waker) dequeueCounting(ctx context.Context, next redis.ProcessHook, cmd redis.Cmder, queue string) (int64, error) {
+	if w.rdb == nil {
+		return -1, next(ctx, cmd)
+	}
+	var n *redis.IntCmd
+	_, _ = w.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		_ = p.Process(ctx, cmd)
+		n = p.LLen(ctx, PendingKey(queue))
+		return nil
+	})
+	if err := cmd.Err(); err != nil || n.Err() != nil {
+		return -1, err
+	}
+	return n.Val(), nil
 }
 
 // knownEmpty reports whether queue is known to be empty, and the news count
@@ -160,20 +189,56 @@ func (w *Waker) knownEmpty(queue string) (bool, uint64) {
 	return ok && w.now().Before(until), w.news
 }
 
+// markRanOut reports whether queue's empty mark is there but has run out:
+// MaxIdle passed without news for the queue.
+func (w *Waker) markRanOut(queue string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	until, ok := w.empty[queue]
+	return ok && !w.now().Before(until)
+}
+
+// lookAgain is the MaxIdle look at a queue found empty before, for tasks
+// that came without news: one LLEN of its pending list instead of asynq's
+// dequeue script (EVALSHA, EXISTS, RPOPLPUSH), on every served queue every
+// MaxIdle. When the list is still empty and no news came meanwhile, the
+// mark is renewed and it reports true: the call is answered empty. Tasks
+// there (or a failed look) let the dequeue go to Redis.
+func (w *Waker) lookAgain(ctx context.Context, queue string, news uint64) bool {
+	if w.rdb == nil {
+		return false
+	}
+	n, err := w.rdb.LLen(ctx, PendingKey(queue)).Result()
+	if err != nil || n > 0 {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.news != news {
+		return false
+	}
+	w.empty[queue] = w.now().Add(w.maxIdle)
+	return true
+}
+
 func (w *Waker) newsCount() uint64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.news
 }
 
-// record notes a dequeue's result without holding the round.
-func (w *Waker) record(queue string, empty bool, news uint64) {
+// record notes a dequeue's result without holding the round: empty when it
+// found no task, drained when it took one and the queue was empty after it.
+// Either marks the queue empty, unless news arrived since news was read.
+func (w *Waker) record(queue string, empty, drained bool, news uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !empty {
 		clear(w.seen)
 		delete(w.empty, queue)
-		return
+		if !drained {
+			return
+		}
 	}
 	if w.news == news {
 		w.empty[queue] = w.now().Add(w.maxIdle)

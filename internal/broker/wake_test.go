@@ -2,6 +2,10 @@ package broker_test
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,23 +15,38 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/broker"
+	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/test/redistest"
 )
 
-// dequeueCounter counts asynq dequeue scripts that actually reach Redis.
-type dequeueCounter struct{ n atomic.Int64 }
+// dequeueCounter counts asynq dequeue scripts that actually reach Redis,
+// alone or in a pipeline (the wake hook sends a woken round's with an LLEN),
+// and the LLENs the wake hook sends.
+type dequeueCounter struct{ n, llens atomic.Int64 }
 
 func (c *dequeueCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (c *dequeueCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			c.count(cmd)
+		}
+		return next(ctx, cmds)
+	}
 }
 func (c *dequeueCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if name := cmd.Name(); name == "evalsha" || name == "eval" {
-			if k, _ := cmd.Args()[3].(string); len(k) > 8 && k[len(k)-8:] == ":pending" {
-				c.n.Add(1)
-			}
-		}
+		c.count(cmd)
 		return next(ctx, cmd)
+	}
+}
+func (c *dequeueCounter) count(cmd redis.Cmder) {
+	if cmd.Name() == "llen" {
+		c.llens.Add(1)
+	}
+	if name := cmd.Name(); name == "evalsha" || name == "eval" {
+		if k, _ := cmd.Args()[3].(string); len(k) > 8 && k[len(k)-8:] == ":pending" {
+			c.n.Add(1)
+		}
 	}
 }
 
@@ -45,9 +64,15 @@ type bundle struct {
 // picked up because of news, not because a poll came round.
 func setup(t *testing.T) *bundle {
 	t.Helper()
+	return setupIdle(t, time.Minute)
+}
+
+// setupIdle is setup with maxIdle as the idle bound.
+func setupIdle(t *testing.T, maxIdle time.Duration) *bundle {
+	t.Helper()
 	mr := miniredis.RunT(t)
 	queues := []string{"critical", "default", "low"}
-	w := broker.NewWaker(queues, time.Minute, t.Name())
+	w := broker.NewWaker(queues, maxIdle, t.Name())
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	counter := &dequeueCounter{}
 	rdb.AddHook(w.Hook())
@@ -135,6 +160,28 @@ func TestIdleWorkerSendsNoDequeues(t *testing.T) {
 	}
 }
 
+// TestIdleLooksAreOneLLEN: every MaxIdle an idle worker looks at each
+// queue for tasks that came without news with one LLEN, not asynq's dequeue
+// script; a task that came without news is found by such a look.
+func TestIdleLooksAreOneLLEN(t *testing.T) {
+	t.Parallel()
+	// The blocking pop that holds an idle round counts whole seconds.
+	const maxIdle = time.Second
+	b := setupIdle(t, maxIdle)
+	b.waitIdle(t)
+	dequeues, llens := b.counter.n.Load(), b.counter.llens.Load()
+	time.Sleep(3 * maxIdle)
+	if n := b.counter.n.Load() - dequeues; n != 0 {
+		t.Fatalf("%d dequeue scripts reached Redis in 3 idle bounds, want 0", n)
+	}
+	// 3 queues, each looked at once per bound.
+	if n := b.counter.llens.Load() - llens; n < 3*2 {
+		t.Fatalf("%d LLENs in 3 idle bounds, want a look at each of 3 queues every bound", n)
+	}
+	b.enqueue(t, "low", "without-news", false)
+	b.expect(t, "low:without-news")
+}
+
 func TestLocalWakeQueue(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -150,4 +197,211 @@ func TestLocalWakeQueue(t *testing.T) {
 	}
 	b.waker.WakeQueue("low")
 	b.expect(t, "low:quiet")
+}
+
+// fleet is a few worker processes (broker.NewServer, as Herald runs them,
+// each on a client of its own, serving three queues) on a real
+// redis-server, with a MaxIdle far longer than any test wait: a task
+// handled at all was taken because of news, not because an idle bound ran
+// out.
+type fleet struct {
+	rdb     *redis.Client // the producer's
+	client  *asynq.Client
+	handled chan string
+}
+
+func startFleet(t *testing.T, workers int) *fleet {
+	t.Helper()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	f := &fleet{rdb: rdb, client: asynq.NewClientFromRedisClient(rdb), handled: make(chan string, 1024)}
+	for range workers {
+		s, err := broker.NewServer(srv.Client(t), broker.ServerConfig{
+			Queues: map[string]int{"critical": 6, "default": 3, "low": 1}, Concurrency: 4,
+			MaxIdle: time.Minute, Logger: slog.New(slog.DiscardHandler),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			done <- s.Run(ctx, map[string]broker.Handler{"x": broker.HandlerFunc(func(_ context.Context, task broker.Task) error {
+				f.handled <- string(task.Payload)
+				return nil
+			})}, nil)
+		}()
+		t.Cleanup(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	// Each worker's first round asks Redis for every queue, and finds them
+	// empty; the tests count from after those.
+	deadline := time.Now().Add(20 * time.Second)
+	for dequeues(t, rdb) < int64(3*workers) {
+		if time.Now().After(deadline) {
+			t.Fatal("the workers did not start dequeuing")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return f
+}
+
+// dequeues counts the runs of asynq's dequeue script on rdb's server: its
+// RPOPLPUSH, which nothing else runs, counts once per run, whether it found
+// a task or not (INFO commandstats counts the commands scripts call).
+func dequeues(t *testing.T, rdb *redis.Client) int64 {
+	t.Helper()
+	s, err := rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(s, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_rpoplpush:calls="); ok {
+			n, err := strconv.ParseInt(strings.SplitN(rest, ",", 2)[0], 10, 64)
+			if err != nil {
+				t.Fatalf("INFO commandstats: %q: %v", line, err)
+			}
+			return n
+		}
+	}
+	return 0
+}
+
+// quiet waits until no dequeue has reached Redis for a while (every worker
+// holds its round, or is answered locally) and returns the count.
+func quiet(t *testing.T, rdb *redis.Client) int64 {
+	t.Helper()
+	last := dequeues(t, rdb)
+	for stable := 0; stable < 5; {
+		time.Sleep(20 * time.Millisecond)
+		if n := dequeues(t, rdb); n == last {
+			stable++
+		} else {
+			last, stable = n, 0
+		}
+	}
+	return last
+}
+
+// collect receives n handled payloads and fails on any seen twice.
+func (f *fleet) collect(t *testing.T, n int, seen map[string]bool) {
+	t.Helper()
+	for range n {
+		select {
+		case p := <-f.handled:
+			if seen[p] {
+				t.Fatalf("task %s handled twice", p)
+			}
+			seen[p] = true
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%d of %d tasks handled: the rest waited for MaxIdle", len(seen), n)
+		}
+	}
+}
+
+func (f *fleet) enqueue(t *testing.T, payload string, notify bool) {
+	t.Helper()
+	if _, err := f.client.Enqueue(asynq.NewTask("x", []byte(payload)), asynq.Queue("default")); err != nil {
+		t.Fatal(err)
+	}
+	if notify {
+		if err := broker.Notify(context.Background(), f.rdb, "default"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// done checks that every task was handled once and no task is left.
+func (f *fleet) done(t *testing.T, seen map[string]bool, n int) {
+	t.Helper()
+	select {
+	case p := <-f.handled:
+		t.Fatalf("task %s handled after all %d were", p, n)
+	default:
+	}
+	if len(seen) != n {
+		t.Fatalf("%d tasks handled, want %d", len(seen), n)
+	}
+	// asynq settles a task after its handler returned: wait for the last.
+	ctx := context.Background()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		p, a := f.rdb.LLen(ctx, broker.PendingKey("default")).Val(), f.rdb.LLen(ctx, broker.ActiveKey("default")).Val()
+		if p == 0 && a == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d tasks pending and %d active after all were handled", p, a)
+		}
+	}
+}
+
+// TestWakeOneDequeuePerNotifiedTask: S3's shape, tasks enqueued one at a
+// time with news, each taken before the next arrives, by a fleet of three
+// idle workers. Each task costs one run of asynq's dequeue script: the
+// woken worker learns in the same round trip that the queue is now empty,
+// and does not ask it again until there is news. (Each woken worker used to
+// ask once more and find it empty: 2N runs.)
+func TestWakeOneDequeuePerNotifiedTask(t *testing.T) {
+	t.Parallel()
+	const n = 100
+	f := startFleet(t, 3)
+	before := quiet(t, f.rdb)
+	seen := map[string]bool{}
+	for i := range n {
+		f.enqueue(t, fmt.Sprint("p", i), true)
+		f.collect(t, 1, seen)
+	}
+	runs := quiet(t, f.rdb) - before
+	f.done(t, seen, n)
+	t.Logf("%d tasks, %d dequeue script runs", n, runs)
+	if runs > n+2 {
+		t.Errorf("%d tasks took %d runs of the dequeue script, want at most %d", n, runs, n+2)
+	}
+}
+
+// TestWakeDrainsABacklogOnOneToken: tasks that reach the queue without news
+// while the fleet is idle are all taken after a single token, as soon as it
+// comes: the worker it wakes sees the backlog and keeps dequeuing rather
+// than taking one task and waiting for more news.
+func TestWakeDrainsABacklogOnOneToken(t *testing.T) {
+	t.Parallel()
+	const n = 50
+	f := startFleet(t, 3)
+	quiet(t, f.rdb)
+	for i := range n {
+		f.enqueue(t, fmt.Sprint("q", i), false)
+	}
+	if err := broker.Notify(context.Background(), f.rdb, "default"); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	f.collect(t, n, seen)
+	quiet(t, f.rdb)
+	f.done(t, seen, n)
+}
+
+// TestWakeBurst: tasks enqueued back to back, each with news, while the
+// fleet takes them: every task is handled once. Runs beyond one a task are
+// logged, not bounded (they depend on timing): a worker that finds more
+// tasks left keeps dequeuing without tokens and ends with one empty run,
+// and the tokens of the tasks it took so wake workers for nothing, one
+// empty run each. 100 tasks took 125 to 160 runs here (200 before woken
+// rounds counted what they left).
+func TestWakeBurst(t *testing.T) {
+	t.Parallel()
+	const n = 100
+	f := startFleet(t, 3)
+	before := quiet(t, f.rdb)
+	for i := range n {
+		f.enqueue(t, fmt.Sprint("b", i), true)
+	}
+	seen := map[string]bool{}
+	f.collect(t, n, seen)
+	runs := quiet(t, f.rdb) - before
+	f.done(t, seen, n)
+	t.Logf("%d tasks, %d dequeue script runs, %d tokens left", n, runs, f.rdb.LLen(context.Background(), keys.WakeList()).Val())
 }

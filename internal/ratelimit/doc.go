@@ -17,8 +17,13 @@
 //
 // Each limited thing keeps a log: a sorted set of send times that holds the
 // recent sends and the slots reserved ahead, so a task knows its exact slot
-// long before it comes. Slots are appended in time order, so the entry N
-// places back decides a new slot in one range read.
+// long before it comes. A chat's logs grow in time order, so the entry N
+// places back decides a new slot in one range read. The bot's log may get a
+// slot between two reserved ones: a message that waits a little for its
+// chat's spacing takes the first bot-wide slot that fits after it, wherever
+// that is, with every window checked on both sides (one range read of the
+// entries that can bind), so it neither pushes the end of the schedule nor
+// leaves the slots before it unused.
 //
 // # Three stages
 //
@@ -29,7 +34,10 @@
 //  3. A bot-wide slot, first come first served among messages whose turns
 //     have come, that also fits the chat's windows over its actual sends
 //     (an earlier message of the chat may have been held back by the
-//     bot-wide limit). Both logs record the slot.
+//     bot-wide limit, or sent a few bot-wide spacings after its turn). Both
+//     logs record the slot. A caller that sleeps through short waits
+//     (Ask.Ahead) gets it in the same run even when the chat's spacing ends
+//     a little later, and sleeps until then: one run per stage.
 //
 // Each stage reserves only its own log, at the time the task reaches it, so
 // a message waiting for its chat never holds a bot-wide slot that others

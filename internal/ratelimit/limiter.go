@@ -75,11 +75,6 @@ type Limiter struct {
 	// Windows as the scripts read them.
 	bot, private, group, priority string
 	queues                        map[string]string
-	// gap is how far past the bot's next free slot a message that waits
-	// for its chat's spacing takes its bot-wide slot at once (acquireScript's
-	// ARGV[18]): the larger of the guard and two bot-wide spreads, so that at
-	// most two bot-wide slots go unused for it.
-	gap time.Duration
 	// ks is the key space of the bot whose sends the limiter paces.
 	ks   keys.Space
 	name string
@@ -110,19 +105,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Limiter, error) {
 	for q, lim := range cfg.Queues {
 		l.queues[q] = winArg(lim, g)
 	}
-	l.gap = max(g, 2*spreadOf(cfg.Bot))
 	return l, nil
-}
-
-// spreadOf is the smallest bot-wide spacing spreadArg sets.
-func spreadOf(lim Limit) time.Duration {
-	var d time.Duration
-	for _, w := range lim {
-		if sp := w.Per / time.Duration(w.N); w.N > 1 && (d == 0 || sp < d) {
-			d = sp
-		}
-	}
-	return d
 }
 
 // spreadArg adds, for each bot-wide window of N sends per span, a spacing
@@ -229,7 +212,7 @@ func (l *Limiter) Acquire(ctx context.Context, a Ask) (Decision, error) {
 		l.bot, l.queues[a.Queue], l.chatArg(chat), prio,
 		us(l.cfg.Guard), us(sleepMax), us(l.cfg.SleepMax/2), l.resvTTL.Milliseconds(),
 		a.TaskID, keys.NormChat(chat), l.ks.ChatSendsPrefix(), l.private, l.group, withProgress, l.ks.ReservationPrefix(),
-		a.Resume, us(goAhead), us(l.gap),
+		a.Resume, us(goAhead),
 	).Slice()
 	if err != nil {
 		return Decision{}, fmt.Errorf("ratelimit: acquire: %w", err)

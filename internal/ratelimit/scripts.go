@@ -10,8 +10,13 @@ import "github.com/redis/go-redis/v9"
 // the id (creation time, with a "p" for priority messages) keeps members
 // unique, and the task id leads to the task's reservation key.
 //
-// New slots are appended in time order, so whether a slot fits a window of
-// N sends per span is decided by the entry N places back alone.
+// New slots of a chat's logs are appended in time order, so whether a slot
+// fits a window of N sends per span is decided by the entry N places back
+// alone (earliest). The bot's log also takes slots between reserved ones
+// (fit), when every window holds around them.
+//
+// A chat's log expires once its windows no longer need it; its expiry is
+// written when a slot starts a new minute in it (keep), not on every send.
 //
 // Every script below has the one hash tag of internal/keys; the keys it
 // builds from prefixes (another chat's log, another task's reservation) carry
@@ -38,6 +43,10 @@ local function wins(s)
   return out
 end
 
+-- seen[key] is the newest entry of log key (-1: none) as the last read of
+-- it found; add uses it to skip refreshing the key's expiry.
+local seen = {}
+
 -- earliest is the first time at or after t at which one more send fits at
 -- the end of log key: not before its last entry, and span+g after the
 -- entry n places back, for every window.
@@ -45,7 +54,11 @@ local function earliest(key, w, t)
   if w.maxn == 0 then return t end
   local e = redis.call('ZRANGE', key, -w.maxn, -1, 'WITHSCORES')
   local m = #e / 2
-  if m > 0 and tonumber(e[2 * m]) > t then t = tonumber(e[2 * m]) end
+  seen[key] = -1
+  if m > 0 then
+    seen[key] = tonumber(e[2 * m])
+    if seen[key] > t then t = seen[key] end
+  end
   for _, x in ipairs(w) do
     if m >= x[1] then
       local s = tonumber(e[2 * (m - x[1] + 1)]) + x[2] + x[3]
@@ -55,17 +68,91 @@ local function earliest(key, w, t)
   return t
 end
 
--- add records member at s in log key and, one time in eight, forgets the
+-- fit is the first time at or after t at which one more send fits in log
+-- key, between two reserved slots or after the last: every window must
+-- still hold around it (of any n+1 consecutive entries, the first and the
+-- last at least span+g apart). Entries older than the longest span+g
+-- before t cannot bind; it reads the others, up to 4*maxn of the newest.
+-- When there are more (a long schedule reserved ahead), it looks no
+-- further and appends, as earliest does.
+local function fit(key, w, t)
+  if w.maxn == 0 then return t end
+  local reach = 0
+  for _, x in ipairs(w) do reach = math.max(reach, x[2] + x[3]) end
+  local lim = 4 * w.maxn
+  local e = redis.call('ZREVRANGEBYSCORE', key, '+inf', '(' .. num(t - reach), 'WITHSCORES', 'LIMIT', 0, lim)
+  local m = #e / 2
+  -- s: the scores read, oldest first.
+  local s = {}
+  for i = m, 1, -1 do s[#s + 1] = tonumber(e[2 * i]) end
+  seen[key] = -1
+  if m > 0 then seen[key] = s[m] end
+  -- The end of the log: after its last entry and span+g after the entry
+  -- n places back.
+  local tail = t
+  if m > 0 and s[m] > tail then tail = s[m] end
+  for _, x in ipairs(w) do
+    if m >= x[1] and s[m - x[1] + 1] + x[2] + x[3] > tail then tail = s[m - x[1] + 1] + x[2] + x[3] end
+  end
+  if m == 0 or m == lim or tail == t then return tail end
+  -- ok tells whether x fits: with x inserted after the entries at or
+  -- before it (index p+1), every pair of entries n apart whose span
+  -- includes x is at least span+g apart.
+  local function ok(x, p)
+    for _, win in ipairs(w) do
+      local n, need = win[1], win[2] + win[3]
+      for i = p + 1, math.min(p + 1 + n, m + 1) do
+        local j = i - n
+        if j >= 1 then
+          local hi, lo = x, x
+          if i > p + 1 then hi = s[i - 1] end
+          if j < p + 1 then lo = s[j] end
+          if hi - lo < need then return false end
+        end
+      end
+    end
+    return true
+  end
+  -- Where a fit can begin: t itself, an entry's own time, or span+g after
+  -- an entry; the earliest candidate before the end that fits wins.
+  local cand = {t}
+  for i = 1, m do
+    if s[i] > t and s[i] < tail then cand[#cand + 1] = s[i] end
+    for _, x in ipairs(w) do
+      local c = s[i] + x[2] + x[3]
+      if c > t and c < tail then cand[#cand + 1] = c end
+    end
+  end
+  table.sort(cand)
+  local p = 0
+  for _, x in ipairs(cand) do
+    while p < m and s[p + 1] <= x do p = p + 1 end
+    if ok(x, p) then return x end
+  end
+  return tail
+end
+
+-- add records member at s in log key and, one time in 32, forgets the
 -- entries too old to bind any window (the decisions read only the newest
--- entries, so stale ones cost memory, not correctness); expire keeps a
--- per-chat key only while it matters.
+-- entries, so stale ones cost memory, not correctness). With expire, the
+-- key lives until its windows no longer need it: until two minutes past
+-- the minute of its newest slot, plus the longest window. That expiry is
+-- written only when the slot starts a new minute in the log (a log read
+-- just before tells), so a busy chat's log refreshes it once a minute,
+-- not on every send.
+local keepUnit = 60000000
+local function keep(key, w, s)
+  redis.call('PEXPIREAT', key, math.floor(((math.floor(s / keepUnit) + 2) * keepUnit + w.longest + guard) / 1000))
+end
 local function add(key, w, s, member, expire)
   redis.call('ZADD', key, num(s), member)
-  if now % 8 == 0 then
+  if now % 32 == 0 then
     redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. num(now - w.longest - guard))
   end
   if expire then
-    redis.call('PEXPIRE', key, math.floor((s - now + w.longest + guard) / 1000) + 2000)
+    local last = seen[key]
+    if not last or last < 0 or math.floor(last / keepUnit) < math.floor(s / keepUnit) then keep(key, w, s) end
+    if not last or s > last then seen[key] = s end
   end
 end
 
@@ -88,9 +175,7 @@ local function taskOf(member) return string.match(member, '^[^|]*|[^|]*|(.*)$') 
 // read the progress record, ARGV[15] reservation key prefix, ARGV[16] a
 // reservation the caller holds in memory ("" for none; the stored one wins),
 // ARGV[17] go-ahead µs: how far ahead a bot-wide slot may be handed out as
-// "send at" (0: never), ARGV[18] gap µs: how far past the bot's next free
-// slot a message that waits for its chat's spacing may take its bot-wide
-// slot at once rather than come back for it.
+// "send at" (0: never).
 //
 // Returns {kind, wait µs, progress or false, member, now µs, reservation}:
 // kind 1 = send after wait (0: now; member names the slot, for Penalize; now
@@ -115,7 +200,7 @@ local guard = tonumber(ARGV[5])
 local st = redis.call('MGET', KEYS[5], KEYS[6], KEYS[8], KEYS[9])
 local r, progress = st[1], false
 if not r and ARGV[16] ~= '' then r = ARGV[16] end
-local goAhead, gap = tonumber(ARGV[17]), tonumber(ARGV[18])
+local goAhead = tonumber(ARGV[17])
 if ARGV[14] == '1' then progress = st[2] end
 local pb, pc = tonumber(st[3] or 0), tonumber(st[4] or 0)
 local bw, qw, cw, pw = wins(ARGV[1]), wins(ARGV[2]), wins(ARGV[3]), wins(ARGV[4])
@@ -173,12 +258,8 @@ if r then
     end
     stage = 'q'
   else
-    if rs == 'c' and cw.maxn > 0 then
-      -- The turn may have moved since (a priority message, a pause): the
-      -- chat's log has it.
-      local t = redis.call('ZSCORE', KEYS[3], m)
-      if t then slot = tonumber(t) end
-    end
+    -- A turn that moved since (a priority message, a pause) comes with a
+    -- stored reservation, which wins over the one held in memory.
     if slot > now then return reserve(rs, slot, m) end
     stage = rs
   end
@@ -207,11 +288,12 @@ if stage == 'n' and cw.maxn > 0 then
       end
     end
     if #ms > 0 then
+      -- move stores the moved turn as the task's reservation, which wins
+      -- over one its task holds in memory.
       local function move(m, t)
         local task = taskOf(m)
-        local rv = task and redis.call('GET', ARGV[15] .. task)
-        if rv then
-          redis.call('SET', ARGV[15] .. task, string.sub(rv, 1, 1) .. '|' .. num(t) .. '|' .. m, 'PX', ARGV[8])
+        if task then
+          redis.call('SET', ARGV[15] .. task, 'c|' .. num(t) .. '|' .. m, 'PX', ARGV[8])
         end
       end
       local k = #ms
@@ -243,17 +325,23 @@ end
 
 -- Stage 3: a bot-wide slot, first come first served, that also keeps the
 -- chat's windows over its actual sends.
-local sb = math.max(now, pb, pc)
-if bw.maxn > 0 then sb = earliest(KEYS[1], bw, sb) end
 local cs = math.max(now, pc)
 if cw.maxn > 0 then cs = earliest(KEYS[4], cw, cs) end
-if cs > sb then
-  -- An earlier message of the chat went out late. Close behind the bot's
-  -- next free slot, take the slot after the chat's spacing at once (the few
-  -- bot-wide slots skipped are fewer than the gap allows); further, wait for
-  -- the spacing without holding a bot-wide slot that would sit unused.
-  if cs - sb > gap or goAhead == 0 then return reserve('q', cs, member) end
-  sb = earliest(KEYS[1], bw, cs)
+local sb
+if goAhead == 0 or cs - now > goAhead then
+  -- The caller comes back for a slot that is not now. When an earlier
+  -- message of the chat went out late and the chat's spacing ends after
+  -- the bot's next free slot, it comes back then, holding no bot-wide slot.
+  sb = math.max(now, pb, pc)
+  if bw.maxn > 0 then sb = fit(KEYS[1], bw, sb) end
+  if cs > sb then return reserve('q', cs, member) end
+else
+  -- The caller sleeps through the wait: it takes the first bot-wide slot
+  -- that fits at or after its chat's spacing, between slots promised to
+  -- others or after them, so waiting a little for its chat neither pushes
+  -- the end of the schedule nor leaves slots before it unused.
+  sb = math.max(cs, pb)
+  if bw.maxn > 0 then sb = fit(KEYS[1], bw, sb) end
 end
 
 local s = sb
@@ -351,15 +439,21 @@ if tonumber(ARGV[2]) > 0 then
   if #f > 0 then
     shift = be - tonumber(f[2])
     if shift > 0 then
-      local args = {}
+      local args, moved = {}, {}
       for i = 1, #f, 2 do
-        local m, x = f[i], num(tonumber(f[i + 1]) + shift)
-        args[#args + 1] = x
+        local m, x = f[i], tonumber(f[i + 1]) + shift
+        args[#args + 1] = num(x)
         args[#args + 1] = m
         local mchat = chatOf(m)
-        if mchat then redis.call('ZADD', ARGV[4] .. mchat, 'XX', x, m) end
+        if mchat then
+          redis.call('ZADD', ARGV[4] .. mchat, 'XX', num(x), m)
+          moved[ARGV[4] .. mchat] = x
+        end
       end
       bulk('ZADD', KEYS[1], args)
+      -- A chat's log now ends later: keep it as long as its last slot
+      -- needs (an hour covers any window a limit can have).
+      for key, x in pairs(moved) do keep(key, {longest = math.max(cw.longest, 3600000000)}, x) end
     else
       shift = 0
     end

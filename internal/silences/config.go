@@ -70,8 +70,10 @@ type Config struct {
 	// MaxRecorded caps the stream of silenced alerts (approximately, as
 	// Redis trims streams). Default 10000.
 	MaxRecorded int64
-	// ReleaseInterval is how often Start's loop looks for held messages
-	// whose quiet hours are over. Default 1s.
+	// ReleaseInterval is the resolution of Start's loop: it releases held
+	// messages within one interval of their time. It asks Redis only when
+	// a message it knows of is due, and every 30 intervals for messages
+	// that other producers held. Default 1s.
 	ReleaseInterval time.Duration
 	// ReleaseLease is how long a releaser owns the held messages it took;
 	// one that dies leaves them to another releaser after it. Default 30s.

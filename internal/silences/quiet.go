@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -81,6 +82,7 @@ func (s *Store) Hold(ctx context.Context, req jobs.Request, until time.Time) (jo
 		}
 		return jobs.Result{TaskID: it.ID, Queue: q, Duplicate: true, Coalesced: true}, nil
 	}
+	s.noteDue(until, false)
 	s.cfg.Logger.Debug("message held for quiet hours", "item", it.ID, "chat", msg.Chat, "until", until)
 	return jobs.Result{TaskID: it.ID, Queue: queue, Coalesced: true}, nil
 }
@@ -94,11 +96,12 @@ func (s *Store) Release(ctx context.Context) (int, error) {
 	released := 0
 	for {
 		now := s.cfg.Now()
-		flat, err := takeScript.Run(ctx, s.rdb, []string{keys.QuietHeld(), keys.QuietDue()},
-			ms(now), ms(now.Add(s.cfg.ReleaseLease)), s.cfg.ReleaseBatch).StringSlice()
+		flat, next, err := s.take(ctx, now)
 		if err != nil {
+			s.forgetDue()
 			return released, unavailable("take held messages", err)
 		}
+		s.noteDue(next, true)
 		if len(flat) == 0 {
 			return released, nil
 		}
@@ -128,17 +131,47 @@ func (s *Store) Release(ctx context.Context) (int, error) {
 			if err := s.forget(ctx, done); err != nil {
 				// Enqueued but still held: released again after the lease,
 				// where the item id makes it a duplicate.
+				s.forgetDue()
 				return released, err
 			}
 			released += len(done)
 		}
 		if firstErr != nil {
+			// What failed is tried again when its lease ends: look at
+			// every interval until then.
+			s.forgetDue()
 			return released, firstErr
 		}
 		if len(flat)/2 < s.cfg.ReleaseBatch {
 			return released, nil
 		}
 	}
+}
+
+// take runs takeScript: the held messages it leased (id, record, ...) and
+// when the next one is due (zero when none is held).
+func (s *Store) take(ctx context.Context, now time.Time) (flat []string, next time.Time, err error) {
+	res, err := takeScript.Run(ctx, s.rdb, []string{keys.QuietHeld(), keys.QuietDue()},
+		ms(now), ms(now.Add(s.cfg.ReleaseLease)), s.cfg.ReleaseBatch).Slice()
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if len(res) != 2 {
+		return nil, time.Time{}, fmt.Errorf("unexpected reply %v", res)
+	}
+	items, _ := res[0].([]any)
+	for _, v := range items {
+		str, _ := v.(string)
+		flat = append(flat, str)
+	}
+	if at, _ := res[1].(string); at != "" {
+		f, err := strconv.ParseFloat(at, 64)
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("unexpected due time %q", at)
+		}
+		next = time.UnixMilli(int64(f))
+	}
+	return flat, next, nil
 }
 
 // forget deletes released messages, in one MULTI.

@@ -201,3 +201,65 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaserAsksRedisOnlyWhenSomethingIsDue: the releaser looks in Redis
+// at start, then, while nothing is due, only every releaseBackstop
+// intervals; a message this process holds makes it look at its time, and
+// one another producer held is found by the backstop look.
+func TestReleaserAsksRedisOnlyWhenSomethingIsDue(t *testing.T) {
+	t.Parallel()
+	onBoth(t, testReleaserAsksRedisOnlyWhenSomethingIsDue)
+}
+
+func testReleaserAsksRedisOnlyWhenSomethingIsDue(t *testing.T, mk func(...func(*Config)) *fixture) {
+	f := mk()
+	ctx := context.Background()
+	looks := func(ticks int) int {
+		n := 0
+		for i := 0; i < ticks; i++ {
+			if f.st.releaseDue() {
+				n++
+				if _, err := f.st.Release(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		return n
+	}
+	if n := looks(1); n != 1 {
+		t.Fatalf("first interval: %d looks, want 1 (nothing known yet)", n)
+	}
+	if n := looks(releaseBackstop - 1); n != 0 {
+		t.Fatalf("%d idle intervals: %d looks, want 0", releaseBackstop-1, n)
+	}
+	if n := looks(1); n != 1 {
+		t.Fatalf("interval %d: %d looks, want the backstop's", releaseBackstop, n)
+	}
+	// Held here: due in an hour; no look before then.
+	if _, err := f.st.Hold(ctx, heldRequest("-100", "mine"), f.clock.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if n := looks(releaseBackstop - 1); n != 0 {
+		t.Fatalf("before the held message is due: %d looks, want 0", n)
+	}
+	f.clock.Add(time.Hour)
+	if n := looks(1); n != 1 || len(f.items.list()) != 1 {
+		t.Fatalf("when it is due: %d looks and %d released, want 1 and 1", n, len(f.items.list()))
+	}
+	// Held by another producer (another store on the same Redis): found by
+	// the backstop's look once due, though this process never knew of it.
+	other, err := New(f.st.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Hold(ctx, heldRequest("-100", "theirs"), f.clock.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Add(time.Minute)
+	if n := looks(releaseBackstop - 1); n != 0 || len(f.items.list()) != 1 {
+		t.Fatalf("another producer's message, before the backstop: %d looks and %d released, want 0 and 1", n, len(f.items.list()))
+	}
+	if n := looks(1); n != 1 || len(f.items.list()) != 2 {
+		t.Fatalf("another producer's message, at the backstop: %d looks and %d released, want 1 and 2", n, len(f.items.list()))
+	}
+}

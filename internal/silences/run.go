@@ -8,7 +8,9 @@ import (
 
 // Start runs the store's background work until Shutdown is called or ctx
 // ends: every Config.ReleaseInterval it releases the held messages whose
-// quiet hours are over, and every Config.CollectInterval it removes the
+// quiet hours are over (asking Redis only when one is due by what this
+// process knows, or every releaseBackstop intervals for messages other
+// producers held), and every Config.CollectInterval it removes the
 // silences expired for longer than the retention. Run it in every producer
 // process; the scripts make sure each held message is released by one of
 // them. It returns an error if the store was already started.
@@ -50,6 +52,9 @@ func (s *Store) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-release.C:
+			if !s.releaseDue() {
+				continue
+			}
 			n, err := s.Release(ctx)
 			switch {
 			case err != nil && ctx.Err() == nil && !failing:
@@ -71,4 +76,45 @@ func (s *Store) loop(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// releaseBackstop is how many release intervals may pass without a look
+// in Redis while no held message is known to be due: a message held by
+// another producer is released within that many intervals of its time
+// even if that producer is gone (its own releaser is on time).
+const releaseBackstop = 30
+
+// releaseDue tells the loop whether to look for held messages now: when
+// the next due time this process knows of has come, when it knows none
+// (at start, after an error), or after releaseBackstop intervals.
+func (s *Store) releaseDue() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.idleTicks++
+	if !s.dueKnown || s.idleTicks >= releaseBackstop || (!s.nextDue.IsZero() && !s.cfg.Now().Before(s.nextDue)) {
+		s.idleTicks = 0
+		return true
+	}
+	return false
+}
+
+// noteDue records when a held message is due: at, as the release script
+// reported it (replace: zero when none is held), or a message this
+// process just held (the earlier of it and what was known).
+func (s *Store) noteDue(at time.Time, replace bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case replace:
+		s.nextDue, s.dueKnown = at, true
+	case s.nextDue.IsZero() || at.Before(s.nextDue):
+		s.nextDue = at
+	}
+}
+
+// forgetDue makes the loop look at every interval again (after an error).
+func (s *Store) forgetDue() {
+	s.mu.Lock()
+	s.dueKnown = false
+	s.mu.Unlock()
 }

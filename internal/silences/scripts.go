@@ -101,13 +101,17 @@ return {1}
 
 // takeScript leases the held messages whose release time has come to the
 // caller: their score moves to the lease's end, so another releaser takes
-// them only when the lease runs out.
+// them only when the lease runs out. It also tells when the next held
+// message not taken now is due (one leased by another releaser included),
+// so releasers need not look before then.
 //
 // KEYS[1] held hash, KEYS[2] due zset.
 // ARGV[1] now ms, ARGV[2] lease end ms, ARGV[3] most messages.
-// Returns a flat list: id, record JSON, id, record JSON, ...
+// Returns {flat list: id, record JSON, id, record JSON, ...; when the next
+// held message not taken is due, in ms, or "" when there is none}.
 var takeScript = redis.NewScript(`
 local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+local nx = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. ARGV[1], '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
 local out = {}
 for _, id in ipairs(ids) do
   local rec = redis.call('HGET', KEYS[1], id)
@@ -119,5 +123,5 @@ for _, id in ipairs(ids) do
     redis.call('ZREM', KEYS[2], id)
   end
 end
-return out
+return {out, nx[2] or ''}
 `)

@@ -41,6 +41,11 @@ type Store struct {
 	started bool
 	cancel  context.CancelFunc
 	done    chan struct{}
+	// When the next held message is due, as far as this process knows
+	// (zero: none), and whether it knows (releaseDue).
+	nextDue   time.Time
+	dueKnown  bool
+	idleTicks int
 }
 
 var (
