@@ -86,7 +86,7 @@ func (p *Promoter) PromoteAt(queue, id string, at time.Time) {
 func (p *Promoter) Run(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	for {
+	for ctx.Err() == nil {
 		p.mu.Lock()
 		var next time.Duration = time.Hour
 		if len(p.items) > 0 {
@@ -137,6 +137,14 @@ func (p *Promoter) HandOver(ctx context.Context, notify func(ctx context.Context
 	return moved
 }
 
+// A task not in the retry set yet is looked for notYetTries more times,
+// notYetWait apart at first, doubling up to 32 times that: about 3.8 s in
+// all, before it is left to asynq's forwarder.
+const (
+	notYetTries = 10
+	notYetWait  = 20 * time.Millisecond
+)
+
 func (p *Promoter) promoteDue(ctx context.Context) {
 	now := time.Now()
 	var due []dueItem
@@ -146,8 +154,23 @@ func (p *Promoter) promoteDue(ctx context.Context) {
 	}
 	p.mu.Unlock()
 	moved := map[string]bool{}
-	for _, it := range due {
+	for i, it := range due {
 		n, err := p.promote(ctx, it, now)
+		if ctx.Err() != nil {
+			// Stopping (the worker shuts down): what is not promoted yet
+			// stays for HandOver, which returns it to its queue.
+			p.mu.Lock()
+			for _, rest := range due[i:] {
+				if rest.id != it.id || n != 1 {
+					heap.Push(&p.items, rest)
+				}
+			}
+			p.mu.Unlock()
+			if n == 1 {
+				moved[it.queue] = true
+			}
+			break
+		}
 		switch {
 		case err != nil && ctx.Err() == nil && it.tries < 5:
 			// Redis hiccup: try again shortly; asynq's forwarder is the backstop.
@@ -158,10 +181,12 @@ func (p *Promoter) promoteDue(ctx context.Context) {
 			p.mu.Unlock()
 		case err != nil:
 			p.log.Warn("promote deferred task failed; asynq's forwarder will move it", "task_id", it.id, "queue", it.queue, "error", err)
-		case n == 0 && it.tries < 3 && ctx.Err() == nil:
-			// The processor may not have stored the task as retry yet.
+		case n == 0 && it.tries < notYetTries && ctx.Err() == nil:
+			// The processor may not have stored the task as retry yet: when
+			// many tasks snooze at once (a shutdown wakes every waiting
+			// one), asynq writes their retries one by one.
 			it.tries++
-			it.at = now.Add(20 * time.Millisecond)
+			it.at = now.Add(notYetWait << min(it.tries-1, 5))
 			p.mu.Lock()
 			heap.Push(&p.items, it)
 			p.mu.Unlock()

@@ -3,6 +3,7 @@ package telegram
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -67,7 +68,8 @@ func New(cfg Config) (*Client, error) {
 
 // Send delivers m with sendMessage. A failure is always an *Error, except
 // when ctx is already done on entry: then ctx.Err() is returned and nothing
-// is sent. If ctx ends during the call, the error is ReasonTimeout with
+// is sent; and ErrLate, when the request would leave after ctx's send-by
+// time (WithSendBy): nothing is sent either. If ctx ends during the call, the error is ReasonTimeout with
 // Ambiguous set when the request had been written and ReasonTransport
 // otherwise; either way errors.Is reports the context error. If Telegram
 // accepted the message but its reply could not be decoded, Send returns a
@@ -205,6 +207,9 @@ func (c *Client) callFiles(ctx context.Context, method string, params tgbotapi.P
 	}
 	if err == nil {
 		return resp.Result, nil
+	}
+	if errors.Is(err, ErrLate) || errors.Is(x.snapshot().doErr, ErrLate) {
+		return nil, ErrLate
 	}
 	e := c.classify(err, x.snapshot())
 	c.log.LogAttrs(ctx, slog.LevelDebug, "telegram request failed",

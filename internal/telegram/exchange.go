@@ -68,6 +68,12 @@ type callDoer struct {
 // Do sends req with the call's context and records the outcome.
 func (d *callDoer) Do(req *http.Request) (*http.Response, error) {
 	x := d.x
+	if late(d.ctx) {
+		x.mu.Lock()
+		x.doErr = ErrLate
+		x.mu.Unlock()
+		return nil, ErrLate
+	}
 	trace := &httptrace.ClientTrace{
 		// The transport may retry on a fresh connection when nothing was
 		// written; each attempt starts with GetConn.

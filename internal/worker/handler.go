@@ -109,6 +109,19 @@ type delivery struct {
 	threadPhoto bool
 	replyTo     int
 	edit        bool
+	// lates counts the late slots given up for the part being sent, and
+	// resume is the slot of a send that gave up with telegram.ErrLate, to
+	// ask again with.
+	lates  int
+	resume string
+}
+
+// turn is the slot a part is sent in: the limiter's name for it, its
+// reservation (to ask again with when the send gives up), and the time by
+// which the request must leave (zero: no bound).
+type turn struct {
+	slot, resume string
+	by           time.Time
 }
 
 // Handle implements broker.Handler: it sends the message's parts, each at
@@ -142,16 +155,23 @@ func (h *Handler) Handle(ctx context.Context, t broker.Task) error {
 		return err
 	}
 	for !d.loaded || d.prog.done < len(d.texts) {
-		record, slot, err := h.waitTurn(ctx, r, d.chat, !d.loaded)
+		record, tn, err := h.waitTurn(ctx, r, d, !d.loaded)
 		if err != nil {
 			return err
+		}
+		slot := tn.slot
+		sctx := ctx
+		if !tn.by.IsZero() {
+			// Not later than half a guard after the slot: the other half
+			// is for the trip to Telegram.
+			sctx = telegram.WithSendBy(ctx, tn.by)
 		}
 		if !d.loaded && h.load(r, d, record) {
 			return nil
 		}
 		var sent telegram.Sent
 		if d.edit && d.prog.done == 0 {
-			sent, err = r.bot.editor.Edit(ctx, d.editOf())
+			sent, err = r.bot.editor.Edit(sctx, d.editOf())
 			if te, ok := telegram.AsError(err); ok && te.Reason == telegram.ReasonMessageGone {
 				// The thread's message was deleted or is too old to edit:
 				// send this one as a new message, at the next slot.
@@ -160,10 +180,19 @@ func (h *Handler) Handle(ctx context.Context, t broker.Task) error {
 				continue
 			}
 		} else {
-			sent, err = r.bot.sender.Send(ctx, d.part())
+			sent, err = r.bot.sender.Send(sctx, d.part())
 		}
 		if err == nil {
+			d.lates = 0
 			h.delivered(ctx, r, d, sent)
+			continue
+		}
+		if errors.Is(err, telegram.ErrLate) {
+			// The process was too busy to send in time: nothing left. Give
+			// the slot up and take a new one.
+			d.lates++
+			d.resume = tn.resume
+			h.metrics.LateSlots.Inc()
 			continue
 		}
 		if err := h.recover(ctx, r, d, slot, err); err != nil {
@@ -408,86 +437,96 @@ func (h *Handler) confirmSent(ctx context.Context, r *run) error {
 // task that holds one of the process's waiter places may sleep through
 // waits of up to waitLong in memory, which saves the round trip of a
 // deferral through Redis. It returns the task's progress record (read with
-// the decision when progress is set) and the slot that the send uses.
-func (h *Handler) waitTurn(ctx context.Context, r *run, chat string, progress bool) (record, slot string, err error) {
-	queue, id, lim := r.Queue, r.ID, r.bot.limiter
-	ask := ratelimit.Ask{Chat: chat, Queue: queue, TaskID: id, Progress: progress, Ahead: true}
+// the decision when progress is set), the slot that the send uses, and the
+// time by which the send must leave (zero: no bound; see turn).
+func (h *Handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bool) (record string, t turn, err error) {
+	queue, id, lim, chat := r.Queue, r.ID, r.bot.limiter, d.chat
+	ask := ratelimit.Ask{Chat: chat, Queue: queue, TaskID: id, Progress: progress, Ahead: true, Resume: d.resume}
+	d.resume = ""
 	select {
 	case h.waiters <- struct{}{}:
 		defer func() { <-h.waiters }()
 		ask.SleepMax = h.waitLong
 	default:
 	}
-	late, lates := lim.Config().Guard/2, 0
-	// tooLate reports whether a slot woken up to (or answered) after d is
+	late := lim.Config().Guard / 2
+	// tooLate reports whether a slot woken up to (or answered) after l is
 	// to be given up. Once this send has given up maxLateRetries slots, a
 	// late one is used: a Redis slower than half the guard must not keep a
 	// message from ever being sent.
-	tooLate := func(d time.Duration) bool {
-		if d <= late || lates >= maxLateRetries {
+	tooLate := func(l time.Duration) bool {
+		if l <= late || d.lates >= maxLateRetries {
 			return false
 		}
-		lates++
+		d.lates++
 		h.metrics.LateSlots.Inc()
 		return true
+	}
+	// by is the send-by time of a slot due at due: half a guard after it,
+	// or no bound once the late slots given up are used up.
+	by := func(due time.Time) time.Time {
+		if d.lates >= maxLateRetries {
+			return time.Time{}
+		}
+		return due.Add(late)
 	}
 	for {
 		// The slot is a time on Redis' clock, taken between asked and the
 		// reply; lateness is measured from asked, which never understates
 		// it, while sleeps start at the reply, which never sends early.
 		asked := time.Now()
-		d, err := lim.Acquire(ctx, ask)
+		dc, err := lim.Acquire(ctx, ask)
 		if err != nil {
-			return "", "", h.finish(ctx, r, decide(storeError{err}, r.situation()))
+			return "", turn{}, h.finish(ctx, r, decide(storeError{err}, r.situation()))
 		}
 		ask.Resume = ""
 		if ask.Progress {
-			record, ask.Progress = d.Progress, false
+			record, ask.Progress = dc.Progress, false
 		}
-		h.metrics.RateWait.Observe(d.Wait.Seconds())
-		if d.Kind == ratelimit.Defer {
-			return "", "", h.deferTask(queue, d.Wait)
+		h.metrics.RateWait.Observe(dc.Wait.Seconds())
+		if dc.Kind == ratelimit.Defer {
+			return "", turn{}, h.deferTask(queue, dc.Wait)
 		}
-		if d.Kind == ratelimit.Go && d.Wait <= 0 {
+		if dc.Kind == ratelimit.Go && dc.Wait <= 0 {
 			if !tooLate(time.Since(asked)) {
-				return record, d.Slot, nil
+				return record, turn{slot: dc.Slot, resume: dc.Resume, by: by(asked)}, nil
 			}
 			// The answer took longer than half the guard: the slot is in
 			// the past by then, and the sends reserved after it count
 			// from it. Ask again with it; the limiter gives a new one.
-			ask.Resume = d.Resume
+			ask.Resume = dc.Resume
 			continue
 		}
-		due := asked.Add(d.Wait)
-		if err := h.sleep(ctx, d.Wait); err != nil {
+		due := asked.Add(dc.Wait)
+		if err := h.sleep(ctx, dc.Wait); err != nil {
 			// The task goes back to Redis, keeping the reservation it held
 			// in memory, for the rest of the fleet.
 			hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			if herr := lim.Hold(hctx, id, d.Resume); herr != nil {
+			if herr := lim.Hold(hctx, id, dc.Resume); herr != nil {
 				r.log.Warn("could not keep the reserved slot; the task will take a new one", "error", herr)
 			}
 			cancel()
 			if errors.Is(err, errStopping) {
-				return "", "", h.deferTask(queue, max(time.Until(due), 0))
+				return "", turn{}, h.deferTask(queue, max(time.Until(due), 0))
 			}
-			return "", "", err
+			return "", turn{}, err
 		}
-		if d.Kind == ratelimit.Go {
+		if dc.Kind == ratelimit.Go {
 			// The slot was handed out ahead: use it unless it moved (a 429
 			// pause, a priority message) or the wake-up came later than half
 			// the guard (the other half covers the trip to Telegram).
-			ok, err := lim.Confirm(ctx, chat, d)
+			ok, err := lim.Confirm(ctx, chat, dc)
 			if err != nil {
-				return "", "", h.finish(ctx, r, decide(storeError{err}, r.situation()))
+				return "", turn{}, h.finish(ctx, r, decide(storeError{err}, r.situation()))
 			}
 			if ok && !tooLate(time.Since(due)) {
-				return record, d.Slot, nil
+				return record, turn{slot: dc.Slot, resume: dc.Resume, by: by(due)}, nil
 			}
 		}
 		// Again (or a slot that moved): ask once more with the reservation
 		// held in memory; the slot is confirmed only then, so a pause that a
 		// 429 wrote meanwhile holds this send back too.
-		ask.Resume = d.Resume
+		ask.Resume = dc.Resume
 	}
 }
 

@@ -42,18 +42,19 @@ func TestThreadReplyWaitsForItsFirstMessage(t *testing.T) {
 		t.Fatalf("resolution replies to %+v, want message %d", resolved.ReplyTo, firing.MessageID)
 	}
 	// The thread is closed: the next firing opens a new one, and its
-	// resolution replies to that.
-	b.send(t, jobs.SendMessage{Chat: "-100200", Text: "FIRING again", Thread: open}, "default")
-	if err := b.fake.Wait(b.ctx, 3); err != nil {
-		t.Fatal(err)
-	}
+	// resolution replies to that. The firing's task is waited for, not
+	// only its delivery: the worker records the thread's first message
+	// after Telegram's answer, and the closing resolution may still hold
+	// the old record when the firing is enqueued.
+	again := b.send(t, jobs.SendMessage{Chat: "-100200", Text: "FIRING again", Thread: open}, "default")
+	b.waitGone(t, again.Queue, again.TaskID)
 	b.send(t, jobs.SendMessage{Chat: "-100200", Text: "RESOLVED again", Thread: &jobs.Thread{Key: "fp-1", Mode: jobs.ThreadReply, Close: true}}, "default")
 	if err := b.fake.Wait(b.ctx, 4); err != nil {
 		t.Fatal(err)
 	}
-	again := byText(t, b.fake, "FIRING again")
-	if r := byText(t, b.fake, "RESOLVED again").ReplyTo; r == nil || r.MessageID != again.MessageID {
-		t.Fatalf("second resolution replies to %+v, want message %d", r, again.MessageID)
+	firingAgain := byText(t, b.fake, "FIRING again")
+	if r := byText(t, b.fake, "RESOLVED again").ReplyTo; r == nil || r.MessageID != firingAgain.MessageID {
+		t.Fatalf("second resolution replies to %+v, want message %d", r, firingAgain.MessageID)
 	}
 }
 

@@ -1,0 +1,29 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrLate is what a call returns, without writing anything, when its
+// request would leave after the send-by time of its context (WithSendBy).
+// Nothing reached Telegram: the caller may take a new slot and try again.
+var ErrLate = errors.New("telegram: the request would leave after its send-by time; nothing was sent")
+
+type sendByKey struct{}
+
+// WithSendBy returns a context under which a call gives up with ErrLate
+// when its request is about to leave after t. The check is made at the
+// last moment the client controls, after the request is built and just
+// before it is handed to the HTTP transport, so a send slot is not used
+// late because the process was busy between deciding to send and sending.
+func WithSendBy(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, sendByKey{}, t)
+}
+
+// late reports whether ctx's send-by time has passed.
+func late(ctx context.Context) bool {
+	by, ok := ctx.Value(sendByKey{}).(time.Time)
+	return ok && time.Now().After(by)
+}
