@@ -52,6 +52,11 @@
 // at once, news or not: the wake list is trimmed, so tokens may be fewer
 // than tasks.
 //
+// A dequeue whose queue's node does not answer (down, failing over) would
+// end asynq's whole round, so tasks of queues on healthy nodes would wait
+// as well: the hook answers that queue empty for a second instead, and the
+// round goes on.
+//
 // # The heartbeat (heartbeat.go)
 //
 // Every 5 s asynq writes each process's state: the server's record and a

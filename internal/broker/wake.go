@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -119,6 +120,15 @@ func (h hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 				return h.held(ctx, next, cmd, queue, h.w.afterDequeue(queue, true, news), redis.Nil)
 			}
 			err := next(ctx, cmd)
+			if unreachable(ctx, err) {
+				// The queue's node did not answer (it is down, failing over or
+				// refusing writes). asynq would end the whole round on this
+				// error, so tasks of queues on healthy nodes would wait too:
+				// skip this queue for troubleWait and let the round go on.
+				h.w.skip(queue, troubleWait)
+				cmd.SetErr(redis.Nil)
+				return h.held(ctx, next, cmd, queue, h.w.afterDequeue(queue, true, news), redis.Nil)
+			}
 			return h.held(ctx, next, cmd, queue, h.w.afterDequeue(queue, err == redis.Nil, news), err)
 		case forward:
 			err := next(ctx, cmd)
@@ -187,6 +197,23 @@ func (w *Waker) knownEmpty(queue string) (bool, uint64) {
 	defer w.mu.Unlock()
 	until, ok := w.empty[queue]
 	return ok && w.now().Before(until), w.news
+}
+
+// unreachable reports whether a dequeue's error means that its queue's
+// node cannot serve it now. NOSCRIPT is left to go-redis, which loads the
+// script and runs it again; a context that ended is the caller's.
+func unreachable(ctx context.Context, err error) bool {
+	if err == nil || errors.Is(err, redis.Nil) || ctx.Err() != nil {
+		return false
+	}
+	return !strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
+
+// skip answers queue's dequeues empty for d, unless news for it comes.
+func (w *Waker) skip(queue string, d time.Duration) {
+	w.mu.Lock()
+	w.empty[queue] = w.now().Add(d)
+	w.mu.Unlock()
 }
 
 // markRanOut reports whether queue's empty mark is there but has run out:

@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -70,18 +71,38 @@ func setup(t *testing.T) *bundle {
 // setupIdle is setup with maxIdle as the idle bound.
 func setupIdle(t *testing.T, maxIdle time.Duration) *bundle {
 	t.Helper()
+	return setupWith(t, wakeSetup{maxIdle: maxIdle})
+}
+
+// wakeSetup varies setupWith's server: hooks around the wake hook
+// (outer ones see what asynq sees, inner ones what Redis answers) and
+// strict priority among the queues.
+type wakeSetup struct {
+	maxIdle      time.Duration
+	outer, inner []redis.Hook
+	strict       bool
+}
+
+func setupWith(t *testing.T, o wakeSetup) *bundle {
+	t.Helper()
 	mr := miniredis.RunT(t)
 	queues := []string{"critical", "default", "low"}
-	w := broker.NewWaker(queues, maxIdle, t.Name())
+	w := broker.NewWaker(queues, o.maxIdle, t.Name())
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	counter := &dequeueCounter{}
+	for _, h := range o.outer {
+		rdb.AddHook(h)
+	}
 	rdb.AddHook(w.Hook())
 	rdb.AddHook(counter)
+	for _, h := range o.inner {
+		rdb.AddHook(h)
+	}
 	w.SetClient(rdb)
 	t.Cleanup(func() { _ = rdb.Close() })
 	handled := make(chan string, 16)
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
-		Concurrency: 2, Queues: map[string]int{"critical": 6, "default": 3, "low": 1},
+		Concurrency: 2, Queues: map[string]int{"critical": 6, "default": 3, "low": 1}, StrictPriority: o.strict,
 		TaskCheckInterval: 100 * time.Microsecond, DelayedTaskCheckInterval: time.Minute,
 		LogLevel: asynq.FatalLevel,
 	})
@@ -404,4 +425,56 @@ func TestWakeBurst(t *testing.T) {
 	runs := quiet(t, f.rdb) - before
 	f.done(t, seen, n)
 	t.Logf("%d tasks, %d dequeue script runs, %d tokens left", n, runs, f.rdb.LLen(context.Background(), keys.WakeList()).Val())
+}
+
+// failQueue fails every dequeue of one queue, as a Redis node that is down
+// would, and counts the dequeue errors that reach asynq when it is the
+// outermost hook (errs).
+type failQueue struct {
+	queue string
+	errs  atomic.Int64
+	outer bool
+}
+
+func (f *failQueue) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (f *failQueue) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (f *failQueue) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		isDequeue := false
+		if name := cmd.Name(); name == "evalsha" || name == "eval" {
+			k, _ := cmd.Args()[3].(string)
+			isDequeue = strings.HasSuffix(k, ":pending")
+			if !f.outer && k == broker.PendingKey(f.queue) {
+				err := errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
+				cmd.SetErr(err)
+				return err
+			}
+		}
+		err := next(ctx, cmd)
+		// NOSCRIPT is go-redis loading the script (it runs EVAL next).
+		if f.outer && isDequeue && err != nil && !errors.Is(err, redis.Nil) && !strings.HasPrefix(err.Error(), "NOSCRIPT") {
+			f.errs.Add(1)
+		}
+		return err
+	}
+}
+
+// TestDequeueSkipsAnUnreachableQueue: a queue whose node does not answer
+// does not hold up the others (asynq would end each round on its error):
+// the wake hook answers it empty for a while, the round goes on, and no
+// dequeue error reaches asynq.
+func TestDequeueSkipsAnUnreachableQueue(t *testing.T) {
+	t.Parallel()
+	seen := &failQueue{queue: "critical", outer: true}
+	b := setupWith(t, wakeSetup{maxIdle: time.Minute, strict: true,
+		outer: []redis.Hook{seen}, inner: []redis.Hook{&failQueue{queue: "critical"}}})
+	for i := 0; i < 5; i++ {
+		b.enqueue(t, "low", "low-"+strconv.Itoa(i), true)
+		b.expect(t, "low:low-"+strconv.Itoa(i))
+	}
+	if n := seen.errs.Load(); n != 0 {
+		t.Fatalf("%d dequeue errors reached asynq, each ending a round; want 0", n)
+	}
 }
