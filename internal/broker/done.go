@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"context"
 	"math"
 	"strings"
 	"time"
@@ -68,38 +67,18 @@ return redis.status_reply('OK')
 
 // DoneHook swaps asynq's done script, run once for every task that
 // succeeds and is not retained, for doneScript or doneUniqueScript, as
-// HeartbeatHook does for the heartbeat: an EVALSHA gets Herald's hash (and
-// go-redis falls back to EVAL when Redis does not know it yet), an EVAL
-// Herald's source. Keys and arguments stay asynq's, so the processed counts
-// asynq's Inspector and the metrics read move as before. The contract test
-// runs the real asynq server through the hook and checks them.
-func DoneHook() redis.Hook { return doneHook{} }
-
-type doneHook struct{}
-
-func (doneHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (doneHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-func (doneHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if ok, unique := marksDone(cmd); ok {
-			script, source := doneScript, doneSource
-			if unique {
-				script, source = doneUniqueScript, doneUniqueSource
-			}
-			args := cmd.Args()
-			switch cmd.Name() {
-			case "evalsha":
-				args[1] = script.Hash()
-			case "eval":
-				args[1] = source
-			}
+// HeartbeatHook does for the heartbeat (scriptSwap). Keys and arguments
+// stay asynq's, so the processed counts asynq's Inspector and the metrics
+// read move as before. The contract test runs the real asynq server
+// through the hook and checks them.
+func DoneHook() redis.Hook {
+	return scriptSwap(func(cmd redis.Cmder) (*redis.Script, string, bool) {
+		ok, unique := marksDone(cmd)
+		if unique {
+			return doneUniqueScript, doneUniqueSource, ok
 		}
-		return next(ctx, cmd)
-	}
+		return doneScript, doneSource, ok
+	})
 }
 
 // marksDone recognises asynq's done script by its keys, all of one queue

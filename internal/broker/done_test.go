@@ -25,22 +25,7 @@ import (
 // left alone and still works.
 func TestContractDone(t *testing.T) {
 	t.Parallel()
-	t.Run("server", func(t *testing.T) {
-		t.Parallel()
-		rdb := redistest.Start(t, redistest.Options{}).Client(t)
-		checkDone(t, rdb, rdb)
-	})
-	t.Run("cluster", func(t *testing.T) {
-		t.Parallel()
-		c := redistest.StartCluster(t, redistest.ClusterOptions{})
-		var addrs []string
-		for _, n := range c.Nodes {
-			addrs = append(addrs, n.Addr)
-		}
-		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
-		t.Cleanup(func() { _ = rdb.Close() })
-		checkDone(t, rdb, nil)
-	})
+	onServerAndCluster(t, checkDone)
 }
 
 // checkDone runs an asynq server on rdb with the hook over plain, unique

@@ -32,31 +32,37 @@ return redis.status_reply('OK')
 `
 
 // HeartbeatHook swaps asynq's server-state script for serverStateScript as
-// the calls pass through the go-redis client: an EVALSHA gets the other
-// script's hash (go-redis falls back to EVAL when Redis does not know it
-// yet), an EVAL the other source. Keys and arguments are asynq's, so the
-// web UI and asynq's Inspector read the same hashes as before. The
-// contract test runs the real asynq server through the hook and checks
-// the servers and workers it reports.
-func HeartbeatHook() redis.Hook { return heartbeatHook{} }
+// the calls pass through the go-redis client (see scriptSwap). Keys and
+// arguments are asynq's, so the web UI and asynq's Inspector read the same
+// hashes as before. The contract test runs the real asynq server through
+// the hook and checks the servers and workers it reports.
+func HeartbeatHook() redis.Hook {
+	return scriptSwap(func(cmd redis.Cmder) (*redis.Script, string, bool) {
+		return serverStateScript, serverStateSource, writesServerState(cmd)
+	})
+}
 
-type heartbeatHook struct{}
+// scriptSwap is a go-redis hook that runs one of Herald's scripts in place
+// of an asynq script that the function recognises: an EVALSHA gets the
+// other script's hash (go-redis falls back to EVAL when Redis does not know
+// it yet), an EVAL the other source. Nothing else about the call changes.
+type scriptSwap func(cmd redis.Cmder) (script *redis.Script, source string, ok bool)
 
-func (heartbeatHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (scriptSwap) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (heartbeatHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (scriptSwap) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
 }
 
-func (heartbeatHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (swap scriptSwap) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if writesServerState(cmd) {
+		if script, source, ok := swap(cmd); ok {
 			args := cmd.Args()
 			switch cmd.Name() {
 			case "evalsha":
-				args[1] = serverStateScript.Hash()
+				args[1] = script.Hash()
 			case "eval":
-				args[1] = serverStateSource
+				args[1] = source
 			}
 		}
 		return next(ctx, cmd)

@@ -19,10 +19,17 @@ import (
 // shutdown asynq's own script clears both keys: the hook leaves it alone.
 func TestContractHeartbeat(t *testing.T) {
 	t.Parallel()
+	onServerAndCluster(t, checkHeartbeat)
+}
+
+// onServerAndCluster runs check as two parallel subtests: on one
+// redis-server (node is its client) and on a 6-node Redis Cluster (node is
+// nil: the master of the slot the check uses).
+func onServerAndCluster(t *testing.T, check func(t *testing.T, rdb redis.UniversalClient, node redis.Scripter)) {
 	t.Run("server", func(t *testing.T) {
 		t.Parallel()
 		rdb := redistest.Start(t, redistest.Options{}).Client(t)
-		checkHeartbeat(t, rdb, rdb)
+		check(t, rdb, rdb)
 	})
 	t.Run("cluster", func(t *testing.T) {
 		t.Parallel()
@@ -33,7 +40,7 @@ func TestContractHeartbeat(t *testing.T) {
 		}
 		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
 		t.Cleanup(func() { _ = rdb.Close() })
-		checkHeartbeat(t, rdb, nil)
+		check(t, rdb, nil)
 	})
 }
 
