@@ -58,18 +58,7 @@ func checkDone(t *testing.T, rdb redis.UniversalClient, node redis.Scripter) {
 		t.Fatal(err)
 	}
 	const total = plain + 2
-	handled := make(chan string, total)
-	as := asynq.NewServerFromRedisClient(rdb, asynq.Config{
-		Concurrency: 2, Queues: map[string]int{q: 1}, TaskCheckInterval: 10 * time.Millisecond, LogLevel: asynq.FatalLevel,
-	})
-	if err := as.Start(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
-		id, _ := asynq.GetTaskID(ctx)
-		handled <- id
-		return nil
-	})); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(as.Shutdown)
+	handled := serveIDs(t, rdb, q, total)
 	for range total {
 		receive(t, handled, "a task to be handled")
 	}
@@ -148,18 +137,7 @@ func TestContractDoneWrapsTotal(t *testing.T) {
 	if err := rdb.Set(ctx, processedTotalKey(q), strconv.FormatInt(math.MaxInt64, 10), 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	handled := make(chan string, 1)
-	as := asynq.NewServerFromRedisClient(rdb, asynq.Config{
-		Concurrency: 1, Queues: map[string]int{q: 1}, TaskCheckInterval: 10 * time.Millisecond, LogLevel: asynq.FatalLevel,
-	})
-	if err := as.Start(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
-		id, _ := asynq.GetTaskID(ctx)
-		handled <- id
-		return nil
-	})); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(as.Shutdown)
+	handled := serveIDs(t, rdb, q, 1)
 	if _, err := asynq.NewClientFromRedisClient(rdb).Enqueue(asynq.NewTask("t", nil), asynq.Queue(q), asynq.TaskID("wrap")); err != nil {
 		t.Fatal(err)
 	}
@@ -316,4 +294,23 @@ func TestMarksDone(t *testing.T) {
 			}
 		}
 	}
+}
+
+// serveIDs runs a real asynq server on rdb for queue q whose handler
+// succeeds and reports each task's id on the returned channel (room for n).
+func serveIDs(t *testing.T, rdb redis.UniversalClient, q string, n int) <-chan string {
+	t.Helper()
+	handled := make(chan string, n)
+	as := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		Concurrency: 2, Queues: map[string]int{q: 1}, TaskCheckInterval: 10 * time.Millisecond, LogLevel: asynq.FatalLevel,
+	})
+	if err := as.Start(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
+		id, _ := asynq.GetTaskID(ctx)
+		handled <- id
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(as.Shutdown)
+	return handled
 }
