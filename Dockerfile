@@ -14,8 +14,9 @@
 #
 # Every image holds both binaries; the role targets only add the entrypoint
 # and the matching health check, because the two binaries answer health
-# probes on different ports (HERALD_LISTEN :8080, HERALD_WORKER_LISTEN :9091)
-# and a single image-wide HEALTHCHECK would be wrong for one of them.
+# probes on different ports (HERALD_LISTEN :8080, HERALD_WORKER_LISTEN
+# 127.0.0.1:9091) and a single image-wide HEALTHCHECK would be wrong for one
+# of them.
 # docker-compose.yml builds each service from its own target and repeats the
 # health check there with compose's timings.
 #
@@ -58,6 +59,9 @@ ENV LOG_FORMAT=json
 USER 65532:65532
 
 FROM runtime AS worker
+# The worker serves health and metrics on 127.0.0.1:9091 by default, which
+# its HEALTHCHECK reaches but nothing outside the container does: set
+# HERALD_WORKER_LISTEN=:9091 for Prometheus (docker-compose.yml does).
 EXPOSE 9091
 ENTRYPOINT ["/usr/local/bin/worker"]
 HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=3 \

@@ -252,7 +252,7 @@ func TestAPIKeyAndImage(t *testing.T) {
 	api := &apiBundle{redisBundle: b, h: NewAPIHandler(r, 1<<16, quietLogger())}
 	d := accepted(t, api.post(`{"title":"CPU high","key":"cpu/db-1","image_url":"https://grafana.test/render/cpu.png"}`))
 	m := b.task(t, d.Messages[0].Queue, d.Messages[0].TaskID)
-	if m.Thread == nil || m.Thread.Key != "cpu/db-1/ops" || m.Thread.Mode != jobs.ThreadOpen {
+	if m.Thread == nil || m.Thread.Key != "alert/cpu/db-1/ops" || m.Thread.Mode != jobs.ThreadOpen {
 		t.Errorf("thread %+v", m.Thread)
 	}
 	if m.Photo == nil || m.Photo.URL != "https://grafana.test/render/cpu.png" {
@@ -260,7 +260,7 @@ func TestAPIKeyAndImage(t *testing.T) {
 	}
 	d = accepted(t, api.post(`{"alerts":[{"title":"CPU ok","key":"cpu/db-1","status":"resolved"}]}`))
 	m = b.task(t, d.Messages[0].Queue, d.Messages[0].TaskID)
-	if m.Thread == nil || *m.Thread != (jobs.Thread{Key: "cpu/db-1/ops", Mode: jobs.ThreadReply, Close: true}) || m.Photo != nil {
+	if m.Thread == nil || *m.Thread != (jobs.Thread{Key: "alert/cpu/db-1/ops", Mode: jobs.ThreadReply, Close: true}) || m.Photo != nil {
 		t.Errorf("resolution: thread %+v, photo %+v", m.Thread, m.Photo)
 	}
 	e := apiError(t, api.post(`{"title":"x","image_url":"file:///etc/passwd"}`), http.StatusBadRequest, httpapi.CodeInvalidField)

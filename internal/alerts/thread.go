@@ -18,21 +18,24 @@ import (
 )
 
 // threadKey names an alert's thread at one destination of one route:
-// "<identity>/<route>", and "/<topic>" after it for a forum topic. The
-// worker keeps threads per bot and chat; the route's name keeps apart the
-// messages two routes send to one chat about the same alert, and the topic
-// those of one route in two topics of a chat. A key longer than
-// jobs.MaxThreadKey bytes is replaced by "sha256:" and its digest.
+// "alert/<identity>/<route>", and "/<topic>" after it for a forum topic.
+// The worker keeps threads per bot and chat; the route's name keeps apart
+// the messages two routes send to one chat about the same alert, and the
+// topic those of one route in two topics of a chat. The namespace
+// (jobs.AlertThreadSpace) keeps them from every thread that a message of
+// the API opens, so a sender cannot reply to or edit an alert's message by
+// naming its key. A key longer than jobs.MaxThreadKey bytes is replaced by
+// "alert/sha256:" and the digest of what follows the namespace.
 func threadKey(identity, route string, d destination) string {
 	k := identity + "/" + route
 	if d.thread != 0 {
 		k += "/" + strconv.Itoa(d.thread)
 	}
-	if len(k) <= jobs.MaxThreadKey {
-		return k
+	if len(jobs.AlertThreadSpace)+len(k) <= jobs.MaxThreadKey {
+		return jobs.AlertThreadSpace + k
 	}
 	sum := sha256.Sum256([]byte(k))
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return jobs.AlertThreadSpace + "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // threadFor is the thread of a's message on route rt. A firing alert opens

@@ -69,7 +69,7 @@ func TestThreadsFiringRepeatResolved(t *testing.T) {
 		}
 		return b.threads(t, res)
 	}
-	keysWant := []string{"am/abc/replies", "am/abc/replies/9", "am/abc/edits", "am/abc/news"}
+	keysWant := []string{"alert/am/abc/replies", "alert/am/abc/replies/9", "alert/am/abc/edits", "alert/am/abc/news"}
 	check := func(step string, got []jobs.Thread, want []jobs.Thread) {
 		t.Helper()
 		if !slices.Equal(got, want) {
@@ -95,14 +95,14 @@ func TestThreadsFiringRepeatResolved(t *testing.T) {
 		}
 	}
 	check("repeat while pending", dispatch(StatusFiring), all(jobs.ThreadReply, false))
-	b.rdb.Set(ctx, keys.Bot("").Thread("1", "am/abc/replies"), "17:t", time.Hour)
+	b.rdb.Set(ctx, keys.Bot("").Thread("1", "alert/am/abc/replies"), "17:t", time.Hour)
 	check("repeat after the first was sent", dispatch(StatusFiring), all(jobs.ThreadReply, false))
 
 	check("resolved", dispatch(StatusResolved), []jobs.Thread{
-		{Key: "am/abc/replies", Mode: jobs.ThreadReply, Close: true},
-		{Key: "am/abc/replies/9", Mode: jobs.ThreadReply, Close: true},
-		{Key: "am/abc/edits", Mode: jobs.ThreadEdit, Close: true},
-		{Key: "am/abc/news", Mode: jobs.ThreadOpen, Close: true},
+		{Key: "alert/am/abc/replies", Mode: jobs.ThreadReply, Close: true},
+		{Key: "alert/am/abc/replies/9", Mode: jobs.ThreadReply, Close: true},
+		{Key: "alert/am/abc/edits", Mode: jobs.ThreadEdit, Close: true},
+		{Key: "alert/am/abc/news", Mode: jobs.ThreadOpen, Close: true},
 	})
 
 	// Once the worker has closed the threads, the alert firing again opens
@@ -157,7 +157,7 @@ routes:
 	ctx := context.Background()
 	resolved := Alert{Title: "disk full", Severity: SeverityWarning, Status: StatusResolved, URL: "https://x.test/1", Labels: map[string]string{"a": "b"}}
 	// The alert fired before the quiet hours: its thread is open in chat 2.
-	openThread := keys.Bot("").Thread("2", resolved.Identity()+"/night")
+	openThread := keys.Bot("").Thread("2", "alert/"+resolved.Identity()+"/night")
 	b.rdb.Set(ctx, openThread, "5:t", time.Hour)
 	res, err := r.Dispatch(ctx, []Alert{resolved, {Title: "db down", Severity: SeverityCritical, Labels: map[string]string{"a": "b"}}})
 	if err != nil {
@@ -248,7 +248,7 @@ routes:
 	if !slices.Equal(s.Matchers, wantMatchers) {
 		t.Errorf("matchers %+v\nwant %+v", s.Matchers, wantMatchers)
 	}
-	if s.Bot != "pages" || s.Chat != "-1001" || s.ThreadKey != "alertmanager/f00/oncall/3" || s.ThreadKey != m.Thread.Key ||
+	if s.Bot != "pages" || s.Chat != "-1001" || s.ThreadKey != "alert/alertmanager/f00/oncall/3" || s.ThreadKey != m.Thread.Key ||
 		s.Text != m.Text || s.ParseMode != "HTML" || s.Alert != "API 5xx" || !slices.Equal(s.Allowed, []string{"@alice", "42"}) ||
 		!slices.Equal(s.Actions, actions) {
 		t.Errorf("subject %+v", s)
@@ -354,15 +354,23 @@ func TestIdentity(t *testing.T) {
 
 func TestThreadKey(t *testing.T) {
 	t.Parallel()
-	if k := threadKey("am/1", "db", destination{chat: "1"}); k != "am/1/db" {
+	if k := threadKey("am/1", "db", destination{chat: "1"}); k != "alert/am/1/db" {
 		t.Errorf("key %q", k)
 	}
-	if k := threadKey("am/1", "db", destination{chat: "1", thread: 7}); k != "am/1/db/7" {
+	if k := threadKey("am/1", "db", destination{chat: "1", thread: 7}); k != "alert/am/1/db/7" {
 		t.Errorf("key %q", k)
 	}
 	long := threadKey(strings.Repeat("é", MaxKeyLen), "route", destination{chat: "1"})
-	if !strings.HasPrefix(long, "sha256:") || len(long) > jobs.MaxThreadKey {
+	if !strings.HasPrefix(long, "alert/sha256:") || len(long) > jobs.MaxThreadKey {
 		t.Errorf("long key %q", long)
+	}
+	// The longest key kept as it is fills MaxThreadKey with the namespace.
+	id := strings.Repeat("i", jobs.MaxThreadKey-len("alert/")-len("/r"))
+	if k := threadKey(id, "r", destination{chat: "1"}); k != "alert/"+id+"/r" {
+		t.Errorf("key of %d bytes hashed: %q", len(id), k)
+	}
+	if k := threadKey(id+"i", "r", destination{chat: "1"}); !strings.HasPrefix(k, "alert/sha256:") {
+		t.Errorf("key of %d bytes kept: %q", len(id)+1, k)
 	}
 }
 

@@ -10,8 +10,9 @@ import (
 )
 
 // CheckProducer reports whether `producer serve` would start with cfg as far
-// as its settings go: the API token is set and readable (its file exists,
-// is not empty and this user may read it). It also refuses a bot token in
+// as its settings go: the API's tokens are set and readable (their files
+// exist, are not empty and this user may read them; the tokens file reads
+// without a mistake). It also refuses a bot token in
 // the producer's environment (getenv), the default bot's or that of any bot
 // HERALD_BOTS lists: the producer faces the internet and never needs one.
 // It uses no network. Compose runs it as an init step (`producer check`),
@@ -32,7 +33,7 @@ func CheckProducer(cfg config.Producer, getenv func(string) string) error {
 	if err := cfg.ValidateServe(); err != nil {
 		return err
 	}
-	_, err := cfg.Token()
+	_, err := NewKeyring(cfg)
 	return err
 }
 

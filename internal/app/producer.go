@@ -153,7 +153,7 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 	if err != nil {
 		return nil, err
 	}
-	ui, uiAdmin := newMonitoringUIs(cfg, connOpt, sec.admin)
+	ui, uiAdmin := newMonitoringUIs(cfg, connOpt, sec.keyring)
 	cleanup := func() {
 		_ = enq.Close()
 		for _, h := range []*asynqmon.HTTPHandler{ui, uiAdmin} {
@@ -179,15 +179,16 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 		metricsHandler = httpapi.RequireToken(sec.metrics, metricsHandler)
 	}
 	apiCfg := producer.Config{
-		Enqueuer: enq, Redis: rdb, Ready: writableCheck(rdb, cfg.Redis.ReplicaHint()), APIToken: sec.token, AuthDisabled: cfg.AuthDisabled, AdminToken: sec.admin,
+		Enqueuer: enq, Redis: rdb, Ready: writableCheck(rdb, cfg.Redis.ReplicaHint()), Keyring: sec.keyring,
 		MaxBodyBytes: cfg.MaxBodyBytes, Logger: log, Registerer: reg,
 		Metrics: metricsHandler,
 		Mounts: []producer.Mount{
 			{Pattern: "/v1/alerts", Handler: alertsAPI},
 			{Pattern: "/v1/heartbeats", Handler: hbAPI},
 			{Pattern: "/v1/heartbeats/", Handler: hbAPI},
-			{Pattern: "/v1/silences", Handler: st.Handler()},
-			{Pattern: "/v1/silences/", Handler: st.Handler()},
+			// Silences mute what others send: a sender's token may not.
+			{Pattern: "/v1/silences", Handler: st.Handler(), Scope: httpapi.ScopeOperate},
+			{Pattern: "/v1/silences/", Handler: st.Handler(), Scope: httpapi.ScopeOperate},
 			// The webhook receivers authenticate each request themselves:
 			// the API token, or the sender's signature.
 			{Pattern: "/v1/webhooks/", Handler: hooks, SelfAuth: true},
@@ -219,35 +220,79 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 	if err != nil {
 		return fail(err)
 	}
-	return &Producer{handler: api.Handler(), metrics: ownMetrics, router: router, checker: checker, silences: st, routesFile: cfg.RoutesFile,
+	handler := api.Handler()
+	if sec.keyring.Open() {
+		// Without authentication only a request addressed to this server by
+		// its own name may act: a page whose DNS name was pointed at it
+		// (DNS rebinding) gets a 421.
+		handler = httpapi.AllowHosts(httpapi.ListenHosts(cfg.Listen), handler)
+	} else {
+		log.Info("API tokens", "names", sec.keyring.Names())
+	}
+	return &Producer{handler: handler, metrics: ownMetrics, router: router, checker: checker, silences: st, routesFile: cfg.RoutesFile,
 		log: log, cleanup: cleanup}, nil
 }
 
-// producerSecrets are the producer's tokens and webhook secrets, read from
-// its settings (or the files they name) once at start-up.
+// producerSecrets are the producer's credentials and webhook secrets, read
+// from its settings (or the files they name) once at start-up.
 type producerSecrets struct {
-	token, admin, metrics   string
+	keyring                 *httpapi.Keyring
+	metrics                 string
 	github, sentry, grafana string
 }
 
-// readProducerSecrets reads the API token, the webhook secrets, the admin
-// token and the metrics token, in that order, stopping at the first error.
+// readProducerSecrets reads the API's tokens, the webhook secrets and the
+// metrics token, in that order, stopping at the first error.
 func readProducerSecrets(cfg config.Producer) (producerSecrets, error) {
 	var s producerSecrets
 	var err error
-	if s.token, err = cfg.Token(); err != nil {
+	if s.keyring, err = NewKeyring(cfg); err != nil {
 		return producerSecrets{}, err
 	}
 	if s.github, s.sentry, s.grafana, err = cfg.WebhookSecrets(); err != nil {
-		return producerSecrets{}, err
-	}
-	if s.admin, err = cfg.Admin(); err != nil {
 		return producerSecrets{}, err
 	}
 	if s.metrics, err = cfg.Metrics(); err != nil {
 		return producerSecrets{}, err
 	}
 	return s, nil
+}
+
+// NewKeyring builds the API's keyring from the settings: HERALD_API_TOKEN
+// as the token "api" with the send scope, HERALD_ADMIN_TOKEN as "admin" with
+// every scope, and the entries of HERALD_TOKENS_FILE. With
+// HERALD_AUTH_DISABLED it is open.
+func NewKeyring(cfg config.Producer) (*httpapi.Keyring, error) {
+	if cfg.AuthDisabled {
+		return httpapi.OpenKeyring(), nil
+	}
+	var tokens []httpapi.Token
+	api, err := cfg.Token()
+	if err != nil {
+		return nil, err
+	}
+	if api != "" {
+		tokens = append(tokens, httpapi.NewToken("api", api, httpapi.ScopeSend))
+	}
+	admin, err := cfg.Admin()
+	if err != nil {
+		return nil, err
+	}
+	if admin != "" {
+		tokens = append(tokens, httpapi.NewToken("admin", admin, httpapi.AllScopes...))
+	}
+	if cfg.TokensFile != "" {
+		more, err := httpapi.LoadTokensFile(cfg.TokensFile)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", config.EnvTokensFile, err)
+		}
+		tokens = append(tokens, more...)
+	}
+	k, err := httpapi.NewKeyring(tokens...)
+	if err != nil {
+		return nil, fmt.Errorf("API tokens (%s, %s, %s): %w", config.EnvAPIToken, config.EnvAdminToken, config.EnvTokensFile, err)
+	}
+	return k, nil
 }
 
 // registerQueueMetrics registers asynq's queue metrics on reg, cached for
@@ -266,12 +311,12 @@ func registerQueueMetrics(cfg config.Producer, connOpt asynq.RedisConnOpt, reg p
 	return insp, nil
 }
 
-// newMonitoringUIs builds the web UI, which comes twice: read-only for the
-// API token (which every sender holds), read-write for the admin token (or
-// for everyone without authentication, in local mode). Each keeps its own
-// lazily dialled connection pool. Both are nil without a monitoring path,
-// uiAdmin also when the UI is read-only or nobody may administer it.
-func newMonitoringUIs(cfg config.Producer, connOpt asynq.RedisConnOpt, adminToken string) (ui, uiAdmin *asynqmon.HTTPHandler) {
+// newMonitoringUIs builds the web UI, which comes twice: read-only for
+// every token (senders' too), read-write for tokens with the admin scope
+// (or for everyone without authentication, in local mode). Each keeps its
+// own lazily dialled connection pool. Both are nil without a monitoring
+// path, uiAdmin also when the UI is read-only or no token may administer it.
+func newMonitoringUIs(cfg config.Producer, connOpt asynq.RedisConnOpt, k *httpapi.Keyring) (ui, uiAdmin *asynqmon.HTTPHandler) {
 	if cfg.MonitoringPath == "" {
 		return nil, nil
 	}
@@ -281,7 +326,7 @@ func newMonitoringUIs(cfg config.Producer, connOpt asynq.RedisConnOpt, adminToke
 		PayloadFormatter: PayloadFormatter,
 		ReadOnly:         true,
 	})
-	if !cfg.MonitoringReadOnly && (adminToken != "" || cfg.AuthDisabled) {
+	if !cfg.MonitoringReadOnly && k.Grants(httpapi.ScopeAdmin) {
 		uiAdmin = asynqmon.New(asynqmon.Options{
 			RootPath:         cfg.MonitoringPath,
 			RedisConnOpt:     connOpt,
@@ -311,7 +356,7 @@ func newHeartbeats(cfg config.Producer, rdb redis.UniversalClient, dispatcher al
 // with a routing file, the generic one).
 func newWebhooks(cfg config.Producer, sec producerSecrets, dispatcher alerts.Dispatcher, router *alerts.Router, log *slog.Logger) (http.Handler, error) {
 	whCfg := webhooks.Config{
-		Dispatcher: dispatcher, Token: sec.token, AuthDisabled: cfg.AuthDisabled,
+		Dispatcher: dispatcher, Keyring: sec.keyring,
 		GrafanaSecret: sec.grafana, GrafanaTimestampHeader: cfg.GrafanaTimestampHeader,
 		GitHubSecret: sec.github, SentrySecret: sec.sentry,
 		MaxBodyBytes: cfg.WebhookBodyLimit(), Logger: log,

@@ -5,22 +5,32 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/hibiken/asynq"
 
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/test/redistest"
 )
 
-// TestSilencesRoutes: the producer serves the silences API behind the API
-// token, and the alerts API answers which silence caught an alert.
+// TestSilencesRoutes: the producer serves the silences API to tokens with
+// the operate scope only (a sender's token gets a 403 on every route and
+// changes nothing), records who made a silence from the token's name, and
+// the alerts API answers which silence caught an alert.
 func TestSilencesRoutes(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	cfg := config.Producer{Redis: config.Redis{URL: srv.URL()}, APIToken: "t", AlertsDefaultChat: "42"}.WithDefaults()
+	dir := t.TempDir()
+	writeFile(t, dir+"/oncall.token", "oncall-token-0123456789")
+	writeFile(t, dir+"/grafana.token", "grafana-token-0123456789")
+	writeFile(t, dir+"/tokens.yaml", "tokens:\n"+
+		"  - {name: oncall, scopes: [send, operate], file: oncall.token}\n"+
+		"  - {name: grafana, scopes: send, file: grafana.token}\n")
+	cfg := config.Producer{Redis: config.Redis{URL: srv.URL()}, APIToken: "t", TokensFile: dir + "/tokens.yaml", AlertsDefaultChat: "42"}.WithDefaults()
 	h, cleanup, err := ProducerHandler(cfg, rdb, asynq.RedisClientOpt{Addr: srv.Addr}, NewRegistry(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -38,23 +48,39 @@ func TestSilencesRoutes(t *testing.T) {
 		h.ServeHTTP(w, req)
 		return w
 	}
-	const silence = `{"matchers": [{"name": "source", "value": "backup"}], "duration": "1h", "created_by": "ops"}`
-	for _, c := range []struct{ method, target, body string }{
+	const silence = `{"matchers": [{"name": "source", "value": "backup"}], "duration": "1h"}`
+	const operate = "oncall-token-0123456789"
+	routes := []struct{ method, target, body string }{
 		{http.MethodPost, "/v1/silences", silence}, {http.MethodGet, "/v1/silences", ""}, {http.MethodDelete, "/v1/silences/x", ""},
-	} {
+		{http.MethodGet, "/v1/silences/x", ""}, {http.MethodGet, "/v1/silences/x/alerts", ""},
+		{http.MethodPost, "/v1/silences", `{"matchers": [{"name": "source", "value": ".+", "is_regex": true}], "duration": "1h", "all": true}`},
+	}
+	for _, c := range routes {
 		if w := call(c.method, c.target, "", c.body); w.Code != http.StatusUnauthorized {
-			t.Errorf("%s %s without the token: %d %s", c.method, c.target, w.Code, w.Body)
+			t.Errorf("%s %s without a token: %d %s", c.method, c.target, w.Code, w.Body)
+		}
+		for _, sender := range []string{"t", "grafana-token-0123456789"} {
+			if w := call(c.method, c.target, sender, c.body); w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), `\"operate\" scope`) {
+				t.Errorf("%s %s with a send-scope token: %d %s", c.method, c.target, w.Code, w.Body)
+			}
 		}
 	}
-	w := call(http.MethodPost, "/v1/silences", "t", silence)
-	if w.Code != http.StatusCreated {
+	if n, err := rdb.Exists(t.Context(), keys.Silences()).Result(); err != nil || n != 0 {
+		t.Fatalf("the refused requests left a silence behind (exists=%d, %v)", n, err)
+	}
+	if w := call(http.MethodPost, "/v1/silences", operate, `{"matchers": [{"name": "source", "value": "backup"}], "duration": "1h", "created_by": "@alice (Telegram)"}`); w.Code != http.StatusBadRequest ||
+		!strings.Contains(w.Body.String(), `"field":"created_by"`) {
+		t.Errorf("a created_by naming someone else: %d %s", w.Code, w.Body)
+	}
+	w := call(http.MethodPost, "/v1/silences", operate, silence)
+	if w.Code != http.StatusCreated || !strings.Contains(w.Body.String(), `"created_by":"oncall"`) {
 		t.Fatalf("create: %d %s", w.Code, w.Body)
 	}
 	var sil struct{ ID string }
 	if err := json.Unmarshal(w.Body.Bytes(), &sil); err != nil || sil.ID == "" {
 		t.Fatalf("create answered %s (%v)", w.Body, err)
 	}
-	if w := call(http.MethodPost, "/v1/silences", "t", `{"matchers": [], "duration": "1h", "created_by": "ops"}`); w.Code != http.StatusBadRequest ||
+	if w := call(http.MethodPost, "/v1/silences", operate, `{"matchers": [], "duration": "1h"}`); w.Code != http.StatusBadRequest ||
 		!strings.Contains(w.Body.String(), `"field":"matchers"`) {
 		t.Errorf("bad silence: %d %s", w.Code, w.Body)
 	}
@@ -63,12 +89,20 @@ func TestSilencesRoutes(t *testing.T) {
 		!strings.Contains(w.Body.String(), `"messages":[]`) {
 		t.Fatalf("silenced alert: %d %s", w.Code, w.Body)
 	}
-	w = call(http.MethodGet, "/v1/silences/"+sil.ID+"/alerts", "t", "")
+	w = call(http.MethodGet, "/v1/silences/"+sil.ID+"/alerts", operate, "")
 	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"title":"backup failed"`) {
 		t.Fatalf("caught alerts: %d %s", w.Code, w.Body)
 	}
 	if w := call(http.MethodPost, "/v1/alerts", "t", `{"title": "disk full", "source": "cron"}`); w.Code != http.StatusAccepted ||
 		strings.Contains(w.Body.String(), "silenced") {
 		t.Fatalf("other alert: %d %s", w.Code, w.Body)
+	}
+}
+
+// writeFile writes content to path or fails the test.
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

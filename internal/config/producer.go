@@ -22,6 +22,7 @@ const (
 	EnvAPIToken           = "HERALD_API_TOKEN"
 	EnvAPITokenFile       = "HERALD_API_TOKEN_FILE"
 	EnvAuthDisabled       = "HERALD_AUTH_DISABLED"
+	EnvTokensFile         = "HERALD_TOKENS_FILE"
 	EnvDefaultQueue       = "HERALD_DEFAULT_QUEUE"
 	EnvMaxRetry           = "HERALD_MAX_RETRY"
 	EnvTaskTimeout        = "HERALD_TASK_TIMEOUT"
@@ -99,6 +100,11 @@ type Producer struct {
 	// APITokenFile is a file holding the API token, trimmed
 	// (HERALD_API_TOKEN_FILE); it excludes APIToken.
 	APITokenFile string
+	// TokensFile is a YAML file of named tokens, each with its scopes
+	// (HERALD_TOKENS_FILE; format in docs/SECURITY.md), beside or instead
+	// of APIToken (named "api", scope send) and AdminToken (named "admin",
+	// every scope).
+	TokensFile string
 	// AuthDisabled turns authentication off, for local use only
 	// (HERALD_AUTH_DISABLED). When false a token is required.
 	AuthDisabled bool
@@ -168,10 +174,10 @@ type Producer struct {
 	// FeedsConcurrency bounds simultaneous feed fetches
 	// (HERALD_FEEDS_CONCURRENCY, default [feeds.DefaultConcurrency]).
 	FeedsConcurrency int
-	// AdminToken is the web UI's admin credential (HERALD_ADMIN_TOKEN or
-	// HERALD_ADMIN_TOKEN_FILE): only it may pause queues, run, archive or
-	// delete tasks. The API token only reads the UI; without an admin token
-	// the UI is read-only for everyone.
+	// AdminToken is the token with every scope, named "admin"
+	// (HERALD_ADMIN_TOKEN or HERALD_ADMIN_TOKEN_FILE): silences and the web
+	// UI's changes (pause queues, run, archive or delete tasks) among them.
+	// The API token only sends and reads the UI.
 	AdminToken, AdminTokenFile string
 	// WebhookMaxBodyBytes bounds a webhook body
 	// (HERALD_WEBHOOK_MAX_BODY_BYTES, default [webhooks.DefaultMaxBodyBytes];
@@ -327,9 +333,9 @@ func (p Producer) Validate() error {
 // `send` command line writes to Redis directly and needs no API token).
 func (p Producer) ValidateServe() error {
 	var pr problems
-	if !p.AuthDisabled && p.APIToken == "" && p.APITokenFile == "" {
-		pr.add(EnvAPIToken, "is required: set %s (or %s), or %s=true for local use",
-			EnvAPIToken, EnvAPITokenFile, EnvAuthDisabled)
+	if !p.AuthDisabled && p.APIToken == "" && p.APITokenFile == "" && p.TokensFile == "" {
+		pr.add(EnvAPIToken, "is required: set %s (or %s, or a tokens file in %s), or %s=true for local use",
+			EnvAPIToken, EnvAPITokenFile, EnvTokensFile, EnvAuthDisabled)
 	}
 	return pr.err()
 }
@@ -462,9 +468,11 @@ func producerSpecs(p *Producer) []spec {
 	specs := commonSpecs(&p.Redis, &p.Log, &p.Bots)
 	return append(specs,
 		newSpec(EnvListen, DefaultListen, "Address of the HTTP API.", stringVar(&p.Listen)),
-		secretSpec(EnvAPIToken, "Bearer token API clients must send. Prefer the _FILE variant.", stringVar(&p.APIToken)),
+		secretSpec(EnvAPIToken, `Bearer token of senders: the token named "api", with the send scope. Prefer the _FILE variant.`, stringVar(&p.APIToken)),
 		newSpec(EnvAPITokenFile, "", "File holding the API token (content trimmed); excludes "+EnvAPIToken+".",
 			stringVar(&p.APITokenFile)),
+		newSpec(EnvTokensFile, "", "YAML file of named tokens with their scopes (send, operate, admin); see docs/SECURITY.md.",
+			stringVar(&p.TokensFile)),
 		newSpec(EnvAuthDisabled, "false", "Accept requests without a token; for local use only.", boolVar(&p.AuthDisabled)),
 		newSpec(EnvDefaultQueue, jobs.QueueDefault, "Queue for messages that name none; must be listed in "+EnvQueues+".",
 			stringVar(&p.DefaultQueue)),
@@ -480,8 +488,8 @@ func producerSpecs(p *Producer) []spec {
 			optStringVar(&p.MonitoringPath)),
 		newSpec(EnvMonitoringReadOnly, "false", "Serve the web UI without its mutating actions, even to the admin token.",
 			boolVar(&p.MonitoringReadOnly)),
-		secretSpec(EnvAdminToken, "Web UI admin credential (basic-auth password): only it may pause queues or run, archive and delete tasks; "+
-			"the API token only reads the UI, and without an admin token the UI is read-only. Prefer the _FILE variant.",
+		secretSpec(EnvAdminToken, `Token with every scope, named "admin": silences, and the web UI's changes (pause queues, run, archive, delete tasks). `+
+			"The API token only sends and reads the UI. Prefer the _FILE variant.",
 			stringVar(&p.AdminToken)),
 		newSpec(EnvAdminTokenFile, "", "File holding the admin token (content trimmed); excludes "+EnvAdminToken+".",
 			stringVar(&p.AdminTokenFile)),

@@ -58,6 +58,7 @@ var producerEnv = map[string]string{
 	"HERALD_LISTEN":              "127.0.0.1:0",
 	"HERALD_API_TOKEN":           "tok",
 	"HERALD_API_TOKEN_FILE":      "",
+	"HERALD_TOKENS_FILE":         "/run/secrets/herald-tokens.yaml",
 	"HERALD_AUTH_DISABLED":       "false",
 	"HERALD_DEFAULT_QUEUE":       "alerts",
 	"HERALD_QUEUES":              "alerts=5,bulk=1",
@@ -110,6 +111,7 @@ func TestLoadProducerEnv(t *testing.T) {
 		Bots:               []string{"default", "pages"},
 		Listen:             "127.0.0.1:0",
 		APIToken:           "tok",
+		TokensFile:         "/run/secrets/herald-tokens.yaml",
 		DefaultQueue:       "alerts",
 		Queues:             []string{"alerts", "bulk"},
 		MaxRetry:           0,
@@ -199,7 +201,7 @@ func TestProducerValidateServeRequiresAuth(t *testing.T) {
 	t.Parallel()
 	p := Producer{}.WithDefaults()
 	err := p.ValidateServe()
-	want := "HERALD_API_TOKEN (-api-token) is required: set HERALD_API_TOKEN (or HERALD_API_TOKEN_FILE), or HERALD_AUTH_DISABLED=true for local use"
+	want := "HERALD_API_TOKEN (-api-token) is required: set HERALD_API_TOKEN (or HERALD_API_TOKEN_FILE, or a tokens file in HERALD_TOKENS_FILE), or HERALD_AUTH_DISABLED=true for local use"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("ValidateServe() = %v, want %q", err, want)
 	}

@@ -56,8 +56,10 @@ const (
 // figure changed there changes here and in the README's table too.
 const (
 	// DefaultWorkerListen is where the health and metrics server listens;
-	// no component serves it.
-	DefaultWorkerListen = ":9091"
+	// no component serves it. Loopback only: /metrics asks for no token, so
+	// serving other hosts (Prometheus, a probe from outside the container)
+	// takes an explicit address such as ":9091".
+	DefaultWorkerListen = "127.0.0.1:9091"
 	// maxWaitLong is the longest HERALD_WAIT_LONG accepted. It is the
 	// settings' own bound: worker.Config takes any wait.
 	maxWaitLong = time.Hour
@@ -412,7 +414,7 @@ func (w Worker) Validate() error {
 			fmtDur(broker.MinLeaseRecoveryAfter), fmtDur(broker.LeaseDuration-time.Second), fmtDur(broker.LeaseDuration), fmtDur(d))
 	}
 	if w.Listen != "" {
-		validateListen(&p, EnvWorkerListen, w.Listen, DefaultWorkerListen)
+		validateListen(&p, EnvWorkerListen, w.Listen, ":9091")
 	}
 	w.Limits.validate(&p, w.Queues)
 	w.Digest.validate(&p)
@@ -585,7 +587,7 @@ func LoadWorkerArgs(args []string, getenv func(string) string) (Worker, []string
 // workerSpecs binds every worker setting to w.
 func workerSpecs(w *Worker) []spec {
 	listen := newSpec(EnvWorkerListen, DefaultWorkerListen,
-		`Address of the health and metrics HTTP server (flag alias -listen); "off" disables it.`, optStringVar(&w.Listen))
+		`Address of the health and metrics HTTP server (flag alias -listen); loopback only by default, as /metrics asks for no token (":9091" lets Prometheus on other hosts scrape it); "off" disables it.`, optStringVar(&w.Listen))
 	listen.alias = "listen"
 	specs := commonSpecs(&w.Redis, &w.Log, &w.Bots)
 	return append(append(specs,

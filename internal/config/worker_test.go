@@ -47,7 +47,7 @@ func TestLoadWorkerDefaults(t *testing.T) {
 		BackoffCap:         10 * time.Minute,
 		SentRetention:      168 * time.Hour,
 		LeaseRecoveryAfter: 15 * time.Second,
-		Listen:             ":9091",
+		Listen:             "127.0.0.1:9091",
 		Digest: Digest{GracePeriod: 10 * time.Second, MaxDelay: 30 * time.Second, MaxSize: 100, MaxMessages: 3,
 			ReclaimAfter: 30 * time.Second},
 	}

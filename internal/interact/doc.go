@@ -27,10 +27,12 @@
 // The worker's Handler (press.go) reads the button's data
 // (callbacks.ParseData), loads what it acts on (callbacks.Load) and checks
 // who pressed (callbacks.Subject.Allows) and where (the alert's own chat,
-// not a copy of the message elsewhere). A permitted press is recorded
-// once, by its callback query id, in keys.Space.CallbackQuery: the record
-// also holds how far the press got, so that a retried task finishes the
-// press and a redelivered one changes nothing. Then:
+// not a copy of the message elsewhere). The checks fail closed: a press
+// from no chat (inline mode) or from one that cannot be matched to the
+// alert's is refused like one from another chat. A permitted press is
+// recorded once, by its callback query id, in keys.Space.CallbackQuery:
+// the record also holds how far the press got, so that a retried task
+// finishes the press and a redelivered one changes nothing. Then:
 //
 //   - Acknowledge stores who acknowledged this firing of the alert first
 //     (keys.Space.Acknowledged, named by the thread key and the id of the
@@ -43,6 +45,9 @@
 // message (the message pressed, once the thread is closed) is edited to
 // show what happened: a jobs.SendMessage in edit mode on the queue, under
 // the fleet-wide limits like any other message.
+//
+// Pressers are named as telegram.UpdateUser.Name has it: by @username, or
+// by a name that cannot pass for one, with the user id.
 //
 // docs/BUTTONS.md describes the settings and what a user sees.
 package interact

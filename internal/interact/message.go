@@ -16,6 +16,7 @@ const (
 	answerAcknowledged = "Acknowledged"
 	answerUntracked    = "This alert is no longer tracked"
 	answerRefused      = "You may not do this here"
+	answerUnsureChat   = "Herald cannot confirm this is the alert's chat; nothing was done"
 	answerNoSilences   = "Silences are not available here"
 	answerTooMany      = "Too many silences are in force; this one was not created"
 )

@@ -10,7 +10,8 @@ const (
 	OutcomeAccepted = "accepted"
 	// OutcomeDuplicate: the same press delivered again; nothing changed.
 	OutcomeDuplicate = "duplicate"
-	// OutcomeRefused: the user may not press this message's buttons.
+	// OutcomeRefused: the user may not press this message's buttons, or
+	// not where they pressed (or where cannot be told).
 	OutcomeRefused = "refused"
 	// OutcomeUnknown: a button of no alert Herald still tracks, or data
 	// that is not Herald's.

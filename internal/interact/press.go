@@ -209,7 +209,8 @@ type press struct {
 	incident string
 }
 
-// by is how the presser is named in lines, answers and silences.
+// by is how the presser is named in lines, answers and silences: see
+// telegram.UpdateUser.Name.
 func (p *press) by() string { return p.q.From.Name() }
 
 // incidentOf names what an acknowledgement and the lines below the message
@@ -283,55 +284,85 @@ func (h *Handler) handle(ctx context.Context, p *press) error {
 	}
 	p.subj = subj
 	p.log = p.log.With("alert", subj.Alert, "chat", subj.Chat)
-	same, err := h.sameChat(ctx, p)
-	if err != nil {
+	where, err := h.checkChat(ctx, p)
+	switch {
+	case err != nil:
 		return h.retry(p, "redis", err)
-	}
-	if !same {
-		p.log.Warn("press refused: the message is in another chat than the alert's (forwarded?)", "pressed_in", p.q.Message.Chat.ID)
-		h.count(p, action, OutcomeRefused)
-		return h.answer(ctx, p, answerRefused, true)
-	}
-	if !subj.Allows(p.q.From.ID, p.q.From.Username) {
-		p.log.Warn("press refused: the user is not among the alert's allowed users")
-		h.count(p, action, OutcomeRefused)
-		return h.answer(ctx, p, answerRefused, true)
+	case where == chatOther:
+		return h.refuse(ctx, p, answerRefused, "press refused: the message is in another chat than the alert's (forwarded?)",
+			"pressed_in", p.q.Message.Chat.ID)
+	case where == chatUnsure:
+		return h.refuse(ctx, p, answerUnsureChat, "press refused: cannot tell that it comes from the alert's chat "+
+			"(an inline message, or the chat id of the alert's @chat is no longer known)", "has_message", p.q.Message != nil)
+	case !subj.Allows(p.q.From.ID, p.q.From.Username):
+		return h.refuse(ctx, p, answerRefused, "press refused: the user is not among the alert's allowed users")
 	}
 	return h.accept(ctx, p)
 }
 
-// sameChat reports whether the press comes from the chat the alert was
+// refuse answers a press it will not act on with answer, as an alert, and
+// counts and logs it (why, with attrs).
+func (h *Handler) refuse(ctx context.Context, p *press, answer, why string, attrs ...any) error {
+	p.log.Warn(why, attrs...)
+	h.count(p, p.action, OutcomeRefused)
+	return h.answer(ctx, p, answer, true)
+}
+
+// Where a press comes from, as checkChat tells.
+type chatCheck int
+
+const (
+	// chatSame: the chat the alert was sent to.
+	chatSame chatCheck = iota
+	// chatOther: another chat, holding a copy of the message.
+	chatOther
+	// chatUnsure: no way to tell, which refuses the press as chatOther
+	// does.
+	chatUnsure
+)
+
+// checkChat tells whether the press comes from the chat the alert was
 // sent to, so that a copy of the message elsewhere cannot act on it. The
-// alert's chat may be an @username (its id as the worker resolved it is
-// used when known) or a group that became a supergroup (the worker's
-// record of the migration is used). Without a way to tell, it says yes.
-func (h *Handler) sameChat(ctx context.Context, p *press) (bool, error) {
-	if p.q.Message == nil || p.q.Message.Chat.ID == 0 {
-		return true, nil
+// alert's chat may be a group that became a supergroup (the worker's
+// record of the migration is used), or an @username: then it is the id the
+// worker resolved it to while that is remembered, else the pressed chat
+// when Telegram names it by that username (groups and channels only). A
+// press without a chat (a message sent in inline mode, which Herald never
+// sends) and an @username whose id is no longer known are chatUnsure.
+func (h *Handler) checkChat(ctx context.Context, p *press) (chatCheck, error) {
+	m := p.q.Message
+	if m == nil || m.Chat.ID == 0 || p.subj.Chat == "" {
+		return chatUnsure, nil
 	}
-	got := strconv.FormatInt(p.q.Message.Chat.ID, 10)
+	got := strconv.FormatInt(m.Chat.ID, 10)
 	want := p.subj.Chat
-	if strings.HasPrefix(want, "@") {
+	if name, ok := strings.CutPrefix(want, "@"); ok {
 		id, err := h.rdb.Get(ctx, p.keys.ChatID(want)).Result()
 		switch {
 		case errors.Is(err, redis.Nil):
-			return true, nil
+			if m.Chat.ID < 0 && m.Chat.Username != "" && strings.EqualFold(m.Chat.Username, name) {
+				return chatSame, nil
+			}
+			return chatUnsure, nil
 		case err != nil:
-			return false, err
+			return 0, err
 		}
 		want = id
 	}
 	if want == got {
-		return true, nil
+		return chatSame, nil
 	}
 	to, err := h.rdb.HGet(ctx, p.keys.Migrations(), want).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return false, nil
+		return chatOther, nil
 	case err != nil:
-		return false, err
+		return 0, err
 	}
-	return to == got, nil
+	if to == got {
+		return chatSame, nil
+	}
+	return chatOther, nil
 }
 
 // record is what the press record (keys.Space.CallbackQuery, a hash)

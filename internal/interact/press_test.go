@@ -244,10 +244,7 @@ func TestHandlerDedupAndResume(t *testing.T) {
 	msg := h.sendAlert(t, subject("pages", "fp-direct"))
 	q := h.press(t, msg, alice, callbacks.Ack)
 	task := func(id string, q telegramfake.CallbackQuery) broker.Task {
-		body, _ := json.Marshal(Payload{V: 1, Bot: "pages", Via: ViaPoll, ReceivedAt: time.Now(), Update: telegram.Update{
-			UpdateID: int64(q.UpdateID), CallbackQuery: &telegram.CallbackQuery{ID: q.ID, Data: q.Data,
-				From: telegram.UpdateUser{ID: q.From.ID, Username: q.From.Username, FirstName: q.From.FirstName}}}})
-		return broker.Task{Type: TypeUpdate, Payload: body, ID: id, Queue: "critical"}
+		return pressTask(t, id, q, messageJSON(q.MessageID, q.ChatID, ""))
 	}
 	for _, id := range []string{"t1", "t1", "t2", "t3"} {
 		if err := h.handler.Handle(h.ctx, task(id, q)); err != nil {
@@ -271,14 +268,7 @@ func TestHandlerDedupAndResume(t *testing.T) {
 
 	// The same button pressed on a copy of the message in another chat.
 	qc := h.press(t, msg, bob, callbacks.Silence1h)
-	var u telegram.Update
-	raw := `{"update_id": 1, "callback_query": {"id": "` + qc.ID + `", "from": {"id": 1002, "username": "bob"}, "data": "` + qc.Data +
-		`", "message": {"message_id": 1, "chat": {"id": 999}}}}`
-	if err := json.Unmarshal([]byte(raw), &u); err != nil {
-		t.Fatal(err)
-	}
-	body, _ := json.Marshal(Payload{V: 1, Bot: "pages", Via: ViaPoll, ReceivedAt: time.Now(), Update: u})
-	if err := h.handler.Handle(h.ctx, broker.Task{Type: TypeUpdate, Payload: body, ID: "t-copy"}); err != nil {
+	if err := h.handler.Handle(h.ctx, pressTask(t, "t-copy", qc, messageJSON(1, 999, ""))); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.answered(t, "pages", qc.ID).Answer; got.Text != "You may not do this here" || !got.ShowAlert {
@@ -327,4 +317,154 @@ func TestHandlerDedupAndResume(t *testing.T) {
 	if done, _ := h.rdb.HGet(h.ctx, sp.CallbackQuery(qs.ID), fieldDone).Result(); done != "1" {
 		t.Errorf("the resumed press is not marked done")
 	}
+}
+
+// TestPressChatUnsure: a press is refused, not acted on, when nothing
+// shows that it comes from the alert's chat: the alert went to an
+// @channel whose chat id the worker no longer remembers, or the update
+// has no message (inline mode). Telegram naming the pressed channel by
+// the alert's @username, or the remembered id, lets it through.
+func TestPressChatUnsure(t *testing.T) {
+	t.Parallel()
+	h := setup(t, options{})
+	s := subject("pages", "fp-channel")
+	s.Chat = "@alerts_ch"
+	msg := h.sendAlert(t, s)
+	sp := keys.Bot("pages")
+	if err := h.rdb.Del(h.ctx, sp.ChatID(s.Chat)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// handle presses action's button as Alice, hands the handler the
+	// press with message (JSON; "" none) and returns the answer.
+	n := 0
+	handle := func(action, message string) telegramfake.CallbackAnswer {
+		t.Helper()
+		q := h.press(t, msg, alice, action)
+		n++
+		if err := h.handler.Handle(h.ctx, pressTask(t, "t-chan-"+strconv.Itoa(n), q, message)); err != nil {
+			t.Fatal(err)
+		}
+		a := h.answered(t, "pages", q.ID).Answer
+		if a.Text == answerUnsureChat {
+			if ok, _ := h.rdb.Exists(h.ctx, sp.CallbackQuery(q.ID)).Result(); ok != 0 {
+				t.Errorf("a refused press was recorded")
+			}
+		}
+		return *a
+	}
+	chatJSON := func(id int64, username string) string { return messageJSON(msg.MessageID, id, username) }
+	refused := func(what string, a telegramfake.CallbackAnswer) {
+		t.Helper()
+		if a.Text != answerUnsureChat || !a.ShowAlert {
+			t.Errorf("%s answered %+v, want %q as an alert", what, a, answerUnsureChat)
+		}
+	}
+	refused("a press in the channel, its id forgotten", handle(callbacks.Ack, chatJSON(msg.ChatID, "")))
+	refused("an inline-only press", handle(callbacks.Ack, ""))
+	refused("a press in a private chat of the channel's name", handle(callbacks.Ack, chatJSON(5555, "alerts_ch")))
+	if got := h.presses(t, map[string]string{"bot": "pages", "outcome": OutcomeRefused}); got != 3 {
+		t.Errorf("refused presses counted %v, want 3", got)
+	}
+	if list, _ := h.store.List(h.ctx, silences.FilterAll); len(list) != 0 {
+		t.Errorf("refused presses created %d silences", len(list))
+	}
+	if a := handle(callbacks.Ack, chatJSON(msg.ChatID, "Alerts_CH")); a.Text != answerAcknowledged {
+		t.Errorf("a press in the channel Telegram names @Alerts_CH answered %q", a.Text)
+	}
+	if err := h.rdb.Set(h.ctx, sp.ChatID(s.Chat), strconv.FormatInt(msg.ChatID, 10), time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if a := handle(callbacks.Silence1h, chatJSON(msg.ChatID, "")); a.Text != "Silenced for 1h" {
+		t.Errorf("a press in the channel whose id is remembered answered %q", a.Text)
+	}
+}
+
+// TestPresserNames: a user with a username is named by it; one without
+// by their name and id, which cannot pass for a handle however they chose
+// it, in the message (escaped for its parse mode), the acknowledgement
+// and the silence.
+func TestPresserNames(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		user telegram.UpdateUser
+		want string
+	}{
+		{telegram.UpdateUser{ID: 7, Username: "alice", FirstName: "Bob"}, "@alice"},
+		{telegram.UpdateUser{ID: 1003, FirstName: "@alice"}, "alice (id 1003)"},
+		{telegram.UpdateUser{ID: 7, FirstName: "＠alice", LastName: "@@bob"}, "alice bob (id 7)"},
+		{telegram.UpdateUser{ID: 7, FirstName: " Alice\t", LastName: "\nSmith "}, "Alice Smith (id 7)"},
+		{telegram.UpdateUser{ID: 7, FirstName: "\u202eecila@\u200b"}, "ecila (id 7)"},
+		{telegram.UpdateUser{ID: 7, FirstName: "@", LastName: "\u200d"}, "user 7"},
+		{telegram.UpdateUser{ID: 7, Username: "not a username", FirstName: "X"}, "X (id 7)"},
+		{telegram.UpdateUser{ID: 7, FirstName: strings.Repeat("x", 40)}, strings.Repeat("x", 31) + "… (id 7)"},
+	} {
+		if got := c.user.Name(); got != c.want {
+			t.Errorf("%+v named %q, want %q", c.user, got, c.want)
+		}
+	}
+
+	h := setup(t, options{poller: true})
+	msg := h.sendAlert(t, subject("pages", "fp-names"))
+	fake := telegramfake.User{ID: 1003, FirstName: "@alice"}
+	q := h.press(t, msg, fake, callbacks.Ack)
+	h.answered(t, "pages", q.ID)
+	cur := h.current(t, msg, "the acknowledgement", func(e telegramfake.Edit) bool { return hasLine(e.Text, "Acknowledged by ") })
+	if !hasLine(cur.Text, "✅ Acknowledged by alice (id 1003) at ") || hasLine(cur.Text, "@alice") {
+		t.Errorf("acknowledgement by a first name %q shows as %q", fake.FirstName, cur.Text)
+	}
+	raw, _ := h.rdb.Get(h.ctx, keys.Bot("pages").Acknowledged(testChat, "fp-names#"+strconv.Itoa(msg.MessageID))).Bytes()
+	var a ack
+	if err := json.Unmarshal(raw, &a); err != nil || a.By != "alice (id 1003)" || a.UserID != 1003 {
+		t.Errorf("acknowledgement %s (%v)", raw, err)
+	}
+	// Alice, named by her username, and Eve, whose name needs escaping.
+	qa := h.press(t, msg, alice, callbacks.Silence1h)
+	h.answered(t, "pages", qa.ID)
+	eve := telegramfake.User{ID: 1004, FirstName: "<i>Eve</i>", LastName: "& co"}
+	qe := h.press(t, msg, eve, callbacks.Silence24h)
+	h.answered(t, "pages", qe.ID)
+	cur = h.current(t, msg, "both silences", func(e telegramfake.Edit) bool { return strings.Count(e.Text, "Silenced for") == 2 })
+	if !hasLine(cur.Text, "🔕 Silenced for 1h by @alice (until ") || !hasLine(cur.Text, "🔕 Silenced for 24h by &lt;i&gt;Eve&lt;/i&gt; &amp; co (id 1004) (until ") {
+		t.Errorf("silence lines %q", cur.Text)
+	}
+	list, err := h.store.List(h.ctx, silences.FilterActive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var by []string
+	for _, s := range list {
+		by = append(by, s.CreatedBy)
+	}
+	slices.Sort(by)
+	if want := []string{"<i>Eve</i> & co (id 1004) (Telegram)", "@alice (Telegram)"}; !slices.Equal(by, want) {
+		t.Errorf("silences created by %q, want %q", by, want)
+	}
+}
+
+// pressTask is a TypeUpdate task bringing q as Telegram would, with the
+// message given in JSON ("" for none, as for a message sent in inline
+// mode).
+func pressTask(t *testing.T, id string, q telegramfake.CallbackQuery, message string) broker.Task {
+	t.Helper()
+	from, _ := json.Marshal(q.From)
+	raw := `{"update_id": ` + strconv.Itoa(q.UpdateID) + `, "callback_query": {"id": "` + q.ID + `", "from": ` + string(from) +
+		`, "data": "` + q.Data + `"`
+	if message != "" {
+		raw += `, "message": ` + message + `}}`
+	} else {
+		raw += `, "inline_message_id": "AAA"}}`
+	}
+	var u telegram.Update
+	if err := json.Unmarshal([]byte(raw), &u); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(Payload{V: 1, Bot: "pages", Via: ViaPoll, ReceivedAt: time.Now(), Update: u})
+	return broker.Task{Type: TypeUpdate, Payload: body, ID: id, Queue: "critical"}
+}
+
+// messageJSON is a callback query's message in chat, named by username
+// ("" none).
+func messageJSON(messageID int, chat int64, username string) string {
+	return `{"message_id": ` + strconv.Itoa(messageID) + `, "chat": {"id": ` + strconv.FormatInt(chat, 10) +
+		`, "username": "` + username + `"}}`
 }

@@ -142,6 +142,13 @@ type Request struct {
 	// link are kept even when the body has to be shortened. Nil means the
 	// digest derives them from Message.Text.
 	Item *DigestItem
+	// ThreadSpace is the namespace of the message's thread: the Enqueuer
+	// stores Message.Thread.Key after it, so the key reaches only threads
+	// opened in the same namespace. Callers that take the key from a
+	// sender must set it (MessageThreadSpace, CLIThreadSpace); "" keeps
+	// the key as it is, for callers that built the whole key themselves
+	// (alerts, with AlertThreadSpace) or enqueue a payload again.
+	ThreadSpace string
 }
 
 // DigestItem is how a coalesced message appears inside a digest. All fields
@@ -195,33 +202,17 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 	if queue == "" {
 		queue = e.defaultQueue(msg)
 	}
-	verr := &ValidationError{}
-	if !contains(e.cfg.Queues, queue) {
-		verr.add("queue", "%q is not one of %v", queue, e.cfg.Queues)
+	if err := e.check(req, &msg, queue); err != nil {
+		return Result{}, err
 	}
-	if err := msg.Normalize(e.cfg.Limits, e.now()); err != nil {
-		var v *ValidationError
-		if errors.As(err, &v) {
-			verr.Fields = append(verr.Fields, v.Fields...)
-		} else {
-			return Result{}, err
-		}
-	}
-	if req.CheckMarkup {
-		checkMarkup(msg, verr)
-	}
-	coalesce := coalescible(req, queue)
-	if coalesce && req.Item != nil {
-		validateItem(*req.Item, e.cfg.Limits, verr)
-	}
-	if len(verr.Fields) > 0 {
-		return Result{}, verr
+	if err := spaceThread(&msg, req.ThreadSpace); err != nil {
+		return Result{}, err
 	}
 	if msg.MaxRetry == nil {
 		budget := e.cfg.MaxRetry
 		msg.MaxRetry = &budget
 	}
-	if coalesce {
+	if coalescible(req, queue) {
 		return e.enqueueCoalesced(ctx, msg, queue, req.Item)
 	}
 	payload, err := msg.Encode()
@@ -269,6 +260,39 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 	// task is already stored, and workers poll anyway.
 	_ = broker.Notify(ctx, e.rdb, queue)
 	return Result{TaskID: info.ID, Queue: info.Queue}, nil
+}
+
+// check normalises msg, req's message, and validates the request for
+// queue. A thread key that gets a namespace is held to MaxThreadKey as the
+// sender wrote it; one without (an internal caller's, or a payload being
+// enqueued again) may already carry its namespace.
+func (e *Enqueuer) check(req Request, msg *SendMessage, queue string) error {
+	verr := &ValidationError{}
+	if !contains(e.cfg.Queues, queue) {
+		verr.add("queue", "%q is not one of %v", queue, e.cfg.Queues)
+	}
+	maxKey := maxStoredThreadKey
+	if req.ThreadSpace != "" {
+		maxKey = MaxThreadKey
+	}
+	msg.normalize(e.now())
+	if err := msg.validate(e.cfg.Limits, maxKey); err != nil {
+		var v *ValidationError
+		if !errors.As(err, &v) {
+			return err
+		}
+		verr.Fields = append(verr.Fields, v.Fields...)
+	}
+	if req.CheckMarkup {
+		checkMarkup(*msg, verr)
+	}
+	if coalescible(req, queue) && req.Item != nil {
+		validateItem(*req.Item, e.cfg.Limits, verr)
+	}
+	if len(verr.Fields) > 0 {
+		return verr
+	}
+	return nil
 }
 
 // openThread marks a thread as opened by a message still to be sent, so

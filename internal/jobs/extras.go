@@ -1,6 +1,9 @@
 package jobs
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -21,8 +24,76 @@ const (
 	ThreadEdit = "edit"
 )
 
-// MaxThreadKey is the longest Thread.Key, in bytes.
+// MaxThreadKey is the longest Thread.Key a sender may write, in bytes. The
+// namespace that the Enqueuer puts in front of it (Request.ThreadSpace)
+// does not count; a stored key may be up to MaxThreadSpace bytes longer.
 const MaxThreadKey = 256
+
+// MaxThreadSpace is the longest thread namespace (Request.ThreadSpace), in
+// bytes.
+const MaxThreadSpace = 64
+
+// maxStoredThreadKey bounds Thread.Key in a payload, namespace included.
+const maxStoredThreadKey = MaxThreadKey + MaxThreadSpace
+
+// Thread namespaces. A thread's stored key starts with the namespace of
+// whoever opened it, so that a key a sender writes can only reach the
+// threads opened in the same namespace: alerts' threads and those of each
+// API token are apart. Namespaces end in "/" and none is a prefix of
+// another. (internal/interact keeps the threads of pressed messages under
+// "press/".)
+const (
+	// AlertThreadSpace holds alerts' threads (internal/alerts builds their
+	// keys with it).
+	AlertThreadSpace = "alert/"
+	// CLIThreadSpace holds the threads of `producer send`.
+	CLIThreadSpace = "cli/"
+	// messageThreadSpace starts the namespace of each API token.
+	messageThreadSpace = "msg/"
+)
+
+// MessageThreadSpace is the namespace of the threads that POST /v1/messages
+// opens for the token named principal: "msg/<principal>/". A name that
+// could blur the boundary (empty, too long, or with a character outside
+// a-z, 0-9, _ and -) is replaced by "=" and a digest of it, which no valid
+// name can spell.
+func MessageThreadSpace(principal string) string {
+	if !plainSpaceName(principal) {
+		sum := sha256.Sum256([]byte(principal))
+		principal = "=" + hex.EncodeToString(sum[:16])
+	}
+	return messageThreadSpace + principal + "/"
+}
+
+// plainSpaceName reports whether name may appear as is in a namespace.
+func plainSpaceName(name string) bool {
+	if name == "" || len(name) > MaxThreadSpace-len(messageThreadSpace)-1 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// spaceThread puts the request's namespace in front of its message's
+// thread key (on a copy: the caller's Thread is left alone). An empty
+// namespace leaves the key as it is: the caller built the whole key.
+func spaceThread(m *SendMessage, space string) error {
+	if m.Thread == nil || space == "" {
+		return nil
+	}
+	if len(space) > MaxThreadSpace || !strings.HasSuffix(space, "/") || !utf8.ValidString(space) {
+		return fmt.Errorf("jobs: %q is not a thread namespace (at most %d bytes, ending in /)", space, MaxThreadSpace)
+	}
+	t := *m.Thread
+	t.Key = space + t.Key
+	m.Thread = &t
+	return nil
+}
 
 // ThreadRetention is how long a thread's first message is remembered: a
 // resolution that comes later goes out as a plain message.
@@ -35,7 +106,9 @@ const ThreadWait = 10 * time.Minute
 
 // Thread ties messages about one subject in one chat, per bot.
 type Thread struct {
-	// Key names the subject, such as an alert's fingerprint.
+	// Key names the subject, such as an alert's fingerprint. In a payload
+	// it starts with the namespace of whoever opened the thread (see
+	// Request.ThreadSpace).
 	Key string `json:"key"`
 	// Mode is ThreadOpen, ThreadReply or ThreadEdit.
 	Mode string `json:"mode"`
@@ -74,14 +147,15 @@ func (k *Keyboard) Rows() [][]Button {
 	return *k
 }
 
-// validateExtras checks Thread, Photo and Buttons.
-func (m *SendMessage) validateExtras(verr *ValidationError) {
+// validateExtras checks Thread (its key at most maxKey bytes), Photo and
+// Buttons.
+func (m *SendMessage) validateExtras(verr *ValidationError, maxKey int) {
 	if t := m.Thread; t != nil {
 		switch {
 		case strings.TrimSpace(t.Key) == "":
 			verr.add("thread.key", "is required")
-		case len(t.Key) > MaxThreadKey:
-			verr.add("thread.key", "is %d bytes long; the limit is %d", len(t.Key), MaxThreadKey)
+		case len(t.Key) > maxKey:
+			verr.add("thread.key", "is %d bytes long; the limit is %d", len(t.Key), maxKey)
 		case !utf8.ValidString(t.Key):
 			verr.add("thread.key", "is not valid UTF-8")
 		}

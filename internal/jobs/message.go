@@ -131,8 +131,14 @@ type Limits struct {
 }
 
 // Normalize fills defaults and canonical forms (version, chat spelling, parse
-// mode casing, creation time) and validates the result.
+// mode casing, creation time) and validates the result (Validate).
 func (m *SendMessage) Normalize(lim Limits, now time.Time) error {
+	m.normalize(now)
+	return m.Validate(lim)
+}
+
+// normalize fills defaults and canonical forms.
+func (m *SendMessage) normalize(now time.Time) {
 	if m.V == 0 {
 		m.V = PayloadVersion
 	}
@@ -148,11 +154,15 @@ func (m *SendMessage) Normalize(lim Limits, now time.Time) error {
 	if mode, err := markup.ParseMode(m.ParseMode); err == nil {
 		m.ParseMode = string(mode)
 	}
-	return m.Validate(lim)
 }
 
-// Validate reports every invalid field.
-func (m *SendMessage) Validate(lim Limits) error {
+// Validate reports every invalid field. It checks a payload: the thread's
+// key may carry its namespace (MaxThreadKey plus MaxThreadSpace bytes).
+func (m *SendMessage) Validate(lim Limits) error { return m.validate(lim, maxStoredThreadKey) }
+
+// validate reports every invalid field, with maxKey bounding the thread's
+// key.
+func (m *SendMessage) validate(lim Limits, maxKey int) error {
 	maxLen := lim.MaxTextLen
 	if maxLen <= 0 {
 		maxLen = DefaultMaxTextLen
@@ -167,7 +177,7 @@ func (m *SendMessage) Validate(lim Limits) error {
 	if msg := CheckBot(m.Bot, lim.Bots); msg != "" {
 		verr.add("bot", "%s", msg)
 	}
-	m.validateExtras(&verr)
+	m.validateExtras(&verr, maxKey)
 	if strings.TrimSpace(m.Text) == "" && m.Photo == nil {
 		verr.add("text", "is required and must not be blank")
 	} else if n := markup.UTF16Len(m.Text); n > maxLen {

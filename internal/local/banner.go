@@ -7,14 +7,13 @@ import (
 
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/keys"
-	"github.com/herald-dev/herald/internal/telegramfake"
 )
 
 // banner is what the local mode prints once it runs.
 type banner struct {
 	api, monitoring, redis string
-	fake                   *telegramfake.Server // nil with a real bot token
-	apiURL                 string               // Bot API in use
+	fake                   string // the fake Bot API's URL; "" with a real bot token
+	apiURL                 string // Bot API in use
 	routes                 string
 	bots                   []string          // the bots served, in order
 	tokens                 map[string]string // their tokens: printed only for the fake
@@ -29,8 +28,8 @@ func printBanner(out io.Writer, b banner) {
 	p("  Web UI:   %s%s/", b.api, b.monitoring)
 	p("  Metrics:  %s/metrics", b.api)
 	p("  Redis:    REDIS_URL=%s   (in memory, for the CLI and more workers)", b.redis)
-	if b.fake != nil {
-		p("  Telegram: fake Bot API at %s; delivered messages: %s/fake/messages", b.fake.URL(), b.fake.URL())
+	if b.fake != "" {
+		p("  Telegram: fake Bot API at %s; delivered messages: %s/fake/messages", b.fake, b.fake)
 	} else {
 		p("  Telegram: %s (real bot token)", b.apiURL)
 	}
@@ -47,7 +46,7 @@ func printBanner(out io.Writer, b banner) {
 	for _, name := range b.bots {
 		env := config.BotTokenEnv(name)
 		tok := `"$` + env + `"`
-		if b.fake != nil {
+		if b.fake != "" {
 			tok = b.tokens[name]
 		}
 		tokens = append(tokens, env+"="+tok)

@@ -2,6 +2,11 @@
 // an in-memory Redis (miniredis), the producer API with the Asynq web UI, a
 // worker, and — unless a real bot token is given — the fake Telegram Bot API.
 // Nothing is persisted: stopping the process loses every queued message.
+//
+// Nothing asks for authentication either, so the API and the fake Bot API
+// answer only requests whose Host is a loopback name or their listen
+// address (httpapi.AllowHosts): a page of another site whose name was
+// pointed at 127.0.0.1 (DNS rebinding) gets 421.
 package local
 
 import (
@@ -33,6 +38,8 @@ import (
 // Options configure the local mode.
 type Options struct {
 	// Listen is the API and web UI address; default 127.0.0.1:8080.
+	// Requests must name it, or a loopback name, as their Host
+	// (httpapi.ListenHosts).
 	Listen string
 	// RedisListen is where the in-memory Redis serves the Redis protocol,
 	// so that `producer send` and more workers can join; default
@@ -127,18 +134,21 @@ func Run(ctx context.Context, o Options) error {
 	if err := prod.Start(ctx); err != nil {
 		return err
 	}
+	// Without authentication the producer's handler checks the Host
+	// header (app.NewProducer): that keeps pages of other sites out (DNS
+	// rebinding).
 	h := prod.Handler()
 
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
 		return fmt.Errorf("local: listen on %s: %w (is another herald running? stop it with Ctrl-C, or pass -listen 127.0.0.1:0 for any free port)", o.Listen, err)
 	}
-	base := "http://" + ln.Addr().String()
+	base := baseURL(ln.Addr())
 	srv := httpapi.NewServer(h, o.Logger)
 
 	return serve(ctx, srv, ln, w.Run, func() {
 		announce(o, banner{api: base, monitoring: pcfg.MonitoringPath, redis: redisURL,
-			fake: tg.fake, apiURL: tg.apiURL, routes: o.RoutesFile, bots: o.Bots, tokens: tg.tokens})
+			fake: tg.fakeURL(), apiURL: tg.apiURL, routes: o.RoutesFile, bots: o.Bots, tokens: tg.tokens})
 	})
 }
 
@@ -183,7 +193,15 @@ type telegramAPI struct {
 	tokens map[string]string
 	// fake is the fake Bot API started for want of a real token; nil
 	// otherwise. The caller closes it.
-	fake *telegramfake.Server
+	fake *fakeAPI
+}
+
+// fakeURL is the fake Bot API's base URL, "" with a real token.
+func (t telegramAPI) fakeURL() string {
+	if t.fake == nil {
+		return ""
+	}
+	return t.fake.URL()
 }
 
 // fakeToken is the fake Bot API's token of the i-th bot of Options.Bots:
@@ -227,9 +245,9 @@ func startTelegram(o Options) (telegramAPI, error) {
 				fc.Tokens[name] = t.tokens[name]
 			}
 		}
-		fake, err := telegramfake.Start(fc)
+		fake, err := startFake(fc, o.Logger)
 		if err != nil {
-			return telegramAPI{}, fmt.Errorf("local: start fake Telegram: %w", err)
+			return telegramAPI{}, err
 		}
 		t.fake = fake
 		t.apiURL = fake.URL()
@@ -238,6 +256,19 @@ func startTelegram(o Options) (telegramAPI, error) {
 		t.apiURL = config.DefaultTelegramAPIURL
 	}
 	return t, nil
+}
+
+// baseURL is the URL of the API listening on addr; on 127.0.0.1 when it
+// listens on every interface, as [::] is no address to open.
+func baseURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // configs are the producer's and the worker's configuration on the
@@ -260,11 +291,7 @@ func configs(o Options, redisURL string) (config.Producer, config.Worker) {
 func announce(o Options, b banner) {
 	printBanner(o.Out, b)
 	if o.Ready != nil {
-		ep := Endpoints{API: b.api, Redis: b.redis}
-		if b.fake != nil {
-			ep.FakeTelegram = b.fake.URL()
-		}
-		o.Ready(ep)
+		o.Ready(Endpoints{API: b.api, Redis: b.redis, FakeTelegram: b.fake})
 	}
 }
 

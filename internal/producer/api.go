@@ -1,6 +1,7 @@
 package producer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,24 +29,22 @@ type Config struct {
 	// text is the 503's message, so it must hold no secret. The producer
 	// uses it to report a Redis that is a read-only replica.
 	Ready func(ctx context.Context) error
-	// APIToken is the bearer token clients must present. Required unless
-	// AuthDisabled.
-	APIToken string
-	// AuthDisabled turns authentication off, for local use only.
-	AuthDisabled bool
+	// Keyring authenticates requests: every endpoint but the self-
+	// authenticating mounts, /livez, /readyz and /metrics needs a token from
+	// it with the endpoint's scope. httpapi.OpenKeyring turns
+	// authentication off, for local use only. Required.
+	Keyring *httpapi.Keyring
 	// MaxBodyBytes bounds request bodies; default 1 MiB.
 	MaxBodyBytes int64
 	// Monitoring, when set, is the read-only web UI, served under
-	// MonitoringPath to the API token (browsers log in with basic auth, the
+	// MonitoringPath to every token (browsers log in with basic auth, the
 	// token as password); MonitoringAdmin, when set, is the read-write UI,
-	// served instead to AdminToken. A request that could change something
-	// (any method but GET and HEAD) with the API token gets a 403.
+	// served instead to tokens with the admin scope. A request that could
+	// change something (any method but GET and HEAD) without that scope
+	// gets a 403.
 	Monitoring      http.Handler
 	MonitoringAdmin http.Handler
 	MonitoringPath  string
-	// AdminToken is the web UI's admin credential. Without it the UI stays
-	// read-only (MonitoringAdmin is never served) unless AuthDisabled.
-	AdminToken string
 	// Metrics, when set, is served at /metrics, behind MetricsToken when
 	// that is set (otherwise without authentication: bind the port
 	// privately, or serve the metrics on a listener of their own).
@@ -66,8 +65,10 @@ type Mount struct {
 	// Handler serves it.
 	Handler http.Handler
 	// SelfAuth marks handlers that authenticate requests themselves
-	// (signed webhooks); all others are served behind the API token.
+	// (signed webhooks); all others are served behind a token.
 	SelfAuth bool
+	// Scope is what the token must carry; empty means httpapi.ScopeSend.
+	Scope httpapi.Scope
 }
 
 // API is the producer's HTTP interface.
@@ -92,8 +93,8 @@ func NewAPI(cfg Config) (*API, error) {
 	if cfg.Redis == nil {
 		errs = append(errs, errors.New("producer: Config.Redis is required"))
 	}
-	if cfg.APIToken == "" && !cfg.AuthDisabled {
-		errs = append(errs, errors.New("producer: an API token is required: set HERALD_API_TOKEN, or HERALD_AUTH_DISABLED=true for local use"))
+	if cfg.Keyring == nil {
+		errs = append(errs, errors.New("producer: Config.Keyring is required: set HERALD_API_TOKEN (or HERALD_TOKENS_FILE), or HERALD_AUTH_DISABLED=true for local use"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -127,7 +128,7 @@ func (a *API) routes() (h http.Handler, err error) {
 		}
 	}()
 	mux := http.NewServeMux()
-	mux.Handle("POST /v1/messages", a.authed(http.HandlerFunc(a.postMessage)))
+	mux.Handle("POST /v1/messages", a.authed(httpapi.ScopeSend, http.HandlerFunc(a.postMessage)))
 	mux.HandleFunc("/v1/messages", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Allow", "POST")
 		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "use POST")
@@ -135,7 +136,7 @@ func (a *API) routes() (h http.Handler, err error) {
 	for _, m := range a.cfg.Mounts {
 		h := a.settled(m.Handler)
 		if !m.SelfAuth {
-			h = a.authed(h)
+			h = a.authed(cmp.Or(m.Scope, httpapi.ScopeSend), h)
 		}
 		mux.Handle(m.Pattern, h)
 	}
@@ -154,26 +155,17 @@ func (a *API) routes() (h http.Handler, err error) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "no such endpoint; see POST /v1/messages")
 	})
 	h = mux
-	if a.cfg.AuthDisabled {
+	if a.cfg.Keyring.Open() {
 		h = httpapi.RequireJSON(h, uiPath)
 	}
 	return httpapi.SameOrigin(h), nil
 }
 
-// authed requires the bearer token (or, for browsers, basic auth whose
-// password is the token), compared in constant time.
-func (a *API) authed(next http.Handler) http.Handler {
-	if a.cfg.AuthDisabled {
-		return next
-	}
-	want := a.cfg.APIToken
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !httpapi.TokenMatches(httpapi.PresentedToken(r), want) {
-			httpapi.Unauthorized(w, "missing or wrong API token: send Authorization: Bearer <HERALD_API_TOKEN>")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+// authed requires a token carrying scope (bearer, or for browsers basic
+// auth whose password is the token) and puts its principal on the request's
+// context.
+func (a *API) authed(scope httpapi.Scope, next http.Handler) http.Handler {
+	return a.cfg.Keyring.Require(scope, next)
 }
 
 func (a *API) readyz(w http.ResponseWriter, r *http.Request) {
@@ -197,6 +189,13 @@ func (a *API) postMessage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) handleMessage(w http.ResponseWriter, r *http.Request) int {
+	// The principal names the namespace of the message's thread: without
+	// one there is no telling whose threads it may reach.
+	p, ok := httpapi.PrincipalFrom(r.Context())
+	if !ok {
+		httpapi.Forbidden(w, "this request carries no credential to send messages under")
+		return http.StatusForbidden
+	}
 	var req MessageRequest
 	if err := httpapi.DecodeJSON(w, r, a.cfg.MaxBodyBytes, &req); err != nil {
 		var he *httpapi.Error
@@ -218,7 +217,7 @@ func (a *API) handleMessage(w http.ResponseWriter, r *http.Request) int {
 		DisableNotification: req.DisableNotification, MessageThreadID: req.MessageThreadID,
 		DisableLinkPreview: req.DisableLinkPreview, ProtectContent: req.ProtectContent,
 		IdempotencyKey: req.IdempotencyKey, Photo: req.Photo, Buttons: req.Buttons, Thread: req.Thread,
-	}})
+	}, ThreadSpace: jobs.MessageThreadSpace(p.Name)})
 	var verr *jobs.ValidationError
 	switch {
 	case errors.As(err, &verr):

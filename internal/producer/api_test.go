@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/producer"
 )
@@ -252,7 +253,7 @@ func TestAuth(t *testing.T) {
 
 	t.Run("auth disabled", func(t *testing.T) {
 		t.Parallel()
-		h, b := newTestAPI(t, func(c *producer.Config) { c.APIToken, c.AuthDisabled = "", true })
+		h, b := newTestAPI(t, func(c *producer.Config) { c.Keyring = httpapi.OpenKeyring() })
 		res := accepted(t, do(h, request{body: body, noAuth: true}))
 		b.task(t, res.Queue, res.TaskID)
 	})
@@ -283,8 +284,8 @@ func TestNewAPIConfigErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := producer.NewAPI(producer.Config{Enqueuer: b.enq, Redis: b.rdb, AuthDisabled: true}); err != nil {
-		t.Fatalf("AuthDisabled without a token refused: %v", err)
+	if _, err := producer.NewAPI(producer.Config{Enqueuer: b.enq, Redis: b.rdb, Keyring: httpapi.OpenKeyring()}); err != nil {
+		t.Fatalf("an open keyring refused: %v", err)
 	}
 }
 

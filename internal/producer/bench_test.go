@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/test/redistest"
@@ -21,7 +22,7 @@ func BenchmarkPostMessage(b *testing.B) {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer rdb.Close()
 	enq := jobs.NewEnqueuer(rdb, jobs.EnqueueConfig{})
-	api, err := producer.NewAPI(producer.Config{Enqueuer: enq, Redis: rdb, AuthDisabled: true})
+	api, err := producer.NewAPI(producer.Config{Enqueuer: enq, Redis: rdb, Keyring: httpapi.OpenKeyring()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func newBotsBundle(tb testing.TB, bots ...string) *testBundle {
 func newBotsAPI(tb testing.TB, bots ...string) (http.Handler, *testBundle) {
 	tb.Helper()
 	b := newBotsBundle(tb, bots...)
-	api, err := producer.NewAPI(producer.Config{Enqueuer: b.enq, Redis: b.rdb, APIToken: testToken, Logger: slog.New(slog.DiscardHandler)})
+	api, err := producer.NewAPI(producer.Config{Enqueuer: b.enq, Redis: b.rdb, Keyring: testKeyring(tb, testToken, ""), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatalf("NewAPI: %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/producer"
 )
@@ -45,7 +46,7 @@ func newTestAPI(tb testing.TB, mutate func(*producer.Config)) (http.Handler, *te
 	cfg := producer.Config{
 		Enqueuer: b.enq,
 		Redis:    b.rdb,
-		APIToken: testToken,
+		Keyring:  testKeyring(tb, testToken, ""),
 		Logger:   slog.New(slog.DiscardHandler),
 	}
 	if mutate != nil {
@@ -56,6 +57,21 @@ func newTestAPI(tb testing.TB, mutate func(*producer.Config)) (http.Handler, *te
 		tb.Fatalf("NewAPI: %v", err)
 	}
 	return api.Handler(), b
+}
+
+// testKeyring holds api as the token "api" (send) and, when set, admin as
+// "admin" (every scope), as the producer builds them from its settings.
+func testKeyring(tb testing.TB, api, admin string) *httpapi.Keyring {
+	tb.Helper()
+	tokens := []httpapi.Token{httpapi.NewToken("api", api, httpapi.ScopeSend)}
+	if admin != "" {
+		tokens = append(tokens, httpapi.NewToken("admin", admin, httpapi.AllScopes...))
+	}
+	k, err := httpapi.NewKeyring(tokens...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return k
 }
 
 // newBundle starts a miniredis with an Enqueuer and an inspector on it.

@@ -84,7 +84,7 @@ func Send(ctx context.Context, enq *jobs.Enqueuer, args []string, stdin io.Reade
 		DisableNotification: req.DisableNotification, MessageThreadID: req.MessageThreadID,
 		DisableLinkPreview: req.DisableLinkPreview, ProtectContent: req.ProtectContent,
 		IdempotencyKey: req.IdempotencyKey,
-	}})
+	}, ThreadSpace: jobs.CLIThreadSpace})
 	var verr *jobs.ValidationError
 	switch {
 	case errors.As(err, &verr):

@@ -49,7 +49,7 @@ func newDurableAPI(t *testing.T) *durableAPI {
 		_, _ = w.Write([]byte(`{"ok":true}`))
 	})
 	api, err := producer.NewAPI(producer.Config{
-		Enqueuer: enq, Redis: rdb, APIToken: testToken, Logger: slog.New(slog.DiscardHandler),
+		Enqueuer: enq, Redis: rdb, Keyring: testKeyring(t, testToken, ""), Logger: slog.New(slog.DiscardHandler),
 		Mounts: []producer.Mount{{Pattern: "/v1/heartbeats/", Handler: hb}},
 	})
 	if err != nil {
@@ -126,7 +126,7 @@ func TestReadyzNamesAReplica(t *testing.T) {
 	d := newDurableAPI(t)
 	replicaClient := d.replica.Client(t)
 	api, err := producer.NewAPI(producer.Config{
-		Enqueuer: jobs.NewEnqueuer(replicaClient, jobs.EnqueueConfig{}), Redis: replicaClient, APIToken: testToken,
+		Enqueuer: jobs.NewEnqueuer(replicaClient, jobs.EnqueueConfig{}), Redis: replicaClient, Keyring: testKeyring(t, testToken, ""),
 		Logger: slog.New(slog.DiscardHandler),
 		Ready:  func(ctx context.Context) error { return durable.CheckPrimary(ctx, replicaClient) },
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/producer"
 )
@@ -29,7 +30,12 @@ func Example() {
 	enq := jobs.NewEnqueuer(rdb, jobs.EnqueueConfig{})
 	defer enq.Close()
 
-	api, err := producer.NewAPI(producer.Config{Enqueuer: enq, Redis: rdb, APIToken: "s3cret"})
+	// The token "api" may send; senders present it as a bearer token.
+	keyring, err := httpapi.NewKeyring(httpapi.NewToken("api", "s3cret", httpapi.ScopeSend))
+	if err != nil {
+		log.Fatal(err)
+	}
+	api, err := producer.NewAPI(producer.Config{Enqueuer: enq, Redis: rdb, Keyring: keyring})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,46 +1,38 @@
 package producer
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/herald-dev/herald/internal/httpapi"
 )
 
-// monitoring serves the web UI by credential: the admin token gets the
-// read-write UI, the API token (which every sender holds) the read-only one
-// and a 403 for anything that could change state. Without an admin token
-// (or a read-write UI) everyone reads only. Without authentication (local
-// mode) everyone gets the read-write UI; cross-origin requests are refused
-// for everyone by httpapi.SameOrigin.
+// monitoring serves the web UI by credential: a token with the admin scope
+// gets the read-write UI, every other token (senders' too) the read-only one
+// and a 403 for anything that could change state. Without a read-write UI
+// everyone reads only. Without authentication (local mode) everyone gets
+// the read-write UI; cross-origin requests are refused for everyone by
+// httpapi.SameOrigin.
 func (a *API) monitoring() http.Handler {
 	ro, rw := a.cfg.Monitoring, a.cfg.MonitoringAdmin
-	if rw == nil {
-		rw = ro
-	}
-	if a.cfg.AuthDisabled {
+	if a.cfg.Keyring.Open() && rw != nil {
 		return rw
 	}
-	admin := a.cfg.AdminToken
-	if admin == "" {
-		rw = ro
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tok := httpapi.PresentedToken(r)
+		p, ok := a.cfg.Keyring.Identify(r)
 		switch {
-		case httpapi.TokenMatches(tok, admin):
+		case !ok:
+			httpapi.Unauthorized(w, "missing or wrong token: log in with an API token (basic auth, the token as password); one with the admin scope may change things")
+		case rw != nil && p.Has(httpapi.ScopeAdmin):
 			rw.ServeHTTP(w, r)
-		case httpapi.TokenMatches(tok, a.cfg.APIToken):
-			if r.Method != http.MethodGet && r.Method != http.MethodHead {
-				msg := "the API token only reads the web UI: log in with the admin token (HERALD_ADMIN_TOKEN) to change anything"
-				if admin == "" {
-					msg = "the web UI is read-only: set HERALD_ADMIN_TOKEN and log in with it to change anything"
-				}
-				httpapi.Forbidden(w, msg)
-				return
+		case r.Method != http.MethodGet && r.Method != http.MethodHead:
+			msg := fmt.Sprintf("token %q only reads the web UI: log in with a token that has the admin scope (HERALD_ADMIN_TOKEN) to change anything", p.Name)
+			if rw == nil {
+				msg = "the web UI is read-only: set HERALD_ADMIN_TOKEN (or a tokens file entry with the admin scope) and log in with it to change anything"
 			}
-			ro.ServeHTTP(w, r)
+			httpapi.Forbidden(w, msg)
 		default:
-			httpapi.Unauthorized(w, "missing or wrong token: log in with the API token (read-only) or the admin token (basic auth, the token as password)")
+			ro.ServeHTTP(w, r)
 		}
 	})
 }

@@ -21,10 +21,10 @@ func uiStub(name string) http.Handler {
 	})
 }
 
-func withUI(admin string) func(*producer.Config) {
+func withUI(tb testing.TB, admin string) func(*producer.Config) {
 	return func(c *producer.Config) {
 		c.Monitoring, c.MonitoringAdmin, c.MonitoringPath = uiStub("read-only"), uiStub("read-write"), "/monitoring"
-		c.AdminToken = admin
+		c.Keyring = testKeyring(tb, testToken, admin)
 	}
 }
 
@@ -54,7 +54,7 @@ func TestMonitoringCredentials(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			h, _ := newTestAPI(t, withUI(tc.admin))
+			h, _ := newTestAPI(t, withUI(t, tc.admin))
 			r := request{method: tc.method, path: "/monitoring/api/queues/default:pause", noAuth: true}
 			if tc.token != "" {
 				r.header = hdr("Authorization", basicAuth("herald", tc.token))
@@ -94,7 +94,7 @@ func basicAuth(user, password string) string {
 // server's own pages and from non-browser clients pass.
 func TestCrossOriginRefused(t *testing.T) {
 	t.Parallel()
-	h, b := newTestAPI(t, withUI(testAdminToken))
+	h, b := newTestAPI(t, withUI(t, testAdminToken))
 	admin := basicAuth("herald", testAdminToken)
 	cross := hdr("Sec-Fetch-Site", "cross-site", "Origin", "http://evil.test", "Authorization", admin)
 	rec := do(h, request{path: "/monitoring/api/queues/default:pause", noAuth: true, header: cross})
@@ -121,8 +121,8 @@ func TestCrossOriginRefused(t *testing.T) {
 func TestLocalModeRefusesSimpleRequests(t *testing.T) {
 	t.Parallel()
 	h, b := newTestAPI(t, func(c *producer.Config) {
-		c.APIToken, c.AuthDisabled = "", true
-		withUI("")(c)
+		withUI(t, "")(c)
+		c.Keyring = httpapi.OpenKeyring()
 	})
 	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""} {
 		rec := do(h, request{body: `{"chat":"42","text":"x"}`, noAuth: true, header: http.Header{"Content-Type": {ct}}})
@@ -161,7 +161,7 @@ func TestMonitoringPathConflict(t *testing.T) {
 	t.Parallel()
 	b := newBundle(t)
 	for _, path := range []string{"/v1/webhooks", "/v1/messages"} {
-		_, err := producer.NewAPI(producer.Config{Enqueuer: b.enq, Redis: b.rdb, APIToken: testToken,
+		_, err := producer.NewAPI(producer.Config{Enqueuer: b.enq, Redis: b.rdb, Keyring: testKeyring(t, testToken, ""),
 			Monitoring: uiStub("ui"), MonitoringPath: path,
 			Mounts: []producer.Mount{{Pattern: "/v1/webhooks/", Handler: uiStub("hooks"), SelfAuth: true}}})
 		if err == nil || !strings.Contains(err.Error(), "HERALD_MONITORING_PATH") {

@@ -19,6 +19,10 @@ const (
 	DefaultStaleFor          = 30 * time.Second
 	DefaultRetention         = 7 * 24 * time.Hour
 	DefaultMaxSilences       = 1000
+	DefaultMaxExpired        = 1000
+	DefaultMaxMatcherProgram = 256
+	DefaultMaxSilenceProgram = 256
+	DefaultMaxLiveProgram    = 1024
 	DefaultMaxDuration       = 366 * 24 * time.Hour
 	DefaultMaxRecorded       = 10000
 	DefaultReleaseInterval   = time.Second
@@ -33,6 +37,7 @@ const (
 	maxReleaseBatch          = 10000
 	minRetention             = time.Minute
 	minReleaseLeaseIntervals = 2
+	minMatcherProgram        = 16
 )
 
 // ItemEnqueuer puts a digest item into its destination's group; it is
@@ -65,6 +70,23 @@ type Config struct {
 	// MaxSilences bounds the silences in force or still to come; creating
 	// one more is refused with 409. Default 1000.
 	MaxSilences int
+	// MaxExpired bounds the expired silences kept (for ?state=expired and
+	// their caught alerts): beyond it the oldest are removed, whenever a
+	// silence is created or expired and in Start's pass. Default 1000.
+	MaxExpired int
+	// MaxMatcherProgram bounds the size of one regular expression matcher:
+	// the instructions of the RE2 program its anchored value compiles to.
+	// Matching an alert takes time in proportion to it (see docs/SILENCES.md
+	// for the figures). Default 256.
+	MaxMatcherProgram int
+	// MaxSilenceProgram bounds the instructions of one silence's regular
+	// expressions together. Default 256.
+	MaxSilenceProgram int
+	// MaxLiveProgram bounds the instructions of the regular expressions of
+	// all the silences in force or to come, across the fleet: the cost of
+	// matching one alert. A silence that would pass it is refused when it
+	// is created. Default 1024.
+	MaxLiveProgram int
 	// MaxDuration bounds how long one silence may last. Default 366 days.
 	MaxDuration time.Duration
 	// MaxRecorded caps the stream of silenced alerts (approximately, as
@@ -113,6 +135,18 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxSilences == 0 {
 		c.MaxSilences = DefaultMaxSilences
+	}
+	if c.MaxExpired == 0 {
+		c.MaxExpired = DefaultMaxExpired
+	}
+	if c.MaxMatcherProgram == 0 {
+		c.MaxMatcherProgram = DefaultMaxMatcherProgram
+	}
+	if c.MaxSilenceProgram == 0 {
+		c.MaxSilenceProgram = max(DefaultMaxSilenceProgram, c.MaxMatcherProgram)
+	}
+	if c.MaxLiveProgram == 0 {
+		c.MaxLiveProgram = max(DefaultMaxLiveProgram, c.MaxSilenceProgram)
 	}
 	if c.MaxDuration == 0 {
 		c.MaxDuration = DefaultMaxDuration
@@ -173,6 +207,10 @@ func (c Config) validate() error {
 	if c.MaxSilences < 1 {
 		bad("Config.MaxSilences is %d; use at least 1 (default %d)", c.MaxSilences, DefaultMaxSilences)
 	}
+	if c.MaxExpired < 1 {
+		bad("Config.MaxExpired is %d; use at least 1 (default %d)", c.MaxExpired, DefaultMaxExpired)
+	}
+	errs = append(errs, c.validatePrograms()...)
 	if c.MaxDuration < time.Minute {
 		bad("Config.MaxDuration is %v; use at least 1m (default %v)", c.MaxDuration, DefaultMaxDuration)
 	}
@@ -202,4 +240,23 @@ func (c Config) validate() error {
 		bad("Config.MaxBodyBytes is %d; use a positive size (default %d)", c.MaxBodyBytes, DefaultMaxBodyBytes)
 	}
 	return errors.Join(errs...)
+}
+
+// validatePrograms checks the limits on regular expressions: each at
+// least what a short pattern needs, and each no more than the next.
+func (c Config) validatePrograms() []error {
+	var errs []error
+	if c.MaxMatcherProgram < minMatcherProgram {
+		errs = append(errs, fmt.Errorf("silences: Config.MaxMatcherProgram is %d; use at least %d (default %d)",
+			c.MaxMatcherProgram, minMatcherProgram, DefaultMaxMatcherProgram))
+	}
+	if c.MaxSilenceProgram < c.MaxMatcherProgram {
+		errs = append(errs, fmt.Errorf("silences: Config.MaxSilenceProgram is %d; use at least Config.MaxMatcherProgram (%d; default %d)",
+			c.MaxSilenceProgram, c.MaxMatcherProgram, DefaultMaxSilenceProgram))
+	}
+	if c.MaxLiveProgram < c.MaxSilenceProgram {
+		errs = append(errs, fmt.Errorf("silences: Config.MaxLiveProgram is %d; use at least Config.MaxSilenceProgram (%d; default %d)",
+			c.MaxLiveProgram, c.MaxSilenceProgram, DefaultMaxLiveProgram))
+	}
+	return errs
 }

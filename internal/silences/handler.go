@@ -22,9 +22,11 @@ type View struct {
 	State State `json:"state"`
 }
 
-// List is the body of GET /v1/silences.
+// List is the body of GET /v1/silences: one page.
 type List struct {
 	Silences []View `json:"silences"`
+	// NextCursor, when set, asks for the next page (?cursor=).
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // CaughtList is the body of GET /v1/silences/{id}/alerts.
@@ -34,9 +36,11 @@ type CaughtList struct {
 }
 
 // createRequest is the body of POST /v1/silences. Times are read as text
-// so that a bad one is reported under its field's name.
+// so that a bad one is reported under its field's name. CreatedBy is read
+// only to refuse one that is not the caller's name.
 type createRequest struct {
 	Matchers  []Matcher `json:"matchers"`
+	All       bool      `json:"all"`
 	StartsAt  string    `json:"starts_at"`
 	EndsAt    string    `json:"ends_at"`
 	Duration  string    `json:"duration"`
@@ -46,7 +50,7 @@ type createRequest struct {
 
 // input turns the body into an Input, naming the fields it cannot read.
 func (r *createRequest) input() (Input, []jobs.FieldError) {
-	in := Input{Matchers: r.Matchers, Comment: r.Comment, CreatedBy: r.CreatedBy}
+	in := Input{Matchers: r.Matchers, All: r.All, Comment: r.Comment}
 	var fields []jobs.FieldError
 	parseTime := func(field, s string) time.Time {
 		if strings.TrimSpace(s) == "" {
@@ -73,13 +77,16 @@ func (r *createRequest) input() (Input, []jobs.FieldError) {
 // Handler returns the silences API:
 //
 //	POST   /v1/silences              create a silence: 201 with it
-//	GET    /v1/silences              the silences in force and to come (?state=active|pending|expired|all)
+//	GET    /v1/silences              a page of the silences in force and to come (?state=active|pending|expired|all, ?limit=100, ?cursor=)
 //	GET    /v1/silences/{id}         one silence
 //	DELETE /v1/silences/{id}         expire it now: 200 with it
 //	GET    /v1/silences/{id}/alerts  the alerts it caught, newest first (?limit=100)
 //
-// It does no authentication: mount it behind the API token, on both
-// "/v1/silences" and "/v1/silences/".
+// It does no authentication itself: mount it, on both "/v1/silences" and
+// "/v1/silences/", behind the authentication that puts an
+// httpapi.Principal on the request's context. A silence's created_by is
+// that principal's name, "all": true needs its operate scope, and a
+// request without a principal is refused with 403.
 func (s *Store) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/silences", s.create)
@@ -93,7 +100,20 @@ func (s *Store) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, httpapi.CodeNotFound, "no such endpoint; see /v1/silences"))
 	})
-	return mux
+	return requirePrincipal(mux)
+}
+
+// requirePrincipal refuses with 403 a request that no authentication put
+// a principal on: the API records who creates a silence, so it fails
+// closed.
+func requirePrincipal(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p, ok := httpapi.PrincipalFrom(r.Context()); !ok || strings.TrimSpace(p.Name) == "" {
+			httpapi.Forbidden(w, "this request carries no identity: serve the silences API behind Herald's authentication (docs/SECURITY.md)")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func methodNotAllowed(allow string) http.HandlerFunc {
@@ -128,6 +148,7 @@ func (s *Store) fail(w http.ResponseWriter, op, id string, err error) {
 func (s *Store) view(sil Silence) View { return View{Silence: sil, State: sil.State(s.cfg.Now())} }
 
 func (s *Store) create(w http.ResponseWriter, r *http.Request) {
+	p, _ := httpapi.PrincipalFrom(r.Context())
 	var req createRequest
 	if err := httpapi.DecodeJSON(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
 		var he *httpapi.Error
@@ -138,10 +159,20 @@ func (s *Store) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in, fields := req.input()
+	if by := strings.TrimSpace(req.CreatedBy); by != "" && by != p.Name {
+		fields = append(fields, jobs.FieldError{Field: "created_by",
+			Message: fmt.Sprintf("is set by Herald from the token's name %q; remove it", p.Name)})
+	}
 	if len(fields) > 0 {
 		httpapi.WriteError(w, httpapi.Invalid("invalid silence", fields...))
 		return
 	}
+	if in.All && !p.Has(httpapi.ScopeOperate) {
+		httpapi.Forbidden(w, fmt.Sprintf("token %q lacks the %q scope that \"all\": true needs: use a token that has it (docs/SECURITY.md)",
+			p.Name, httpapi.ScopeOperate))
+		return
+	}
+	in.CreatedBy = p.Name
 	sil, err := s.Create(r.Context(), in)
 	if err != nil {
 		s.fail(w, "creating the silence", "", err)
@@ -152,7 +183,8 @@ func (s *Store) create(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Store) list(w http.ResponseWriter, r *http.Request) {
-	f := Filter(strings.TrimSpace(r.URL.Query().Get("state")))
+	q := r.URL.Query()
+	f := Filter(strings.TrimSpace(q.Get("state")))
 	switch f {
 	case FilterLive, FilterActive, FilterPending, FilterExpired, FilterAll:
 	default:
@@ -160,16 +192,39 @@ func (s *Store) list(w http.ResponseWriter, r *http.Request) {
 			Message: fmt.Sprintf("%q is not one of active, pending, expired, all (leave it out for active and pending)", f)}))
 		return
 	}
-	list, err := s.List(r.Context(), f)
+	limit, herr := queryLimit(q.Get("limit"))
+	if herr != nil {
+		httpapi.WriteError(w, herr)
+		return
+	}
+	page, err := s.ListPage(r.Context(), f, limit, q.Get("cursor"))
+	if errors.Is(err, ErrBadCursor) {
+		httpapi.WriteError(w, httpapi.Invalid("invalid query", jobs.FieldError{Field: "cursor",
+			Message: strings.TrimPrefix(err.Error(), ErrBadCursor.Error()+": ") + "; pass the next_cursor of the previous page"}))
+		return
+	}
 	if err != nil {
 		s.fail(w, "listing silences", "", err)
 		return
 	}
-	out := List{Silences: make([]View, len(list))}
-	for i, sil := range list {
+	out := List{Silences: make([]View, len(page.Silences)), NextCursor: page.NextCursor}
+	for i, sil := range page.Silences {
 		out.Silences[i] = s.view(sil)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+// queryLimit reads ?limit=: 1 to MaxListLimit, default DefaultListLimit.
+func queryLimit(v string) (int, *httpapi.Error) {
+	if v == "" {
+		return DefaultListLimit, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > MaxListLimit {
+		return 0, httpapi.Invalid("invalid query", jobs.FieldError{Field: "limit",
+			Message: fmt.Sprintf("must be a whole number from 1 to %d", MaxListLimit)})
+	}
+	return n, nil
 }
 
 func (s *Store) get1(w http.ResponseWriter, r *http.Request) {
@@ -189,20 +244,18 @@ func (s *Store) expire(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, "expiring the silence", id, err)
 		return
 	}
+	if p, ok := httpapi.PrincipalFrom(r.Context()); ok {
+		s.cfg.Logger.Info("silence expired through the API", "silence", id, "by", p.Name)
+	}
 	httpapi.WriteJSON(w, http.StatusOK, s.view(sil))
 }
 
 func (s *Store) caught(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	limit := DefaultListLimit
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxListLimit {
-			httpapi.WriteError(w, httpapi.Invalid("invalid query", jobs.FieldError{Field: "limit",
-				Message: fmt.Sprintf("must be a whole number from 1 to %d", MaxListLimit)}))
-			return
-		}
-		limit = n
+	limit, herr := queryLimit(r.URL.Query().Get("limit"))
+	if herr != nil {
+		httpapi.WriteError(w, herr)
+		return
 	}
 	if _, err := s.Get(r.Context(), id); err != nil {
 		s.fail(w, "reading the silence", id, err)

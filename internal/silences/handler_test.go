@@ -13,8 +13,18 @@ import (
 	"github.com/herald-dev/herald/internal/httpapi"
 )
 
-// call runs one request against the API and returns the status and body.
+// testPrincipal is who the tests' requests come from, unless they say.
+var testPrincipal = httpapi.Principal{Name: "a", Scopes: []httpapi.Scope{httpapi.ScopeSend, httpapi.ScopeOperate}}
+
+// call runs one request of testPrincipal against the API and returns the
+// status and body.
 func call(t *testing.T, h http.Handler, method, path, body string) (int, []byte) {
+	t.Helper()
+	return callAs(t, h, &testPrincipal, method, path, body)
+}
+
+// callAs is call as p; nil: with no principal on the request's context.
+func callAs(t *testing.T, h http.Handler, p *httpapi.Principal, method, path, body string) (int, []byte) {
 	t.Helper()
 	var r *http.Request
 	if body == "" {
@@ -22,6 +32,9 @@ func call(t *testing.T, h http.Handler, method, path, body string) (int, []byte)
 	} else {
 		r = httptest.NewRequest(method, path, strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
+	}
+	if p != nil {
+		r = r.WithContext(httpapi.WithPrincipal(r.Context(), *p))
 	}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
@@ -43,7 +56,8 @@ func TestAPI(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	h := f.st.Handler()
-	code, body := call(t, h, "POST", "/v1/silences", `{
+	ana := &httpapi.Principal{Name: "ana", Scopes: []httpapi.Scope{httpapi.ScopeOperate}}
+	code, body := callAs(t, h, ana, "POST", "/v1/silences", `{
 		"matchers": [{"name": "severity", "value": "warning", "is_regex": false}, {"name": "service", "value": "api-.*", "is_regex": true}],
 		"ends_at": "2026-06-10T14:00:00Z", "comment": "deploy", "created_by": "ana"}`)
 	if code != http.StatusCreated {
@@ -51,14 +65,15 @@ func TestAPI(t *testing.T) {
 	}
 	v := decodeAs[View](t, body)
 	if v.ID == "" || v.State != StateActive || !v.StartsAt.Equal(t0) || !v.EndsAt.Equal(t0.Add(2*time.Hour)) ||
-		len(v.Matchers) != 2 || !v.Matchers[1].IsRegex || v.Comment != "deploy" || v.CreatedBy != "ana" {
+		len(v.Matchers) != 2 || !v.Matchers[1].IsRegex || v.Comment != "deploy" || v.CreatedBy != "ana" || v.All || v.ProgramSize != 10 {
 		t.Fatalf("created %s", body)
 	}
 	code, body = call(t, h, "GET", "/v1/silences/"+v.ID, "")
 	if code != http.StatusOK || decodeAs[View](t, body).ID != v.ID {
 		t.Fatalf("get: %d %s", code, body)
 	}
-	code, body = call(t, h, "POST", "/v1/silences", `{"matchers": [{"name": "team", "value": "db"}], "starts_at": "2026-06-10T13:00:00Z", "duration": "1h", "created_by": "bo"}`)
+	bo := &httpapi.Principal{Name: "bo", Scopes: []httpapi.Scope{httpapi.ScopeOperate}}
+	code, body = callAs(t, h, bo, "POST", "/v1/silences", `{"matchers": [{"name": "team", "value": "db"}], "starts_at": "2026-06-10T13:00:00Z", "duration": "1h"}`)
 	if code != http.StatusCreated || decodeAs[View](t, body).State != StatePending {
 		t.Fatalf("create pending: %d %s", code, body)
 	}
@@ -114,12 +129,13 @@ func TestAPIBadInput(t *testing.T) {
 	h := f.st.Handler()
 	const m = `"matchers": [{"name": "team", "value": "db"}]`
 	cases := []struct{ body, fields string }{
-		{`{` + m + `, "duration": "1h"}`, "created_by"},
+		{`{` + m + `, "duration": "1h", "created_by": "b"}`, "created_by"},
 		{`{"duration": "1h", "created_by": "a"}`, "matchers"},
 		{`{"matchers": [{"name": "svc", "value": "(", "is_regex": true}], "duration": "1h", "created_by": "a"}`, "matchers[0].value"},
 		{`{"matchers": [{"name": "", "value": "x"}], "duration": "1h", "created_by": "a"}`, "matchers[0].name"},
 		{`{"matchers": [{"name": "severity", "value": "loud"}], "duration": "1h", "created_by": "a"}`, "matchers[0].value"},
-		{`{"matchers": [{"name": "team", "value": ""}], "duration": "1h", "created_by": "a"}`, "matchers"},
+		{`{"matchers": [{"name": "team", "value": ""}], "duration": "1h", "created_by": "a"}`, "matchers[0].value"},
+		{`{"matchers": [{"name": "source", "value": ".+", "is_regex": true}], "duration": "8784h"}`, "matchers[0].value"},
 		{`{` + m + `, "created_by": "a"}`, "ends_at"},
 		{`{` + m + `, "ends_at": "tomorrow", "created_by": "a"}`, "ends_at"},
 		{`{` + m + `, "starts_at": "2026-13-01T00:00:00Z", "duration": "1h", "created_by": "a"}`, "starts_at"},
@@ -148,6 +164,9 @@ func TestAPIBadInput(t *testing.T) {
 	}
 	for _, c := range []struct{ path, field string }{
 		{"/v1/silences?state=gone", "state"},
+		{"/v1/silences?limit=0", "limit"},
+		{"/v1/silences?limit=1001", "limit"},
+		{"/v1/silences?cursor=not-a-cursor", "cursor"},
 		{"/v1/silences/x/alerts?limit=0", "limit"},
 		{"/v1/silences/x/alerts?limit=many", "limit"},
 	} {

@@ -88,7 +88,7 @@ type fixture struct {
 	st    *Store
 }
 
-func newFixture(t *testing.T, tweak ...func(*Config)) *fixture {
+func newFixture(t testing.TB, tweak ...func(*Config)) *fixture {
 	t.Helper()
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
@@ -98,7 +98,7 @@ func newFixture(t *testing.T, tweak ...func(*Config)) *fixture {
 
 // newRealFixture is newFixture on a real redis-server (the test is
 // skipped without one).
-func newRealFixture(t *testing.T, tweak ...func(*Config)) *fixture {
+func newRealFixture(t testing.TB, tweak ...func(*Config)) *fixture {
 	t.Helper()
 	return newFixtureOn(t, nil, redistest.Start(t).Client(t), tweak...)
 }
@@ -117,7 +117,7 @@ func onBoth(t *testing.T, fn func(t *testing.T, mk func(...func(*Config)) *fixtu
 	})
 }
 
-func newFixtureOn(t *testing.T, mr *miniredis.Miniredis, rdb *redis.Client, tweak ...func(*Config)) *fixture {
+func newFixtureOn(t testing.TB, mr *miniredis.Miniredis, rdb *redis.Client, tweak ...func(*Config)) *fixture {
 	t.Helper()
 	f := &fixture{mr: mr, rdb: rdb, clock: newClock(t0), items: &items{}}
 	cfg := Config{Redis: rdb, Items: f.items, Logger: quietLogger(), Now: f.clock.Now, CacheTTL: time.Hour, StaleFor: time.Hour}
@@ -132,7 +132,7 @@ func newFixtureOn(t *testing.T, mr *miniredis.Miniredis, rdb *redis.Client, twea
 	return f
 }
 
-func mustCreate(t *testing.T, st *Store, in Input) Silence {
+func mustCreate(t testing.TB, st *Store, in Input) Silence {
 	t.Helper()
 	if in.CreatedBy == "" {
 		in.CreatedBy = "test"

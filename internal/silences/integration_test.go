@@ -74,7 +74,7 @@ func TestSilenceAcrossProducers(t *testing.T) {
 	sent := 1
 
 	code, body := call(t, a.st.Handler(), http.MethodPost, "/v1/silences",
-		`{"matchers": [{"name": "team", "value": "db"}, {"name": "severity", "value": "warning|info", "is_regex": true}], "duration": "1h", "created_by": "ops"}`)
+		`{"matchers": [{"name": "team", "value": "db"}, {"name": "severity", "value": "warning|info", "is_regex": true}], "duration": "1h"}`)
 	if code != http.StatusCreated {
 		t.Fatalf("create: %d %s", code, body)
 	}

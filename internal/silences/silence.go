@@ -53,19 +53,28 @@ type Matcher struct {
 	Value   string `json:"value"`
 	IsRegex bool   `json:"is_regex"`
 
-	re *regexp.Regexp // compiled Value when IsRegex
+	re   *regexp.Regexp // compiled Value when IsRegex
+	size int            // instructions of re's program (programSize)
 }
 
 // Silence mutes the alerts that all of its matchers match, from StartsAt
 // until EndsAt.
 type Silence struct {
-	ID        string    `json:"id"`
-	Matchers  []Matcher `json:"matchers"`
-	StartsAt  time.Time `json:"starts_at"`
-	EndsAt    time.Time `json:"ends_at"`
-	Comment   string    `json:"comment"`
+	ID       string    `json:"id"`
+	Matchers []Matcher `json:"matchers"`
+	// All is true when the creator asked for a silence that may catch
+	// (nearly) every alert (see broadness); only then is one stored.
+	All      bool      `json:"all"`
+	StartsAt time.Time `json:"starts_at"`
+	EndsAt   time.Time `json:"ends_at"`
+	Comment  string    `json:"comment"`
+	// CreatedBy names the creator: the API token's name, or what the
+	// Go caller set (a Telegram user for a silence button).
 	CreatedBy string    `json:"created_by"`
 	CreatedAt time.Time `json:"created_at"`
+	// ProgramSize is the instructions of its regular expressions'
+	// programs together: what it takes of Config.MaxLiveProgram.
+	ProgramSize int `json:"program_size"`
 }
 
 // State returns the silence's state at now.
@@ -83,7 +92,9 @@ func (s *Silence) State(now time.Time) State {
 func (s *Silence) ActiveAt(now time.Time) bool { return s.State(now) == StateActive }
 
 // Matches reports whether every matcher of the silence holds for a. The
-// silence must have been compiled (as every silence the Store returns is).
+// silences the Store matches alerts against are compiled once; on one
+// that Get or List returned, each regular expression is compiled for the
+// call.
 func (s *Silence) Matches(a *alerts.Alert) bool {
 	for i := range s.Matchers {
 		if !s.Matchers[i].matches(a) {
@@ -106,18 +117,20 @@ func (m *Matcher) value(a *alerts.Alert) string {
 
 func (m *Matcher) matches(a *alerts.Alert) bool {
 	v := m.value(a)
-	if m.IsRegex {
-		return m.re != nil && m.re.MatchString(v)
+	if !m.IsRegex {
+		return v == m.Value
 	}
-	return v == m.Value
-}
-
-// matchesEmpty reports whether the matcher holds for an empty value.
-func (m *Matcher) matchesEmpty() bool {
-	if m.IsRegex {
-		return m.re != nil && m.re.MatchString("")
+	if len(v) > maxMatchedLen {
+		return false
 	}
-	return m.Value == ""
+	re := m.re
+	if re == nil {
+		var err error
+		if re, err = compileMatcher(m.Value); err != nil {
+			return false
+		}
+	}
+	return re.MatchString(v)
 }
 
 // compile prepares the regular expressions of s; a record read back from
@@ -129,7 +142,7 @@ func (s *Silence) compile() error {
 		if !m.IsRegex {
 			continue
 		}
-		re, err := regexp.Compile("^(?:" + m.Value + ")$")
+		re, err := compileMatcher(m.Value)
 		if err != nil {
 			return fmt.Errorf("silence %s: matchers[%d]: %w", s.ID, i, err)
 		}
@@ -138,10 +151,24 @@ func (s *Silence) compile() error {
 	return nil
 }
 
+// hasRegex reports whether any matcher is a regular expression.
+func (s *Silence) hasRegex() bool {
+	for i := range s.Matchers {
+		if s.Matchers[i].IsRegex {
+			return true
+		}
+	}
+	return false
+}
+
 // Input is what a caller asks for when creating a silence.
 type Input struct {
 	// Matchers must all hold for an alert to be silenced; at least one.
 	Matchers []Matcher
+	// All allows a silence whose every matcher matches (nearly) any
+	// value, and so (nearly) every alert; without it one is refused. The
+	// API lets only a token with the operate scope set it.
+	All bool
 	// StartsAt is when the silence begins; zero, or a time in the past,
 	// means now.
 	StartsAt time.Time
@@ -151,121 +178,186 @@ type Input struct {
 	Duration time.Duration
 	// Comment says why; optional.
 	Comment string
-	// CreatedBy says who; required.
+	// CreatedBy says who; required. The API sets it to the token's name.
 	CreatedBy string
 }
 
-// build checks in and returns the silence it describes (without id), or a
-// *jobs.ValidationError naming every bad field with its JSON name.
-func (in Input) build(now time.Time, maxDuration time.Duration) (Silence, error) {
-	var fields []jobs.FieldError
-	bad := func(field, format string, args ...any) {
-		fields = append(fields, jobs.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
-	}
+// fieldErrors collects the bad fields of an input.
+type fieldErrors []jobs.FieldError
+
+func (f *fieldErrors) add(field, format string, args ...any) {
+	*f = append(*f, jobs.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// build checks in against the limits of cfg (filled by WithDefaults) and
+// returns the silence it describes (without id), its regular expressions
+// compiled, or a *jobs.ValidationError naming every bad field with its
+// JSON name.
+func (in Input) build(now time.Time, cfg Config) (Silence, error) {
+	var bad fieldErrors
 	now = now.UTC().Truncate(time.Millisecond)
-	s := Silence{Comment: strings.TrimSpace(in.Comment), CreatedBy: strings.TrimSpace(in.CreatedBy), CreatedAt: now}
-	switch {
-	case len(in.Matchers) == 0:
-		bad("matchers", "must hold at least one matcher, such as {\"name\": \"severity\", \"value\": \"warning\"}")
-	case len(in.Matchers) > MaxMatchers:
-		bad("matchers", "holds %d matchers; the limit is %d", len(in.Matchers), MaxMatchers)
+	s := Silence{All: in.All, Comment: strings.TrimSpace(in.Comment), CreatedBy: strings.TrimSpace(in.CreatedBy), CreatedAt: now}
+	s.Matchers = bad.matchers(in.Matchers, cfg.MaxMatcherProgram)
+	if len(bad) == 0 {
+		s.ProgramSize = bad.programs(s.Matchers, cfg.MaxSilenceProgram)
 	}
-	for i, m := range in.Matchers {
+	if len(bad) == 0 && !in.All {
+		bad.breadth(s.Matchers)
+	}
+	bad.times(&s, in, now, cfg.MaxDuration)
+	bad.texts(&s)
+	if len(bad) > 0 {
+		return Silence{}, &jobs.ValidationError{Fields: bad}
+	}
+	return s, nil
+}
+
+// matchers checks each matcher, and compiles the regular expressions
+// within maxProgram instructions each.
+func (bad *fieldErrors) matchers(ms []Matcher, maxProgram int) []Matcher {
+	switch {
+	case len(ms) == 0:
+		bad.add("matchers", "must hold at least one matcher, such as {\"name\": \"severity\", \"value\": \"warning\"}")
+	case len(ms) > MaxMatchers:
+		bad.add("matchers", "holds %d matchers; the limit is %d", len(ms), MaxMatchers)
+	}
+	out := make([]Matcher, 0, min(len(ms), MaxMatchers))
+	for i, m := range ms {
 		if i >= MaxMatchers {
 			break
 		}
 		at := fmt.Sprintf("matchers[%d]", i)
-		m.Name = strings.TrimSpace(m.Name)
+		m = Matcher{Name: strings.TrimSpace(m.Name), Value: m.Value, IsRegex: m.IsRegex}
 		switch {
 		case m.Name == "" || m.Name == labelPrefix:
-			bad(at+".name", "is required: source, severity or a label's name")
+			bad.add(at+".name", "is required: source, severity or a label's name")
 		case !utf8.ValidString(m.Name):
-			bad(at+".name", "is not valid UTF-8")
+			bad.add(at+".name", "is not valid UTF-8")
 		case len(m.Name) > MaxMatcherNameLen:
-			bad(at+".name", "is %d bytes long; the limit is %d", len(m.Name), MaxMatcherNameLen)
+			bad.add(at+".name", "is %d bytes long; the limit is %d", len(m.Name), MaxMatcherNameLen)
 		}
+		bad.value(at+".value", &m, maxProgram)
+		out = append(out, m)
+	}
+	return out
+}
+
+// value checks one matcher's value; a regular expression is measured
+// before it is compiled.
+func (bad *fieldErrors) value(field string, m *Matcher, maxProgram int) {
+	switch {
+	case !utf8.ValidString(m.Value):
+		bad.add(field, "is not valid UTF-8")
+	case len(m.Value) > MaxMatcherValue:
+		bad.add(field, "is %d bytes long; the limit is %d", len(m.Value), MaxMatcherValue)
+	case m.IsRegex:
+		size, exact, err := programSize(m.Value, maxProgram)
 		switch {
-		case !utf8.ValidString(m.Value):
-			bad(at+".value", "is not valid UTF-8")
-		case len(m.Value) > MaxMatcherValue:
-			bad(at+".value", "is %d bytes long; the limit is %d", len(m.Value), MaxMatcherValue)
-		case m.IsRegex:
-			if _, err := regexp.Compile(m.Value); err != nil {
-				bad(at+".value", "is not a valid regular expression (Go RE2 syntax): %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		case err != nil:
+			bad.add(field, "%s", regexError(err))
+		case size > maxProgram:
+			about := "compiles to"
+			if !exact {
+				about = "would compile to about"
 			}
-		case m.Name == FieldSeverity:
-			switch alerts.Severity(m.Value) {
-			case alerts.SeverityCritical, alerts.SeverityWarning, alerts.SeverityInfo:
-			default:
-				bad(at+".value", "%q is not a severity; use critical, warning or info (or is_regex: true)", m.Value)
+			bad.add(field, "%s %d regular-expression instructions; the limit per matcher is %d: "+
+				"use a shorter pattern with smaller or fewer repetitions ({n,m}), or an exact value", about, size, maxProgram)
+		default:
+			re, err := compileMatcher(m.Value)
+			if err != nil {
+				bad.add(field, "%s", regexError(err))
+				return
 			}
+			m.re, m.size = re, size
 		}
-		s.Matchers = append(s.Matchers, Matcher{Name: m.Name, Value: m.Value, IsRegex: m.IsRegex})
-	}
-	if len(fields) == 0 {
-		if err := s.compile(); err != nil {
-			bad("matchers", "%v", err)
-		} else if everyMatcherMatchesEmpty(s.Matchers) {
-			bad("matchers", "every matcher matches an empty value, so the silence would catch almost every alert; match at least one non-empty value")
+	case m.Name == FieldSeverity:
+		switch alerts.Severity(m.Value) {
+		case alerts.SeverityCritical, alerts.SeverityWarning, alerts.SeverityInfo:
+		default:
+			bad.add(field, "%q is not a severity; use critical, warning or info (or is_regex: true)", m.Value)
 		}
 	}
+}
+
+// programs returns the instructions of the matchers' programs together,
+// and refuses more than maxProgram.
+func (bad *fieldErrors) programs(ms []Matcher, maxProgram int) int {
+	total := 0
+	for i := range ms {
+		total += ms[i].size
+	}
+	if total > maxProgram {
+		bad.add("matchers", "the regular expressions compile to %d instructions together; the limit per silence is %d: "+
+			"split the silence, shorten its patterns, or use exact values", total, maxProgram)
+	}
+	return total
+}
+
+// breadth refuses a silence every one of whose matchers matches (nearly)
+// any value, naming each: it would mute (nearly) every alert.
+func (bad *fieldErrors) breadth(ms []Matcher) {
+	why := make([]string, len(ms))
+	for i := range ms {
+		if why[i] = ms[i].broadness(); why[i] == "" {
+			return
+		}
+	}
+	for i := range ms {
+		bad.add(fmt.Sprintf("matchers[%d].value", i), "%s, and so does every other matcher of the silence: it would mute (nearly) "+
+			"every alert; narrow a matcher, or add \"all\": true to the body to mute everything on purpose (it needs the operate scope)", why[i])
+	}
+}
+
+// times sets the silence's start and end from in.
+func (bad *fieldErrors) times(s *Silence, in Input, now time.Time, maxDuration time.Duration) {
 	s.StartsAt = in.StartsAt.UTC().Truncate(time.Millisecond)
 	if s.StartsAt.Before(now) {
 		s.StartsAt = now
 	}
 	switch {
 	case !in.EndsAt.IsZero() && in.Duration != 0:
-		bad("duration", "give ends_at or duration, not both")
+		bad.add("duration", "give ends_at or duration, not both")
 	case !in.EndsAt.IsZero():
 		s.EndsAt = in.EndsAt.UTC().Truncate(time.Millisecond)
 		switch {
 		case !s.EndsAt.After(now):
-			bad("ends_at", "is not in the future (now is %s)", now.Format(time.RFC3339))
+			bad.add("ends_at", "is not in the future (now is %s)", now.Format(time.RFC3339))
 		case !s.EndsAt.After(s.StartsAt):
-			bad("ends_at", "must be after starts_at (%s)", s.StartsAt.Format(time.RFC3339))
+			bad.add("ends_at", "must be after starts_at (%s)", s.StartsAt.Format(time.RFC3339))
 		}
 	case in.Duration > 0:
 		s.EndsAt = s.StartsAt.Add(in.Duration).Truncate(time.Millisecond)
 		if !s.EndsAt.After(s.StartsAt) {
-			bad("duration", "must be at least 1ms")
+			bad.add("duration", "must be at least 1ms")
 		}
 	case in.Duration < 0:
-		bad("duration", "must be positive, such as \"2h\"")
+		bad.add("duration", "must be positive, such as \"2h\"")
 	default:
-		bad("ends_at", "is required: give ends_at (RFC 3339) or duration (such as \"2h\")")
+		bad.add("ends_at", "is required: give ends_at (RFC 3339) or duration (such as \"2h\")")
 	}
 	if !s.EndsAt.IsZero() && s.EndsAt.Sub(s.StartsAt) > maxDuration {
 		field := "ends_at"
 		if in.EndsAt.IsZero() {
 			field = "duration"
 		}
-		bad(field, "makes the silence last %v; the limit is %v", s.EndsAt.Sub(s.StartsAt).Round(time.Second), maxDuration)
+		bad.add(field, "makes the silence last %v; the limit is %v", s.EndsAt.Sub(s.StartsAt).Round(time.Second), maxDuration)
 	}
+}
+
+// texts checks the comment and the creator.
+func (bad *fieldErrors) texts(s *Silence) {
 	switch {
 	case !utf8.ValidString(s.Comment):
-		bad("comment", "is not valid UTF-8")
+		bad.add("comment", "is not valid UTF-8")
 	case utf8.RuneCountInString(s.Comment) > MaxCommentLen:
-		bad("comment", "is %d characters long; the limit is %d", utf8.RuneCountInString(s.Comment), MaxCommentLen)
+		bad.add("comment", "is %d characters long; the limit is %d", utf8.RuneCountInString(s.Comment), MaxCommentLen)
 	}
 	switch {
 	case s.CreatedBy == "":
-		bad("created_by", "is required: say who creates the silence")
+		bad.add("created_by", "is required: say who creates the silence")
 	case !utf8.ValidString(s.CreatedBy):
-		bad("created_by", "is not valid UTF-8")
+		bad.add("created_by", "is not valid UTF-8")
 	case utf8.RuneCountInString(s.CreatedBy) > MaxCreatedByLen:
-		bad("created_by", "is %d characters long; the limit is %d", utf8.RuneCountInString(s.CreatedBy), MaxCreatedByLen)
+		bad.add("created_by", "is %d characters long; the limit is %d", utf8.RuneCountInString(s.CreatedBy), MaxCreatedByLen)
 	}
-	if len(fields) > 0 {
-		return Silence{}, &jobs.ValidationError{Fields: fields}
-	}
-	return s, nil
-}
-
-func everyMatcherMatchesEmpty(ms []Matcher) bool {
-	for i := range ms {
-		if !ms[i].matchesEmpty() {
-			return false
-		}
-	}
-	return true
 }

@@ -85,7 +85,7 @@ func TestInputValidation(t *testing.T) {
 		{"bad regex", func(in *Input) { in.Matchers = append(in.Matchers, re("service", "api-(")) }, []string{"matchers[1].value"}},
 		{"unknown severity", func(in *Input) { in.Matchers = []Matcher{eq("severity", "high")} }, []string{"matchers[0].value"}},
 		{"value too long", func(in *Input) { in.Matchers = []Matcher{eq("team", strings.Repeat("x", MaxMatcherValue+1))} }, []string{"matchers[0].value"}},
-		{"matches everything", func(in *Input) { in.Matchers = []Matcher{re("team", ".*"), eq("region", "")} }, []string{"matchers"}},
+		{"matches everything", func(in *Input) { in.Matchers = []Matcher{re("team", ".*"), eq("region", "")} }, []string{"matchers[0].value", "matchers[1].value"}},
 		{"no end", func(in *Input) { in.Duration = 0 }, []string{"ends_at"}},
 		{"end and duration", func(in *Input) { in.EndsAt = t0.Add(time.Hour) }, []string{"duration"}},
 		{"end in the past", func(in *Input) { in.Duration = 0; in.EndsAt = t0.Add(-time.Second) }, []string{"ends_at"}},
@@ -102,7 +102,7 @@ func TestInputValidation(t *testing.T) {
 			in := ok
 			in.Matchers = append([]Matcher(nil), ok.Matchers...)
 			c.edit(&in)
-			_, err := in.build(t0, DefaultMaxDuration)
+			_, err := in.build(t0, Config{}.WithDefaults())
 			var verr *jobs.ValidationError
 			if !errors.As(err, &verr) {
 				t.Fatalf("err = %v, want a validation error", err)
@@ -117,7 +117,7 @@ func TestInputValidation(t *testing.T) {
 		})
 	}
 	// A start in the past is now; the duration counts from the start.
-	s, err := Input{Matchers: ok.Matchers, StartsAt: t0.Add(-time.Hour), Duration: time.Hour, CreatedBy: " ana "}.build(t0, DefaultMaxDuration)
+	s, err := Input{Matchers: ok.Matchers, StartsAt: t0.Add(-time.Hour), Duration: time.Hour, CreatedBy: " ana "}.build(t0, Config{}.WithDefaults())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -35,6 +35,10 @@ type Store struct {
 	rdb redis.UniversalClient
 
 	cache cache
+	// compiles counts the silences this store compiled for matching (in
+	// Create and in the cache's reloads), so that tests can tell that each
+	// version of a silence is compiled once.
+	compiles atomic.Int64
 
 	// loop state (Start, Shutdown)
 	mu      sync.Mutex
@@ -69,35 +73,61 @@ func unavailable(op string, err error) error {
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
+// metaKey is the hash of the silences' meta entries ("rev:size", see
+// scripts.go), in the {herald} slot with the others.
+func metaKey() string { return keys.Silences() + ":meta" }
+
+// silenceKeys are the KEYS of the silences' scripts.
+func silenceKeys() []string { return []string{keys.Silences(), keys.SilenceEnds(), metaKey()} }
+
 // Create validates in and stores a new silence. Errors: a
-// *jobs.ValidationError naming the bad fields, ErrTooMany, or one wrapping
-// jobs.ErrUnavailable.
+// *jobs.ValidationError naming the bad fields (among them a silence whose
+// regular expressions would take the live silences past
+// Config.MaxLiveProgram), ErrTooMany, or one wrapping jobs.ErrUnavailable.
 func (s *Store) Create(ctx context.Context, in Input) (Silence, error) {
 	now := s.cfg.Now()
-	sil, err := in.build(now, s.cfg.MaxDuration)
+	sil, err := in.build(now, s.cfg)
 	if err != nil {
 		return Silence{}, err
+	}
+	if sil.hasRegex() {
+		s.compiles.Add(1)
 	}
 	sil.ID = uuid.NewString()
 	rec, err := json.Marshal(&sil)
 	if err != nil {
 		return Silence{}, err
 	}
-	n, err := createScript.Run(ctx, s.rdb, []string{keys.Silences(), keys.SilenceEnds()},
-		sil.ID, rec, ms(sil.EndsAt), ms(now), s.cfg.MaxSilences).Int()
+	res, err := createScript.Run(ctx, s.rdb, silenceKeys(), sil.ID, rec, ms(sil.EndsAt), ms(now), s.cfg.MaxSilences,
+		sil.ProgramSize, s.cfg.MaxLiveProgram, s.cfg.MaxExpired).Int64Slice()
 	durable.Wrote(ctx, keys.Silences())
 	switch {
 	case err != nil:
 		return Silence{}, unavailable("create", err)
-	case n == 0:
+	case res[0] == 0:
 		return Silence{}, ErrTooMany
-	case n < 0:
+	case res[0] == -2 && len(res) == 2:
+		return Silence{}, s.overBudget(sil, res[1])
+	case res[0] != 1:
 		return Silence{}, fmt.Errorf("silences: the new id %s is taken (a bug)", sil.ID)
 	}
+	s.cache.seed(sil, version(firstMeta(sil.ProgramSize), ms(sil.EndsAt)))
 	s.cache.invalidate()
 	s.cfg.Logger.Info("silence created", "silence", sil.ID, "created_by", sil.CreatedBy, "starts_at", sil.StartsAt, "ends_at", sil.EndsAt,
-		"matchers", len(sil.Matchers))
+		"matchers", len(sil.Matchers), "program_size", sil.ProgramSize, "all", sil.All)
 	return sil, nil
+}
+
+// firstMeta is the meta entry createScript writes for a silence of size.
+func firstMeta(size int) string { return "1:" + strconv.Itoa(size) }
+
+// overBudget is the refusal of a silence that would take the live
+// silences' regular expressions, used already, past Config.MaxLiveProgram.
+func (s *Store) overBudget(sil Silence, used int64) error {
+	return &jobs.ValidationError{Fields: []jobs.FieldError{{Field: "matchers", Message: fmt.Sprintf(
+		"the regular expressions of the silences in force or to come compile to %d instructions and this one's to %d; "+
+			"the limit for all of them is %d: expire silences no longer needed (GET /v1/silences shows each one's program_size), "+
+			"or use exact values", used, sil.ProgramSize, s.cfg.MaxLiveProgram)}}}
 }
 
 // Get returns the silence id, or ErrNotFound.
@@ -122,81 +152,14 @@ func (s *Store) get(ctx context.Context, id string) (Silence, string, error) {
 	return sil, raw, err
 }
 
-// decode reads a stored record.
+// decode reads a stored record; its regular expressions are not compiled
+// (only the cache compiles them, once per version).
 func decode(raw string) (Silence, error) {
 	var sil Silence
 	if err := json.Unmarshal([]byte(raw), &sil); err != nil {
 		return Silence{}, fmt.Errorf("silences: unreadable record: %w", err)
 	}
-	if err := sil.compile(); err != nil {
-		return Silence{}, err
-	}
 	return sil, nil
-}
-
-// Filter selects silences by state for List.
-type Filter string
-
-// The filters of List.
-const (
-	// FilterLive: the silences in force and those still to come.
-	FilterLive Filter = ""
-	// FilterActive, FilterPending, FilterExpired: one state.
-	FilterActive  Filter = Filter(StateActive)
-	FilterPending Filter = Filter(StatePending)
-	FilterExpired Filter = Filter(StateExpired)
-	// FilterAll: every silence still kept.
-	FilterAll Filter = "all"
-)
-
-// List returns the silences f selects, soonest end first (expired ones:
-// latest end first).
-func (s *Store) List(ctx context.Context, f Filter) ([]Silence, error) {
-	now := s.cfg.Now()
-	lo, hi := "("+strconv.FormatInt(ms(now), 10), "+inf"
-	switch f {
-	case FilterExpired:
-		lo, hi = "-inf", strconv.FormatInt(ms(now), 10)
-	case FilterAll:
-		lo = "-inf"
-	case FilterLive, FilterActive, FilterPending:
-	default:
-		return nil, fmt.Errorf("silences: unknown filter %q", f)
-	}
-	all, err := s.load(ctx, lo, hi)
-	if err != nil {
-		return nil, err
-	}
-	out := all[:0]
-	for _, sil := range all {
-		st := sil.State(now)
-		if f == FilterAll || f == FilterLive && st != StateExpired || Filter(st) == f {
-			out = append(out, sil)
-		}
-	}
-	if f == FilterExpired {
-		sort.SliceStable(out, func(i, j int) bool { return out[i].EndsAt.After(out[j].EndsAt) })
-	}
-	return out, nil
-}
-
-// load reads the silences whose end is in [lo, hi] (ZRANGEBYSCORE
-// bounds), at most every silence the store may hold.
-func (s *Store) load(ctx context.Context, lo, hi string) ([]Silence, error) {
-	raws, err := rangeScript.Run(ctx, s.rdb, []string{keys.Silences(), keys.SilenceEnds()}, lo, hi, -1).StringSlice()
-	if err != nil {
-		return nil, unavailable("list", err)
-	}
-	out := make([]Silence, 0, len(raws))
-	for _, raw := range raws {
-		sil, err := decode(raw)
-		if err != nil {
-			s.cfg.Logger.Error("skipping an unreadable silence record", "error", err)
-			continue
-		}
-		out = append(out, sil)
-	}
-	return out, nil
 }
 
 // Expire ends the silence id now, whatever its state (a pending one never
@@ -220,7 +183,7 @@ func (s *Store) Expire(ctx context.Context, id string) (Silence, error) {
 		if err != nil {
 			return Silence{}, err
 		}
-		n, err := replaceScript.Run(ctx, s.rdb, []string{keys.Silences(), keys.SilenceEnds()}, id, raw, rec, ms(now)).Int()
+		n, err := replaceScript.Run(ctx, s.rdb, silenceKeys(), id, raw, rec, ms(now), ms(now), s.cfg.MaxExpired, sil.ProgramSize).Int()
 		durable.Wrote(ctx, keys.Silences())
 		switch {
 		case err != nil:
@@ -238,12 +201,14 @@ func (s *Store) Expire(ctx context.Context, id string) (Silence, error) {
 }
 
 // Collect removes the silences that ended more than Config.Retention ago,
-// and returns how many it removed.
+// and the oldest expired ones beyond Config.MaxExpired, and returns how
+// many it removed.
 func (s *Store) Collect(ctx context.Context) (int, error) {
-	cutoff := ms(s.cfg.Now().Add(-s.cfg.Retention))
+	now := s.cfg.Now()
+	cutoff := ms(now.Add(-s.cfg.Retention))
 	total := 0
 	for {
-		n, err := collectScript.Run(ctx, s.rdb, []string{keys.Silences(), keys.SilenceEnds()}, cutoff, 500).Int()
+		n, err := collectScript.Run(ctx, s.rdb, silenceKeys(), cutoff, 500, ms(now), s.cfg.MaxExpired).Int()
 		if err != nil {
 			return total, unavailable("collect", err)
 		}
@@ -252,49 +217,6 @@ func (s *Store) Collect(ctx context.Context) (int, error) {
 			return total, nil
 		}
 	}
-}
-
-// cache holds the live silences of the process, read from Redis at most
-// every Config.CacheTTL.
-type cache struct {
-	mu       sync.Mutex
-	live     []Silence
-	loadedAt time.Time // wall clock of the last successful load; zero: never or invalidated
-	okAt     time.Time // the same, never reset by invalidate (for StaleFor)
-	failing  bool      // the last load failed (logged once until one succeeds)
-}
-
-func (c *cache) invalidate() {
-	c.mu.Lock()
-	c.loadedAt = time.Time{}
-	c.mu.Unlock()
-}
-
-// live returns the silences in force or to come, from the cache when it
-// is younger than CacheTTL.
-func (s *Store) live(ctx context.Context) ([]Silence, error) {
-	c := &s.cache
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.loadedAt.IsZero() && time.Since(c.loadedAt) < s.cfg.CacheTTL {
-		return c.live, nil
-	}
-	list, err := s.load(ctx, "("+strconv.FormatInt(ms(s.cfg.Now()), 10), "+inf")
-	if err != nil {
-		if !c.okAt.IsZero() && time.Since(c.okAt) < s.cfg.StaleFor {
-			if !c.failing {
-				s.cfg.Logger.Warn("silences not reloaded; using the ones read last", "read_ago", time.Since(c.okAt).Round(time.Millisecond), "error", err)
-			}
-			c.failing = true
-			return c.live, nil
-		}
-		return nil, err
-	}
-	if c.failing {
-		s.cfg.Logger.Info("silences reloaded again")
-	}
-	c.live, c.loadedAt, c.okAt, c.failing = list, time.Now(), time.Now(), false
-	return list, nil
 }
 
 // Silenced implements alerts.Silencer: it returns the id of a silence in

@@ -110,6 +110,47 @@ func testStoreCap(t *testing.T, mk func(...func(*Config)) *fixture) {
 	mustCreate(t, f.st, in)
 }
 
+// TestLiveProgramBudget: the regular expressions of the live silences
+// (pending ones too) created through any producer stay within
+// Config.MaxLiveProgram; the one that would pass it is refused with a
+// validation error naming matchers; exact matchers cost nothing; an
+// expiry frees its share.
+func TestLiveProgramBudget(t *testing.T) {
+	t.Parallel()
+	onBoth(t, testLiveProgramBudget)
+}
+
+func testLiveProgramBudget(t *testing.T, mk func(...func(*Config)) *fixture) {
+	f := mk()
+	other, err := New(Config{Redis: f.rdb, Items: f.items, Logger: quietLogger(), Now: f.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	big := largestWithin(t, func(n int) string { return strings.Repeat("(.*)", n) + "x" }, DefaultMaxSilenceProgram)
+	var made []Silence
+	for i := 0; i < DefaultMaxLiveProgram/DefaultMaxSilenceProgram; i++ {
+		st := f.st
+		if i%2 == 1 {
+			st = other
+		}
+		made = append(made, mustCreate(t, st, Input{Matchers: []Matcher{re("l", big)}, StartsAt: t0.Add(time.Duration(i) * time.Minute), Duration: time.Hour}))
+	}
+	room := DefaultMaxLiveProgram - len(made)*made[0].ProgramSize
+	small := largestWithin(t, func(n int) string { return strings.Repeat("a", n) }, room+1)
+	_, err = other.Create(ctx, Input{Matchers: []Matcher{re("l", small)}, Duration: time.Hour, CreatedBy: "x"})
+	var verr *jobs.ValidationError
+	if !errors.As(err, &verr) || len(verr.Fields) != 1 || verr.Fields[0].Field != "matchers" ||
+		!strings.Contains(verr.Fields[0].Message, fmt.Sprintf("the limit for all of them is %d", DefaultMaxLiveProgram)) {
+		t.Fatalf("over the budget: %v", err)
+	}
+	mustCreate(t, other, Input{Matchers: []Matcher{eq("team", "db")}, Duration: time.Hour})
+	if _, err := f.st.Expire(ctx, made[2].ID); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, other, Input{Matchers: []Matcher{re("l", small)}, Duration: time.Hour})
+}
+
 // TestExpiryAndRetention: a silence stops matching at its end, is listed
 // as expired for the retention, and is then removed.
 func TestExpiryAndRetention(t *testing.T) {
@@ -148,7 +189,7 @@ func testExpiryAndRetention(t *testing.T, mk func(...func(*Config)) *fixture) {
 	if _, err := f.st.Get(ctx, sil.ID); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Get after collection: %v", err)
 	}
-	if n := f.rdb.Exists(ctx, keys.Silences(), keys.SilenceEnds()).Val(); n != 0 {
+	if n := f.rdb.Exists(ctx, keys.Silences(), keys.SilenceEnds(), metaKey()).Val(); n != 0 {
 		t.Fatal("keys left behind")
 	}
 }

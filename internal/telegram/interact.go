@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
@@ -94,33 +96,95 @@ type UpdateUser struct {
 	ID        int64  `json:"id"`
 	Username  string `json:"username,omitempty"`
 	FirstName string `json:"first_name,omitempty"`
+	LastName  string `json:"last_name,omitempty"`
 }
 
-// Name is how Herald shows the user: @username, else the first name, else
-// the id.
+// maxShownName bounds the names Name shows, in characters.
+const maxShownName = 32
+
+// Name is how Herald names the user in chats, answers and silences:
+// "@username" when Telegram gives a username (Telegram vouches for it),
+// else the first and last name with the user id, "Alice Smith (id 42)".
+// Names are anyone's to choose, so Name makes them unable to pass for a
+// handle or for someone else: it drops every '@' (and its look-alikes),
+// control and format characters (bidi overrides among them), joins
+// whitespace into single spaces and keeps 32 characters. With no name
+// left it is "user 42". The result is plain text, to escape for a parse
+// mode like any other.
 func (u UpdateUser) Name() string {
-	switch {
-	case u.Username != "":
+	if validUsername(u.Username) {
 		return "@" + u.Username
-	case u.FirstName != "":
-		return u.FirstName
 	}
-	return strconv.FormatInt(u.ID, 10)
+	id := strconv.FormatInt(u.ID, 10)
+	name := cleanName(u.FirstName + " " + u.LastName)
+	if name == "" {
+		return "user " + id
+	}
+	return name + " (id " + id + ")"
+}
+
+// validUsername reports whether s reads as a Telegram username: 1 to 32
+// letters, digits and underscores.
+func validUsername(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for _, c := range s {
+		if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// cleanName is a user's chosen name as Name shows it.
+func cleanName(s string) string {
+	var b strings.Builder
+	space := false
+	for _, c := range s {
+		switch {
+		case c == '@' || c == '\uFF20' || c == '\uFE6B': // @, fullwidth and small @
+		case unicode.IsSpace(c):
+			space = b.Len() > 0
+		case unicode.IsControl(c) || unicode.Is(unicode.Cf, c) || c == utf8.RuneError:
+		default:
+			if space {
+				b.WriteByte(' ')
+				space = false
+			}
+			b.WriteRune(c)
+		}
+	}
+	if r := []rune(b.String()); len(r) > maxShownName {
+		return strings.TrimRight(string(r[:maxShownName-1]), " ") + "…"
+	}
+	return b.String()
 }
 
 // CallbackQuery is a press of an inline keyboard button.
 type CallbackQuery struct {
-	ID      string     `json:"id"`
-	From    UpdateUser `json:"from"`
-	Data    string     `json:"data"`
-	Message *struct {
-		MessageID int `json:"message_id"`
-		Chat      struct {
-			ID int64 `json:"id"`
-		} `json:"chat"`
-		Text    string `json:"text,omitempty"`
-		Caption string `json:"caption,omitempty"`
-	} `json:"message,omitempty"`
+	ID   string     `json:"id"`
+	From UpdateUser `json:"from"`
+	Data string     `json:"data"`
+	// Message is the message whose button was pressed; nil for a message
+	// sent in inline mode (the query then has an inline_message_id).
+	Message *CallbackMessage `json:"message,omitempty"`
+}
+
+// CallbackMessage is the message of a callback query, as far as Herald
+// reads it.
+type CallbackMessage struct {
+	MessageID int        `json:"message_id"`
+	Chat      UpdateChat `json:"chat"`
+	Text      string     `json:"text,omitempty"`
+	Caption   string     `json:"caption,omitempty"`
+}
+
+// UpdateChat is the chat of a message in an update: its id and, for a
+// public chat, its username (without the '@').
+type UpdateChat struct {
+	ID       int64  `json:"id"`
+	Username string `json:"username,omitempty"`
 }
 
 // Update is one update from getUpdates or a webhook; Herald reads callback

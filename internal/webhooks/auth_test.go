@@ -63,7 +63,7 @@ func TestAuthentication(t *testing.T) {
 		{name: "alertmanager wrong token", sender: "alertmanager", header: map[string]string{"Authorization": "Bearer nope"}, status: 401, code: httpapi.CodeUnauthorized},
 		{name: "alertmanager basic auth", sender: "alertmanager", header: map[string]string{"Authorization": basicAuth("alertmanager", testToken)}},
 		{name: "alertmanager basic auth wrong password", sender: "alertmanager", header: map[string]string{"Authorization": basicAuth(testToken, "x")}, status: 401, code: httpapi.CodeUnauthorized},
-		{name: "alertmanager auth disabled", sender: "alertmanager", unsigned: true, mutate: func(c *Config) { c.Token, c.AuthDisabled = "", true }},
+		{name: "alertmanager auth disabled", sender: "alertmanager", unsigned: true, mutate: func(c *Config) { c.Keyring = httpapi.OpenKeyring() }},
 		{name: "generic no token", sender: "generic", unsigned: true, status: 401, code: httpapi.CodeUnauthorized},
 		{name: "generic wrong token", sender: "generic", header: map[string]string{"Authorization": "Bearer " + testToken + "x"}, status: 401, code: httpapi.CodeUnauthorized},
 

@@ -33,13 +33,12 @@ type Config struct {
 	// Dispatcher routes the alerts and stores their messages. Required.
 	Dispatcher alerts.Dispatcher
 
-	// Token authenticates the Alertmanager, Grafana and generic webhooks:
-	// sent as a bearer token or as the basic-auth password. Required unless
-	// AuthDisabled.
-	Token string
-	// AuthDisabled accepts those three webhooks without a token, for local
-	// use only. It never disables the GitHub, Sentry or Grafana signatures.
-	AuthDisabled bool
+	// Keyring authenticates the Alertmanager, Grafana and generic
+	// webhooks: a token with the send scope, sent as a bearer token or as
+	// the basic-auth password. httpapi.OpenKeyring accepts them without
+	// one, for local use only; it never disables the GitHub, Sentry or
+	// Grafana signatures. Required.
+	Keyring *httpapi.Keyring
 
 	// GrafanaSecret, when set, makes the Grafana webhook also require the
 	// HMAC-SHA256 signature configured on the contact point.
@@ -67,7 +66,7 @@ type Config struct {
 	SentryMaxSkew time.Duration
 
 	// UnauthenticatedReads bounds how many bodies of not yet authenticated
-	// requests (signed webhooks; all webhooks with AuthDisabled) are read
+	// requests (signed webhooks; all webhooks with an open keyring) are read
 	// at once; default 16. UnauthenticatedReadTimeout bounds waiting for a
 	// slot plus reading such a body; default 10s.
 	UnauthenticatedReads       int
@@ -122,8 +121,8 @@ func (c Config) validate() error {
 	if c.Dispatcher == nil {
 		errs = append(errs, errors.New("webhooks: Config.Dispatcher is required: pass the alerts router"))
 	}
-	if c.Token == "" && !c.AuthDisabled {
-		errs = append(errs, errors.New("webhooks: Config.Token is required: set the API token, or AuthDisabled for local use"))
+	if c.Keyring == nil {
+		errs = append(errs, errors.New("webhooks: Config.Keyring is required: pass the API's keyring, or httpapi.OpenKeyring() for local use"))
 	}
 	if c.MaxBodyBytes < 0 {
 		errs = append(errs, errors.New("webhooks: Config.MaxBodyBytes must be positive; 0 means 256 KiB"))

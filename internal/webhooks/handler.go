@@ -246,16 +246,21 @@ func asHTTPError(err error) *httpapi.Error {
 }
 
 // requireToken returns the authorize step of the token-authenticated
-// receivers: nil when authentication is disabled.
+// receivers: nil when authentication is off (an open keyring).
 func (s *server) requireToken(sender string) func(r *http.Request) *httpapi.Error {
-	if s.cfg.AuthDisabled {
+	k := s.cfg.Keyring
+	if k.Open() {
 		return nil
 	}
-	want := s.cfg.Token
 	return func(r *http.Request) *httpapi.Error {
-		if !httpapi.TokenMatches(httpapi.PresentedToken(r), want) {
+		p, ok := k.Identify(r)
+		if !ok {
 			return httpapi.Errorf(http.StatusUnauthorized, httpapi.CodeUnauthorized,
-				"missing or wrong token: configure %s to send the Herald API token as a bearer token or as the basic-auth password", sender)
+				"missing or wrong token: configure %s to send a Herald API token as a bearer token or as the basic-auth password", sender)
+		}
+		if !p.Has(httpapi.ScopeSend) {
+			return httpapi.Errorf(http.StatusForbidden, httpapi.CodeForbidden,
+				"token %q lacks the %q scope webhooks need: give %s a token that has it", p.Name, httpapi.ScopeSend, sender)
 		}
 		return nil
 	}

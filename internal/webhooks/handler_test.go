@@ -105,7 +105,7 @@ func TestConfigValidation(t *testing.T) {
 		want   string
 	}{
 		{"no dispatcher", func(c *Config) { c.Dispatcher = nil }, "Config.Dispatcher"},
-		{"no token", func(c *Config) { c.Token = "" }, "Config.Token"},
+		{"no keyring", func(c *Config) { c.Keyring = nil }, "Config.Keyring"},
 		{"negative body limit", func(c *Config) { c.MaxBodyBytes = -1 }, "Config.MaxBodyBytes"},
 		{"negative skew", func(c *Config) { c.GrafanaMaxSkew = -1 }, "Config.GrafanaMaxSkew"},
 		{"timestamp header without secret", func(c *Config) { c.GrafanaSecret = "" }, "Config.GrafanaTimestampHeader"},

@@ -100,12 +100,21 @@ func lookupIn(t *alerts.Table) GenericLookup {
 	}
 }
 
+// testKeyring holds token as the sender token "api".
+func testKeyring(token string) *httpapi.Keyring {
+	k, err := httpapi.NewKeyring(httpapi.NewToken("api", token, httpapi.ScopeSend))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
 // testConfig is the config of the test handlers: every receiver enabled,
 // Grafana with a signature and a timestamp header.
 func testConfig(tb testing.TB, d alerts.Dispatcher) Config {
 	return Config{
 		Dispatcher:             d,
-		Token:                  testToken,
+		Keyring:                testKeyring(testToken),
 		GrafanaSecret:          testGrafanaSecret,
 		GrafanaTimestampHeader: testGrafanaTS,
 		GitHubSecret:           testGitHubSecret,

@@ -26,7 +26,7 @@ func TestGrafanaPhotoAndThread(t *testing.T) {
 	if m.Photo == nil || m.Photo.URL != "https://grafana.example.com/public/render/checkout-latency.png" {
 		t.Errorf("photo %+v, want the alert's imageURL", m.Photo)
 	}
-	const key = "grafana/a1d3c5e7f9b2d4c6/everything"
+	const key = "alert/grafana/a1d3c5e7f9b2d4c6/everything"
 	if m.Thread == nil || *m.Thread != (jobs.Thread{Key: key, Mode: jobs.ThreadOpen}) {
 		t.Errorf("thread %+v, want %s opened", m.Thread, key)
 	}

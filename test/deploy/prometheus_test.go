@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compose-spec/compose-go/v2/types"
 	"go.yaml.in/yaml/v4"
 
 	"github.com/herald-dev/herald/internal/config"
@@ -100,4 +101,35 @@ func flagPrefixed(cmd []string, prefix string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// TestWorkerMetricsServeTheNetwork: the worker's health and metrics server
+// listens on loopback unless told otherwise, which would leave Prometheus
+// (another container) with every worker target down. Both layouts, the base
+// file and the replicated layer over it, must give the workers an address
+// on every interface, set in the compose file rather than left to .env.
+func TestWorkerMetricsServeTheNetwork(t *testing.T) {
+	t.Parallel()
+	declared := service(t, loadProject(t, loadOpts{declaredOnly: true}), svcWorker)
+	if v, ok := declared.Environment[config.EnvWorkerListen]; !ok || v == nil {
+		t.Errorf("%s does not set %s for %s; its default %s is loopback only", composeFile, config.EnvWorkerListen, svcWorker, config.DefaultWorkerListen)
+	}
+	layouts := map[string]types.ServiceConfig{
+		composeFile:    service(t, loadProject(t, loadOpts{dotEnv: exampleEnv(t)}), svcWorker),
+		replicatedFile: service(t, loadReplicated(t), svcWorker),
+	}
+	for file, s := range layouts {
+		cfg, err := config.LoadWorker(nil, envOf(s))
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		host, _, err := net.SplitHostPort(cfg.Listen)
+		if err != nil {
+			t.Fatalf("%s: %s = %q: %v", file, config.EnvWorkerListen, cfg.Listen, err)
+		}
+		if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
+			t.Errorf("%s: %s = %q listens on %s only; Prometheus scrapes each replica from its own container, so use \":%s\"",
+				file, config.EnvWorkerListen, cfg.Listen, host, listenPort(t, cfg.Listen))
+		}
+	}
 }
