@@ -169,11 +169,10 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 	if err != nil {
 		return fail(err)
 	}
-	hooks, err := newWebhooks(cfg, sec, dispatcher, router, log)
+	mounts, err := newMounts(cfg, rdb, reg, log, sec, dispatcher, router, st, hbAPI)
 	if err != nil {
 		return fail(err)
 	}
-	alertsAPI := alerts.NewAPIHandler(dispatcher, cfg.MaxBodyBytes, log)
 	metricsHandler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	if sec.metrics != "" {
 		metricsHandler = httpapi.RequireToken(sec.metrics, metricsHandler)
@@ -181,29 +180,7 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 	apiCfg := producer.Config{
 		Enqueuer: enq, Redis: rdb, Ready: writableCheck(rdb, cfg.Redis.ReplicaHint()), Keyring: sec.keyring,
 		MaxBodyBytes: cfg.MaxBodyBytes, Logger: log, Registerer: reg,
-		Metrics: metricsHandler,
-		Mounts: []producer.Mount{
-			{Pattern: "/v1/alerts", Handler: alertsAPI},
-			{Pattern: "/v1/heartbeats", Handler: hbAPI},
-			{Pattern: "/v1/heartbeats/", Handler: hbAPI},
-			// Silences mute what others send: a sender's token may not.
-			{Pattern: "/v1/silences", Handler: st.Handler(), Scope: httpapi.ScopeOperate},
-			{Pattern: "/v1/silences/", Handler: st.Handler(), Scope: httpapi.ScopeOperate},
-			// The webhook receivers authenticate each request themselves:
-			// the API token, or the sender's signature.
-			{Pattern: "/v1/webhooks/", Handler: hooks, SelfAuth: true},
-		},
-	}
-	// Telegram's posts of button presses carry a secret token of their own.
-	if tg, err := cfg.TelegramWebhookSecret(); err != nil {
-		return fail(err)
-	} else if tg != "" {
-		recv, err := interact.ForProducer(interact.ProducerConfig{Redis: rdb, Queues: cfg.Queues, DefaultQueue: cfg.DefaultQueue,
-			Secret: tg, Bots: cfg.BotNames(), MaxBodyBytes: cfg.WebhookBodyLimit(), Registerer: reg, Logger: log})
-		if err != nil {
-			return fail(err)
-		}
-		apiCfg.Mounts = append(apiCfg.Mounts, producer.Mount{Pattern: interact.WebhookPattern, Handler: recv, SelfAuth: true})
+		Metrics: metricsHandler, Mounts: mounts,
 	}
 	var ownMetrics http.Handler
 	if cfg.MetricsListen != "" {
@@ -220,17 +197,52 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 	if err != nil {
 		return fail(err)
 	}
-	handler := api.Handler()
-	if sec.keyring.Open() {
-		// Without authentication only a request addressed to this server by
-		// its own name may act: a page whose DNS name was pointed at it
-		// (DNS rebinding) gets a 421.
-		handler = httpapi.AllowHosts(httpapi.ListenHosts(cfg.Listen), handler)
-	} else {
-		log.Info("API tokens", "names", sec.keyring.Names())
-	}
-	return &Producer{handler: handler, metrics: ownMetrics, router: router, checker: checker, silences: st, routesFile: cfg.RoutesFile,
+	return &Producer{handler: guardHosts(api.Handler(), sec.keyring, cfg.Listen, log), metrics: ownMetrics, router: router, checker: checker, silences: st, routesFile: cfg.RoutesFile,
 		log: log, cleanup: cleanup}, nil
+}
+
+// newMounts builds the API's endpoints beyond /v1/messages, each behind
+// the scope it needs: alerts and heartbeats take a sender's token, silences
+// the operate scope, and the webhook receivers (and, with its secret,
+// Telegram's posts of button presses) authenticate each request themselves.
+func newMounts(cfg config.Producer, rdb redis.UniversalClient, reg prometheus.Registerer, log *slog.Logger, sec producerSecrets,
+	dispatcher alerts.Dispatcher, router *alerts.Router, st *silences.Store, hbAPI http.Handler) ([]producer.Mount, error) {
+	hooks, err := newWebhooks(cfg, sec, dispatcher, router, log)
+	if err != nil {
+		return nil, err
+	}
+	alertsAPI := alerts.NewAPIHandler(dispatcher, cfg.MaxBodyBytes, log)
+	mounts := []producer.Mount{
+		{Pattern: "/v1/alerts", Handler: alertsAPI},
+		{Pattern: "/v1/heartbeats", Handler: hbAPI},
+		{Pattern: "/v1/heartbeats/", Handler: hbAPI},
+		// Silences mute what others send: a sender's token may not.
+		{Pattern: "/v1/silences", Handler: st.Handler(), Scope: httpapi.ScopeOperate},
+		{Pattern: "/v1/silences/", Handler: st.Handler(), Scope: httpapi.ScopeOperate},
+		{Pattern: "/v1/webhooks/", Handler: hooks, SelfAuth: true},
+	}
+	tg, err := cfg.TelegramWebhookSecret()
+	if err != nil || tg == "" {
+		return mounts, err
+	}
+	recv, err := interact.ForProducer(interact.ProducerConfig{Redis: rdb, Queues: cfg.Queues, DefaultQueue: cfg.DefaultQueue,
+		Secret: tg, Bots: cfg.BotNames(), MaxBodyBytes: cfg.WebhookBodyLimit(), Registerer: reg, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return append(mounts, producer.Mount{Pattern: interact.WebhookPattern, Handler: recv, SelfAuth: true}), nil
+}
+
+// guardHosts is the API's handler as served. Without authentication only a
+// request addressed to this server by its own name may act: a page whose
+// DNS name was pointed at it (DNS rebinding) gets a 421. With it, the
+// tokens' names are logged once.
+func guardHosts(h http.Handler, k *httpapi.Keyring, listen string, log *slog.Logger) http.Handler {
+	if !k.Open() {
+		log.Info("API tokens", "names", k.Names())
+		return h
+	}
+	return httpapi.AllowHosts(httpapi.ListenHosts(listen), h)
 }
 
 // producerSecrets are the producer's credentials and webhook secrets, read

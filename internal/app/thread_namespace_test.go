@@ -95,13 +95,19 @@ func newThreadStack(t *testing.T) *threadStack {
 // post sends body to path with token and wants a 202.
 func (s *threadStack) post(t *testing.T, token, path, body string) {
 	t.Helper()
+	s.postWant(t, token, path, body, http.StatusAccepted)
+}
+
+// postWant sends body to path with token and wants the status code want.
+func (s *threadStack) postWant(t *testing.T, token, path, body string, want int) {
+	t.Helper()
 	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	w := httptest.NewRecorder()
 	s.h.ServeHTTP(w, req)
-	if w.Code != http.StatusAccepted {
-		t.Fatalf("POST %s %s: %d %s", path, body, w.Code, w.Body)
+	if w.Code != want {
+		t.Fatalf("POST %s %s: %d %s, want %d", path, body, w.Code, w.Body, want)
 	}
 }
 
@@ -159,10 +165,11 @@ func (s *threadStack) lookup(t *testing.T, id int) telegramfake.Message {
 }
 
 // TestRawMessageCannotHijackAlertThread: an alert opens its thread; a raw
-// message naming the alert's thread key, as the key used to be spelled or
-// as it is now stored, neither edits nor replies to the alert's message.
-// It goes out as a new message, exactly like one naming a thread that was
-// never opened. The alert's own resolution still replies to it.
+// message naming the alert's key as it used to be spelled, or a thread
+// never opened, goes out as a new message; one naming the alert's thread as
+// it is stored ("alert/…") gets a 403 from a sender's token. Neither edits
+// or replies to the alert's message. A token with the operate scope may
+// edit it, and the alert's own resolution still replies to it.
 func TestRawMessageCannotHijackAlertThread(t *testing.T) {
 	t.Parallel()
 	s := newThreadStack(t)
@@ -170,7 +177,15 @@ func TestRawMessageCannotHijackAlertThread(t *testing.T) {
 	alertID := s.opened(t, "alert/disk-db1/default")
 	alertText := s.lookup(t, alertID).Text
 	n := 1
-	for _, key := range []string{"disk-db1/default", "alert/disk-db1/default", "never-opened"} {
+	for _, mode := range []string{"edit", "reply", "open"} {
+		body := `{"chat":"` + threadChat + `","text":"false alarm","thread":{"key":"alert/disk-db1/default","mode":"` + mode + `"}}`
+		want := http.StatusForbidden
+		if mode == "open" {
+			want = http.StatusBadRequest
+		}
+		s.postWant(t, tokenA, "/v1/messages", body, want)
+	}
+	for _, key := range []string{"disk-db1/default", "never-opened"} {
 		for _, mode := range []string{"edit", "reply"} {
 			text := "resolved, false alarm: " + mode + " " + key
 			s.message(t, tokenA, text, key, mode)
@@ -186,6 +201,18 @@ func TestRawMessageCannotHijackAlertThread(t *testing.T) {
 	}
 	if got := s.opened(t, "alert/disk-db1/default"); got != alertID {
 		t.Fatalf("the alert's thread now holds message %d, want %d", got, alertID)
+	}
+	// The operator's note: tokenB (admin) carries the operate scope.
+	s.message(t, tokenB, "false alarm (ops)", "alert/disk-db1/default", "edit")
+	for {
+		if a := s.lookup(t, alertID); a.LastEdit != nil && a.LastEdit.Text == "false alarm (ops)" {
+			break
+		}
+		select {
+		case <-s.ctx.Done():
+			t.Fatal("the operate token's edit did not reach the alert's message")
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 	s.post(t, tokenA, "/v1/alerts", `{"title":"DiskFull on db-1","key":"disk-db1","status":"resolved"}`)
 	for _, m := range s.fake.Messages()[:n] {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/herald-dev/herald/internal/keys"
 )
 
 // Thread modes (Thread.Mode).
@@ -67,16 +69,7 @@ func MessageThreadSpace(principal string) string {
 
 // plainSpaceName reports whether name may appear as is in a namespace.
 func plainSpaceName(name string) bool {
-	if name == "" || len(name) > MaxThreadSpace-len(messageThreadSpace)-1 {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
+	return name != "" && len(name) <= MaxThreadSpace-len(messageThreadSpace)-1 && keys.NameChars(name)
 }
 
 // spaceThread puts the request's namespace in front of its message's

@@ -194,8 +194,14 @@ func ValidBotName(name string) bool {
 	if name == "" || len(name) > MaxBotName || name[0] < 'a' || name[0] > 'z' {
 		return false
 	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
+	return NameChars(name)
+}
+
+// NameChars reports whether s uses only a-z, 0-9, '_' and '-': the letters
+// of the names Herald puts into keys and namespaces (bots, tokens).
+func NameChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
 			return false
 		}
@@ -212,6 +218,12 @@ func Silences() string { return prefix + "silences" }
 // (unix milliseconds): the silences in force or still to come are those
 // scored after now, the expired ones those before.
 func SilenceEnds() string { return prefix + "silences:ends" }
+
+// SilenceMeta is the hash of each silence's version and regex program size
+// (field = silence id, value = "rev:size"): a cache reload reads it to tell
+// which silences changed, and the create script sums the sizes of the live
+// ones against the fleet-wide budget.
+func SilenceMeta() string { return prefix + "silences:meta" }
 
 // Silenced is the capped stream of the alerts that a silence kept from
 // being sent: which silence, when, and what the alert said.

@@ -188,6 +188,28 @@ func (a *API) postMessage(w http.ResponseWriter, r *http.Request) {
 	a.requests.WithLabelValues("/v1/messages", strconv.Itoa(status)).Inc()
 }
 
+// threadSpace picks the namespace of a message's thread: the token's own,
+// so that it reaches only threads the same token opened. A key naming an
+// alert's thread ("alert/…", as the alert's message shows it) is taken as
+// written for a token with the operate scope, to reply to or edit the
+// alert's message (say, "false alarm"); a sender's token gets a 403, and
+// nobody opens an alert's thread but its alert.
+func threadSpace(p httpapi.Principal, t *jobs.Thread) (string, *httpapi.Error) {
+	if t == nil || !strings.HasPrefix(t.Key, jobs.AlertThreadSpace) {
+		return jobs.MessageThreadSpace(p.Name), nil
+	}
+	switch {
+	case t.Mode == jobs.ThreadOpen:
+		return "", httpapi.Invalid("invalid message", jobs.FieldError{Field: "thread.mode",
+			Message: "an alert's thread (a key starting with " + jobs.AlertThreadSpace + ") is opened by its alert only; reply to it or edit it instead"})
+	case !p.Has(httpapi.ScopeOperate):
+		return "", httpapi.Errorf(http.StatusForbidden, httpapi.CodeForbidden,
+			"thread.key names an alert's thread: token %q may only reach threads it opened; replying to or editing an alert's message needs the %q scope",
+			p.Name, httpapi.ScopeOperate)
+	}
+	return "", nil
+}
+
 func (a *API) handleMessage(w http.ResponseWriter, r *http.Request) int {
 	// The principal names the namespace of the message's thread: without
 	// one there is no telling whose threads it may reach.
@@ -211,13 +233,18 @@ func (a *API) handleMessage(w http.ResponseWriter, r *http.Request) int {
 		}
 		req.IdempotencyKey = h
 	}
+	space, herr := threadSpace(p, req.Thread)
+	if herr != nil {
+		httpapi.WriteError(w, herr)
+		return herr.Status
+	}
 	ctx := durable.Track(r.Context())
 	res, err := a.cfg.Enqueuer.Enqueue(ctx, jobs.Request{Queue: req.Queue, Coalesce: req.Coalesce, CheckMarkup: true, Message: jobs.SendMessage{
 		Chat: string(req.Chat), Bot: req.Bot, Text: req.Text, ParseMode: req.ParseMode,
 		DisableNotification: req.DisableNotification, MessageThreadID: req.MessageThreadID,
 		DisableLinkPreview: req.DisableLinkPreview, ProtectContent: req.ProtectContent,
 		IdempotencyKey: req.IdempotencyKey, Photo: req.Photo, Buttons: req.Buttons, Thread: req.Thread,
-	}, ThreadSpace: jobs.MessageThreadSpace(p.Name)})
+	}, ThreadSpace: space})
 	var verr *jobs.ValidationError
 	switch {
 	case errors.As(err, &verr):

@@ -15,19 +15,23 @@ import (
 // httpapi.SameOrigin.
 func (a *API) monitoring() http.Handler {
 	ro, rw := a.cfg.Monitoring, a.cfg.MonitoringAdmin
-	if a.cfg.Keyring.Open() && rw != nil {
+	if rw == nil {
+		rw = ro // read-only mode: the UI itself refuses every change
+	}
+	k := a.cfg.Keyring
+	if k.Open() {
 		return rw
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, ok := a.cfg.Keyring.Identify(r)
+		p, ok := k.Identify(r)
 		switch {
 		case !ok:
 			httpapi.Unauthorized(w, "missing or wrong token: log in with an API token (basic auth, the token as password); one with the admin scope may change things")
-		case rw != nil && p.Has(httpapi.ScopeAdmin):
+		case p.Has(httpapi.ScopeAdmin):
 			rw.ServeHTTP(w, r)
 		case r.Method != http.MethodGet && r.Method != http.MethodHead:
 			msg := fmt.Sprintf("token %q only reads the web UI: log in with a token that has the admin scope (HERALD_ADMIN_TOKEN) to change anything", p.Name)
-			if rw == nil {
+			if !k.Grants(httpapi.ScopeAdmin) {
 				msg = "the web UI is read-only: set HERALD_ADMIN_TOKEN (or a tokens file entry with the admin scope) and log in with it to change anything"
 			}
 			httpapi.Forbidden(w, msg)

@@ -19,14 +19,14 @@ func TestMessageThreadsAreTheTokens(t *testing.T) {
 	t.Parallel()
 	h, b := newTestAPI(t, func(c *producer.Config) { c.Keyring = testKeyring(t, testToken, testAdminToken) })
 	asAdmin := hdr("Authorization", "Bearer "+testAdminToken)
-	const open = `{"chat":"42","text":"x","thread":{"key":"alert/disk/default","mode":"open"}}`
+	const open = `{"chat":"42","text":"x","thread":{"key":"disk/default","mode":"open"}}`
 	for _, tc := range []struct {
 		name   string
 		header http.Header
 		want   string
 	}{
-		{"api", nil, "msg/api/alert/disk/default"},
-		{"admin", asAdmin, "msg/admin/alert/disk/default"},
+		{"api", nil, "msg/api/disk/default"},
+		{"admin", asAdmin, "msg/admin/disk/default"},
 	} {
 		res := accepted(t, do(h, request{body: open, header: tc.header}))
 		m, _ := b.task(t, res.Queue, res.TaskID)

@@ -75,7 +75,7 @@ func ms(t time.Time) int64 { return t.UnixMilli() }
 
 // metaKey is the hash of the silences' meta entries ("rev:size", see
 // scripts.go), in the {herald} slot with the others.
-func metaKey() string { return keys.Silences() + ":meta" }
+func metaKey() string { return keys.SilenceMeta() }
 
 // silenceKeys are the KEYS of the silences' scripts.
 func silenceKeys() []string { return []string{keys.Silences(), keys.SilenceEnds(), metaKey()} }

@@ -123,7 +123,7 @@ func TestEnvExampleAsShippedNeedsTheSecrets(t *testing.T) {
 var botToken = regexp.MustCompile(`\d{5,}:[A-Za-z0-9_-]{30,}`)
 
 // secretNames are the variables that hold secrets.
-var secretNames = []string{config.EnvTelegramToken, config.EnvAPIToken}
+var secretNames = []string{config.EnvTelegramToken, config.EnvAPIToken, config.EnvAdminToken}
 
 func TestNoSecretInCommittedFiles(t *testing.T) {
 	t.Parallel()
@@ -171,7 +171,7 @@ func TestNoSecretInCommittedFiles(t *testing.T) {
 func TestEnvExampleHoldsNoToken(t *testing.T) {
 	t.Parallel()
 	for _, e := range parseEnvExample(t) {
-		if slices.Contains(secretNames, e.name) || slices.Contains([]string{config.EnvTelegramTokenFile, config.EnvAPITokenFile}, e.name) {
+		if slices.Contains(secretNames, e.name) || slices.Contains([]string{config.EnvTelegramTokenFile, config.EnvAPITokenFile, config.EnvAdminTokenFile}, e.name) {
 			t.Errorf("%s lists %s; the tokens are secret files (deploy/init-secrets.sh), each mounted only where it is used", envExampleFile, e.name)
 		}
 	}

@@ -84,6 +84,8 @@ type loadOpts struct {
 	// declaredOnly skips env_file resolution, so a service's Environment
 	// holds only what the compose file itself declares.
 	declaredOnly bool
+	// compose replaces the content of docker-compose.yml when set.
+	compose string
 }
 
 // loadProject loads the repository's compose file with compose-go from a
@@ -92,8 +94,11 @@ type loadOpts struct {
 func loadProject(t *testing.T, o loadOpts) *types.Project {
 	t.Helper()
 	dir := t.TempDir()
+	if o.compose == "" {
+		o.compose = readRepoFile(t, composeFile)
+	}
 	files := map[string]string{
-		composeFile:    readRepoFile(t, composeFile),
+		composeFile:    o.compose,
 		".env":         o.dotEnv,
 		prometheusFile: readRepoFile(t, prometheusFile),
 	}

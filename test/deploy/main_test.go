@@ -18,7 +18,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	placeholderSecrets = dir
-	for name, v := range map[string]string{secretBot: exampleBotTok, secretAPI: "placeholder-api-token"} {
+	for name, v := range map[string]string{secretBot: exampleBotTok, secretAPI: "placeholder-api-token", secretAdmin: "placeholder-admin-token"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(v+"\n"), 0o600); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

@@ -20,6 +20,7 @@ import (
 const (
 	secretBot      = "telegram_bot_token"
 	secretAPI      = "herald_api_token"
+	secretAdmin    = "herald_admin_token"
 	runSecrets     = "/run/secrets/"
 	initSecrets    = "deploy/init-secrets.sh"
 	containerUser  = 65532
@@ -49,13 +50,13 @@ func secretSources(s types.ServiceConfig) []string {
 }
 
 // TestEachContainerHoldsOnlyItsSecrets: the producer faces the internet and
-// never holds the bot token; the workers never hold the API token; each
-// _FILE setting points at a secret its service mounts (issue 14).
+// never holds the bot token; the workers never hold the API or the admin
+// token; each _FILE setting points at a secret its service mounts (issue 14).
 func TestEachContainerHoldsOnlyItsSecrets(t *testing.T) {
 	t.Parallel()
 	p := loadProject(t, loadOpts{dotEnv: exampleEnv(t), profiles: []string{"monitoring", "feeds"}})
 	want := map[string][]string{
-		svcProducer: {secretAPI}, svcProducerCheck: {secretAPI},
+		svcProducer: {secretAdmin, secretAPI}, svcProducerCheck: {secretAdmin, secretAPI},
 		svcWorker: {secretBot}, svcWorkerCheck: {secretBot},
 		svcFeeds: nil, svcPrometheus: nil, svcRedis: nil,
 	}
@@ -73,14 +74,17 @@ func TestEachContainerHoldsOnlyItsSecrets(t *testing.T) {
 			}
 		}
 	}
-	for svc, file := range map[string]string{
-		svcProducer: config.EnvAPITokenFile, svcProducerCheck: config.EnvAPITokenFile,
-		svcWorker: config.EnvTelegramTokenFile, svcWorkerCheck: config.EnvTelegramTokenFile,
+	for svc, files := range map[string][]string{
+		svcProducer:      {config.EnvAPITokenFile, config.EnvAdminTokenFile},
+		svcProducerCheck: {config.EnvAPITokenFile, config.EnvAdminTokenFile},
+		svcWorker:        {config.EnvTelegramTokenFile}, svcWorkerCheck: {config.EnvTelegramTokenFile},
 	} {
 		s := service(t, p, svc)
-		path := rawEnv(s)(file)
-		if !slices.Contains(secretSources(s), strings.TrimPrefix(path, runSecrets)) || !strings.HasPrefix(path, runSecrets) {
-			t.Errorf("%s: %s=%q is not one of its mounted secrets %v under %s", svc, file, path, secretSources(s), runSecrets)
+		for _, file := range files {
+			path := rawEnv(s)(file)
+			if !slices.Contains(secretSources(s), strings.TrimPrefix(path, runSecrets)) || !strings.HasPrefix(path, runSecrets) {
+				t.Errorf("%s: %s=%q is not one of its mounted secrets %v under %s", svc, file, path, secretSources(s), runSecrets)
+			}
 		}
 	}
 	for name, sec := range p.Secrets {
@@ -175,7 +179,7 @@ func TestInitSecretsWritesWorkingSecrets(t *testing.T) {
 		t.Errorf("%s mode %v, want 0700 (other host users stay out)", secrets, st.Mode().Perm())
 	}
 	api := map[string]string{}
-	for _, name := range []string{secretBot, secretAPI} {
+	for _, name := range []string{secretBot, secretAPI, secretAdmin} {
 		f := filepath.Join(secrets, name)
 		st, err := os.Stat(f)
 		if err != nil {
@@ -190,13 +194,24 @@ func TestInitSecretsWritesWorkingSecrets(t *testing.T) {
 	if api[secretBot] != exampleBotTok {
 		t.Errorf("bot token file does not hold the given token")
 	}
-	if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(api[secretAPI]) {
-		t.Errorf("API token %d characters, want 64 hex digits", len(api[secretAPI]))
+	for _, name := range []string{secretAPI, secretAdmin} {
+		if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(api[name]) {
+			t.Errorf("%s: %d characters, want 64 hex digits", name, len(api[name]))
+		}
+		if strings.Contains(string(out), api[name]) {
+			t.Errorf("init-secrets printed %s", name)
+		}
 	}
-	if strings.Contains(string(out), api[secretAPI]) {
-		t.Error("init-secrets printed the API token")
+	if api[secretAPI] == api[secretAdmin] {
+		t.Error("the API token and the admin token are the same")
 	}
-	// A second run keeps both files.
+	// It says what each generated token is for, on stderr.
+	for _, want := range []string{secretAPI + " (for senders", secretAdmin + " (for operators", "silences"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("init-secrets output does not say %q:\n%s", want, out)
+		}
+	}
+	// A second run keeps every file.
 	writeSecrets(t, filepath.Dir(secrets), "TELEGRAM_BOT_TOKEN=9999999:other")
 	for name, v := range api {
 		if b, _ := os.ReadFile(filepath.Join(secrets, name)); strings.TrimSpace(string(b)) != v {
@@ -266,7 +281,7 @@ func TestSecretFilesReadableByTheContainerUser(t *testing.T) {
 	if err := readAs("control", control); err == nil {
 		t.Fatal("uid 65532 read a 0600 root file; the test cannot tell readable from unreadable")
 	}
-	for _, name := range []string{secretBot, secretAPI} {
+	for _, name := range []string{secretBot, secretAPI, secretAdmin} {
 		if err := readAs(name, filepath.Join(secrets, name)); err != nil {
 			t.Errorf("uid %d cannot read %s as compose mounts it: %v", containerUser, name, err)
 		}

@@ -61,6 +61,12 @@ const githubSecret = "e2e-github-secret"
 
 // call sends one request with the fleet's API token and returns the status
 // and body.
+// asAdmin is call's header for a request that needs more than a sender's
+// token (silences need the operate scope).
+func asAdmin(f *fleet.Fleet) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + f.AdminToken}
+}
+
 func call(t *testing.T, f *fleet.Fleet, method, url string, body []byte, hdr map[string]string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, bytes.NewReader(body))

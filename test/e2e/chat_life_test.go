@@ -295,7 +295,7 @@ func TestButtonPressesAcknowledgeAndSilence(t *testing.T) {
 		} `json:"silences"`
 	}
 	waitFor(t, s.Ctx, "the silence", func() bool {
-		code, body := call(t, s.Fleet, http.MethodGet, bases[1]+"/v1/silences", nil, nil)
+		code, body := call(t, s.Fleet, http.MethodGet, bases[1]+"/v1/silences", nil, asAdmin(s.Fleet))
 		return code == http.StatusOK && json.Unmarshal([]byte(body), &list) == nil && len(list.Silences) == 1
 	})
 	sil := list.Silences[0]
@@ -309,7 +309,7 @@ func TestButtonPressesAcknowledgeAndSilence(t *testing.T) {
 	if out := fire(bases[1], "second"); !strings.Contains(out, sil.ID) {
 		t.Errorf("the second firing's answer %s does not name the silence %s", out, sil.ID)
 	}
-	code, body := call(t, s.Fleet, http.MethodGet, bases[0]+"/v1/silences/"+sil.ID+"/alerts", nil, nil)
+	code, body := call(t, s.Fleet, http.MethodGet, bases[0]+"/v1/silences/"+sil.ID+"/alerts", nil, asAdmin(s.Fleet))
 	if code != http.StatusOK || !strings.Contains(body, "Backup failed on db-1") {
 		t.Errorf("the silence's alerts: %d %s", code, body)
 	}

@@ -144,13 +144,16 @@ type Fleet struct {
 	// Updates lets the workers read the bots' updates (button presses)
 	// with getUpdates, as they do by default. Off, the fake sees only the
 	// requests that deliver messages, which is what the scenarios count.
-	Updates   bool
-	Producer  *Proc
-	APIBase   string // producer's http://host:port
-	APIToken  string
-	mu        sync.Mutex
-	Workers   []*Proc
-	nextIndex int
+	Updates  bool
+	Producer *Proc
+	APIBase  string // producer's http://host:port
+	APIToken string
+	// AdminToken is the producers' HERALD_ADMIN_TOKEN: every scope, for
+	// what a sender's token may not do (silences).
+	AdminToken string
+	mu         sync.Mutex
+	Workers    []*Proc
+	nextIndex  int
 }
 
 // FreeAddr returns a free loopback host:port.
@@ -197,14 +200,25 @@ func (f *Fleet) tokenEnv() []string {
 	return env
 }
 
+// producerEnv is a producer's listen address and tokens: APIToken for
+// senders, AdminToken for operators (set to defaults on first use).
+func (f *Fleet) producerEnv(addr string) []string {
+	if f.APIToken == "" {
+		f.APIToken = "bench-api-token"
+	}
+	if f.AdminToken == "" {
+		f.AdminToken = "bench-admin-token"
+	}
+	return []string{"HERALD_LISTEN=" + addr, "HERALD_API_TOKEN=" + f.APIToken, "HERALD_ADMIN_TOKEN=" + f.AdminToken}
+}
+
 // StartProducer starts the producer API and waits until it is ready.
 func (f *Fleet) StartProducer(ctx context.Context) error {
 	addr, err := FreeAddr()
 	if err != nil {
 		return err
 	}
-	f.APIToken = "bench-api-token"
-	env := append(f.commonEnv(), "HERALD_LISTEN="+addr, "HERALD_API_TOKEN="+f.APIToken)
+	env := append(f.commonEnv(), f.producerEnv(addr)...)
 	env = append(env, f.ProducerEnv...)
 	p, err := Start("producer", f.Bins.Producer, nil, env, filepath.Join(f.Dir, "producer.log"))
 	if err != nil {

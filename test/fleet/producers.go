@@ -15,10 +15,7 @@ func (f *Fleet) StartProducerProc(ctx context.Context, name string, extra ...str
 	if err != nil {
 		return nil, "", err
 	}
-	if f.APIToken == "" {
-		f.APIToken = "bench-api-token"
-	}
-	env := append(f.commonEnv(), "HERALD_LISTEN="+addr, "HERALD_API_TOKEN="+f.APIToken)
+	env := append(f.commonEnv(), f.producerEnv(addr)...)
 	env = append(env, extra...)
 	p, err := Start(name, f.Bins.Producer, nil, env, filepath.Join(f.Dir, name+".log"))
 	if err != nil {
