@@ -16,12 +16,13 @@ import (
 )
 
 // TestHeartbeatSignalRoutes: the heartbeat API's /start and /fail routes
-// are served by the producer behind the API token, next to the ping.
+// are served by the producer behind the API token, next to the ping; only a
+// token with the operate scope deletes a heartbeat (which ends its alerts).
 func TestHeartbeatSignalRoutes(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	cfg := config.Producer{Redis: config.Redis{URL: srv.URL()}, APIToken: "t"}.WithDefaults()
+	cfg := config.Producer{Redis: config.Redis{URL: srv.URL()}, APIToken: "t", AdminToken: "admin-t"}.WithDefaults()
 	h, cleanup, err := ProducerHandler(cfg, rdb, asynq.RedisClientOpt{Addr: srv.Addr}, NewRegistry(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -56,5 +57,14 @@ func TestHeartbeatSignalRoutes(t *testing.T) {
 	}
 	if hb.State != "down" || hb.DownReason != "fail" || hb.Schedule != "@daily" || hb.TimeZone != "Europe/Berlin" {
 		t.Errorf("/fail answered %+v", hb)
+	}
+	if w := call(http.MethodDelete, "/v1/heartbeats/backup", "t", ""); w.Code != http.StatusForbidden {
+		t.Errorf("DELETE with the sender's token: %d %s, want 403", w.Code, w.Body)
+	}
+	if w := call(http.MethodGet, "/v1/heartbeats/backup", "t", ""); w.Code != http.StatusOK {
+		t.Fatalf("the heartbeat after a refused DELETE: %d %s", w.Code, w.Body)
+	}
+	if w := call(http.MethodDelete, "/v1/heartbeats/backup", "admin-t", ""); w.Code/100 != 2 {
+		t.Errorf("DELETE with the admin token: %d %s", w.Code, w.Body)
 	}
 }

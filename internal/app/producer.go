@@ -216,6 +216,8 @@ func newMounts(cfg config.Producer, rdb redis.UniversalClient, reg prometheus.Re
 		{Pattern: "/v1/alerts", Handler: alertsAPI},
 		{Pattern: "/v1/heartbeats", Handler: hbAPI},
 		{Pattern: "/v1/heartbeats/", Handler: hbAPI},
+		// Deleting a heartbeat ends its overdue alerts, as a silence would.
+		{Pattern: "DELETE /v1/heartbeats/{name}", Handler: hbAPI, Scope: httpapi.ScopeOperate},
 		// Silences mute what others send: a sender's token may not.
 		{Pattern: "/v1/silences", Handler: st.Handler(), Scope: httpapi.ScopeOperate},
 		{Pattern: "/v1/silences/", Handler: st.Handler(), Scope: httpapi.ScopeOperate},

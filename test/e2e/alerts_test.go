@@ -165,7 +165,7 @@ func TestHeartbeatAlertsOnceAcrossReplicas(t *testing.T) {
 		return countContaining(textsTo(s.Fake, alertsChat), "nightly-backup is back") > 0
 	})
 	waitFor(t, s.Ctx, "nothing pending", outboxEmpty)
-	if code, body := call(t, s.Fleet, http.MethodDelete, bases[0]+"/v1/heartbeats/nightly-backup", nil, nil); code != http.StatusNoContent {
+	if code, body := call(t, s.Fleet, http.MethodDelete, bases[0]+"/v1/heartbeats/nightly-backup", nil, asAdmin(s.Fleet)); code != http.StatusNoContent {
 		t.Fatalf("delete: %d %s", code, body)
 	}
 	b.assertClean(t)
