@@ -42,18 +42,15 @@ func AllowHosts(allowed []string, next http.Handler) http.Handler {
 }
 
 // ListenHosts returns the Host values, for AllowHosts, of a server
-// listening on addr: the loopback names with any port (an SSH tunnel or a
-// port mapping changes the port, and the port is not what rebinding
-// forges), and addr's own host unless it is one of those: a name, an IP
-// address, or for an empty or unspecified host (all interfaces) every IP
-// address. Other names the server is reached by are the caller's to add.
+// listening on addr: the loopback names and every IP address, with any port
+// (an SSH tunnel, a port mapping or a relay such as socat changes the port
+// or the address, and neither is what rebinding forges: an IP address in
+// Host means no DNS answer was involved), and addr's own host when it is a
+// name. Other names the server is reached by are the caller's to add.
 func ListenHosts(addr string) []string {
-	hosts := append([]string(nil), loopbackHosts...)
+	hosts := append(append([]string(nil), loopbackHosts...), "0.0.0.0")
 	host, _ := splitHost(addr)
-	if host == "" {
-		return append(hosts, "0.0.0.0")
-	}
-	if !matchHost(parseRules(loopbackHosts), host) {
+	if host != "" && !matchHost(parseRules(hosts), host) {
 		hosts = append(hosts, host)
 	}
 	return hosts

@@ -37,7 +37,7 @@ func TestAllowHosts(t *testing.T) {
 		{"rebound name without port", loopback, "evil.example", 421},
 		{"subdomain of localhost", loopback, "evil.localhost:8080", 421},
 		{"name ending in localhost", loopback, "evillocalhost:8080", 421},
-		{"other IP address", loopback, "10.0.0.5:8080", 421},
+		{"another IP address (a relay, say)", loopback, "172.17.0.1:41000", 204},
 		{"no Host", loopback, "", 421},
 		{"listed name, any case", listed, "herald.example:443", 204},
 		{"listed address on its port", listed, "10.0.0.5:8080", 204},
@@ -99,7 +99,7 @@ func TestAllowHostsError(t *testing.T) {
 // TestListenHosts derives the allowed hosts from listen addresses.
 func TestListenHosts(t *testing.T) {
 	t.Parallel()
-	loop := []string{"localhost", "127.0.0.1", "::1"}
+	loop := []string{"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 	tests := []struct {
 		addr string
 		want []string
@@ -107,13 +107,13 @@ func TestListenHosts(t *testing.T) {
 		{"127.0.0.1:8080", loop},
 		{"localhost:8080", loop},
 		{"[::1]:0", loop},
-		{"127.0.0.2:8080", append(slices.Clone(loop), "127.0.0.2")},
-		{"192.168.1.5:8080", append(slices.Clone(loop), "192.168.1.5")},
-		{"[2001:db8::1]:8080", append(slices.Clone(loop), "2001:db8::1")},
+		{"127.0.0.2:8080", loop},
+		{"192.168.1.5:8080", loop},
+		{"[2001:db8::1]:8080", loop},
 		{"herald.lan:8080", append(slices.Clone(loop), "herald.lan")},
-		{":8080", append(slices.Clone(loop), "0.0.0.0")},
-		{"0.0.0.0:8080", append(slices.Clone(loop), "0.0.0.0")},
-		{"[::]:8080", append(slices.Clone(loop), "::")},
+		{":8080", loop},
+		{"0.0.0.0:8080", loop},
+		{"[::]:8080", loop},
 	}
 	for _, tc := range tests {
 		if got := ListenHosts(tc.addr); !slices.Equal(got, tc.want) {

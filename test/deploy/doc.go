@@ -12,6 +12,9 @@
 // start order on a healthy Redis, a stop grace period above the worker's
 // shutdown timeout, restart policies, networks, that every environment
 // variable named in the compose file or .env.example is one the binaries
-// read, that no secret is written into a committed file, and that
-// Prometheus scrapes the ports the binaries listen on.
+// read, that no secret is written into a committed file, that each
+// container mounts only its own secrets (the bot token only in the workers,
+// the API and admin tokens only in the producer), that the tokens file
+// recipe of docs/COMPOSE.md works, and that Prometheus scrapes the ports the
+// binaries listen on.
 package deploy

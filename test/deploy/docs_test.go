@@ -38,7 +38,11 @@ func TestComposeDocMatchesTheComposeFile(t *testing.T) {
 	}
 	// The secrets, the checks and the pinned versions as the file has them.
 	want = append(want, initSecrets, "docker compose ps", "`"+svcProducerCheck+"`", "`"+svcWorkerCheck+"`",
-		"service_completed_successfully", "0644", "65532")
+		"service_completed_successfully", "0644", "65532",
+		// Which token does what, and the upgrade step for installs
+		// written before the admin token existed.
+		"`"+config.EnvAdminTokenFile+"`", "`"+config.EnvTokensFile+"`",
+		"bind source path does not exist", "Upgrading from a version without the admin token")
 	for name := range p.Secrets {
 		want = append(want, "`"+name+"`")
 	}

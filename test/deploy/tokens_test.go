@@ -50,7 +50,7 @@ func mountedBy(p *types.Project, name string) []string {
 func TestAdminTokenOnlyInTheProducer(t *testing.T) {
 	t.Parallel()
 	projects := map[string]*types.Project{
-		composeFile: loadProject(t, loadOpts{dotEnv: exampleEnv(t), profiles: []string{"monitoring", "feeds"}}),
+		composeFile:                          loadProject(t, loadOpts{dotEnv: exampleEnv(t), profiles: []string{"monitoring", "feeds"}}),
 		composeFile + " + " + replicatedFile: loadReplicated(t),
 	}
 	want := []string{svcProducer, svcProducerCheck}
