@@ -28,9 +28,10 @@
 // blocking pop on Herald's wake list until there is news: a token a producer
 // pushed after an enqueue (Notify), a local wake-up (a deferred task made
 // due, a forward of due tasks seen on the same client, recognised by the
-// forward script's keys) pushed to the worker's own inbox, or MaxIdle
-// elapsing. Each token wakes exactly one idle worker, and busy workers take
-// none, so a fleet does not stampede on every message. When news ends a held
+// forward script's keys) pushed to the worker's own inbox, or a second
+// elapsing (the next round is then answered from the empty marks below,
+// without a round trip). Each token wakes exactly one idle worker, and busy
+// workers take none, so a fleet does not stampede on every message. When news ends a held
 // round, the hook rewrites the dequeue call's keys to the queue the news was
 // about, so the task is taken at once.
 //
@@ -55,7 +56,11 @@
 // A dequeue whose queue's node does not answer (down, failing over) would
 // end asynq's whole round, so tasks of queues on healthy nodes would wait
 // as well: the hook answers that queue empty for a second instead, and the
-// round goes on.
+// round goes on. A blocking pop that fails, or that a hung node keeps
+// past its second (go-redis waits 10 s more for a blocking command's
+// answer), ends the held round: the empty marks are forgotten, since the
+// producers' news may now land on a promoted replica the worker does not
+// yet listen to, and the next round asks every queue.
 //
 // # The heartbeat (heartbeat.go)
 //

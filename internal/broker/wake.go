@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,7 +23,8 @@ type Waker struct {
 	ch      chan struct{} // a local token: news while no round is held
 	quit    chan struct{}
 	once    sync.Once
-	holding bool // a round is blocked in the pop (guarded by mu)
+	holding bool        // a round is blocked in the pop (guarded by mu)
+	popping atomic.Bool // a blocking pop has not returned yet
 
 	mu    sync.Mutex
 	seen  map[string]bool
@@ -32,9 +34,11 @@ type Waker struct {
 	now   func() time.Time
 }
 
-// NewWaker returns a Waker for a worker serving queues. maxIdle bounds how long an
-// idle round is held (default 1s). id names the worker's inbox (unique per
-// process). Call SetClient before the hook sees traffic.
+// NewWaker returns a Waker for a worker serving queues. maxIdle bounds how
+// long a queue found empty is answered empty without news (default 1s);
+// an idle round is held in Redis for at most popBlock of it. id names the
+// worker's inbox (unique per process). Call SetClient before the hook sees
+// traffic.
 func NewWaker(queues []string, maxIdle time.Duration, id string) *Waker {
 	if maxIdle <= 0 {
 		maxIdle = time.Second
@@ -330,7 +334,7 @@ func (w *Waker) hold() string {
 		return w.lastServed()
 	default:
 	}
-	res, err := w.rdb.BLPop(context.Background(), w.maxIdle, keys.WakeList(), w.inbox).Result()
+	res, err := w.pop(min(w.maxIdle, popBlock))
 	w.setHolding(false)
 	// The local token of news that arrived while blocked is spent with it.
 	select {
@@ -339,11 +343,16 @@ func (w *Waker) hold() string {
 	}
 	switch {
 	case errors.Is(err, redis.Nil):
-		return "" // MaxIdle passed
+		return "" // popBlock passed: the next round is answered from the empty marks
 	case err != nil:
-		// Redis trouble (a node down, a failover): wait locally, but not
-		// a whole MaxIdle, so that the worker finds the new primary and
-		// the producers' news there within a second of its promotion.
+		// Redis trouble (a node down or hung, a failover): producers' news
+		// may not reach this worker until the wake list's slot has moved,
+		// so forget the empty marks (the next round asks each queue) and
+		// wait locally, but not a whole MaxIdle, so that the worker finds
+		// the new primary's tasks within a second or two of its promotion.
+		w.mu.Lock()
+		clear(w.empty)
+		w.mu.Unlock()
 		return w.holdLocal(min(w.maxIdle, troubleWait))
 	}
 	queue := res[1]
@@ -359,6 +368,56 @@ func (w *Waker) hold() string {
 		w.mu.Unlock()
 	}
 	return queue
+}
+
+// How long one blocking pop of an idle round lasts, and how much longer
+// its answer is waited for. A round ends after popBlock (the empty marks
+// answer the next one without a round trip, so an idle worker sends one
+// BLPOP a second); a node that hangs rather than refusing (SIGSTOP, a host
+// gone from the network) keeps the pop until go-redis's read deadline,
+// popBlock plus 10 s, so the round stops waiting for it after
+// popBlock+popGrace and goes on with the queues, wherever they now live.
+const (
+	popBlock = time.Second
+	popGrace = 500 * time.Millisecond
+)
+
+// errPopStuck answers an idle round whose blocking pop did not return in
+// time, or whose previous pop has still not returned.
+var errPopStuck = errors.New("broker: blocking pop on the wake list did not return")
+
+// pop runs the blocking pop of an idle round for at most block, and waits
+// for it at most block+popGrace. A token that a pop given up on takes
+// later is not lost: it becomes local news.
+func (w *Waker) pop(block time.Duration) ([]string, error) {
+	if !w.popping.CompareAndSwap(false, true) {
+		return nil, errPopStuck // the previous pop still hangs on its node
+	}
+	type answer struct {
+		res []string
+		err error
+	}
+	got, gone := make(chan answer), make(chan struct{})
+	go func() {
+		defer w.popping.Store(false)
+		res, err := w.rdb.BLPop(context.Background(), block, keys.WakeList(), w.inbox).Result()
+		select {
+		case got <- answer{res, err}:
+		case <-gone:
+			if err == nil && len(res) == 2 {
+				w.WakeQueue(res[1])
+			}
+		}
+	}()
+	t := time.NewTimer(block + popGrace)
+	defer t.Stop()
+	select {
+	case a := <-got:
+		return a.res, a.err
+	case <-t.C:
+		close(gone)
+		return nil, errPopStuck
+	}
 }
 
 func (w *Waker) setHolding(v bool) {

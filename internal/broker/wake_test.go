@@ -478,3 +478,52 @@ func TestDequeueSkipsAnUnreachableQueue(t *testing.T) {
 		t.Fatalf("%d dequeue errors reached asynq, each ending a round; want 0", n)
 	}
 }
+
+// hangPops makes every blocking pop hang while armed, as a node that was
+// SIGSTOPped or left the network does, until released.
+type hangPops struct {
+	armed   atomic.Bool
+	release chan struct{}
+}
+
+func (h *hangPops) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *hangPops) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h *hangPops) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() != "blpop" || !h.armed.Load() {
+			return next(ctx, cmd)
+		}
+		<-h.release
+		cmd.SetErr(errors.New("i/o timeout"))
+		return cmd.Err()
+	}
+}
+
+// TestHungWakeListDoesNotHoldTheWorker: when the node of the wake list
+// hangs, news from producers no longer arrives (after a failover it goes to
+// the new master), so an idle worker must not stay in its pop, nor trust
+// its empty marks: a task enqueued without news is handled within seconds,
+// not after the pop's read deadline or MaxIdle.
+func TestHungWakeListDoesNotHoldTheWorker(t *testing.T) {
+	t.Parallel()
+	hang := &hangPops{release: make(chan struct{})}
+	t.Cleanup(func() { close(hang.release) })
+	b := setupWith(t, wakeSetup{maxIdle: time.Minute, inner: []redis.Hook{hang}})
+	b.enqueue(t, "default", "before", true)
+	b.expect(t, "default:before")
+	hang.armed.Store(true)
+	b.waitIdle(t)
+	b.enqueue(t, "low", "without-news", false)
+	select {
+	case got := <-b.handled:
+		if got != "low:without-news" {
+			t.Fatalf("handled %q, want low:without-news", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a task was not handled within 5s while the wake list's node hung")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -452,6 +453,7 @@ func TestClusterReloadsOnRefusal(t *testing.T) {
 		{nil, false}, {redis.Nil, false}, {context.Canceled, false},
 		{&net.OpError{Op: "dial", Err: errors.New("connect: connection refused")}, true},
 		{io.EOF, true}, {redis.ErrClosed, true},
+		{&net.OpError{Op: "read", Err: os.ErrDeadlineExceeded}, true}, // a hung node
 		{errors.New("READONLY You can't write against a read only replica."), true},
 		{errors.New("CLUSTERDOWN The cluster is down"), true},
 		{errors.New("ERR wrong number of arguments"), false},

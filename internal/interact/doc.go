@@ -8,11 +8,15 @@
 //
 //   - getUpdates (poller.go, the default): for each bot, the one worker
 //     process that holds the bot's lease (keys.Space.UpdatesLease, taken
-//     with SET NX PX and renewed by a script that checks the holder) long
-//     polls. Every update becomes a task on the queue, and only then does
-//     the offset stored in Redis (keys.Space.UpdatesOffset) move past it,
-//     so that a holder that dies loses nothing and the next one continues
-//     from there without handing the same updates over again.
+//     when free and renewed every third of its few seconds by a script
+//     that checks the holder) long polls, each poll ending before the
+//     lease could run out, so that a dead holder's successor polls within
+//     seconds and two holders never poll at once. Standbys try the lease
+//     as the one they saw runs out, and at least every 2 s. Every update becomes a task on the
+//     queue, and only then does the offset stored in Redis
+//     (keys.Space.UpdatesOffset) move past it, so that a holder that dies
+//     loses nothing and the next one continues from there without handing
+//     the same updates over again.
 //   - a webhook (webhook.go, register.go): the workers point each bot's
 //     webhook at the producer (setWebhook, with a secret token), and the
 //     producer's POST /telegram/{bot}/updates checks the secret and
@@ -32,7 +36,10 @@
 // alert's is refused like one from another chat. A permitted press is
 // recorded once, by its callback query id, in keys.Space.CallbackQuery:
 // the record also holds how far the press got, so that a retried task
-// finishes the press and a redelivered one changes nothing. Then:
+// finishes the press and a redelivered one does nothing. The record also
+// names the one task that answers the query (the recording one, or for a
+// press not recorded, the first to answer): Telegram takes one answer,
+// and it must be the outcome's. Then:
 //
 //   - Acknowledge stores who acknowledged this firing of the alert first
 //     (keys.Space.Acknowledged, named by the thread key and the id of the

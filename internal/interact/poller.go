@@ -21,14 +21,19 @@ import (
 // Defaults of PollerConfig.
 const (
 	// DefaultLeaseTTL is how long a bot's updates lease lasts unless its
-	// holder renews it: the longest a dead holder keeps the fleet from
-	// polling.
-	DefaultLeaseTTL = 15 * time.Second
-	// DefaultAcquireEvery is how often a process that does not hold a
-	// bot's lease tries to take it.
-	DefaultAcquireEvery = 5 * time.Second
-	// DefaultPollTimeout is the long poll's wait for an update; the Bot
-	// API client cuts it to stay within its request timeout.
+	// holder renews it (every third of it): about the longest a dead
+	// holder keeps the fleet from polling. Telegram takes a press's
+	// answer for some 15 s, so the hand-over must be far shorter.
+	DefaultLeaseTTL = 3 * time.Second
+	// DefaultAcquireEvery is the longest a process that does not hold a
+	// bot's lease waits between tries to take it. It also tries as soon as
+	// the lease it saw would run out, so that a dead holder is replaced
+	// within about LeaseTTL whatever this is; this bounds the hand-over
+	// after a holder's shutdown and the Redis commands of standbys.
+	DefaultAcquireEvery = 2 * time.Second
+	// DefaultPollTimeout caps the long poll's wait for an update. Each
+	// poll is cut further to end before the holder's lease could run out
+	// (see Poller), so in practice it lasts a second or two.
 	DefaultPollTimeout = 30 * time.Second
 	// DefaultErrorDelay is the first wait after a failed round; it doubles
 	// up to DefaultErrorDelayCap while the failures last.
@@ -54,7 +59,9 @@ type PollerConfig struct {
 	Owner string
 	// LeaseTTL, AcquireEvery and PollTimeout: see their defaults
 	// (DefaultLeaseTTL, DefaultAcquireEvery, DefaultPollTimeout). The
-	// holder renews its lease every LeaseTTL/3.
+	// holder renews its lease every LeaseTTL/3; a lease under a few
+	// seconds leaves no room for a long poll, and the holder short polls
+	// once per renewal instead.
 	LeaseTTL     time.Duration
 	AcquireEvery time.Duration
 	PollTimeout  time.Duration
@@ -145,7 +152,9 @@ func (c PollerConfig) validate() error {
 // process of the fleet at a time: the holder of the bot's lease. It hands
 // every update to the queue before it moves the bot's stored offset past
 // it, so that a holder that stops or dies loses nothing and its successor
-// neither skips nor repeats updates.
+// neither skips nor repeats updates. A holder's getUpdates always ends
+// before its lease could run out, so two holders' polls never overlap
+// (Telegram would end one with 409 Conflict).
 type Poller struct {
 	cfg PollerConfig
 	log *slog.Logger
@@ -200,26 +209,37 @@ func (p *Poller) Shutdown() {
 }
 
 // run takes the bot's lease whenever it is free and polls while it holds
-// it.
+// it. A process that finds another holder tries again when that lease
+// would run out, or after AcquireEvery if sooner.
 func (p *Poller) run(ctx context.Context, name string, bot Bot) {
 	log := p.log.With("bot", name)
 	sp := keys.Bot(name)
 	for ctx.Err() == nil {
-		held, err := takeLeaseScript.Run(ctx, p.cfg.Redis, []string{sp.UpdatesLease()}, p.cfg.Owner, p.cfg.LeaseTTL.Milliseconds()).Int()
+		took := time.Now()
+		left, err := takeLeaseScript.Run(ctx, p.cfg.Redis, []string{sp.UpdatesLease()}, p.cfg.Owner, p.cfg.LeaseTTL.Milliseconds()).Int64()
+		wait := p.cfg.AcquireEvery
 		switch {
-		case err != nil && ctx.Err() == nil:
-			log.Warn("could not take the updates lease", "error", err)
-		case held == 1:
+		case err != nil:
+			if ctx.Err() == nil {
+				log.Warn("could not take the updates lease", "error", err)
+			}
+		case left == 0:
 			log.Info("polling the bot's updates (this process holds its lease)")
 			p.cfg.Metrics.Polling.WithLabelValues(name).Set(1)
-			p.hold(ctx, log, name, bot)
+			p.hold(ctx, log, name, bot, took)
 			p.cfg.Metrics.Polling.WithLabelValues(name).Set(0)
 			p.release(log, sp)
 			continue
+		default:
+			wait = min(wait, time.Duration(left)*time.Millisecond+acquireSlack)
 		}
-		sleep(ctx, p.cfg.AcquireEvery)
+		sleep(ctx, wait)
 	}
 }
+
+// acquireSlack is how long after the lease it saw would run out a
+// process tries to take it.
+const acquireSlack = 20 * time.Millisecond
 
 // release hands the lease back, on a context of its own: the poller's has
 // ended.
@@ -234,47 +254,64 @@ func (p *Poller) release(log *slog.Logger, sp keys.Space) {
 	log.Info("stopped polling the bot's updates; lease handed back")
 }
 
-// hold polls while the lease is this process's: a renewer extends it every
-// third of its time to live and ends the polling once it is lost (or
-// cannot be extended before it expires).
-func (p *Poller) hold(ctx context.Context, log *slog.Logger, name string, bot Bot) {
+// lease is what a holder knows of its lease: the time until which it
+// surely holds it (the start of the last renewal that succeeded, plus the
+// time to live), and a signal after each renewal.
+type lease struct {
+	mu      sync.Mutex
+	until   time.Time
+	renewed chan struct{}
+}
+
+func newLease(until time.Time) *lease {
+	return &lease{until: until, renewed: make(chan struct{}, 1)}
+}
+
+func (l *lease) extend(until time.Time) {
+	l.mu.Lock()
+	l.until = until
+	l.mu.Unlock()
+	select {
+	case l.renewed <- struct{}{}:
+	default:
+	}
+}
+
+func (l *lease) held() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.until
+}
+
+// wait returns after the next renewal, after d, or when ctx ends.
+func (l *lease) wait(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-l.renewed:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// hold polls while the lease, taken at took, is this process's: renew
+// extends it and ends the polling once it is lost. The offset is read from
+// Redis once, then kept here: only the holder moves it.
+func (p *Poller) hold(ctx context.Context, log *slog.Logger, name string, bot Bot, took time.Time) {
 	ctx, lost := context.WithCancelCause(ctx)
 	defer lost(nil)
-	sp := keys.Bot(name)
+	l := newLease(took.Add(p.cfg.LeaseTTL))
 	renewed := make(chan struct{})
 	go func() {
 		defer close(renewed)
-		last := time.Now()
-		t := time.NewTicker(p.cfg.LeaseTTL / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			n, err := renewLeaseScript.Run(ctx, p.cfg.Redis, []string{sp.UpdatesLease()}, p.cfg.Owner, p.cfg.LeaseTTL.Milliseconds()).Int()
-			switch {
-			case err == nil && n == 1:
-				last = time.Now()
-			case err == nil:
-				lost(errors.New("another process holds the lease"))
-				return
-			case ctx.Err() != nil:
-				return
-			case time.Since(last) >= p.cfg.LeaseTTL:
-				lost(fmt.Errorf("the lease could not be renewed before it expired: %w", err))
-				return
-			default:
-				log.Warn("could not renew the updates lease; trying again", "error", err)
-			}
-		}
+		p.renew(ctx, log, keys.Bot(name), l, lost)
 	}()
 	defer func() { <-renewed }()
 
+	offset := int64(-1) // not read yet
 	failures := 0
 	for ctx.Err() == nil {
-		ok, wait := p.round(ctx, log, name, bot, lost)
+		ok, wait := p.round(ctx, log, name, bot, l, &offset, lost)
 		if ok {
 			failures = 0
 			continue
@@ -287,26 +324,90 @@ func (p *Poller) hold(ctx context.Context, log *slog.Logger, name string, bot Bo
 	}
 }
 
+// renew extends the lease every third of its time to live until ctx ends,
+// and calls lost when another process holds it or when it could not be
+// extended before it ran out.
+func (p *Poller) renew(ctx context.Context, log *slog.Logger, sp keys.Space, l *lease, lost context.CancelCauseFunc) {
+	t := time.NewTicker(p.cfg.LeaseTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		start := time.Now()
+		n, err := renewLeaseScript.Run(ctx, p.cfg.Redis, []string{sp.UpdatesLease()}, p.cfg.Owner, p.cfg.LeaseTTL.Milliseconds()).Int()
+		switch {
+		case err == nil && n == 1:
+			l.extend(start.Add(p.cfg.LeaseTTL))
+		case err == nil:
+			lost(errors.New("another process holds the lease"))
+			return
+		case ctx.Err() != nil:
+			return
+		case !time.Now().Before(l.held()):
+			lost(fmt.Errorf("the lease could not be renewed before it expired: %w", err))
+			return
+		default:
+			log.Warn("could not renew the updates lease; trying again", "error", err)
+		}
+	}
+}
+
+// pollSlack is the time left for getUpdates's answer to come back after
+// Telegram's long poll ends.
+const pollSlack = 250 * time.Millisecond
+
+// budget is the next getUpdates's long poll timeout (whole seconds, as
+// Telegram takes it; 0 for a short poll) and the deadline by which the
+// call must have ended: a sixth of the lease before it could run out.
+// ok is false when that deadline has passed (the renewal is late).
+func (p *Poller) budget(l *lease) (timeout time.Duration, deadline time.Time, ok bool) {
+	deadline = l.held().Add(-p.cfg.LeaseTTL / 6)
+	left := time.Until(deadline)
+	if left <= 0 {
+		return 0, deadline, false
+	}
+	return max(min(p.cfg.PollTimeout, (left-pollSlack).Truncate(time.Second)), 0), deadline, true
+}
+
 // round is one getUpdates call and the hand-over of what it returned. It
 // reports false after a failure (the caller waits before the next round,
 // at least wait: a 429's retry_after), and calls lost when it finds the
-// lease gone.
-func (p *Poller) round(ctx context.Context, log *slog.Logger, name string, bot Bot, lost context.CancelCauseFunc) (ok bool, wait time.Duration) {
+// lease gone. offset is the holder's copy of the stored offset, -1 until
+// read.
+func (p *Poller) round(ctx context.Context, log *slog.Logger, name string, bot Bot, l *lease, offset *int64,
+	lost context.CancelCauseFunc) (ok bool, wait time.Duration) {
 	sp := keys.Bot(name)
-	offset, err := p.cfg.Redis.Get(ctx, sp.UpdatesOffset()).Int64()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		if ctx.Err() == nil {
-			p.cfg.Metrics.PollErrors.WithLabelValues(name, "redis").Inc()
-			log.Warn("could not read the updates offset", "error", err)
+	if *offset < 0 {
+		o, err := p.cfg.Redis.Get(ctx, sp.UpdatesOffset()).Int64()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			if ctx.Err() == nil {
+				p.cfg.Metrics.PollErrors.WithLabelValues(name, "redis").Inc()
+				log.Warn("could not read the updates offset", "error", err)
+			}
+			return false, 0
 		}
-		return false, 0
+		*offset = o
 	}
-	ups, err := bot.GetUpdates(ctx, offset, p.cfg.PollTimeout)
-	if err != nil {
-		if ctx.Err() != nil {
-			return true, 0
-		}
+	timeout, deadline, ok := p.budget(l)
+	if !ok {
+		l.wait(ctx, p.cfg.LeaseTTL/3)
+		return true, 0
+	}
+	pctx, cancel := context.WithDeadline(ctx, deadline)
+	ups, err := bot.GetUpdates(pctx, *offset, timeout)
+	cancel()
+	switch {
+	case err != nil && pctx.Err() != nil:
+		// Stopped, or cut to end within the lease: not a failure.
+		return true, 0
+	case err != nil:
 		return false, p.pollFailed(log, name, err)
+	case len(ups) == 0 && timeout == 0:
+		// A lease too short for a long poll: one short poll per renewal.
+		l.wait(ctx, p.cfg.LeaseTTL/3)
 	}
 	for _, u := range ups {
 		if _, err := p.cfg.Tasks.Enqueue(ctx, name, ViaPoll, u); err != nil {
@@ -333,6 +434,7 @@ func (p *Poller) round(ctx context.Context, log *slog.Logger, name string, bot B
 			lost(errors.New("another process holds the lease"))
 			return false, 0
 		}
+		*offset = n
 		log.Debug("update queued", "update_id", u.UpdateID)
 	}
 	return true, 0

@@ -204,6 +204,9 @@ type press struct {
 	// earlier one of the task); resumed when an earlier attempt recorded
 	// it and did not finish it.
 	recorded, resumed bool
+	// answerClaimed is set once it is settled whether this task answers
+	// the query (answerer): one task does, fleet-wide.
+	answerClaimed, answerer bool
 	// incident names the firing of the alert the press acts on (see
 	// incidentOf), as the press record keeps it.
 	incident string
@@ -395,36 +398,9 @@ const (
 func (h *Handler) accept(ctx context.Context, p *press) error {
 	ctx = durable.Track(ctx)
 	key := p.keys.CallbackQuery(p.q.ID)
-	res, err := claimScript.Run(ctx, h.rdb, []string{key}, p.task.ID, p.action, h.cfg.PressRetention.Milliseconds()).Slice()
-	if err == nil && len(res) != 2 {
-		err = fmt.Errorf("unexpected reply %v", res)
+	if stop, err := h.claim(ctx, p, key); stop || err != nil {
+		return err
 	}
-	if err != nil {
-		return h.retry(p, "redis", fmt.Errorf("record the press: %w", err))
-	}
-	status, _ := res[0].(int64)
-	prev, _ := res[1].(string)
-	switch status {
-	case 0:
-		// Telegram delivered the press again: answer it once more (the
-		// user may not have seen the first answer), change nothing.
-		p.log.Info("the press was delivered again; answering once more, nothing else")
-		h.count(p, p.action, OutcomeDuplicate)
-		if prev == "" {
-			prev = defaultAnswer(p.action)
-		}
-		_ = h.answer(ctx, p, prev, false)
-		return nil
-	case -1:
-		p.log.Debug("the press was delivered again; already answered twice")
-		h.count(p, p.action, OutcomeDuplicate)
-		return nil
-	case 3:
-		return nil
-	case 2:
-		p.resumed = true
-	}
-	p.recorded = true
 	rec, err := h.loadRecord(ctx, key)
 	if err != nil {
 		return h.retry(p, "redis", err)
@@ -474,6 +450,35 @@ func (h *Handler) accept(ctx context.Context, p *press) error {
 	return nil
 }
 
+// claim records the press for p's task, and settles whether the task
+// answers it (see claimScript). stop is set when there is nothing (more)
+// to do: the press is another task's, or this task finished it.
+func (h *Handler) claim(ctx context.Context, p *press, key string) (stop bool, err error) {
+	res, err := claimScript.Run(ctx, h.rdb, []string{key}, p.task.ID, p.action, h.cfg.PressRetention.Milliseconds()).Int64Slice()
+	if err == nil && len(res) != 2 {
+		err = fmt.Errorf("unexpected reply %v", res)
+	}
+	if err != nil {
+		return true, h.retry(p, "redis", fmt.Errorf("record the press: %w", err))
+	}
+	switch res[0] {
+	case 0:
+		// Telegram delivered the press again. Its first task answers it,
+		// with the outcome: an answer from here could come first, with
+		// the wrong text, and Telegram takes one answer only.
+		p.log.Info("the press was delivered again; another task handles and answers it")
+		h.count(p, p.action, OutcomeDuplicate)
+		return true, nil
+	case 3:
+		return true, nil
+	case 2:
+		p.resumed = true
+	}
+	p.recorded = true
+	p.answerClaimed, p.answerer = true, res[1] == 1
+	return false, nil
+}
+
 // loadRecord reads the press record.
 func (h *Handler) loadRecord(ctx context.Context, key string) (record, error) {
 	m, err := h.rdb.HGetAll(ctx, key).Result()
@@ -491,14 +496,6 @@ func boolField(b bool) string {
 		return "1"
 	}
 	return "0"
-}
-
-// defaultAnswer is the answer of an action when none was stored.
-func defaultAnswer(action string) string {
-	if d := callbacks.SilenceFor(action); d > 0 {
-		return "Silenced for " + span(d)
-	}
-	return answerAcknowledged
 }
 
 // act does the press's action and fills in rec's answer and line.
@@ -709,12 +706,26 @@ func (h *Handler) editTarget(ctx context.Context, p *press) (*jobs.Thread, strin
 	return &jobs.Thread{Key: key, Mode: jobs.ThreadEdit}, record, nil
 }
 
-// answer answers the press. A failure that may pass (a network error, a
+// answer answers the press, unless another task (one that recorded it, or
+// an earlier delivery) claimed its answer: Telegram takes one answer per
+// query, and it must be the outcome's. A failure that may pass (a network error, a
 // 5xx, a 429) is returned as a Retry when the next attempt still comes
 // within AnswerWindow of the press's arrival; any other
 // (the query is too old, or was answered: 400) is logged and dropped, as a
 // retry could not succeed.
 func (h *Handler) answer(ctx context.Context, p *press, text string, alert bool) error {
+	if !p.answerClaimed {
+		n, err := answerClaimScript.Run(ctx, h.rdb, []string{p.keys.CallbackQuery(p.q.ID)}, p.task.ID,
+			h.cfg.PressRetention.Milliseconds()).Int()
+		if err != nil {
+			return h.retry(p, "redis", fmt.Errorf("claim the answer: %w", err))
+		}
+		p.answerClaimed, p.answerer = true, n == 1
+	}
+	if !p.answerer {
+		p.log.Info("another task answers this callback query; not answered here")
+		return nil
+	}
 	err := p.api.AnswerCallback(ctx, p.q.ID, text, alert)
 	if err == nil {
 		return nil

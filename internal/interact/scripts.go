@@ -11,14 +11,20 @@ import "github.com/redis/go-redis/v9"
 //
 // KEYS[1] the lease (keys.Space.UpdatesLease)
 // ARGV[1] the caller's owner id, ARGV[2] the lease's time to live
-// Returns 1 when the caller holds the lease now, 0 when another does.
+// Returns 0 when the caller holds the lease now; else the other holder's
+// lease's remaining time to live (at least 1), so that the caller tries
+// again as it runs out.
 var takeLeaseScript = redis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if cur and cur ~= ARGV[1] then
-  return 0
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl < 1 then
+    ttl = tonumber(ARGV[2])
+  end
+  return ttl
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1
+return 0
 `)
 
 // renewLeaseScript extends the lease of its holder.
@@ -72,35 +78,60 @@ return cur
 `)
 
 // claimScript records a press the first time its callback query comes,
-// in a hash that later steps fill in (see record in press.go).
+// in a hash that later steps fill in (see record in press.go), and gives
+// the query's answer to the recording task unless another task claimed it
+// first (answerClaimScript).
 //
 // KEYS[1] the press record (keys.Space.CallbackQuery)
 // ARGV[1] the owner: the id of the task handling the press
 // ARGV[2] the action, ARGV[3] the record's time to live
-// Returns {status, answer}: status 1 when this call recorded the press,
+// Returns {status, answerer}: status 1 when this call recorded the press,
 // 2 when the owner comes back to a press it has not finished, 3 when the
-// owner's press is finished, 0 for the first duplicate (another task with
-// the same query: it may answer once more, with answer, the text the
-// press was answered with, "" when not decided yet), -1 for any later
-// duplicate.
+// owner's press is finished, 0 for a duplicate (another task with the
+// same query, which does nothing); answerer is 1 when the owner answers
+// the query.
 var claimScript = redis.NewScript(`
 local owner = redis.call('HGET', KEYS[1], 'owner')
+local status = 0
 if not owner then
   redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'action', ARGV[2])
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
-  return {1, ''}
+  status = 1
+elseif owner ~= ARGV[1] then
+  return {0, 0}
+elseif redis.call('HEXISTS', KEYS[1], 'done') == 1 then
+  status = 3
+else
+  status = 2
 end
-if owner == ARGV[1] then
-  if redis.call('HEXISTS', KEYS[1], 'done') == 1 then
-    return {3, ''}
+redis.call('HSETNX', KEYS[1], 'answerer', ARGV[1])
+if redis.call('HGET', KEYS[1], 'answerer') == ARGV[1] then
+  return {status, 1}
+end
+return {status, 0}
+`)
+
+// answerClaimScript claims the answer of a callback query for a task
+// that answers without recording the press (a refusal, an alert no longer
+// tracked), so that the query is answered once whichever tasks bring it.
+//
+// KEYS[1] the press record
+// ARGV[1] the id of the task, ARGV[2] the record's time to live when it
+// is made here
+// Returns 1 when the task answers, 0 when another task does.
+var answerClaimScript = redis.NewScript(`
+local cur = redis.call('HGET', KEYS[1], 'answerer')
+if not cur then
+  redis.call('HSET', KEYS[1], 'answerer', ARGV[1])
+  if redis.call('PTTL', KEYS[1]) < 0 then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
   end
-  return {2, ''}
+  return 1
 end
-local answer = redis.call('HGET', KEYS[1], 'answer') or ''
-if redis.call('HINCRBY', KEYS[1], 'dups', 1) == 1 then
-  return {0, answer}
+if cur == ARGV[1] then
+  return 1
 end
-return {-1, answer}
+return 0
 `)
 
 // noteScript adds a press's line below its thread's message, once per

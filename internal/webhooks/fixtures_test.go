@@ -53,6 +53,8 @@ var fixtureCases = []fixtureCase{
 	{sender: "github", file: "pull_request_merged.json", header: ghEvent("pull_request"), alerts: 1},
 	{sender: "github", file: "pull_request_closed.json", header: ghEvent("pull_request"), alerts: 1},
 	{sender: "github", file: "security_advisory_published.json", header: ghEvent("security_advisory"), alerts: 1},
+	{sender: "github", file: "security_advisory_identifiers.json", header: ghEvent("security_advisory"), alerts: 1},
+	{sender: "github", file: "security_advisory_no_cve.json", header: ghEvent("security_advisory"), alerts: 1},
 	{sender: "github", file: "dependabot_alert_created.json", header: ghEvent("dependabot_alert"), alerts: 1},
 	{sender: "github", file: "repository_vulnerability_alert_create.json", header: ghEvent("repository_vulnerability_alert"), alerts: 1},
 	{sender: "github", file: "star_created.json", header: ghEvent("star"), ignored: true},

@@ -80,12 +80,18 @@ type (
 	ghAdvisory struct {
 		GHSAID          string            `json:"ghsa_id"`
 		CVEID           string            `json:"cve_id"`
+		Identifiers     []ghIdentifier    `json:"identifiers"`
 		Summary         string            `json:"summary"`
 		Description     string            `json:"description"`
 		Severity        string            `json:"severity"`
 		HTMLURL         string            `json:"html_url"`
 		PublishedAt     string            `json:"published_at"`
 		Vulnerabilities []ghVulnerability `json:"vulnerabilities"`
+	}
+	// ghIdentifier is one of an advisory's ids: type GHSA or CVE.
+	ghIdentifier struct {
+		Type  string `json:"type"`
+		Value string `json:"value"`
 	}
 	ghVulnerability struct {
 		Package                ghPackage  `json:"package"`

@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -251,7 +252,7 @@ func (g ghRender) securityAdvisory() (alerts.Alert, string, *httpapi.Error) {
 		return alerts.Alert{}, "", g.required("security_advisory")
 	}
 	a := g.base(advisorySeverity(adv.Severity), alerts.StatusFiring)
-	a.Title = fmt.Sprintf("Security advisory %s (%s): %s", firstNonBlank(adv.GHSAID, adv.CVEID, "published"), firstNonBlank(adv.Severity, "unknown severity"), adv.Summary)
+	a.Title = fmt.Sprintf("Security advisory %s (%s): %s", firstNonBlank(append(adv.ids(), "published")...), firstNonBlank(adv.Severity, "unknown severity"), adv.Summary)
 	var affected []string
 	for i, v := range adv.Vulnerabilities {
 		if i == 10 {
@@ -260,7 +261,7 @@ func (g ghRender) securityAdvisory() (alerts.Alert, string, *httpapi.Error) {
 		}
 		affected = append(affected, "Affected: "+vulnerabilityLine(v))
 	}
-	a.Body = paragraphs(clip(adv.Description, summaryLen), lines(affected...), identifiers(adv.GHSAID, adv.CVEID))
+	a.Body = paragraphs(clip(adv.Description, summaryLen), lines(affected...), identifiers(adv.ids()...))
 	a.URL = firstURL(adv.HTMLURL, "https://github.com/advisories/"+adv.GHSAID)
 	a.Time = parseTime(adv.PublishedAt)
 	a.Labels["ghsa_id"] = adv.GHSAID
@@ -303,7 +304,7 @@ func (g ghRender) dependabotAlert() (alerts.Alert, string, *httpapi.Error) {
 	}
 	vuln.Package = pkg
 	a.Body = lines(pkgLine, "Vulnerable: "+firstNonBlank(vuln.VulnerableVersionRange, "unknown"),
-		patched(vuln), identifiers(adv.GHSAID, adv.CVEID))
+		patched(vuln), identifiers(adv.ids()...))
 	a.URL = firstURL(al.HTMLURL, adv.HTMLURL)
 	a.Time = parseTime(al.CreatedAt)
 	a.Labels["ghsa_id"] = adv.GHSAID
@@ -403,6 +404,30 @@ func identifiers(ids ...string) string {
 		return ""
 	}
 	return "Advisory: " + strings.Join(present, ", ")
+}
+
+// ids lists an advisory's GHSA id, then its CVE ids, each once: from
+// ghsa_id and cve_id and from identifiers by type (a payload may carry
+// only the latter).
+func (a *ghAdvisory) ids() []string {
+	var ids []string
+	add := func(id string) {
+		if id = strings.TrimSpace(id); id != "" && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	of := func(kind string) {
+		for _, id := range a.Identifiers {
+			if strings.EqualFold(strings.TrimSpace(id.Type), kind) {
+				add(id.Value)
+			}
+		}
+	}
+	add(a.GHSAID)
+	of("GHSA")
+	add(a.CVEID)
+	of("CVE")
+	return ids
 }
 
 // parseTime reads an RFC 3339 time, zero when absent or malformed.

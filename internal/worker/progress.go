@@ -153,9 +153,15 @@ func parts(msg jobs.SendMessage, p progress) ([]string, []markup.Mode) {
 }
 
 // photoParts splits a photo's text: the caption first (at most
-// telegram.MaxCaption visible units, possibly blank), then the rest in
-// parts of a text message's length.
+// telegram.MaxCaption visible units, filled as fillCaption does, possibly
+// blank), then the rest in parts of a text message's length.
 func photoParts(text string, mode markup.Mode) ([]string, markup.Mode) {
+	if caption, rest, ok := fillCaption(text, mode); ok {
+		more, err := markup.Split(rest, mode, markup.MaxMessageLen)
+		if err == nil && len(dropBlank([]string{caption}, mode)) == 1 {
+			return append([]string{caption}, dropBlank(more, mode)...), mode
+		}
+	}
 	first, err := markup.Split(text, mode, telegram.MaxCaption)
 	if err != nil {
 		mode = markup.None
