@@ -299,7 +299,21 @@ type asynqLogger struct{ l *slog.Logger }
 
 func (a asynqLogger) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...), "component", "asynq") }
 func (a asynqLogger) Info(args ...any)  { a.l.Info(fmt.Sprint(args...), "component", "asynq") }
-func (a asynqLogger) Warn(args ...any)  { a.l.Warn(fmt.Sprint(args...), "component", "asynq") }
+func (a asynqLogger) Warn(args ...any) {
+	msg := fmt.Sprint(args...)
+	// asynq warns at every start when JanitorBatchSize is above its 100
+	// ("Janitor batch size of 1000 is greater than the recommended batch
+	// size of 100. This might cause a long-running script"). Herald's 1000
+	// per 30 s is deliberate (see janitorBatch): fewer Redis commands, and
+	// the script deletes only expired completed tasks, cheap per key. A
+	// known choice is no warning, so that one line goes to Debug; any other
+	// batch size, or any other warning, stays a WARN.
+	if p := fmt.Sprintf("Janitor batch size of %d is greater than", janitorBatch); len(msg) >= len(p) && msg[:len(p)] == p {
+		a.l.Debug(msg, "component", "asynq")
+		return
+	}
+	a.l.Warn(msg, "component", "asynq")
+}
 func (a asynqLogger) Error(args ...any) { a.l.Error(fmt.Sprint(args...), "component", "asynq") }
 func (a asynqLogger) Fatal(args ...any) {
 	a.l.Error(fmt.Sprint(args...), "component", "asynq", "fatal", true)

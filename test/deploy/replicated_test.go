@@ -109,3 +109,62 @@ func TestReplicatedRedisLayer(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicatedNetworks: every data node and sentinel of the replicated
+// layer is on a network that is not internal, beside the base file's
+// internal one. On Docker 20.10 the embedded DNS of an internal-only
+// network answers a name it does not know (the killed master's) after
+// about 20 s, and the failover aborts (issue 31). That routed network is
+// theirs alone: no port is published on it, and no Herald service or
+// Prometheus joins it; the Herald services still reach the sentinels.
+func TestReplicatedNetworks(t *testing.T) {
+	t.Parallel()
+	p := loadReplicated(t)
+	nodes := []string{svcRedis, "redis-replica-1", "redis-replica-2", "sentinel-1", "sentinel-2", "sentinel-3"}
+	routed := map[string]bool{} // the nodes' networks that are not internal
+	for _, name := range nodes {
+		s := service(t, p, name)
+		var own []string
+		for n := range s.Networks {
+			if !p.Networks[n].Internal {
+				own = append(own, n)
+				routed[n] = true
+			}
+		}
+		if len(own) == 0 {
+			t.Errorf("%s networks = %v: only internal ones; on Docker 20.10 its lookups of a vanished name take 20 s and a failover aborts", name, keys(s.Networks))
+		}
+		if len(s.Ports) != 0 {
+			t.Errorf("%s publishes %+v; the Redis group must not be reachable from the host", name, s.Ports)
+		}
+	}
+	for _, name := range nodes[1:] {
+		a, b := service(t, p, svcRedis), service(t, p, name)
+		shared := false
+		for n := range a.Networks {
+			if _, ok := b.Networks[n]; ok && !p.Networks[n].Internal {
+				shared = true
+			}
+		}
+		if !shared {
+			t.Errorf("%s shares no routed network with redis", name)
+		}
+	}
+	for _, name := range []string{svcProducer, svcWorker, svcFeeds} {
+		s := service(t, p, name)
+		for n := range s.Networks {
+			if routed[n] {
+				t.Errorf("%s is on %s, the Redis group's routed network; it reaches the sentinels on internal", name, n)
+			}
+		}
+		reach := false
+		for n := range s.Networks {
+			if _, ok := service(t, p, "sentinel-1").Networks[n]; ok {
+				reach = true
+			}
+		}
+		if !reach {
+			t.Errorf("%s shares no network with the sentinels", name)
+		}
+	}
+}
