@@ -106,9 +106,9 @@ func masked(secret string) string {
 // botsVar binds HERALD_BOTS: names separated by commas, spaces around them
 // ignored. An empty value is the default list; the names are checked by
 // validateBots, so that every bad one is reported with the others.
-func botsVar(p *[]string) binding {
-	return binding{
-		set: func(s string) error {
+func botsVar(p *[]string) Binding {
+	return Binding{
+		Set: func(s string) error {
 			if strings.TrimSpace(s) == "" {
 				*p = slices.Clone(defaultBots)
 				return nil
@@ -120,16 +120,16 @@ func botsVar(p *[]string) binding {
 			*p = parts
 			return nil
 		},
-		get: func() string { return strings.Join(*p, ",") },
+		Get: func() string { return strings.Join(*p, ",") },
 	}
 }
 
 // validateBots checks the bot list: at least one bot, every name well
 // formed, none twice, and no two names sharing their token variables
 // ("a-b" and "a_b" both read HERALD_BOT_A_B_TOKEN).
-func validateBots(p *problems, bots []string) {
+func validateBots(p *Problems, bots []string) {
 	if len(bots) == 0 {
-		p.add(EnvBots, "must name at least one bot, e.g. %q; leave it unset for the bot %q alone", "default,pages", keys.DefaultBot)
+		p.Add(EnvBots, "must name at least one bot, e.g. %q; leave it unset for the bot %q alone", "default,pages", keys.DefaultBot)
 		return
 	}
 	seen := map[string]bool{}
@@ -137,20 +137,20 @@ func validateBots(p *problems, bots []string) {
 	for _, name := range bots {
 		switch {
 		case name == "":
-			p.add(EnvBots, "has an empty name; write the names separated by single commas, e.g. %q", "default,pages")
+			p.Add(EnvBots, "has an empty name; write the names separated by single commas, e.g. %q", "default,pages")
 			continue
 		case !keys.ValidBotName(name):
-			p.add(EnvBots, "has %q, which is not a bot name; use 1 to %d lower-case letters, digits, _ or -, starting with a letter",
+			p.Add(EnvBots, "has %q, which is not a bot name; use 1 to %d lower-case letters, digits, _ or -, starting with a letter",
 				name, keys.MaxBotName)
 			continue
 		case seen[name]:
-			p.add(EnvBots, "lists the bot %q twice; keep one entry per bot", name)
+			p.Add(EnvBots, "lists the bot %q twice; keep one entry per bot", name)
 			continue
 		}
 		seen[name] = true
 		env := BotTokenEnv(name)
 		if other, ok := envOwner[env]; ok {
-			p.add(EnvBots, "has the bots %q and %q, which would both read their token from %s; rename one", other, name, env)
+			p.Add(EnvBots, "has the bots %q and %q, which would both read their token from %s; rename one", other, name, env)
 			continue
 		}
 		envOwner[env] = name
@@ -175,12 +175,12 @@ func botNames(bots []string) []string {
 // names, such as the local mode. Errors name HERALD_BOTS and the fix.
 func ParseBots(s string) ([]string, error) {
 	var bots []string
-	if err := botsVar(&bots).set(strings.TrimSpace(s)); err != nil {
-		return nil, fieldErr(EnvBots, "%v", err)
+	if err := botsVar(&bots).Set(strings.TrimSpace(s)); err != nil {
+		return nil, FieldErr(EnvBots, "%v", err)
 	}
-	var p problems
+	var p Problems
 	validateBots(&p, bots)
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	return bots, nil

@@ -29,7 +29,7 @@ func TestBotTokenEnvNames(t *testing.T) {
 	for env, flag := range map[string]string{
 		"HERALD_BOT_PAGES_TOKEN": "", "HERALD_BOT_PAGES_TOKEN_FILE": "", EnvBots: "bots", EnvTelegramToken: "telegram-bot-token",
 	} {
-		if got := flagName(env); got != flag {
+		if got := FlagName(env); got != flag {
 			t.Errorf("flagName(%s) = %q, want %q", env, got, flag)
 		}
 	}

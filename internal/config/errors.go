@@ -25,24 +25,24 @@ func (e *FieldError) Error() string {
 	return e.Env + " (-" + e.Flag + ") " + e.Msg
 }
 
-// fieldErr builds a FieldError for env with a formatted message.
-func fieldErr(env, format string, args ...any) *FieldError {
-	return &FieldError{Env: env, Flag: flagName(env), Msg: fmt.Sprintf(format, args...)}
+// FieldErr builds a FieldError for env with a formatted message.
+func FieldErr(env, format string, args ...any) *FieldError {
+	return &FieldError{Env: env, Flag: FlagName(env), Msg: fmt.Sprintf(format, args...)}
 }
 
-// ref renders another setting as `ENV (-flag)` for use inside a message,
+// Ref renders another setting as `ENV (-flag)` for use inside a message,
 // or as ENV alone when it has no flag.
-func ref(env string) string {
-	if f := flagName(env); f != "" {
+func Ref(env string) string {
+	if f := FlagName(env); f != "" {
 		return env + " (-" + f + ")"
 	}
 	return env
 }
 
-// flagName derives the flag name from an environment variable name: the
+// FlagName derives the flag name from an environment variable name: the
 // HERALD_ prefix is dropped, the rest is lower-cased and underscores become
 // dashes. A bot's token variables have no flag: "".
-func flagName(env string) string {
+func FlagName(env string) string {
 	if envOnly(env) {
 		return ""
 	}
@@ -50,40 +50,40 @@ func flagName(env string) string {
 	return strings.ReplaceAll(strings.ToLower(s), "_", "-")
 }
 
-// problems collects validation failures so that all of them are reported.
-type problems []error
+// Problems collects validation failures so that all of them are reported.
+type Problems []error
 
-// add records a problem with the setting named by env.
-func (p *problems) add(env, format string, args ...any) {
-	*p = append(*p, fieldErr(env, format, args...))
+// Add records a problem with the setting named by env.
+func (p *Problems) Add(env, format string, args ...any) {
+	*p = append(*p, FieldErr(env, format, args...))
 }
 
-// err joins the collected problems, or returns nil when there are none.
-func (p problems) err() error {
+// Err joins the collected problems, or returns nil when there are none.
+func (p Problems) Err() error {
 	return errors.Join(p...)
 }
 
-// positive records a problem when d is not above zero. The example is the
+// Positive records a problem when d is not above zero. The example is the
 // setting's default, passed in by the caller from the component that owns
 // it, so the message cannot suggest a stale figure.
-func (p *problems) positive(env string, d, example time.Duration) {
+func (p *Problems) Positive(env string, d, example time.Duration) {
 	if d <= 0 {
-		p.add(env, "must be > 0 (e.g. %s), got %s", fmtDur(example), fmtDur(d))
+		p.Add(env, "must be > 0 (e.g. %s), got %s", FmtDur(example), FmtDur(d))
 	}
 }
 
-// atLeastSecond records a problem when d is below one second; example is
+// AtLeastSecond records a problem when d is below one second; example is
 // the setting's default, as for positive.
-func (p *problems) atLeastSecond(env string, d, example time.Duration) {
+func (p *Problems) AtLeastSecond(env string, d, example time.Duration) {
 	if d < time.Second {
-		p.add(env, "must be at least 1s (e.g. %s), got %s", fmtDur(example), fmtDur(d))
+		p.Add(env, "must be at least 1s (e.g. %s), got %s", FmtDur(example), FmtDur(d))
 	}
 }
 
-// bodyLimit records a problem when a body limit is below minBodyBytes;
+// BodyLimit records a problem when a body limit is below minBodyBytes;
 // example is the setting's default, as for positive.
-func (p *problems) bodyLimit(env string, n, example int64) {
+func (p *Problems) BodyLimit(env string, n, example int64) {
 	if n < minBodyBytes {
-		p.add(env, "must be at least %s (e.g. %s), got %d", formatBytes(minBodyBytes), formatBytes(example), n)
+		p.Add(env, "must be at least %s (e.g. %s), got %d", FormatBytes(minBodyBytes), FormatBytes(example), n)
 	}
 }

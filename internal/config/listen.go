@@ -5,8 +5,8 @@ import (
 	"strconv"
 )
 
-// validateListen checks a host:port listen address; port 0 picks a free port.
-func validateListen(p *problems, env, addr, example string) {
+// ValidateListen checks a host:port listen address; port 0 picks a free port.
+func ValidateListen(p *Problems, env, addr, example string) {
 	_, port, err := net.SplitHostPort(addr)
 	if err == nil {
 		n, convErr := strconv.Atoi(port)
@@ -15,6 +15,6 @@ func validateListen(p *problems, env, addr, example string) {
 		}
 	}
 	if err != nil {
-		p.add(env, "must be host:port such as %q or \"127.0.0.1%s\", got %q", example, example, addr)
+		p.Add(env, "must be host:port such as %q or \"127.0.0.1%s\", got %q", example, example, addr)
 	}
 }

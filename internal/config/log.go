@@ -69,11 +69,11 @@ func (l Log) withDefaults() Log {
 }
 
 // validate records an unknown format.
-func (l Log) validate(p *problems) {
+func (l Log) validate(p *Problems) {
 	switch l.Format {
 	case LogFormatAuto, LogFormatJSON, LogFormatText:
 	default:
-		p.add(EnvLogFormat, "must be json, text or auto, got %q", l.Format)
+		p.Add(EnvLogFormat, "must be json, text or auto, got %q", l.Format)
 	}
 }
 

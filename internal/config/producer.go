@@ -258,103 +258,103 @@ func (p Producer) WithDefaults() Producer {
 
 // Validate reports every problem at once.
 func (p Producer) Validate() error {
-	var pr problems
+	var pr Problems
 	p.Redis.validate(&pr)
 	p.Log.validate(&pr)
 	validateBots(&pr, p.Bots)
 	if bots := p.BotNames(); len(bots) > 0 && p.RoutesFile == "" && p.AlertsDefaultChat != "" && !slices.Contains(bots, keys.DefaultBot) {
-		pr.add(EnvAlertsDefaultChat, "sends every alert as the bot %q, which %s (%s) does not list; add %q there, "+
+		pr.Add(EnvAlertsDefaultChat, "sends every alert as the bot %q, which %s (%s) does not list; add %q there, "+
 			"or set %s to a routing file whose routes name their bot (bot: %s)",
 			keys.DefaultBot, EnvBots, botList(bots), keys.DefaultBot, EnvRoutesFile, bots[0])
 	}
 	if p.Listen == "" {
-		pr.add(EnvListen, "must be host:port such as %q, got an empty value", DefaultListen)
+		pr.Add(EnvListen, "must be host:port such as %q, got an empty value", DefaultListen)
 	} else {
-		validateListen(&pr, EnvListen, p.Listen, DefaultListen)
+		ValidateListen(&pr, EnvListen, p.Listen, DefaultListen)
 	}
-	validateSecretPair(&pr, p.APIToken, p.APITokenFile, EnvAPIToken, EnvAPITokenFile)
-	validateSecretPair(&pr, p.GitHubSecret, p.GitHubSecretFile, EnvGitHubSecret, EnvGitHubSecretFile)
-	validateSecretPair(&pr, p.TelegramSecret, p.TelegramSecretFile, EnvTelegramWebhookSecret, EnvTelegramWebhookSecretFile)
+	ValidateSecretPair(&pr, p.APIToken, p.APITokenFile, EnvAPIToken, EnvAPITokenFile)
+	ValidateSecretPair(&pr, p.GitHubSecret, p.GitHubSecretFile, EnvGitHubSecret, EnvGitHubSecretFile)
+	ValidateSecretPair(&pr, p.TelegramSecret, p.TelegramSecretFile, EnvTelegramWebhookSecret, EnvTelegramWebhookSecretFile)
 	validateWebhookSecret(&pr, p.TelegramSecret, p.TelegramSecretFile, false)
-	validateSecretPair(&pr, p.SentrySecret, p.SentrySecretFile, EnvSentrySecret, EnvSentrySecretFile)
-	validateSecretPair(&pr, p.GrafanaSecret, p.GrafanaSecretFile, EnvGrafanaSecret, EnvGrafanaSecretFile)
-	validateSecretPair(&pr, p.AdminToken, p.AdminTokenFile, EnvAdminToken, EnvAdminTokenFile)
-	validateSecretPair(&pr, p.MetricsToken, p.MetricsTokenFile, EnvMetricsToken, EnvMetricsTokenFile)
+	ValidateSecretPair(&pr, p.SentrySecret, p.SentrySecretFile, EnvSentrySecret, EnvSentrySecretFile)
+	ValidateSecretPair(&pr, p.GrafanaSecret, p.GrafanaSecretFile, EnvGrafanaSecret, EnvGrafanaSecretFile)
+	ValidateSecretPair(&pr, p.AdminToken, p.AdminTokenFile, EnvAdminToken, EnvAdminTokenFile)
+	ValidateSecretPair(&pr, p.MetricsToken, p.MetricsTokenFile, EnvMetricsToken, EnvMetricsTokenFile)
 	if p.AdminToken != "" && p.AdminToken == p.APIToken {
-		pr.add(EnvAdminToken, "must differ from %s: every sender holds the API token; generate a second secret for the web UI's admin", EnvAPIToken)
+		pr.Add(EnvAdminToken, "must differ from %s: every sender holds the API token; generate a second secret for the web UI's admin", EnvAPIToken)
 	}
 	if p.MetricsListen != "" {
-		validateListen(&pr, EnvMetricsListen, p.MetricsListen, ":9090")
+		ValidateListen(&pr, EnvMetricsListen, p.MetricsListen, ":9090")
 		if p.MetricsListen == p.Listen {
-			pr.add(EnvMetricsListen, "is the API's address %q; pick another port, or leave it empty to serve /metrics on the API", p.Listen)
+			pr.Add(EnvMetricsListen, "is the API's address %q; pick another port, or leave it empty to serve /metrics on the API", p.Listen)
 		}
 	}
 	if p.MetricsCache < 0 || p.MetricsCache > maxMetricsCache {
-		pr.add(EnvMetricsCache, "must be between 0 (no cache) and %s (e.g. %s), got %s",
-			fmtDur(maxMetricsCache), fmtDur(DefaultMetricsCache), fmtDur(p.MetricsCache))
+		pr.Add(EnvMetricsCache, "must be between 0 (no cache) and %s (e.g. %s), got %s",
+			FmtDur(maxMetricsCache), FmtDur(DefaultMetricsCache), FmtDur(p.MetricsCache))
 	}
 	if p.MaxHeartbeats < 1 {
-		pr.add(EnvMaxHeartbeats, "must be >= 1 (e.g. %d), got %d", heartbeat.DefaultMaxHeartbeats, p.MaxHeartbeats)
+		pr.Add(EnvMaxHeartbeats, "must be >= 1 (e.g. %d), got %d", heartbeat.DefaultMaxHeartbeats, p.MaxHeartbeats)
 	}
-	pr.bodyLimit(EnvWebhookMaxBody, p.WebhookMaxBodyBytes, webhooks.DefaultMaxBodyBytes)
+	pr.BodyLimit(EnvWebhookMaxBody, p.WebhookMaxBodyBytes, webhooks.DefaultMaxBodyBytes)
 	if p.HeartbeatCheckInterval < minHeartbeatCheck {
-		pr.add(EnvHeartbeatCheck, "must be at least %s (e.g. %s), got %s",
-			fmtDur(minHeartbeatCheck), fmtDur(heartbeat.DefaultCheckInterval), fmtDur(p.HeartbeatCheckInterval))
+		pr.Add(EnvHeartbeatCheck, "must be at least %s (e.g. %s), got %s",
+			FmtDur(minHeartbeatCheck), FmtDur(heartbeat.DefaultCheckInterval), FmtDur(p.HeartbeatCheckInterval))
 	}
 	if p.FeedsConcurrency < 1 {
-		pr.add(EnvFeedsConcurrency, "must be >= 1, got %d", p.FeedsConcurrency)
+		pr.Add(EnvFeedsConcurrency, "must be >= 1, got %d", p.FeedsConcurrency)
 	}
 	p.validateQueues(&pr)
 	if p.MaxRetry < 0 {
-		pr.add(EnvMaxRetry, "must be >= 0, got %d", p.MaxRetry)
+		pr.Add(EnvMaxRetry, "must be >= 0, got %d", p.MaxRetry)
 	}
-	pr.atLeastSecond(EnvTaskTimeout, p.TaskTimeout, jobs.DefaultTaskTimeout)
-	pr.atLeastSecond(EnvIdempotencyWindow, p.IdempotencyWindow, jobs.DefaultIdempotencyWindow)
+	pr.AtLeastSecond(EnvTaskTimeout, p.TaskTimeout, jobs.DefaultTaskTimeout)
+	pr.AtLeastSecond(EnvIdempotencyWindow, p.IdempotencyWindow, jobs.DefaultIdempotencyWindow)
 	if p.MaxTextLen < 1 {
-		pr.add(EnvMaxTextLen, "must be >= 1, got %d", p.MaxTextLen)
+		pr.Add(EnvMaxTextLen, "must be >= 1, got %d", p.MaxTextLen)
 	}
-	pr.bodyLimit(EnvMaxBodyBytes, p.MaxBodyBytes, DefaultMaxBodyBytes)
+	pr.BodyLimit(EnvMaxBodyBytes, p.MaxBodyBytes, DefaultMaxBodyBytes)
 	if mp := p.MonitoringPath; mp != "" {
 		if !strings.HasPrefix(mp, "/") || mp == "/" || strings.HasSuffix(mp, "/") || strings.ContainsAny(mp, "?# \t") {
-			pr.add(EnvMonitoringPath, "must be a path such as %q (leading slash, no trailing slash), or \"off\", got %q",
+			pr.Add(EnvMonitoringPath, "must be a path such as %q (leading slash, no trailing slash), or \"off\", got %q",
 				DefaultMonitoringPath, mp)
 		}
 		for _, r := range reservedPaths {
 			if mp == r || strings.HasPrefix(mp, r+"/") || strings.HasPrefix(r, mp+"/") {
-				pr.add(EnvMonitoringPath, "is %q, which overlaps the API's %s; pick a path of its own such as %q",
+				pr.Add(EnvMonitoringPath, "is %q, which overlaps the API's %s; pick a path of its own such as %q",
 					mp, r, DefaultMonitoringPath)
 			}
 		}
 	}
-	return pr.err()
+	return pr.Err()
 }
 
 // ValidateServe adds the checks that only serving the API needs (the
 // `send` command line writes to Redis directly and needs no API token).
 func (p Producer) ValidateServe() error {
-	var pr problems
+	var pr Problems
 	if !p.AuthDisabled && p.APIToken == "" && p.APITokenFile == "" && p.TokensFile == "" {
-		pr.add(EnvAPIToken, "is required: set %s (or %s, or a tokens file in %s), or %s=true for local use",
+		pr.Add(EnvAPIToken, "is required: set %s (or %s, or a tokens file in %s), or %s=true for local use",
 			EnvAPIToken, EnvAPITokenFile, EnvTokensFile, EnvAuthDisabled)
 	}
-	return pr.err()
+	return pr.Err()
 }
 
 // validateQueues checks the queue list and that DefaultQueue is on it.
-func (p Producer) validateQueues(pr *problems) {
+func (p Producer) validateQueues(pr *Problems) {
 	if len(p.Queues) == 0 {
-		pr.add(EnvQueues, "must name at least one queue, e.g. %q", defaultQueueWeights())
+		pr.Add(EnvQueues, "must name at least one queue, e.g. %q", defaultQueueWeights())
 	}
 	for i, name := range p.Queues {
 		if !validQueueName(name) {
-			pr.add(EnvQueues, "has queue name %q; names may only use a-z, 0-9, _ and -", name)
+			pr.Add(EnvQueues, "has queue name %q; names may only use a-z, 0-9, _ and -", name)
 		}
 		if slices.Index(p.Queues, name) != i {
-			pr.add(EnvQueues, "lists queue %q twice; keep one entry per queue", name)
+			pr.Add(EnvQueues, "lists queue %q twice; keep one entry per queue", name)
 		}
 	}
 	if len(p.Queues) > 0 && !slices.Contains(p.Queues, p.DefaultQueue) {
-		pr.add(EnvDefaultQueue, "is %q, which is not in %s (%s); pick one of those or add it there",
+		pr.Add(EnvDefaultQueue, "is %q, which is not in %s (%s); pick one of those or add it there",
 			p.DefaultQueue, EnvQueues, strings.Join(p.Queues, ", "))
 	}
 }
@@ -367,18 +367,18 @@ func (p Producer) BotNames() []string { return botNames(p.Bots) }
 // Token returns the API token, reading APITokenFile when it is set. It
 // returns "" and no error when neither is set.
 func (p Producer) Token() (string, error) {
-	return secretPair(p.APIToken, p.APITokenFile, EnvAPIToken, EnvAPITokenFile)
+	return SecretPair(p.APIToken, p.APITokenFile, EnvAPIToken, EnvAPITokenFile)
 }
 
 // Admin returns the web UI's admin token, reading AdminTokenFile when set;
 // "" when neither is set. A token equal to the API token is an error.
 func (p Producer) Admin() (string, error) {
-	admin, err := secretPair(p.AdminToken, p.AdminTokenFile, EnvAdminToken, EnvAdminTokenFile)
+	admin, err := SecretPair(p.AdminToken, p.AdminTokenFile, EnvAdminToken, EnvAdminTokenFile)
 	if err != nil || admin == "" {
 		return admin, err
 	}
 	if api, _ := p.Token(); api == admin {
-		return "", fieldErr(EnvAdminToken, "must differ from %s: every sender holds the API token; generate a second secret for the web UI's admin", ref(EnvAPIToken))
+		return "", FieldErr(EnvAdminToken, "must differ from %s: every sender holds the API token; generate a second secret for the web UI's admin", Ref(EnvAPIToken))
 	}
 	return admin, nil
 }
@@ -392,19 +392,19 @@ func (p Producer) WebhookBodyLimit() int64 {
 // Metrics returns the /metrics bearer token, reading MetricsTokenFile when
 // set; "" when neither is set.
 func (p Producer) Metrics() (string, error) {
-	return secretPair(p.MetricsToken, p.MetricsTokenFile, EnvMetricsToken, EnvMetricsTokenFile)
+	return SecretPair(p.MetricsToken, p.MetricsTokenFile, EnvMetricsToken, EnvMetricsTokenFile)
 }
 
 // WebhookSecrets returns the GitHub, Sentry and Grafana webhook secrets,
 // reading their files when set; unset ones are "".
 func (p Producer) WebhookSecrets() (github, sentry, grafana string, err error) {
-	if github, err = secretPair(p.GitHubSecret, p.GitHubSecretFile, EnvGitHubSecret, EnvGitHubSecretFile); err != nil {
+	if github, err = SecretPair(p.GitHubSecret, p.GitHubSecretFile, EnvGitHubSecret, EnvGitHubSecretFile); err != nil {
 		return "", "", "", err
 	}
-	if sentry, err = secretPair(p.SentrySecret, p.SentrySecretFile, EnvSentrySecret, EnvSentrySecretFile); err != nil {
+	if sentry, err = SecretPair(p.SentrySecret, p.SentrySecretFile, EnvSentrySecret, EnvSentrySecretFile); err != nil {
 		return "", "", "", err
 	}
-	if grafana, err = secretPair(p.GrafanaSecret, p.GrafanaSecretFile, EnvGrafanaSecret, EnvGrafanaSecretFile); err != nil {
+	if grafana, err = SecretPair(p.GrafanaSecret, p.GrafanaSecretFile, EnvGrafanaSecret, EnvGrafanaSecretFile); err != nil {
 		return "", "", "", err
 	}
 	return github, sentry, grafana, nil
@@ -413,18 +413,18 @@ func (p Producer) WebhookSecrets() (github, sentry, grafana string, err error) {
 // LogValue renders every setting with secrets masked, so a Producer can be
 // logged with slog.
 func (p Producer) LogValue() slog.Value {
-	return slog.GroupValue(logAttrs(producerSpecs(&p))...)
+	return slog.GroupValue(LogAttrs(producerSpecs(&p))...)
 }
 
 // String renders every setting as ENV=value with secrets masked.
 func (p Producer) String() string {
-	return render(producerSpecs(&p))
+	return Render(producerSpecs(&p))
 }
 
 // ProducerSettings describes every producer setting in documentation order.
 func ProducerSettings() []Setting {
 	var p Producer
-	return describe(producerSpecs(&p))
+	return Describe(producerSpecs(&p))
 }
 
 // ProducerUsage writes the producer's flag help to out.
@@ -453,7 +453,7 @@ func LoadProducer(args []string, getenv func(string) string) (Producer, error) {
 // for the caller.
 func LoadProducerArgs(args []string, getenv func(string) string) (Producer, []string, error) {
 	p := Producer{}.WithDefaults()
-	rest, err := load("producer", producerSpecs(&p), args, getenv)
+	rest, err := Load("producer", producerSpecs(&p), args, getenv)
 	if err != nil {
 		return Producer{}, nil, err
 	}
@@ -464,68 +464,68 @@ func LoadProducerArgs(args []string, getenv func(string) string) (Producer, []st
 }
 
 // producerSpecs binds every producer setting to p.
-func producerSpecs(p *Producer) []spec {
+func producerSpecs(p *Producer) []Spec {
 	specs := commonSpecs(&p.Redis, &p.Log, &p.Bots)
 	return append(specs,
-		newSpec(EnvListen, DefaultListen, "Address of the HTTP API.", stringVar(&p.Listen)),
-		secretSpec(EnvAPIToken, `Bearer token of senders: the token named "api", with the send scope. Prefer the _FILE variant.`, stringVar(&p.APIToken)),
-		newSpec(EnvAPITokenFile, "", "File holding the API token (content trimmed); excludes "+EnvAPIToken+".",
-			stringVar(&p.APITokenFile)),
-		newSpec(EnvTokensFile, "", "YAML file of named tokens with their scopes (send, operate, admin); see docs/SECURITY.md.",
-			stringVar(&p.TokensFile)),
-		newSpec(EnvAuthDisabled, "false", "Accept requests without a token; for local use only.", boolVar(&p.AuthDisabled)),
-		newSpec(EnvDefaultQueue, jobs.QueueDefault, "Queue for messages that name none; must be listed in "+EnvQueues+".",
-			stringVar(&p.DefaultQueue)),
-		newSpec(EnvQueues, strings.Join(jobs.DefaultQueues(), ","), "Queues clients may use; same variable as the worker's, priorities ignored.",
+		NewSpec(EnvListen, DefaultListen, "Address of the HTTP API.", StringVar(&p.Listen)),
+		SecretSpec(EnvAPIToken, `Bearer token of senders: the token named "api", with the send scope. Prefer the _FILE variant.`, StringVar(&p.APIToken)),
+		NewSpec(EnvAPITokenFile, "", "File holding the API token (content trimmed); excludes "+EnvAPIToken+".",
+			StringVar(&p.APITokenFile)),
+		NewSpec(EnvTokensFile, "", "YAML file of named tokens with their scopes (send, operate, admin); see docs/SECURITY.md.",
+			StringVar(&p.TokensFile)),
+		NewSpec(EnvAuthDisabled, "false", "Accept requests without a token; for local use only.", BoolVar(&p.AuthDisabled)),
+		NewSpec(EnvDefaultQueue, jobs.QueueDefault, "Queue for messages that name none; must be listed in "+EnvQueues+".",
+			StringVar(&p.DefaultQueue)),
+		NewSpec(EnvQueues, strings.Join(jobs.DefaultQueues(), ","), "Queues clients may use; same variable as the worker's, priorities ignored.",
 			queueNamesVar(&p.Queues)),
-		newSpec(EnvMaxRetry, strconv.Itoa(jobs.DefaultMaxRetry), "Retries of a task before it is archived.", intVar(&p.MaxRetry)),
-		newSpec(EnvTaskTimeout, fmtDur(jobs.DefaultTaskTimeout), "Timeout of one processing attempt of a task.", durationVar(&p.TaskTimeout)),
-		newSpec(EnvIdempotencyWindow, fmtDur(jobs.DefaultIdempotencyWindow), "How long an idempotency key rejects duplicates.", durationVar(&p.IdempotencyWindow)),
-		newSpec(EnvMaxTextLen, strconv.Itoa(jobs.DefaultMaxTextLen), "Longest accepted text in UTF-16 units; the worker splits it into 4096-unit messages.",
-			intVar(&p.MaxTextLen)),
-		newSpec(EnvMaxBodyBytes, formatBytes(DefaultMaxBodyBytes), "Largest accepted HTTP request body (bytes, KiB, MiB).", bytesVar(&p.MaxBodyBytes)),
-		newSpec(EnvMonitoringPath, DefaultMonitoringPath, `Path of the Asynq web UI; "off" disables it.`,
-			optStringVar(&p.MonitoringPath)),
-		newSpec(EnvMonitoringReadOnly, "false", "Serve the web UI without its mutating actions, even to the admin token.",
-			boolVar(&p.MonitoringReadOnly)),
-		secretSpec(EnvAdminToken, `Token with every scope, named "admin": silences, and the web UI's changes (pause queues, run, archive, delete tasks). `+
+		NewSpec(EnvMaxRetry, strconv.Itoa(jobs.DefaultMaxRetry), "Retries of a task before it is archived.", IntVar(&p.MaxRetry)),
+		NewSpec(EnvTaskTimeout, FmtDur(jobs.DefaultTaskTimeout), "Timeout of one processing attempt of a task.", DurationVar(&p.TaskTimeout)),
+		NewSpec(EnvIdempotencyWindow, FmtDur(jobs.DefaultIdempotencyWindow), "How long an idempotency key rejects duplicates.", DurationVar(&p.IdempotencyWindow)),
+		NewSpec(EnvMaxTextLen, strconv.Itoa(jobs.DefaultMaxTextLen), "Longest accepted text in UTF-16 units; the worker splits it into 4096-unit messages.",
+			IntVar(&p.MaxTextLen)),
+		NewSpec(EnvMaxBodyBytes, FormatBytes(DefaultMaxBodyBytes), "Largest accepted HTTP request body (bytes, KiB, MiB).", BytesVar(&p.MaxBodyBytes)),
+		NewSpec(EnvMonitoringPath, DefaultMonitoringPath, `Path of the Asynq web UI; "off" disables it.`,
+			OptStringVar(&p.MonitoringPath)),
+		NewSpec(EnvMonitoringReadOnly, "false", "Serve the web UI without its mutating actions, even to the admin token.",
+			BoolVar(&p.MonitoringReadOnly)),
+		SecretSpec(EnvAdminToken, `Token with every scope, named "admin": silences, and the web UI's changes (pause queues, run, archive, delete tasks). `+
 			"The API token only sends and reads the UI. Prefer the _FILE variant.",
-			stringVar(&p.AdminToken)),
-		newSpec(EnvAdminTokenFile, "", "File holding the admin token (content trimmed); excludes "+EnvAdminToken+".",
-			stringVar(&p.AdminTokenFile)),
-		newSpec(EnvRoutesFile, "", "YAML routing file for alerts, webhooks, heartbeats and feeds; reloaded on SIGHUP.",
-			stringVar(&p.RoutesFile)),
-		newSpec(EnvAlertsDefaultChat, "", "Chat that receives every alert when no routing file is set.",
-			stringVar(&p.AlertsDefaultChat)),
-		secretSpec(EnvGitHubSecret, "GitHub webhook secret (X-Hub-Signature-256); unset disables /v1/webhooks/github.",
-			stringVar(&p.GitHubSecret)),
-		newSpec(EnvGitHubSecretFile, "", "File holding the GitHub webhook secret.", stringVar(&p.GitHubSecretFile)),
-		secretSpec(EnvSentrySecret, "Sentry integration client secret (Sentry-Hook-Signature); unset disables /v1/webhooks/sentry.",
-			stringVar(&p.SentrySecret)),
-		newSpec(EnvSentrySecretFile, "", "File holding the Sentry client secret.", stringVar(&p.SentrySecretFile)),
-		secretSpec(EnvGrafanaSecret, "Grafana contact point HMAC secret; when set, Grafana webhooks must be signed.",
-			stringVar(&p.GrafanaSecret)),
-		newSpec(EnvGrafanaSecretFile, "", "File holding the Grafana HMAC secret.", stringVar(&p.GrafanaSecretFile)),
-		newSpec(EnvGrafanaTimestamp, "", "Grafana's signature timestamp header, when the contact point sets one.",
-			stringVar(&p.GrafanaTimestampHeader)),
-		secretSpec(EnvTelegramWebhookSecret, "Secret token of the bots' webhooks, as the workers set it; when set, POST /telegram/<bot>/updates takes button presses.",
-			stringVar(&p.TelegramSecret)),
-		newSpec(EnvTelegramWebhookSecretFile, "", "File holding the webhook secret token.", stringVar(&p.TelegramSecretFile)),
-		newSpec(EnvWebhookMaxBody, formatBytes(webhooks.DefaultMaxBodyBytes), "Largest accepted webhook body (the smaller of this and "+EnvMaxBodyBytes+" applies).",
-			bytesVar(&p.WebhookMaxBodyBytes)),
-		newSpec(EnvHeartbeatCheck, fmtDur(heartbeat.DefaultCheckInterval), "How often each producer looks for overdue heartbeats.",
-			durationVar(&p.HeartbeatCheckInterval)),
-		newSpec(EnvMaxHeartbeats, strconv.Itoa(heartbeat.DefaultMaxHeartbeats), "Most heartbeats; a ping that would create one more is refused (409).",
-			intVar(&p.MaxHeartbeats)),
-		newSpec(EnvMetricsListen, "", "Address of a listener serving only /metrics; empty serves /metrics on the API's address.",
-			stringVar(&p.MetricsListen)),
-		secretSpec(EnvMetricsToken, "Bearer token /metrics requires; unset serves it without authentication.",
-			stringVar(&p.MetricsToken)),
-		newSpec(EnvMetricsTokenFile, "", "File holding the metrics token; excludes "+EnvMetricsToken+".",
-			stringVar(&p.MetricsTokenFile)),
-		newSpec(EnvMetricsCache, fmtDur(DefaultMetricsCache), "How long asynq's queue statistics are reused between scrapes (bounds their Redis cost); 0 disables the cache.",
-			durationVar(&p.MetricsCache)),
-		newSpec(EnvFeedsFile, "", "Feed list polled by `producer feeds`.", stringVar(&p.FeedsFile)),
-		newSpec(EnvFeedsConcurrency, strconv.Itoa(feeds.DefaultConcurrency), "Feed fetches at once in `producer feeds`.", intVar(&p.FeedsConcurrency)),
+			StringVar(&p.AdminToken)),
+		NewSpec(EnvAdminTokenFile, "", "File holding the admin token (content trimmed); excludes "+EnvAdminToken+".",
+			StringVar(&p.AdminTokenFile)),
+		NewSpec(EnvRoutesFile, "", "YAML routing file for alerts, webhooks, heartbeats and feeds; reloaded on SIGHUP.",
+			StringVar(&p.RoutesFile)),
+		NewSpec(EnvAlertsDefaultChat, "", "Chat that receives every alert when no routing file is set.",
+			StringVar(&p.AlertsDefaultChat)),
+		SecretSpec(EnvGitHubSecret, "GitHub webhook secret (X-Hub-Signature-256); unset disables /v1/webhooks/github.",
+			StringVar(&p.GitHubSecret)),
+		NewSpec(EnvGitHubSecretFile, "", "File holding the GitHub webhook secret.", StringVar(&p.GitHubSecretFile)),
+		SecretSpec(EnvSentrySecret, "Sentry integration client secret (Sentry-Hook-Signature); unset disables /v1/webhooks/sentry.",
+			StringVar(&p.SentrySecret)),
+		NewSpec(EnvSentrySecretFile, "", "File holding the Sentry client secret.", StringVar(&p.SentrySecretFile)),
+		SecretSpec(EnvGrafanaSecret, "Grafana contact point HMAC secret; when set, Grafana webhooks must be signed.",
+			StringVar(&p.GrafanaSecret)),
+		NewSpec(EnvGrafanaSecretFile, "", "File holding the Grafana HMAC secret.", StringVar(&p.GrafanaSecretFile)),
+		NewSpec(EnvGrafanaTimestamp, "", "Grafana's signature timestamp header, when the contact point sets one.",
+			StringVar(&p.GrafanaTimestampHeader)),
+		SecretSpec(EnvTelegramWebhookSecret, "Secret token of the bots' webhooks, as the workers set it; when set, POST /telegram/<bot>/updates takes button presses.",
+			StringVar(&p.TelegramSecret)),
+		NewSpec(EnvTelegramWebhookSecretFile, "", "File holding the webhook secret token.", StringVar(&p.TelegramSecretFile)),
+		NewSpec(EnvWebhookMaxBody, FormatBytes(webhooks.DefaultMaxBodyBytes), "Largest accepted webhook body (the smaller of this and "+EnvMaxBodyBytes+" applies).",
+			BytesVar(&p.WebhookMaxBodyBytes)),
+		NewSpec(EnvHeartbeatCheck, FmtDur(heartbeat.DefaultCheckInterval), "How often each producer looks for overdue heartbeats.",
+			DurationVar(&p.HeartbeatCheckInterval)),
+		NewSpec(EnvMaxHeartbeats, strconv.Itoa(heartbeat.DefaultMaxHeartbeats), "Most heartbeats; a ping that would create one more is refused (409).",
+			IntVar(&p.MaxHeartbeats)),
+		NewSpec(EnvMetricsListen, "", "Address of a listener serving only /metrics; empty serves /metrics on the API's address.",
+			StringVar(&p.MetricsListen)),
+		SecretSpec(EnvMetricsToken, "Bearer token /metrics requires; unset serves it without authentication.",
+			StringVar(&p.MetricsToken)),
+		NewSpec(EnvMetricsTokenFile, "", "File holding the metrics token; excludes "+EnvMetricsToken+".",
+			StringVar(&p.MetricsTokenFile)),
+		NewSpec(EnvMetricsCache, FmtDur(DefaultMetricsCache), "How long asynq's queue statistics are reused between scrapes (bounds their Redis cost); 0 disables the cache.",
+			DurationVar(&p.MetricsCache)),
+		NewSpec(EnvFeedsFile, "", "Feed list polled by `producer feeds`.", StringVar(&p.FeedsFile)),
+		NewSpec(EnvFeedsConcurrency, strconv.Itoa(feeds.DefaultConcurrency), "Feed fetches at once in `producer feeds`.", IntVar(&p.FeedsConcurrency)),
 	)
 }

@@ -185,14 +185,14 @@ func TestMaxBodyBytesForms(t *testing.T) {
 		{"99999999999GiB", 0, false},
 	}
 	for _, tc := range tests {
-		got, err := parseBytes(tc.in)
+		got, err := ParseBytes(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("parseBytes(%q) = %d, %v; want %d ok=%v", tc.in, got, err, tc.want, tc.ok)
 		}
 	}
 	for _, n := range []int64{1, 1000, 1 << 10, 3 << 20, 5 << 30, 1<<20 + 1} {
-		if back, err := parseBytes(formatBytes(n)); err != nil || back != n {
-			t.Errorf("formatBytes(%d) = %q parses to %d, %v", n, formatBytes(n), back, err)
+		if back, err := ParseBytes(FormatBytes(n)); err != nil || back != n {
+			t.Errorf("formatBytes(%d) = %q parses to %d, %v", n, FormatBytes(n), back, err)
 		}
 	}
 }

@@ -93,30 +93,30 @@ const (
 const ClusterReloadInterval = time.Second
 
 // redisSpecs are the Redis settings both binaries read.
-func redisSpecs(r *Redis) []spec {
-	redisURL := newSpec(EnvRedisURL, DefaultRedisURL,
+func redisSpecs(r *Redis) []Spec {
+	redisURL := NewSpec(EnvRedisURL, DefaultRedisURL,
 		"Redis holding the queues: redis://[user:pass@]host:port/db, rediss:// for TLS, "+
 			"redis-sentinel://[:pass@]host1:port,host2:port/db?master=NAME, redis-cluster://[user:pass@]host1:port,host2:port "+
 			"(rediss-cluster:// for TLS), or redis-socket:///path/to/redis.sock",
-		stringVar(&r.URL))
-	redisURL.show = redactURL
-	return []spec{
+		StringVar(&r.URL))
+	redisURL.Show = redactURL
+	return []Spec{
 		redisURL,
-		newSpec(EnvRedisWaitReplicas, "auto",
+		NewSpec(EnvRedisWaitReplicas, "auto",
 			"Replicas that must hold a write before it is acknowledged (Redis WAIT on each node written to): "+
 				"auto (1 where the node has a replica online, else none), 0 (never wait) or a number.",
 			waitReplicasVar(&r.WaitReplicas)),
-		newSpec(EnvRedisWaitTimeout, fmtDur(DefaultRedisWaitTimeout),
+		NewSpec(EnvRedisWaitTimeout, FmtDur(DefaultRedisWaitTimeout),
 			"Longest wait for those replicas; a write not confirmed in time gets 503 (producer) or a retry (worker). At most 10s.",
-			durationVar(&r.WaitTimeout)),
+			DurationVar(&r.WaitTimeout)),
 	}
 }
 
 // waitReplicasVar binds HERALD_REDIS_WAIT_REPLICAS: "auto", "0" (or "off")
 // or a replica count.
-func waitReplicasVar(p *int) binding {
-	return binding{
-		set: func(s string) error {
+func waitReplicasVar(p *int) Binding {
+	return Binding{
+		Set: func(s string) error {
 			switch strings.ToLower(s) {
 			case "auto":
 				*p = WaitAuto
@@ -132,7 +132,7 @@ func waitReplicasVar(p *int) binding {
 			*p = n
 			return nil
 		},
-		get: func() string {
+		Get: func() string {
 			switch *p {
 			case WaitAuto:
 				return "auto"
@@ -262,25 +262,25 @@ func (t redisTarget) tlsConfig() *tls.Config {
 func (r Redis) target() (redisTarget, error) {
 	t, err := parseRedisURL(r.URL)
 	if err != nil {
-		return redisTarget{}, fieldErr(EnvRedisURL, "%v", err)
+		return redisTarget{}, FieldErr(EnvRedisURL, "%v", err)
 	}
 	return t, nil
 }
 
 // validate records a problem when URL cannot be used or a wait setting is
 // out of range.
-func (r Redis) validate(p *problems) {
+func (r Redis) validate(p *Problems) {
 	if _, err := r.target(); err != nil {
 		*p = append(*p, err)
 	}
 	if r.WaitReplicas < WaitOff || r.WaitReplicas > maxWaitReplicas {
-		p.add(EnvRedisWaitReplicas, "is %d; use auto, 0 (never wait) or a number of replicas from 1 to %d", r.WaitReplicas, maxWaitReplicas)
+		p.Add(EnvRedisWaitReplicas, "is %d; use auto, 0 (never wait) or a number of replicas from 1 to %d", r.WaitReplicas, maxWaitReplicas)
 	}
 	if r.WaitTimeout < 0 || r.WaitTimeout > MaxRedisWaitTimeout {
-		p.add(EnvRedisWaitTimeout, "is %v; use a duration from 1ms to %v such as %v (the producer holds each request that long at worst)",
+		p.Add(EnvRedisWaitTimeout, "is %v; use a duration from 1ms to %v such as %v (the producer holds each request that long at worst)",
 			r.WaitTimeout, MaxRedisWaitTimeout, DefaultRedisWaitTimeout)
 	} else if r.WaitTimeout > 0 && r.WaitTimeout < time.Millisecond {
-		p.add(EnvRedisWaitTimeout, "is %v; Redis WAIT counts whole milliseconds: use at least 1ms, such as %v", r.WaitTimeout, DefaultRedisWaitTimeout)
+		p.Add(EnvRedisWaitTimeout, "is %v; Redis WAIT counts whole milliseconds: use at least 1ms, such as %v", r.WaitTimeout, DefaultRedisWaitTimeout)
 	}
 }
 

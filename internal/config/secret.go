@@ -12,9 +12,9 @@ import (
 // maxSecretFile bounds how much of a token file is read.
 const maxSecretFile = 64 << 10
 
-// readSecretFile returns the trimmed content of a token file. Errors name the
+// ReadSecretFile returns the trimmed content of a token file. Errors name the
 // path and the reason but never include any of the content.
-func readSecretFile(path string) (string, error) {
+func ReadSecretFile(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("cannot read %q: %v; fix the path or the file permissions", path, pathReason(err))
@@ -44,16 +44,16 @@ func pathReason(err error) error {
 	return err
 }
 
-// secretPair resolves a value that can be given directly or through a file.
+// SecretPair resolves a value that can be given directly or through a file.
 // Neither set gives "" and no error.
-func secretPair(value, file, envValue, envFile string) (string, error) {
+func SecretPair(value, file, envValue, envFile string) (string, error) {
 	switch {
 	case value != "" && file != "":
 		return "", bothSet(envValue, envFile)
 	case file != "":
-		s, err := readSecretFile(file)
+		s, err := ReadSecretFile(file)
 		if err != nil {
-			return "", fieldErr(envFile, "%v", err)
+			return "", FieldErr(envFile, "%v", err)
 		}
 		return s, nil
 	default:
@@ -63,13 +63,13 @@ func secretPair(value, file, envValue, envFile string) (string, error) {
 
 // bothSet is the error for two mutually exclusive settings.
 func bothSet(envValue, envFile string) error {
-	return fieldErr(envValue, "and %s are both set; keep only one", ref(envFile))
+	return FieldErr(envValue, "and %s are both set; keep only one", Ref(envFile))
 }
 
-// validateSecretPair records exclusivity and file problems without keeping
+// ValidateSecretPair records exclusivity and file problems without keeping
 // the secret.
-func validateSecretPair(p *problems, value, file, envValue, envFile string) {
-	if _, err := secretPair(value, file, envValue, envFile); err != nil {
+func ValidateSecretPair(p *Problems, value, file, envValue, envFile string) {
+	if _, err := SecretPair(value, file, envValue, envFile); err != nil {
 		*p = append(*p, err)
 	}
 }

@@ -16,48 +16,48 @@ type Setting struct {
 	Env, Flag, Default, Help string
 }
 
-// spec is a Setting bound to a field of a configuration struct.
-type spec struct {
+// Spec is a Setting bound to a field of a configuration struct.
+type Spec struct {
 	Setting
-	binding
-	alias  string              // optional second flag name
-	secret bool                // never rendered
-	show   func(string) string // optional masking for rendering
+	Binding
+	Alias  string              // optional second flag name
+	Secret bool                // never rendered
+	Show   func(string) string // optional masking for rendering
 }
 
-// newSpec builds a spec; the flag name is derived from env.
-func newSpec(env, def, help string, b binding) spec {
-	return spec{Setting: Setting{Env: env, Flag: flagName(env), Default: def, Help: help}, binding: b}
+// NewSpec builds a spec; the flag name is derived from env.
+func NewSpec(env, def, help string, b Binding) Spec {
+	return Spec{Setting: Setting{Env: env, Flag: FlagName(env), Default: def, Help: help}, Binding: b}
 }
 
-// secretSpec builds a spec whose value is never shown.
-func secretSpec(env, help string, b binding) spec {
-	s := newSpec(env, "", help, b)
-	s.secret = true
+// SecretSpec builds a spec whose value is never shown.
+func SecretSpec(env, help string, b Binding) Spec {
+	s := NewSpec(env, "", help, b)
+	s.Secret = true
 	return s
 }
 
 // shown renders the current value for logs, masking secrets.
-func (s spec) shown() string {
-	v := s.get()
+func (s Spec) shown() string {
+	v := s.Get()
 	switch {
-	case s.secret && v != "":
+	case s.Secret && v != "":
 		return redactedValue
-	case s.show != nil:
-		return s.show(v)
+	case s.Show != nil:
+		return s.Show(v)
 	}
 	return v
 }
 
-// retired is a setting that is no longer read. Setting it, in the
+// Retired is a setting that is no longer read. Setting it, in the
 // environment or as a flag, is an error that says why and what to do.
-type retired struct {
-	env string
-	why string // follows "is no longer read: "
+type Retired struct {
+	Env string
+	Why string // follows "is no longer read: "
 }
 
-// describe strips the bindings off specs.
-func describe(specs []spec) []Setting {
+// Describe strips the bindings off specs.
+func Describe(specs []Spec) []Setting {
 	out := make([]Setting, len(specs))
 	for i, s := range specs {
 		out[i] = s.Setting
@@ -66,19 +66,19 @@ func describe(specs []spec) []Setting {
 }
 
 // commonSpecs are the settings both binaries share.
-func commonSpecs(r *Redis, l *Log, bots *[]string) []spec {
+func commonSpecs(r *Redis, l *Log, bots *[]string) []Spec {
 	return append(redisSpecs(r),
-		newSpec(EnvLogLevel, "info", "Minimum log level: debug, info, warn or error.", levelVar(&l.Level)),
-		newSpec(EnvLogFormat, LogFormatAuto, "Log format: json, text, or auto (text on a terminal, JSON otherwise).", formatVar(&l.Format)),
-		newSpec(EnvBots, strings.Join(defaultBots, ","), botsHelp, botsVar(bots)),
+		NewSpec(EnvLogLevel, "info", "Minimum log level: debug, info, warn or error.", levelVar(&l.Level)),
+		NewSpec(EnvLogFormat, LogFormatAuto, "Log format: json, text, or auto (text on a terminal, JSON otherwise).", formatVar(&l.Format)),
+		NewSpec(EnvBots, strings.Join(defaultBots, ","), botsHelp, botsVar(bots)),
 	)
 }
 
-// load applies environment values and then flags to the fields bound by
+// Load applies environment values and then flags to the fields bound by
 // specs, and returns the arguments left after the flags. Problems with
 // environment values that a flag overrides are dropped. A retired setting
 // that is set is an error. -h and -help return flag.ErrHelp.
-func load(name string, specs []spec, args []string, getenv func(string) string, gone ...retired) ([]string, error) {
+func Load(name string, specs []Spec, args []string, getenv func(string) string, gone ...Retired) ([]string, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
@@ -88,19 +88,19 @@ func load(name string, specs []spec, args []string, getenv func(string) string, 
 		if v == "" {
 			continue
 		}
-		if err := s.set(v); err != nil {
-			if s.secret {
-				envErrs[i] = fieldErr(s.Env, "%v", err)
+		if err := s.Set(v); err != nil {
+			if s.Secret {
+				envErrs[i] = FieldErr(s.Env, "%v", err)
 			} else {
-				envErrs[i] = fieldErr(s.Env, "%v, got %q", err, v)
+				envErrs[i] = FieldErr(s.Env, "%v, got %q", err, v)
 			}
 		}
 	}
 
 	var goneErrs []error
 	for _, r := range gone {
-		if strings.TrimSpace(getenv(r.env)) != "" {
-			goneErrs = append(goneErrs, fieldErr(r.env, "is no longer read: %s", r.why))
+		if strings.TrimSpace(getenv(r.Env)) != "" {
+			goneErrs = append(goneErrs, FieldErr(r.Env, "is no longer read: %s", r.Why))
 		}
 	}
 
@@ -108,28 +108,28 @@ func load(name string, specs []spec, args []string, getenv func(string) string, 
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	for _, r := range gone {
-		fs.Func(flagName(r.env), "", func(string) error {
-			return fmt.Errorf("is no longer read (env %s): %s", r.env, r.why)
+		fs.Func(FlagName(r.Env), "", func(string) error {
+			return fmt.Errorf("is no longer read (env %s): %s", r.Env, r.Why)
 		})
 	}
 	owner := map[string]int{}
 	for i, s := range specs {
 		set := func(v string) error {
-			if err := s.set(strings.TrimSpace(v)); err != nil {
+			if err := s.Set(strings.TrimSpace(v)); err != nil {
 				return fmt.Errorf("%w (env %s)", err, s.Env)
 			}
 			return nil
 		}
-		for _, n := range []string{s.Flag, s.alias} {
+		for _, n := range []string{s.Flag, s.Alias} {
 			if n == "" {
 				continue
 			}
 			owner[n] = i
 			usage := s.Help
-			if n == s.alias {
+			if n == s.Alias {
 				usage = "Same as -" + s.Flag + "."
 			}
-			if s.boolean {
+			if s.Boolean {
 				fs.BoolFunc(n, usage, set)
 			} else {
 				fs.Func(n, usage, set)
@@ -153,9 +153,9 @@ func load(name string, specs []spec, args []string, getenv func(string) string, 
 	return fs.Args(), nil
 }
 
-// logAttrs renders every setting as an attribute keyed by its environment
+// LogAttrs renders every setting as an attribute keyed by its environment
 // variable, with secrets masked.
-func logAttrs(specs []spec) []slog.Attr {
+func LogAttrs(specs []Spec) []slog.Attr {
 	attrs := make([]slog.Attr, len(specs))
 	for i, s := range specs {
 		attrs[i] = slog.String(s.Env, s.shown())
@@ -163,8 +163,8 @@ func logAttrs(specs []spec) []slog.Attr {
 	return attrs
 }
 
-// render joins every setting as ENV=value with secrets masked.
-func render(specs []spec) string {
+// Render joins every setting as ENV=value with secrets masked.
+func Render(specs []Spec) string {
 	parts := make([]string, len(specs))
 	for i, s := range specs {
 		parts[i] = s.Env + "=" + s.shown()

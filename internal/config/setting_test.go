@@ -34,24 +34,24 @@ func TestDocumentedDefaultsMatchWithDefaults(t *testing.T) {
 // checkDocumentedDefaults is TestDocumentedDefaultsMatchWithDefaults for
 // one configuration type: defaults returns a fresh WithDefaults value, specs
 // binds the settings to one.
-func checkDocumentedDefaults[T any](t *testing.T, defaults func() T, specs func(*T) []spec) {
+func checkDocumentedDefaults[T any](t *testing.T, defaults func() T, specs func(*T) []Spec) {
 	t.Helper()
 	want := defaults()
 	for i, s := range specs(&want) {
 		got := defaults()
 		bound := specs(&got)[i]
-		if err := bound.set(s.Default); err != nil {
+		if err := bound.Set(s.Default); err != nil {
 			t.Errorf("%s: documented default %q does not parse: %v", s.Env, s.Default, err)
 			continue
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: documented default %q reads as %q, but WithDefaults gives %q",
-				s.Env, s.Default, bound.get(), s.get())
+				s.Env, s.Default, bound.Get(), s.Get())
 		}
 	}
 	var zero T
 	for _, s := range specs(&zero) {
-		if err := s.set(s.Default); err != nil {
+		if err := s.Set(s.Default); err != nil {
 			t.Fatalf("%s: documented default %q does not parse: %v", s.Env, s.Default, err)
 		}
 	}
@@ -69,8 +69,8 @@ func TestGetSetRoundTrip(t *testing.T) {
 	}
 	orig := w
 	for _, s := range workerSpecs(&w) {
-		if err := s.set(s.get()); err != nil {
-			t.Errorf("%s: %q does not parse: %v", s.Env, s.get(), err)
+		if err := s.Set(s.Get()); err != nil {
+			t.Errorf("%s: %q does not parse: %v", s.Env, s.Get(), err)
 		}
 	}
 	if !reflect.DeepEqual(w, orig) {
@@ -82,8 +82,8 @@ func TestGetSetRoundTrip(t *testing.T) {
 	}
 	porig := p
 	for _, s := range producerSpecs(&p) {
-		if err := s.set(s.get()); err != nil {
-			t.Errorf("%s: %q does not parse: %v", s.Env, s.get(), err)
+		if err := s.Set(s.Get()); err != nil {
+			t.Errorf("%s: %q does not parse: %v", s.Env, s.Get(), err)
 		}
 	}
 	if !reflect.DeepEqual(p, porig) {
@@ -96,7 +96,7 @@ func TestSettingsTables(t *testing.T) {
 	for name, settings := range map[string][]Setting{"worker": WorkerSettings(), "producer": ProducerSettings()} {
 		seenEnv, seenFlag := map[string]bool{}, map[string]bool{}
 		for _, s := range settings {
-			if s.Env == "" || s.Help == "" || s.Flag != flagName(s.Env) {
+			if s.Env == "" || s.Help == "" || s.Flag != FlagName(s.Env) {
 				t.Errorf("%s: incomplete setting %+v", name, s)
 			}
 			if seenEnv[s.Env] || seenFlag[s.Flag] {

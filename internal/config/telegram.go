@@ -63,7 +63,7 @@ func (t Telegram) String() string {
 	if t.Token != "" {
 		tok = redactedValue
 	}
-	return "{Token:" + tok + " TokenFile:" + t.TokenFile + " APIURL:" + t.APIURL + " Timeout:" + fmtDur(t.Timeout) + "}"
+	return "{Token:" + tok + " TokenFile:" + t.TokenFile + " APIURL:" + t.APIURL + " Timeout:" + FmtDur(t.Timeout) + "}"
 }
 
 // LogValue logs the settings with the token masked.
@@ -76,7 +76,7 @@ func (t Telegram) LogValue() slog.Value {
 		slog.String("token", tok),
 		slog.String("token_file", t.TokenFile),
 		slog.String("api_url", t.APIURL),
-		slog.String("timeout", fmtDur(t.Timeout)),
+		slog.String("timeout", FmtDur(t.Timeout)),
 	)
 }
 
@@ -97,25 +97,25 @@ func (t Telegram) withDefaults() Telegram {
 
 // token returns the configured token, reading TokenFile when set.
 func (t Telegram) token() (string, error) {
-	return secretPair(t.Token, t.TokenFile, EnvTelegramToken, EnvTelegramTokenFile)
+	return SecretPair(t.Token, t.TokenFile, EnvTelegramToken, EnvTelegramTokenFile)
 }
 
 // validate checks token exclusivity and readability, the URL and the timeout.
-func (t Telegram) validate(p *problems) {
-	validateSecretPair(p, t.Token, t.TokenFile, EnvTelegramToken, EnvTelegramTokenFile)
+func (t Telegram) validate(p *Problems) {
+	ValidateSecretPair(p, t.Token, t.TokenFile, EnvTelegramToken, EnvTelegramTokenFile)
 	u, err := url.Parse(t.APIURL)
 	switch {
 	case err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https"):
-		p.add(EnvTelegramAPIURL, "must be an http:// or https:// URL such as %s, got %q", telegram.DefaultAPIURL, redactURL(t.APIURL))
+		p.Add(EnvTelegramAPIURL, "must be an http:// or https:// URL such as %s, got %q", telegram.DefaultAPIURL, redactURL(t.APIURL))
 	case strings.Contains(u.Path, "/bot"):
 		// The path may hold the token; do not echo it.
-		p.add(EnvTelegramAPIURL, "must be the base URL only (e.g. %s), without /bot<token>", telegram.DefaultAPIURL)
+		p.Add(EnvTelegramAPIURL, "must be the base URL only (e.g. %s), without /bot<token>", telegram.DefaultAPIURL)
 	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
-		p.add(EnvTelegramAPIURL, "must be a plain base URL without user, query or fragment, got %q", redactURL(t.APIURL))
+		p.Add(EnvTelegramAPIURL, "must be a plain base URL without user, query or fragment, got %q", redactURL(t.APIURL))
 	}
-	p.positive(EnvTelegramTimeout, t.Timeout, telegram.DefaultTimeout)
+	p.Positive(EnvTelegramTimeout, t.Timeout, telegram.DefaultTimeout)
 	if most := worker.DefaultRetryAfterUnit; t.RetryAfterUnit <= 0 || t.RetryAfterUnit > most {
-		p.add(EnvTelegramRetryAfterUnit, "must be above 0 and at most %s (Telegram's own; less only for a time-scaled fake), got %s",
-			fmtDur(most), fmtDur(t.RetryAfterUnit))
+		p.Add(EnvTelegramRetryAfterUnit, "must be above 0 and at most %s (Telegram's own; less only for a time-scaled fake), got %s",
+			FmtDur(most), FmtDur(t.RetryAfterUnit))
 	}
 }

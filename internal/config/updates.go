@@ -37,37 +37,37 @@ type Updates struct {
 
 // secret returns the webhook's secret token, reading its file when set.
 func (u Updates) secret() (string, error) {
-	return secretPair(u.WebhookSecret, u.WebhookSecretFile, EnvTelegramWebhookSecret, EnvTelegramWebhookSecretFile)
+	return SecretPair(u.WebhookSecret, u.WebhookSecretFile, EnvTelegramWebhookSecret, EnvTelegramWebhookSecretFile)
 }
 
 // validate checks the webhook's URL and secret.
-func (u Updates) validate(p *problems) {
-	validateSecretPair(p, u.WebhookSecret, u.WebhookSecretFile, EnvTelegramWebhookSecret, EnvTelegramWebhookSecretFile)
+func (u Updates) validate(p *Problems) {
+	ValidateSecretPair(p, u.WebhookSecret, u.WebhookSecretFile, EnvTelegramWebhookSecret, EnvTelegramWebhookSecretFile)
 	if u.WebhookURL == "" {
 		return
 	}
 	if u.Off {
-		p.add(EnvTelegramWebhookURL, "is set but %s is off; turn presses on or remove the URL", ref(EnvTelegramUpdates))
+		p.Add(EnvTelegramWebhookURL, "is set but %s is off; turn presses on or remove the URL", Ref(EnvTelegramUpdates))
 	}
 	if err := interact.CheckBaseURL(u.WebhookURL); err != nil {
-		p.add(EnvTelegramWebhookURL, "%v", err)
+		p.Add(EnvTelegramWebhookURL, "%v", err)
 	}
 	validateWebhookSecret(p, u.WebhookSecret, u.WebhookSecretFile, true)
 }
 
 // validateWebhookSecret checks the webhook secret's characters (Telegram's
 // rule) when it is set, and that it is set when required.
-func validateWebhookSecret(p *problems, value, file string, required bool) {
-	s, err := secretPair(value, file, EnvTelegramWebhookSecret, EnvTelegramWebhookSecretFile)
+func validateWebhookSecret(p *Problems, value, file string, required bool) {
+	s, err := SecretPair(value, file, EnvTelegramWebhookSecret, EnvTelegramWebhookSecretFile)
 	switch {
 	case err != nil:
 		return // validateSecretPair reported it
 	case s == "" && required:
-		p.add(EnvTelegramWebhookSecret, "is required with %s (or set %s): Telegram sends it with every post, and the producer refuses posts without it",
-			ref(EnvTelegramWebhookURL), EnvTelegramWebhookSecretFile)
+		p.Add(EnvTelegramWebhookSecret, "is required with %s (or set %s): Telegram sends it with every post, and the producer refuses posts without it",
+			Ref(EnvTelegramWebhookURL), EnvTelegramWebhookSecretFile)
 	case s != "":
 		if err := interact.CheckSecret(s); err != nil {
-			p.add(EnvTelegramWebhookSecret, "%v", err)
+			p.Add(EnvTelegramWebhookSecret, "%v", err)
 		}
 	}
 }
@@ -79,29 +79,29 @@ func (u Updates) WebhookSecretValue() (string, error) { return u.secret() }
 // TelegramWebhookSecret returns the producer's webhook secret token,
 // reading its file when set; "" (the route is not served) when none is set.
 func (p Producer) TelegramWebhookSecret() (string, error) {
-	return secretPair(p.TelegramSecret, p.TelegramSecretFile, EnvTelegramWebhookSecret, EnvTelegramWebhookSecretFile)
+	return SecretPair(p.TelegramSecret, p.TelegramSecretFile, EnvTelegramWebhookSecret, EnvTelegramWebhookSecretFile)
 }
 
 // updatesSpecs are the worker's settings of button presses.
-func updatesSpecs(u *Updates) []spec {
-	return []spec{
-		newSpec(EnvTelegramUpdates, "true", "Receive presses of alert buttons: by webhook when "+EnvTelegramWebhookURL+
+func updatesSpecs(u *Updates) []Spec {
+	return []Spec{
+		NewSpec(EnvTelegramUpdates, "true", "Receive presses of alert buttons: by webhook when "+EnvTelegramWebhookURL+
 			" is set, else by getUpdates from one worker of the fleet at a time. false leaves the bots' updates alone.",
 			onVar(&u.Off)),
-		newSpec(EnvTelegramWebhookURL, "", "The producer's public base URL; each bot's webhook is set to <url>/telegram/<bot>/updates instead of polling.",
-			baseURLVar(&u.WebhookURL)),
-		secretSpec(EnvTelegramWebhookSecret, "Secret token of the webhooks (A-Z, a-z, 0-9, _ and -); required with "+EnvTelegramWebhookURL+
-			", and the producers need the same.", stringVar(&u.WebhookSecret)),
-		newSpec(EnvTelegramWebhookSecretFile, "", "File holding the webhook secret token.", stringVar(&u.WebhookSecretFile)),
+		NewSpec(EnvTelegramWebhookURL, "", "The producer's public base URL; each bot's webhook is set to <url>/telegram/<bot>/updates instead of polling.",
+			BaseURLVar(&u.WebhookURL)),
+		SecretSpec(EnvTelegramWebhookSecret, "Secret token of the webhooks (A-Z, a-z, 0-9, _ and -); required with "+EnvTelegramWebhookURL+
+			", and the producers need the same.", StringVar(&u.WebhookSecret)),
+		NewSpec(EnvTelegramWebhookSecretFile, "", "File holding the webhook secret token.", StringVar(&u.WebhookSecretFile)),
 	}
 }
 
 // onVar is a true/false setting stored inverted in off, so that the zero
 // value of the field is the setting's default, true.
-func onVar(off *bool) binding {
-	return binding{
-		boolean: true,
-		set: func(s string) error {
+func onVar(off *bool) Binding {
+	return Binding{
+		Boolean: true,
+		Set: func(s string) error {
 			b, err := strconv.ParseBool(s)
 			if err != nil {
 				return errors.New("must be true or false")
@@ -109,6 +109,6 @@ func onVar(off *bool) binding {
 			*off = !b
 			return nil
 		},
-		get: func() string { return strconv.FormatBool(!*off) },
+		Get: func() string { return strconv.FormatBool(!*off) },
 	}
 }

@@ -15,12 +15,12 @@ import (
 	"github.com/herald-dev/herald/internal/jobs"
 )
 
-// binding connects a setting to one field: set parses text into the field,
+// Binding connects a setting to one field: set parses text into the field,
 // get renders the field back in a form set accepts.
-type binding struct {
-	set     func(string) error
-	get     func() string
-	boolean bool // the flag may be given without a value
+type Binding struct {
+	Set     func(string) error
+	Get     func() string
+	Boolean bool // the flag may be given without a value
 }
 
 // offWord is how a setting whose empty value means "disabled" is written in
@@ -31,24 +31,24 @@ const offWord = "off"
 // redactedValue stands in for a secret that is set.
 const redactedValue = "[redacted]"
 
-func stringVar(p *string) binding {
-	return binding{
-		set: func(s string) error { *p = s; return nil },
-		get: func() string { return *p },
+func StringVar(p *string) Binding {
+	return Binding{
+		Set: func(s string) error { *p = s; return nil },
+		Get: func() string { return *p },
 	}
 }
 
-// optStringVar is a string where "off" (any case) stores "" to disable.
-func optStringVar(p *string) binding {
-	return binding{
-		set: func(s string) error {
+// OptStringVar is a string where "off" (any case) stores "" to disable.
+func OptStringVar(p *string) Binding {
+	return Binding{
+		Set: func(s string) error {
 			if strings.EqualFold(s, offWord) {
 				s = ""
 			}
 			*p = s
 			return nil
 		},
-		get: func() string {
+		Get: func() string {
 			if *p == "" {
 				return offWord
 			}
@@ -57,17 +57,17 @@ func optStringVar(p *string) binding {
 	}
 }
 
-// baseURLVar is a URL stored without trailing slashes.
-func baseURLVar(p *string) binding {
-	return binding{
-		set: func(s string) error { *p = strings.TrimRight(s, "/"); return nil },
-		get: func() string { return *p },
+// BaseURLVar is a URL stored without trailing slashes.
+func BaseURLVar(p *string) Binding {
+	return Binding{
+		Set: func(s string) error { *p = strings.TrimRight(s, "/"); return nil },
+		Get: func() string { return *p },
 	}
 }
 
-func intVar(p *int) binding {
-	return binding{
-		set: func(s string) error {
+func IntVar(p *int) Binding {
+	return Binding{
+		Set: func(s string) error {
 			n, err := strconv.Atoi(s)
 			if err != nil {
 				return errors.New("must be a whole number")
@@ -75,14 +75,14 @@ func intVar(p *int) binding {
 			*p = n
 			return nil
 		},
-		get: func() string { return strconv.Itoa(*p) },
+		Get: func() string { return strconv.Itoa(*p) },
 	}
 }
 
-func boolVar(p *bool) binding {
-	return binding{
-		boolean: true,
-		set: func(s string) error {
+func BoolVar(p *bool) Binding {
+	return Binding{
+		Boolean: true,
+		Set: func(s string) error {
 			b, err := strconv.ParseBool(s)
 			if err != nil {
 				return errors.New("must be true or false")
@@ -90,13 +90,13 @@ func boolVar(p *bool) binding {
 			*p = b
 			return nil
 		},
-		get: func() string { return strconv.FormatBool(*p) },
+		Get: func() string { return strconv.FormatBool(*p) },
 	}
 }
 
-func durationVar(p *time.Duration) binding {
-	return binding{
-		set: func(s string) error {
+func DurationVar(p *time.Duration) Binding {
+	return Binding{
+		Set: func(s string) error {
 			d, err := time.ParseDuration(s)
 			if err != nil {
 				return errors.New("must be a duration with a unit, such as 500ms, 30s, 5m or 24h")
@@ -104,14 +104,14 @@ func durationVar(p *time.Duration) binding {
 			*p = d
 			return nil
 		},
-		get: func() string { return fmtDur(*p) },
+		Get: func() string { return FmtDur(*p) },
 	}
 }
 
 // windowsVar binds a limit written as windows separated by commas, or "off".
-func windowsVar(p *Windows) binding {
-	return binding{
-		set: func(s string) error {
+func windowsVar(p *Windows) Binding {
+	return Binding{
+		Set: func(s string) error {
 			ws, err := parseWindows(s, ",")
 			if err != nil {
 				return err
@@ -119,21 +119,21 @@ func windowsVar(p *Windows) binding {
 			*p = ws
 			return nil
 		},
-		get: func() string { return p.String() },
+		Get: func() string { return p.String() },
 	}
 }
 
-// pauseVar binds a duration where "off", 0 or a negative value stores -1
+// PauseVar binds a duration where "off", 0 or a negative value stores -1
 // (switched off), rendered "off".
-func pauseVar(p *time.Duration) binding {
-	d := durationVar(p)
-	return binding{
-		set: func(s string) error {
+func PauseVar(p *time.Duration) Binding {
+	d := DurationVar(p)
+	return Binding{
+		Set: func(s string) error {
 			if strings.EqualFold(s, offWord) {
 				*p = -1
 				return nil
 			}
-			if err := d.set(s); err != nil {
+			if err := d.Set(s); err != nil {
 				return errors.New(`must be a duration with a unit, such as 5s or 1m, or "off"`)
 			}
 			if *p <= 0 {
@@ -141,18 +141,18 @@ func pauseVar(p *time.Duration) binding {
 			}
 			return nil
 		},
-		get: func() string {
+		Get: func() string {
 			if *p < 0 {
 				return offWord
 			}
-			return fmtDur(*p)
+			return FmtDur(*p)
 		},
 	}
 }
 
-func levelVar(p *slog.Level) binding {
-	return binding{
-		set: func(s string) error {
+func levelVar(p *slog.Level) Binding {
+	return Binding{
+		Set: func(s string) error {
 			lv, err := parseLevel(s)
 			if err != nil {
 				return err
@@ -160,13 +160,13 @@ func levelVar(p *slog.Level) binding {
 			*p = lv
 			return nil
 		},
-		get: func() string { return strings.ToLower(p.String()) },
+		Get: func() string { return strings.ToLower(p.String()) },
 	}
 }
 
-func formatVar(p *string) binding {
-	return binding{
-		set: func(s string) error {
+func formatVar(p *string) Binding {
+	return Binding{
+		Set: func(s string) error {
 			f, err := parseFormat(s)
 			if err != nil {
 				return err
@@ -174,7 +174,7 @@ func formatVar(p *string) binding {
 			*p = f
 			return nil
 		},
-		get: func() string { return *p },
+		Get: func() string { return *p },
 	}
 }
 
@@ -185,8 +185,8 @@ var byteUnits = map[string]int64{
 	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30,
 }
 
-// parseBytes reads a size such as "1048576", "512KiB", "1MiB" or "2MB".
-func parseBytes(s string) (int64, error) {
+// ParseBytes reads a size such as "1048576", "512KiB", "1MiB" or "2MB".
+func ParseBytes(s string) (int64, error) {
 	bad := errors.New("must be a size in bytes such as 1048576, 512KiB or 1MiB")
 	i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' })
 	num, unit := s, ""
@@ -204,8 +204,8 @@ func parseBytes(s string) (int64, error) {
 	return n * mul, nil
 }
 
-// formatBytes renders a size in the largest binary unit that divides it.
-func formatBytes(n int64) string {
+// FormatBytes renders a size in the largest binary unit that divides it.
+func FormatBytes(n int64) string {
 	switch {
 	case n != 0 && n%(1<<30) == 0:
 		return strconv.FormatInt(n>>30, 10) + "GiB"
@@ -217,17 +217,17 @@ func formatBytes(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-func bytesVar(p *int64) binding {
-	return binding{
-		set: func(s string) error {
-			n, err := parseBytes(s)
+func BytesVar(p *int64) Binding {
+	return Binding{
+		Set: func(s string) error {
+			n, err := ParseBytes(s)
 			if err != nil {
 				return err
 			}
 			*p = n
 			return nil
 		},
-		get: func() string { return formatBytes(*p) },
+		Get: func() string { return FormatBytes(*p) },
 	}
 }
 
@@ -270,9 +270,9 @@ func parseQueueList(s string) ([]queueEntry, error) {
 // entries to keep, which stores the part its field holds; get renders the
 // field. The worker and the producer read the same variable into different
 // fields.
-func queueListVar(keep func([]queueEntry), get func() string) binding {
-	return binding{
-		set: func(s string) error {
+func queueListVar(keep func([]queueEntry), get func() string) Binding {
+	return Binding{
+		Set: func(s string) error {
 			list, err := parseQueueList(s)
 			if err != nil {
 				return err
@@ -280,12 +280,12 @@ func queueListVar(keep func([]queueEntry), get func() string) binding {
 			keep(list)
 			return nil
 		},
-		get: get,
+		Get: get,
 	}
 }
 
 // queueMapVar binds the worker's queue→priority map.
-func queueMapVar(p *map[string]int) binding {
+func queueMapVar(p *map[string]int) Binding {
 	return queueListVar(func(list []queueEntry) {
 		m := make(map[string]int, len(list))
 		for _, e := range list {
@@ -316,7 +316,7 @@ func formatQueueMap(m map[string]int) string {
 
 // queueNamesVar binds the producer's queue list; priorities are accepted
 // (the variable is shared with the worker) but not kept.
-func queueNamesVar(p *[]string) binding {
+func queueNamesVar(p *[]string) Binding {
 	return queueListVar(func(list []queueEntry) {
 		names := make([]string, len(list))
 		for i, e := range list {
@@ -328,10 +328,10 @@ func queueNamesVar(p *[]string) binding {
 
 // queueLimitsVar binds "default=20/s+100/m,low=5/s": NAME=LIMIT pairs
 // separated by commas, a queue's windows joined with "+".
-func queueLimitsVar(p *map[string]Windows) binding {
+func queueLimitsVar(p *map[string]Windows) Binding {
 	const pairs = `must be NAME=LIMIT pairs such as "default=20/s,low=5/s"`
-	return binding{
-		set: func(s string) error {
+	return Binding{
+		Set: func(s string) error {
 			if strings.TrimSpace(s) == "" {
 				*p = nil
 				return nil
@@ -362,7 +362,7 @@ func queueLimitsVar(p *map[string]Windows) binding {
 			*p = m
 			return nil
 		},
-		get: func() string { return formatQueueLimits(*p) },
+		Get: func() string { return formatQueueLimits(*p) },
 	}
 }
 
@@ -393,9 +393,9 @@ func validQueueName(name string) bool {
 	return true
 }
 
-// fmtDur renders a duration like time.Duration.String but without trailing
+// FmtDur renders a duration like time.Duration.String but without trailing
 // zero units, so 10m0s reads 10m and 168h0m0s reads 168h.
-func fmtDur(d time.Duration) string {
+func FmtDur(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = s[:len(s)-2]

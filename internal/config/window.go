@@ -201,7 +201,7 @@ func (w Window) check() error {
 		return tooManySends(strconv.Itoa(w.N))
 	case w.Per < MinWindowSpan:
 		return fmt.Errorf(`has a span of %s, below the %s minimum; write the same rate over a longer span `+
-			`(e.g. "10/1ms" rather than "1/100us")`, fmtDur(w.Per), fmtDur(MinWindowSpan))
+			`(e.g. "10/1ms" rather than "1/100us")`, FmtDur(w.Per), FmtDur(MinWindowSpan))
 	}
 	return nil
 }
@@ -218,7 +218,7 @@ func (w Window) String() string {
 	case time.Hour:
 		unit = "h"
 	default:
-		unit = fmtDur(w.Per)
+		unit = FmtDur(w.Per)
 	}
 	return strconv.Itoa(w.N) + "/" + unit
 }

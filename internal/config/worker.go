@@ -115,26 +115,26 @@ func (d Digest) withDefaults() Digest {
 
 // validate checks the digest settings against the bounds digest.Config
 // enforces, reporting them by environment variable.
-func (d Digest) validate(p *problems) {
+func (d Digest) validate(p *Problems) {
 	if d.GracePeriod < time.Second || d.GracePeriod%time.Second != 0 {
-		p.add(EnvDigestGracePeriod, "must be a whole number of seconds, at least 1s (asynq counts seconds), got %s", fmtDur(d.GracePeriod))
+		p.Add(EnvDigestGracePeriod, "must be a whole number of seconds, at least 1s (asynq counts seconds), got %s", FmtDur(d.GracePeriod))
 	}
 	switch {
 	case d.MaxDelay%time.Second != 0:
-		p.add(EnvDigestMaxDelay, "must be a whole number of seconds (e.g. %s), got %s", fmtDur(digest.DefaultMaxDelay), fmtDur(d.MaxDelay))
+		p.Add(EnvDigestMaxDelay, "must be a whole number of seconds (e.g. %s), got %s", FmtDur(digest.DefaultMaxDelay), FmtDur(d.MaxDelay))
 	case d.MaxDelay < d.GracePeriod:
-		p.add(EnvDigestMaxDelay, "is %s, below %s which is %s; raise it or lower the grace period",
-			fmtDur(d.MaxDelay), ref(EnvDigestGracePeriod), fmtDur(d.GracePeriod))
+		p.Add(EnvDigestMaxDelay, "is %s, below %s which is %s; raise it or lower the grace period",
+			FmtDur(d.MaxDelay), Ref(EnvDigestGracePeriod), FmtDur(d.GracePeriod))
 	}
 	if d.MaxSize < 1 || d.MaxSize > digest.MaxGroupSize {
-		p.add(EnvDigestMaxSize, "must be between 1 and %d, got %d", digest.MaxGroupSize, d.MaxSize)
+		p.Add(EnvDigestMaxSize, "must be between 1 and %d, got %d", digest.MaxGroupSize, d.MaxSize)
 	}
 	if d.MaxMessages < 1 || d.MaxMessages > digest.MaxMessagesLimit {
-		p.add(EnvDigestMaxMessages, "must be between 1 and %d, got %d", digest.MaxMessagesLimit, d.MaxMessages)
+		p.Add(EnvDigestMaxMessages, "must be between 1 and %d, got %d", digest.MaxMessagesLimit, d.MaxMessages)
 	}
 	if d.ReclaimAfter < time.Second || d.ReclaimAfter >= broker.AggregationTimeout {
-		p.add(EnvDigestReclaimAfter, "must be at least 1s and below %s (when asynq reclaims on its own), got %s",
-			fmtDur(broker.AggregationTimeout), fmtDur(d.ReclaimAfter))
+		p.Add(EnvDigestReclaimAfter, "must be at least 1s and below %s (when asynq reclaims on its own), got %s",
+			FmtDur(broker.AggregationTimeout), FmtDur(d.ReclaimAfter))
 	}
 }
 
@@ -213,10 +213,10 @@ func (l Limits) withDefaults() Limits {
 
 // validate checks the windows, the guard and that per-queue limits name
 // known queues.
-func (l Limits) validate(p *problems, queues map[string]int) {
+func (l Limits) validate(p *Problems, queues map[string]int) {
 	check := func(ws Windows, env string) {
 		if err := ws.check(); err != nil {
-			p.add(env, "%v (got %s)", err, ws)
+			p.Add(env, "%v (got %s)", err, ws)
 		}
 	}
 	check(l.Bot, EnvLimitBot)
@@ -224,15 +224,15 @@ func (l Limits) validate(p *problems, queues map[string]int) {
 	check(l.Group, EnvLimitGroup)
 	check(l.Priority, EnvLimitPriority)
 	if l.Guard < 0 {
-		p.add(EnvLimitGuard, "must be >= 0 (e.g. %s), got %s", fmtDur(ratelimit.DefaultGuard), fmtDur(l.Guard))
+		p.Add(EnvLimitGuard, "must be >= 0 (e.g. %s), got %s", FmtDur(ratelimit.DefaultGuard), FmtDur(l.Guard))
 	} else {
 		for _, c := range []struct {
 			env string
 			ws  Windows
 		}{{EnvLimitBot, l.Bot}, {EnvLimitPrivate, l.Private}, {EnvLimitGroup, l.Group}} {
 			if sh := c.ws.Shortest(); len(c.ws) > 0 && l.Guard >= sh {
-				p.add(EnvLimitGuard, "is %s, not below the shortest window of %s, %s; lower it below %s (default %s)",
-					fmtDur(l.Guard), ref(c.env), c.ws, fmtDur(sh), fmtDur(ratelimit.DefaultGuard))
+				p.Add(EnvLimitGuard, "is %s, not below the shortest window of %s, %s; lower it below %s (default %s)",
+					FmtDur(l.Guard), Ref(c.env), c.ws, FmtDur(sh), FmtDur(ratelimit.DefaultGuard))
 				break
 			}
 		}
@@ -242,16 +242,16 @@ func (l Limits) validate(p *problems, queues map[string]int) {
 	defaultPriority := slices.Equal(l.PriorityQueues, defaultPriorityQueues)
 	for _, name := range l.PriorityQueues {
 		if _, ok := queues[name]; !ok && !defaultPriority {
-			p.add(EnvPriorityQueues, "names queue %q, which is not in %s (%s); add it there or remove it",
+			p.Add(EnvPriorityQueues, "names queue %q, which is not in %s (%s); add it there or remove it",
 				name, EnvQueues, strings.Join(slices.Sorted(maps.Keys(queues)), ", "))
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(l.Queues)) {
 		if err := l.Queues[name].check(); err != nil {
-			p.add(EnvLimitQueues, "has a limit for queue %q that %v", name, err)
+			p.Add(EnvLimitQueues, "has a limit for queue %q that %v", name, err)
 		}
 		if _, ok := queues[name]; !ok {
-			p.add(EnvLimitQueues, "limits queue %q, which is not in %s (%s); add it there or drop the limit",
+			p.Add(EnvLimitQueues, "limits queue %q, which is not in %s (%s); add it there or drop the limit",
 				name, EnvQueues, strings.Join(slices.Sorted(maps.Keys(queues)), ", "))
 		}
 	}
@@ -259,7 +259,7 @@ func (l Limits) validate(p *problems, queues map[string]int) {
 
 // retiredWorkerSettings are worker settings that are no longer read; setting
 // one is an error that says what replaced it.
-var retiredWorkerSettings = []retired{
+var retiredWorkerSettings = []Retired{
 	{"HERALD_BURST_BOT", burstGone + "; remove it (" + EnvLimitBot + "=30/s allows 30 sends in any second)"},
 	{"HERALD_BURST_PRIVATE", burstGone + "; remove it (" + EnvLimitPrivate + "=1/s allows 1 send in any second)"},
 	{"HERALD_BURST_GROUP", burstGone + "; remove it (" + EnvLimitGroup + "=1/s,20/m allows 1 send in any second and 20 in any minute)"},
@@ -386,54 +386,54 @@ func (w Worker) WithDefaults() Worker {
 // (the worker's start refuses that, naming the variable); only the
 // exclusivity of its two sources and its file are checked.
 func (w Worker) Validate() error {
-	var p problems
+	var p Problems
 	w.Redis.validate(&p)
 	w.Log.validate(&p)
 	w.Telegram.validate(&p)
 	w.validateBots(&p)
 	if w.Waiters < -1 {
-		p.add(EnvWaiters, "must be -1 (none) or more, got %d", w.Waiters)
+		p.Add(EnvWaiters, "must be -1 (none) or more, got %d", w.Waiters)
 	}
 	if w.WaitLong < 0 || w.WaitLong > maxWaitLong {
-		p.add(EnvWaitLong, "must be between 0 and %s (e.g. %s), got %s", fmtDur(maxWaitLong), fmtDur(worker.DefaultWaitLong), fmtDur(w.WaitLong))
+		p.Add(EnvWaitLong, "must be between 0 and %s (e.g. %s), got %s", FmtDur(maxWaitLong), FmtDur(worker.DefaultWaitLong), FmtDur(w.WaitLong))
 	}
 	if w.Concurrency < 1 {
-		p.add(EnvConcurrency, "must be >= 1, got %d", w.Concurrency)
+		p.Add(EnvConcurrency, "must be >= 1, got %d", w.Concurrency)
 	}
 	validateQueueMap(&p, w.Queues)
-	p.positive(EnvShutdownTimeout, w.ShutdownTimeout, broker.DefaultShutdownTimeout)
-	p.positive(EnvBackoffBase, w.BackoffBase, worker.DefaultBackoffBase)
-	p.positive(EnvBackoffCap, w.BackoffCap, worker.DefaultBackoffCap)
+	p.Positive(EnvShutdownTimeout, w.ShutdownTimeout, broker.DefaultShutdownTimeout)
+	p.Positive(EnvBackoffBase, w.BackoffBase, worker.DefaultBackoffBase)
+	p.Positive(EnvBackoffCap, w.BackoffCap, worker.DefaultBackoffCap)
 	if w.BackoffBase > 0 && w.BackoffCap > 0 && w.BackoffBase > w.BackoffCap {
-		p.add(EnvBackoffBase, "is %s, above %s which is %s; lower the base or raise the cap",
-			fmtDur(w.BackoffBase), ref(EnvBackoffCap), fmtDur(w.BackoffCap))
+		p.Add(EnvBackoffBase, "is %s, above %s which is %s; lower the base or raise the cap",
+			FmtDur(w.BackoffBase), Ref(EnvBackoffCap), FmtDur(w.BackoffCap))
 	}
-	p.atLeastSecond(EnvSentRetention, w.SentRetention, worker.DefaultSentRetention)
+	p.AtLeastSecond(EnvSentRetention, w.SentRetention, worker.DefaultSentRetention)
 	if d := w.LeaseRecoveryAfter; d > 0 && (d < broker.MinLeaseRecoveryAfter || d >= broker.LeaseDuration) {
-		p.add(EnvLeaseRecovery, "must be between %s and %s (live workers extend leases every 5s; asynq's lease is %s), or -1s to turn the sweep off, got %s",
-			fmtDur(broker.MinLeaseRecoveryAfter), fmtDur(broker.LeaseDuration-time.Second), fmtDur(broker.LeaseDuration), fmtDur(d))
+		p.Add(EnvLeaseRecovery, "must be between %s and %s (live workers extend leases every 5s; asynq's lease is %s), or -1s to turn the sweep off, got %s",
+			FmtDur(broker.MinLeaseRecoveryAfter), FmtDur(broker.LeaseDuration-time.Second), FmtDur(broker.LeaseDuration), FmtDur(d))
 	}
 	if w.Listen != "" {
-		validateListen(&p, EnvWorkerListen, w.Listen, ":9091")
+		ValidateListen(&p, EnvWorkerListen, w.Listen, ":9091")
 	}
 	w.Limits.validate(&p, w.Queues)
 	w.Digest.validate(&p)
 	w.Updates.validate(&p)
-	return p.err()
+	return p.Err()
 }
 
 // validateQueueMap checks names and priorities of the worker's queues.
-func validateQueueMap(p *problems, queues map[string]int) {
+func validateQueueMap(p *Problems, queues map[string]int) {
 	if len(queues) == 0 {
-		p.add(EnvQueues, "must name at least one queue, e.g. %q", defaultQueueWeights())
+		p.Add(EnvQueues, "must name at least one queue, e.g. %q", defaultQueueWeights())
 		return
 	}
 	for _, name := range slices.Sorted(maps.Keys(queues)) {
 		if !validQueueName(name) {
-			p.add(EnvQueues, "has queue name %q; names may only use a-z, 0-9, _ and -", name)
+			p.Add(EnvQueues, "has queue name %q; names may only use a-z, 0-9, _ and -", name)
 		}
 		if prio := queues[name]; prio < 1 {
-			p.add(EnvQueues, "gives queue %q priority %d; priorities must be >= 1", name, prio)
+			p.Add(EnvQueues, "gives queue %q priority %d; priorities must be >= 1", name, prio)
 		}
 	}
 }
@@ -441,21 +441,21 @@ func validateQueueMap(p *problems, queues map[string]int) {
 // validateBots checks HERALD_BOTS and the token sources of its bots. A
 // default bot's token set while HERALD_BOTS leaves that bot out would never
 // be used: that is a mistake, reported as one.
-func (w Worker) validateBots(p *problems) {
+func (w Worker) validateBots(p *Problems) {
 	validateBots(p, w.Bots)
 	if !slices.Contains(w.BotNames(), keys.DefaultBot) {
 		for _, set := range []struct{ env, v string }{
 			{EnvTelegramToken, w.Telegram.Token}, {EnvTelegramTokenFile, w.Telegram.TokenFile},
 		} {
 			if set.v != "" {
-				p.add(set.env, "is the token of the bot %q, which %s (%s) does not list; add %q there or remove this setting",
+				p.Add(set.env, "is the token of the bot %q, which %s (%s) does not list; add %q there or remove this setting",
 					keys.DefaultBot, EnvBots, botList(w.Bots), keys.DefaultBot)
 			}
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(w.BotTokens)) {
 		t := w.BotTokens[name]
-		validateSecretPair(p, t.Token, t.TokenFile, BotTokenEnv(name), BotTokenFileEnv(name))
+		ValidateSecretPair(p, t.Token, t.TokenFile, BotTokenEnv(name), BotTokenFileEnv(name))
 	}
 }
 
@@ -478,7 +478,7 @@ func (w Worker) BotToken(name string) (string, error) {
 		return w.Token()
 	}
 	t := w.BotTokens[name]
-	return secretPair(t.Token, t.TokenFile, BotTokenEnv(name), BotTokenFileEnv(name))
+	return SecretPair(t.Token, t.TokenFile, BotTokenEnv(name), BotTokenFileEnv(name))
 }
 
 // readBotTokens reads the token variables of every bot in w.Bots other
@@ -487,10 +487,10 @@ func (w Worker) BotToken(name string) (string, error) {
 // refused: the default bot keeps TELEGRAM_BOT_TOKEN, and a second spelling
 // would only raise the question of which one wins.
 func (w *Worker) readBotTokens(getenv func(string) string) error {
-	var p problems
+	var p Problems
 	for _, env := range []string{botEnvStem(keys.DefaultBot) + "_TOKEN", botEnvStem(keys.DefaultBot) + "_TOKEN_FILE"} {
 		if strings.TrimSpace(getenv(env)) != "" {
-			p.add(env, "is not read: the bot %q takes its token from %s or %s; move it there",
+			p.Add(env, "is not read: the bot %q takes its token from %s or %s; move it there",
 				keys.DefaultBot, EnvTelegramToken, EnvTelegramTokenFile)
 		}
 	}
@@ -510,19 +510,19 @@ func (w *Worker) readBotTokens(getenv func(string) string) error {
 		}
 		w.BotTokens[name] = t
 	}
-	return p.err()
+	return p.Err()
 }
 
 // botTokenSpecs renders the token sources of the bots other than the
 // default one, with the tokens masked, for String and LogValue. They are
 // not bound for loading: readBotTokens reads them.
-func botTokenSpecs(tokens map[string]BotToken) []spec {
-	var specs []spec
+func botTokenSpecs(tokens map[string]BotToken) []Spec {
+	var specs []Spec
 	for _, name := range slices.Sorted(maps.Keys(tokens)) {
 		t := tokens[name]
 		specs = append(specs,
-			secretSpec(BotTokenEnv(name), "", binding{get: func() string { return t.Token }}),
-			newSpec(BotTokenFileEnv(name), "", "", binding{get: func() string { return t.TokenFile }}),
+			SecretSpec(BotTokenEnv(name), "", Binding{Get: func() string { return t.Token }}),
+			NewSpec(BotTokenFileEnv(name), "", "", Binding{Get: func() string { return t.TokenFile }}),
 		)
 	}
 	return specs
@@ -531,19 +531,19 @@ func botTokenSpecs(tokens map[string]BotToken) []spec {
 // LogValue renders every setting with secrets masked, so a Worker can be
 // logged with slog.
 func (w Worker) LogValue() slog.Value {
-	return slog.GroupValue(logAttrs(append(workerSpecs(&w), botTokenSpecs(w.BotTokens)...))...)
+	return slog.GroupValue(LogAttrs(append(workerSpecs(&w), botTokenSpecs(w.BotTokens)...))...)
 }
 
 // String renders every setting as ENV=value with secrets masked, the
 // token variables of the bots after the others.
 func (w Worker) String() string {
-	return render(append(workerSpecs(&w), botTokenSpecs(w.BotTokens)...))
+	return Render(append(workerSpecs(&w), botTokenSpecs(w.BotTokens)...))
 }
 
 // WorkerSettings describes every worker setting in documentation order.
 func WorkerSettings() []Setting {
 	var w Worker
-	return describe(workerSpecs(&w))
+	return Describe(workerSpecs(&w))
 }
 
 // WorkerUsage writes the worker's flag help to out.
@@ -571,7 +571,7 @@ func LoadWorker(args []string, getenv func(string) string) (Worker, error) {
 // flags.
 func LoadWorkerArgs(args []string, getenv func(string) string) (Worker, []string, error) {
 	w := Worker{}.WithDefaults()
-	rest, err := load("worker", workerSpecs(&w), args, getenv, retiredWorkerSettings...)
+	rest, err := Load("worker", workerSpecs(&w), args, getenv, retiredWorkerSettings...)
 	if err != nil {
 		return Worker{}, nil, err
 	}
@@ -585,63 +585,63 @@ func LoadWorkerArgs(args []string, getenv func(string) string) (Worker, []string
 }
 
 // workerSpecs binds every worker setting to w.
-func workerSpecs(w *Worker) []spec {
-	listen := newSpec(EnvWorkerListen, DefaultWorkerListen,
-		`Address of the health and metrics HTTP server (flag alias -listen); loopback only by default, as /metrics asks for no token (":9091" lets Prometheus on other hosts scrape it); "off" disables it.`, optStringVar(&w.Listen))
-	listen.alias = "listen"
+func workerSpecs(w *Worker) []Spec {
+	listen := NewSpec(EnvWorkerListen, DefaultWorkerListen,
+		`Address of the health and metrics HTTP server (flag alias -listen); loopback only by default, as /metrics asks for no token (":9091" lets Prometheus on other hosts scrape it); "off" disables it.`, OptStringVar(&w.Listen))
+	listen.Alias = "listen"
 	specs := commonSpecs(&w.Redis, &w.Log, &w.Bots)
 	return append(append(specs,
-		secretSpec(EnvTelegramToken, `Token of the bot "default" (see `+EnvBots+`). Prefer the _FILE variant.`,
-			stringVar(&w.Telegram.Token)),
-		newSpec(EnvTelegramTokenFile, "", "File holding the bot token (content trimmed); excludes "+EnvTelegramToken+".",
-			stringVar(&w.Telegram.TokenFile)),
-		newSpec(EnvTelegramAPIURL, telegram.DefaultAPIURL, "Bot API base URL, http:// or https://.",
-			baseURLVar(&w.Telegram.APIURL)),
-		newSpec(EnvTelegramTimeout, fmtDur(telegram.DefaultTimeout), "Timeout of one Bot API request.", durationVar(&w.Telegram.Timeout)),
-		newSpec(EnvTelegramRetryAfterUnit, fmtDur(worker.DefaultRetryAfterUnit), "Length of one second of a 429's retry_after; change it only for a fake Bot API that runs Telegram's clock faster.",
-			durationVar(&w.Telegram.RetryAfterUnit)),
-		newSpec(EnvConcurrency, strconv.Itoa(worker.DefaultConcurrency), "Number of tasks processed at the same time.", intVar(&w.Concurrency)),
-		newSpec(EnvWaiters, strconv.Itoa(worker.DefaultWaiters), "Further tasks that may wait for their send slot in memory (a sleeping goroutine each) instead of a round trip through Redis; -1 for none.",
-			intVar(&w.Waiters)),
-		newSpec(EnvWaitLong, fmtDur(worker.DefaultWaitLong), "Longest wait a task sleeps through in memory; longer waits go back to Redis.", durationVar(&w.WaitLong)),
-		newSpec(EnvQueues, defaultQueueWeights(), "Queues to serve as NAME=PRIORITY pairs; names use a-z, 0-9, _ and -.",
+		SecretSpec(EnvTelegramToken, `Token of the bot "default" (see `+EnvBots+`). Prefer the _FILE variant.`,
+			StringVar(&w.Telegram.Token)),
+		NewSpec(EnvTelegramTokenFile, "", "File holding the bot token (content trimmed); excludes "+EnvTelegramToken+".",
+			StringVar(&w.Telegram.TokenFile)),
+		NewSpec(EnvTelegramAPIURL, telegram.DefaultAPIURL, "Bot API base URL, http:// or https://.",
+			BaseURLVar(&w.Telegram.APIURL)),
+		NewSpec(EnvTelegramTimeout, FmtDur(telegram.DefaultTimeout), "Timeout of one Bot API request.", DurationVar(&w.Telegram.Timeout)),
+		NewSpec(EnvTelegramRetryAfterUnit, FmtDur(worker.DefaultRetryAfterUnit), "Length of one second of a 429's retry_after; change it only for a fake Bot API that runs Telegram's clock faster.",
+			DurationVar(&w.Telegram.RetryAfterUnit)),
+		NewSpec(EnvConcurrency, strconv.Itoa(worker.DefaultConcurrency), "Number of tasks processed at the same time.", IntVar(&w.Concurrency)),
+		NewSpec(EnvWaiters, strconv.Itoa(worker.DefaultWaiters), "Further tasks that may wait for their send slot in memory (a sleeping goroutine each) instead of a round trip through Redis; -1 for none.",
+			IntVar(&w.Waiters)),
+		NewSpec(EnvWaitLong, FmtDur(worker.DefaultWaitLong), "Longest wait a task sleeps through in memory; longer waits go back to Redis.", DurationVar(&w.WaitLong)),
+		NewSpec(EnvQueues, defaultQueueWeights(), "Queues to serve as NAME=PRIORITY pairs; names use a-z, 0-9, _ and -.",
 			queueMapVar(&w.Queues)),
-		newSpec(EnvStrictPriority, "false", "Empty higher-priority queues first instead of weighting them.",
-			boolVar(&w.StrictPriority)),
-		newSpec(EnvShutdownTimeout, fmtDur(broker.DefaultShutdownTimeout), "Time running tasks get to finish on shutdown.", durationVar(&w.ShutdownTimeout)),
-		newSpec(EnvBackoffBase, fmtDur(worker.DefaultBackoffBase), "Longest first wait after a 5xx or transport error; doubles per retry.",
-			durationVar(&w.BackoffBase)),
-		newSpec(EnvBackoffCap, fmtDur(worker.DefaultBackoffCap), "Upper bound of any retry wait.", durationVar(&w.BackoffCap)),
-		newSpec(EnvSentRetention, fmtDur(worker.DefaultSentRetention), `How long the progress record of a message with parts still to send is kept, so a retry does not send a part twice; a delivered message's record is kept at most an hour (until no redelivery can come).`,
-			durationVar(&w.SentRetention)),
-		newSpec(EnvLeaseRecovery, fmtDur(broker.DefaultLeaseRecoveryAfter), "Hand a task to another worker when its lease went this long without extension (crashed worker); -1s leaves it to asynq (60-90s).",
-			durationVar(&w.LeaseRecoveryAfter)),
+		NewSpec(EnvStrictPriority, "false", "Empty higher-priority queues first instead of weighting them.",
+			BoolVar(&w.StrictPriority)),
+		NewSpec(EnvShutdownTimeout, FmtDur(broker.DefaultShutdownTimeout), "Time running tasks get to finish on shutdown.", DurationVar(&w.ShutdownTimeout)),
+		NewSpec(EnvBackoffBase, FmtDur(worker.DefaultBackoffBase), "Longest first wait after a 5xx or transport error; doubles per retry.",
+			DurationVar(&w.BackoffBase)),
+		NewSpec(EnvBackoffCap, FmtDur(worker.DefaultBackoffCap), "Upper bound of any retry wait.", DurationVar(&w.BackoffCap)),
+		NewSpec(EnvSentRetention, FmtDur(worker.DefaultSentRetention), `How long the progress record of a message with parts still to send is kept, so a retry does not send a part twice; a delivered message's record is kept at most an hour (until no redelivery can come).`,
+			DurationVar(&w.SentRetention)),
+		NewSpec(EnvLeaseRecovery, FmtDur(broker.DefaultLeaseRecoveryAfter), "Hand a task to another worker when its lease went this long without extension (crashed worker); -1s leaves it to asynq (60-90s).",
+			DurationVar(&w.LeaseRecoveryAfter)),
 		listen,
-		newSpec(EnvLimitBot, windowsOf(ratelimit.DefaultBot).String(), `Sends of the whole bot: windows "N/span" separated by commas, each allowing N sends in any span `+
+		NewSpec(EnvLimitBot, windowsOf(ratelimit.DefaultBot).String(), `Sends of the whole bot: windows "N/span" separated by commas, each allowing N sends in any span `+
 			`(s, m, h or a Go duration such as 6s or 100ms); "off" disables.`,
 			windowsVar(&w.Limits.Bot)),
-		newSpec(EnvLimitPrivate, windowsOf(ratelimit.DefaultPrivate).String(), "Sends to one private chat (windows, as for "+EnvLimitBot+").", windowsVar(&w.Limits.Private)),
-		newSpec(EnvLimitGroup, windowsOf(ratelimit.DefaultGroup).String(), "Sends to one group, supergroup or channel; all windows must hold (the default allows 1 in any second and 20 in any minute).",
+		NewSpec(EnvLimitPrivate, windowsOf(ratelimit.DefaultPrivate).String(), "Sends to one private chat (windows, as for "+EnvLimitBot+").", windowsVar(&w.Limits.Private)),
+		NewSpec(EnvLimitGroup, windowsOf(ratelimit.DefaultGroup).String(), "Sends to one group, supergroup or channel; all windows must hold (the default allows 1 in any second and 20 in any minute).",
 			windowsVar(&w.Limits.Group)),
-		newSpec(EnvPriorityQueues, strings.Join(defaultPriorityQueues, ","), "Queues whose messages take the earliest bot-wide slot reserved for another chat's message (chat limits and the bot limit still hold).",
+		NewSpec(EnvPriorityQueues, strings.Join(defaultPriorityQueues, ","), "Queues whose messages take the earliest bot-wide slot reserved for another chat's message (chat limits and the bot limit still hold).",
 			queueNamesVar(&w.Limits.PriorityQueues)),
-		newSpec(EnvLimitPriority, defaultLimitPriority.String(), `How many priority-queue messages per window may take another message's reserved slot ("off" disables the priority).`,
+		NewSpec(EnvLimitPriority, defaultLimitPriority.String(), `How many priority-queue messages per window may take another message's reserved slot ("off" disables the priority).`,
 			windowsVar(&w.Limits.Priority)),
-		newSpec(EnvLimitQueues, "", `Per-queue limits as NAME=LIMIT pairs, e.g. "default=20/s,low=5/s"; join one queue's windows with "+" ("default=20/s+100/m").`,
+		NewSpec(EnvLimitQueues, "", `Per-queue limits as NAME=LIMIT pairs, e.g. "default=20/s,low=5/s"; join one queue's windows with "+" ("default=20/s+100/m").`,
 			queueLimitsVar(&w.Limits.Queues)),
-		newSpec(EnvLimitGuard, fmtDur(ratelimit.DefaultGuard), "Added to every window, so that sends N apart are at least the window plus this much apart by Redis' clock; absorbs dispatch and network jitter.",
-			durationVar(&w.Limits.Guard)),
-		newSpec(EnvPauseBotMax, fmtDur(ratelimit.DefaultBotPauseMax), `Longest bot-wide pause one 429 causes; Telegram's 429 does not say whether the chat or the whole bot is flooded. "off" or a negative value: a 429 pauses only its chat.`,
-			pauseVar(&w.Limits.BotPauseMax)),
-		newSpec(EnvDigestGracePeriod, fmtDur(digest.DefaultGracePeriod), "A chat's coalescible messages are sent as a digest once none arrived for this long (whole seconds).",
-			durationVar(&w.Digest.GracePeriod)),
-		newSpec(EnvDigestMaxDelay, fmtDur(digest.DefaultMaxDelay), "A chat's oldest coalescible message waits at most about this long for its digest (whole seconds).",
-			durationVar(&w.Digest.MaxDelay)),
-		newSpec(EnvDigestMaxSize, strconv.Itoa(digest.DefaultMaxSize), "Most messages in one digest; a chat with this many waiting is flushed at once.",
-			intVar(&w.Digest.MaxSize)),
-		newSpec(EnvDigestMaxMessages, strconv.Itoa(digest.DefaultMaxMessages), "Most Telegram messages one digest is rendered into; items that do not fit go into the next digest.",
-			intVar(&w.Digest.MaxMessages)),
-		newSpec(EnvDigestReclaimAfter, fmtDur(digest.DefaultReclaimAfter), "Age at which a digest aggregation left behind by a crashed worker is given back to its chat's queue.",
-			durationVar(&w.Digest.ReclaimAfter)),
+		NewSpec(EnvLimitGuard, FmtDur(ratelimit.DefaultGuard), "Added to every window, so that sends N apart are at least the window plus this much apart by Redis' clock; absorbs dispatch and network jitter.",
+			DurationVar(&w.Limits.Guard)),
+		NewSpec(EnvPauseBotMax, FmtDur(ratelimit.DefaultBotPauseMax), `Longest bot-wide pause one 429 causes; Telegram's 429 does not say whether the chat or the whole bot is flooded. "off" or a negative value: a 429 pauses only its chat.`,
+			PauseVar(&w.Limits.BotPauseMax)),
+		NewSpec(EnvDigestGracePeriod, FmtDur(digest.DefaultGracePeriod), "A chat's coalescible messages are sent as a digest once none arrived for this long (whole seconds).",
+			DurationVar(&w.Digest.GracePeriod)),
+		NewSpec(EnvDigestMaxDelay, FmtDur(digest.DefaultMaxDelay), "A chat's oldest coalescible message waits at most about this long for its digest (whole seconds).",
+			DurationVar(&w.Digest.MaxDelay)),
+		NewSpec(EnvDigestMaxSize, strconv.Itoa(digest.DefaultMaxSize), "Most messages in one digest; a chat with this many waiting is flushed at once.",
+			IntVar(&w.Digest.MaxSize)),
+		NewSpec(EnvDigestMaxMessages, strconv.Itoa(digest.DefaultMaxMessages), "Most Telegram messages one digest is rendered into; items that do not fit go into the next digest.",
+			IntVar(&w.Digest.MaxMessages)),
+		NewSpec(EnvDigestReclaimAfter, FmtDur(digest.DefaultReclaimAfter), "Age at which a digest aggregation left behind by a crashed worker is given back to its chat's queue.",
+			DurationVar(&w.Digest.ReclaimAfter)),
 	), updatesSpecs(&w.Updates)...)
 }

@@ -442,7 +442,7 @@ func checkFieldErrors(t *testing.T, err error) {
 			t.Errorf("problem %q is not a *FieldError", e)
 			continue
 		}
-		if fe.Flag != flagName(fe.Env) || !strings.HasPrefix(e.Error(), fe.Env+" (-"+fe.Flag+") ") {
+		if fe.Flag != FlagName(fe.Env) || !strings.HasPrefix(e.Error(), fe.Env+" (-"+fe.Flag+") ") {
 			t.Errorf("problem %q does not name %s and its flag", e, fe.Env)
 		}
 	}
