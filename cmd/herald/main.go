@@ -19,6 +19,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
 	// Routes' quiet hours name IANA time zones; the database is embedded
 	// so that they load on any machine.
 	_ "time/tzdata"
@@ -26,6 +27,7 @@ import (
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/local"
+	"github.com/herald-dev/herald/internal/settings"
 )
 
 func main() {
@@ -38,7 +40,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx = stopWithGoRun(ctx, func() { log.Info("the go command that started herald has exited; stopping") })
-	bots, err := config.ParseBots(os.Getenv(config.EnvBots))
+	bots, err := settings.ParseBots(os.Getenv(settings.EnvBots))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "herald:", err)
 		os.Exit(2)
@@ -48,9 +50,9 @@ func main() {
 		RedisListen:    *redisListen,
 		RoutesFile:     *routes,
 		Bots:           bots,
-		TelegramToken:  os.Getenv(config.EnvTelegramToken),
+		TelegramToken:  os.Getenv(settings.EnvTelegramToken),
 		BotTokens:      botTokens(bots, os.Getenv),
-		TelegramAPIURL: os.Getenv(config.EnvTelegramAPIURL),
+		TelegramAPIURL: os.Getenv(settings.EnvTelegramAPIURL),
 		Out:            os.Stdout,
 		Logger:         log,
 	})
@@ -68,7 +70,7 @@ func botTokens(bots []string, getenv func(string) string) map[string]string {
 		if name == keys.DefaultBot {
 			continue
 		}
-		if tok := strings.TrimSpace(getenv(config.BotTokenEnv(name))); tok != "" {
+		if tok := strings.TrimSpace(getenv(settings.BotTokenEnv(name))); tok != "" {
 			out[name] = tok
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
 	// Routes' quiet hours name IANA time zones; the database is embedded
 	// so that an image without /usr/share/zoneinfo can load them.
 	_ "time/tzdata"
@@ -27,18 +28,18 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/app"
-	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/producer"
+	"github.com/herald-dev/herald/internal/settings"
 )
 
 func main() { os.Exit(run()) }
 
 func run() int {
-	cfg, rest, err := config.LoadProducerArgs(os.Args[1:], os.Getenv)
+	cfg, rest, err := settings.LoadProducerArgs(os.Args[1:], os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "usage: producer [flags] [serve | send --chat ID \"text\" | feeds --config feeds.yaml | healthcheck | check]")
 		fmt.Fprintln(os.Stderr, "exit codes: 0 success, 1 failure at run time (send: not stored, safe to retry), 2 bad usage or configuration")
-		_ = config.ProducerUsage(os.Stderr)
+		_ = settings.ProducerUsage(os.Stderr)
 		return 0
 	}
 	if err != nil {
@@ -67,7 +68,7 @@ func run() int {
 		}
 		return 0
 	case "send":
-		rdb, err := cfg.Redis.NewClient(config.ClientOptions{})
+		rdb, err := cfg.Redis.NewClient(settings.ClientOptions{})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "producer send:", err)
 			return producer.ExitUsage
@@ -78,7 +79,7 @@ func run() int {
 		return producer.Send(ctx, enq, rest, os.Stdin, os.Stdout, os.Stderr)
 	case "feeds":
 		fs := flag.NewFlagSet("producer feeds", flag.ContinueOnError)
-		path := fs.String("config", "", "feed list (YAML); default "+config.EnvFeedsFile)
+		path := fs.String("config", "", "feed list (YAML); default "+settings.EnvFeedsFile)
 		if err := fs.Parse(rest); err != nil {
 			return 2
 		}

@@ -16,16 +16,16 @@ import (
 	"syscall"
 
 	"github.com/herald-dev/herald/internal/app"
-	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/settings"
 )
 
 func main() { os.Exit(run()) }
 
 func run() int {
-	cfg, rest, err := config.LoadWorkerArgs(os.Args[1:], os.Getenv)
+	cfg, rest, err := settings.LoadWorkerArgs(os.Args[1:], os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "usage: worker [flags] [healthcheck | check]")
-		_ = config.WorkerUsage(os.Stderr)
+		_ = settings.WorkerUsage(os.Stderr)
 		return 0
 	}
 	if err != nil {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/telegram"
 )
 
@@ -24,9 +24,9 @@ const (
 )
 
 // loadWorker loads a worker's settings from env or fails the test.
-func loadWorker(t *testing.T, env map[string]string) config.Worker {
+func loadWorker(t *testing.T, env map[string]string) settings.Worker {
 	t.Helper()
-	cfg, err := config.LoadWorker(nil, func(k string) string { return env[k] })
+	cfg, err := settings.LoadWorker(nil, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestNewSendersOnePerBot(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := loadWorker(t, map[string]string{
-		config.EnvBots: "default,pages,status", config.EnvTelegramToken: tokDefault,
+		settings.EnvBots: "default,pages,status", settings.EnvTelegramToken: tokDefault,
 		"HERALD_BOT_PAGES_TOKEN": tokPages, "HERALD_BOT_STATUS_TOKEN_FILE": file,
 	})
 	bots, err := NewSenders(cfg)
@@ -60,7 +60,7 @@ func TestNewSendersOnePerBot(t *testing.T) {
 	}
 
 	// The default bot alone is today's worker.
-	one, err := NewSenders(loadWorker(t, map[string]string{config.EnvTelegramToken: tokDefault}))
+	one, err := NewSenders(loadWorker(t, map[string]string{settings.EnvTelegramToken: tokDefault}))
 	if err != nil || len(one) != 1 || one["default"] == nil {
 		t.Fatalf("default bot alone: %v, %v", one, err)
 	}
@@ -75,12 +75,12 @@ func TestNewSendersNamesEveryMissingToken(t *testing.T) {
 	}{
 		{"the default bot alone", map[string]string{},
 			[]string{"TELEGRAM_BOT_TOKEN (-telegram-bot-token) or TELEGRAM_BOT_TOKEN_FILE is required to run a worker"}},
-		{"every bot without a token", map[string]string{config.EnvBots: "default,pages,status-page", "HERALD_BOT_PAGES_TOKEN": tokPages},
+		{"every bot without a token", map[string]string{settings.EnvBots: "default,pages,status-page", "HERALD_BOT_PAGES_TOKEN": tokPages},
 			[]string{
 				`TELEGRAM_BOT_TOKEN (-telegram-bot-token) or TELEGRAM_BOT_TOKEN_FILE is required to run a worker: it holds the token of the bot "default" that HERALD_BOTS lists`,
 				`HERALD_BOT_STATUS_PAGE_TOKEN or HERALD_BOT_STATUS_PAGE_TOKEN_FILE is required to run a worker: it holds the token of the bot "status-page" that HERALD_BOTS lists`,
 			}},
-		{"a token Telegram could not take", map[string]string{config.EnvBots: "pages", "HERALD_BOT_PAGES_TOKEN": "222:secret/token"},
+		{"a token Telegram could not take", map[string]string{settings.EnvBots: "pages", "HERALD_BOT_PAGES_TOKEN": "222:secret/token"},
 			[]string{`bot "pages" (HERALD_BOT_PAGES_TOKEN): telegram: Config.Token contains the character '/'`}},
 	}
 	for _, tc := range tests {
@@ -113,7 +113,7 @@ func TestCheckWorkerChecksEveryBotsToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := loadWorker(t, map[string]string{
-		config.EnvBots: "default,pages,status", config.EnvTelegramToken: tokDefault,
+		settings.EnvBots: "default,pages,status", settings.EnvTelegramToken: tokDefault,
 		"HERALD_BOT_PAGES_TOKEN_FILE": file, "HERALD_BOT_STATUS_TOKEN": "333:short-secret",
 	})
 	err := CheckWorker(cfg)
@@ -141,17 +141,17 @@ func TestCheckWorkerChecksEveryBotsToken(t *testing.T) {
 
 func TestCheckProducerRefusesEveryBotsToken(t *testing.T) {
 	t.Parallel()
-	env := map[string]string{config.EnvAuthDisabled: "true", config.EnvBots: "default,pages"}
+	env := map[string]string{settings.EnvAuthDisabled: "true", settings.EnvBots: "default,pages"}
 	getenv := func(k string) string { return env[k] }
-	cfg, err := config.LoadProducer(nil, getenv)
+	cfg, err := settings.LoadProducer(nil, getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := CheckProducer(cfg, getenv); err != nil {
 		t.Fatalf("no token set: %v", err)
 	}
-	for _, v := range []string{"HERALD_BOT_PAGES_TOKEN", "HERALD_BOT_PAGES_TOKEN_FILE", config.EnvTelegramTokenFile} {
-		env := map[string]string{config.EnvAuthDisabled: "true", config.EnvBots: "default,pages", v: "/run/secrets/x"}
+	for _, v := range []string{"HERALD_BOT_PAGES_TOKEN", "HERALD_BOT_PAGES_TOKEN_FILE", settings.EnvTelegramTokenFile} {
+		env := map[string]string{settings.EnvAuthDisabled: "true", settings.EnvBots: "default,pages", v: "/run/secrets/x"}
 		err := CheckProducer(cfg, func(k string) string { return env[k] })
 		if err == nil || !strings.HasPrefix(err.Error(), v+" is set in the producer's environment") {
 			t.Errorf("%s set: %v", v, err)
@@ -168,8 +168,8 @@ func TestProducerKnowsItsBots(t *testing.T) {
 	if err := os.WriteFile(routes, []byte("routes:\n  - name: pager\n    bot: pages\n    destinations: [1]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{config.EnvAuthDisabled: "true", config.EnvBots: "pages,status", config.EnvRoutesFile: routes}
-	cfg, err := config.LoadProducer(nil, func(k string) string { return env[k] })
+	env := map[string]string{settings.EnvAuthDisabled: "true", settings.EnvBots: "pages,status", settings.EnvRoutesFile: routes}
+	cfg, err := settings.LoadProducer(nil, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestProducerKnowsItsBots(t *testing.T) {
 	other := cfg
 	other.Bots = []string{"default", "status"}
 	if _, err := LoadRoutes(other); err == nil || !strings.Contains(err.Error(), `route "pager" names the bot "pages"`) ||
-		!strings.HasPrefix(err.Error(), config.EnvRoutesFile) {
+		!strings.HasPrefix(err.Error(), settings.EnvRoutesFile) {
 		t.Errorf("routes naming an unknown bot: %v", err)
 	}
 

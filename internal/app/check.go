@@ -5,8 +5,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/settings"
 )
 
 // CheckProducer reports whether `producer serve` would start with cfg as far
@@ -18,11 +18,11 @@ import (
 // It uses no network. Compose runs it as an init step (`producer check`),
 // so that a missing secret stops `docker compose up` with the reason
 // instead of a restart loop.
-func CheckProducer(cfg config.Producer, getenv func(string) string) error {
-	vars := []string{config.EnvTelegramToken, config.EnvTelegramTokenFile}
+func CheckProducer(cfg settings.Producer, getenv func(string) string) error {
+	vars := []string{settings.EnvTelegramToken, settings.EnvTelegramTokenFile}
 	for _, bot := range cfg.BotNames() {
 		if bot != keys.DefaultBot {
-			vars = append(vars, config.BotTokenEnv(bot), config.BotTokenFileEnv(bot))
+			vars = append(vars, settings.BotTokenEnv(bot), settings.BotTokenFileEnv(bot))
 		}
 	}
 	for _, name := range vars {
@@ -46,11 +46,11 @@ var botTokenShape = regexp.MustCompile(`^[0-9]{5,}:[A-Za-z0-9_-]{30,}$`)
 // readable, and, for Telegram's own Bot API, shaped like a bot token (a
 // fake or self-hosted API may take any). Every bot at fault is reported.
 // It uses no network (`worker check`).
-func CheckWorker(cfg config.Worker) error {
+func CheckWorker(cfg settings.Worker) error {
 	if _, err := NewSenders(cfg); err != nil {
 		return err
 	}
-	if strings.TrimRight(cfg.Telegram.APIURL, "/") != config.DefaultTelegramAPIURL {
+	if strings.TrimRight(cfg.Telegram.APIURL, "/") != settings.DefaultTelegramAPIURL {
 		return nil
 	}
 	var errs []error
@@ -61,9 +61,9 @@ func CheckWorker(cfg config.Worker) error {
 			continue
 		}
 		if !botTokenShape.MatchString(token) {
-			src := config.BotTokenEnv(name)
+			src := settings.BotTokenEnv(name)
 			if file := tokenFile(cfg, name); file != "" {
-				src = config.BotTokenFileEnv(name) + " (" + file + ")"
+				src = settings.BotTokenFileEnv(name) + " (" + file + ")"
 			}
 			// Never echo the token, not even a part of it.
 			errs = append(errs, errors.New(src+": the bot token is not shaped like one (digits, a colon, then about 35 letters, digits, _ or -); copy it from @BotFather"))
@@ -74,7 +74,7 @@ func CheckWorker(cfg config.Worker) error {
 
 // tokenFile is the file the token of the bot called name is read from, ""
 // when it is given directly.
-func tokenFile(cfg config.Worker, name string) string {
+func tokenFile(cfg settings.Worker, name string) string {
 	if name == keys.DefaultBot {
 		return cfg.Telegram.TokenFile
 	}

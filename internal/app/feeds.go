@@ -9,30 +9,30 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/herald-dev/herald/internal/alerts"
-	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/feeds"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/settings"
 )
 
 // RunFeeds polls the feeds of path (HERALD_FEEDS_FILE when empty) until ctx
 // ends, turning new items into alerts through the producer's routes. When
 // cfg.Listen is set it serves /livez, /readyz and /metrics there. SIGHUP
 // reloads the routing file; the feed list is read once at start.
-func RunFeeds(ctx context.Context, cfg config.Producer, path string, log *slog.Logger) error {
+func RunFeeds(ctx context.Context, cfg settings.Producer, path string, log *slog.Logger) error {
 	if path == "" {
 		path = cfg.FeedsFile
 	}
 	if path == "" {
-		return fmt.Errorf("no feed list: pass --config feeds.yaml or set %s", config.EnvFeedsFile)
+		return fmt.Errorf("no feed list: pass --config feeds.yaml or set %s", settings.EnvFeedsFile)
 	}
 	file, err := feeds.LoadConfig(path)
 	if err != nil {
 		return err
 	}
-	rdb, err := cfg.Redis.NewClient(config.ClientOptions{})
+	rdb, err := cfg.Redis.NewClient(settings.ClientOptions{})
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func RunFeeds(ctx context.Context, cfg config.Producer, path string, log *slog.L
 		return err
 	}
 	if router == nil {
-		return fmt.Errorf("feeds need routes: set %s or %s", config.EnvRoutesFile, config.EnvAlertsDefaultChat)
+		return fmt.Errorf("feeds need routes: set %s or %s", settings.EnvRoutesFile, settings.EnvAlertsDefaultChat)
 	}
 	// The poller releases held messages too, for a fleet whose only
 	// producer of alerts is a feed poller.

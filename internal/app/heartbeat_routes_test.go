@@ -10,8 +10,8 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/heartbeat"
+	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/test/redistest"
 )
 
@@ -22,7 +22,7 @@ func TestHeartbeatSignalRoutes(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	cfg := config.Producer{Redis: config.Redis{URL: srv.URL()}, APIToken: "t", AdminToken: "admin-t"}.WithDefaults()
+	cfg := settings.Producer{Redis: settings.Redis{URL: srv.URL()}, APIToken: "t", AdminToken: "admin-t"}.WithDefaults()
 	h, cleanup, err := ProducerHandler(cfg, rdb, asynq.RedisClientOpt{Addr: srv.Addr}, NewRegistry(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/settings"
 )
 
 // TestNewKeyringFromSettings: HERALD_API_TOKEN is "api" with send only,
@@ -17,7 +17,7 @@ func TestNewKeyringFromSettings(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir+"/ops.token", "ops-token-0123456789")
 	writeFile(t, dir+"/tokens.yaml", "tokens:\n  - {name: ops, scopes: [send, operate], file: ops.token}\n")
-	k, err := NewKeyring(config.Producer{APIToken: "sender", AdminToken: "administrator", TokensFile: dir + "/tokens.yaml"})
+	k, err := NewKeyring(settings.Producer{APIToken: "sender", AdminToken: "administrator", TokensFile: dir + "/tokens.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,13 +34,13 @@ func TestNewKeyringFromSettings(t *testing.T) {
 		}
 	}
 	writeFile(t, dir+"/clash.yaml", "tokens:\n  - {name: api, scopes: [send, operate], file: ops.token}\n")
-	if _, err := NewKeyring(config.Producer{APIToken: "sender", TokensFile: dir + "/clash.yaml"}); err == nil || !strings.Contains(err.Error(), `"api" is used twice`) {
+	if _, err := NewKeyring(settings.Producer{APIToken: "sender", TokensFile: dir + "/clash.yaml"}); err == nil || !strings.Contains(err.Error(), `"api" is used twice`) {
 		t.Errorf("a tokens file naming api beside HERALD_API_TOKEN: %v", err)
 	}
-	if _, err := NewKeyring(config.Producer{APIToken: "ops-token-0123456789", TokensFile: dir + "/tokens.yaml"}); err == nil || !strings.Contains(err.Error(), "same secret") {
+	if _, err := NewKeyring(settings.Producer{APIToken: "ops-token-0123456789", TokensFile: dir + "/tokens.yaml"}); err == nil || !strings.Contains(err.Error(), "same secret") {
 		t.Errorf("one secret for two tokens: %v", err)
 	}
-	if k, err := NewKeyring(config.Producer{AuthDisabled: true}); err != nil || !k.Open() {
+	if k, err := NewKeyring(settings.Producer{AuthDisabled: true}); err != nil || !k.Open() {
 		t.Errorf("HERALD_AUTH_DISABLED: %v, open=%v", err, k != nil && k.Open())
 	}
 }

@@ -3,8 +3,8 @@ package app
 import (
 	"time"
 
-	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/internal/settings"
 )
 
 // Limits converts configured limits, as loaded (defaults filled), to the
@@ -13,7 +13,7 @@ import (
 // A zero Guard means no guard, which the limiter, reading zero as "default",
 // spells as one nanosecond; a negative BotPauseMax ("off") means a 429 pauses
 // only its chat. A queue whose limit is "off" is left out of Queues.
-func Limits(l config.Limits) ratelimit.Config {
+func Limits(l settings.Limits) ratelimit.Config {
 	c := ratelimit.Config{
 		Bot:            l.Bot.Limit(),
 		Private:        l.Private.Limit(),

@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/internal/settings"
 )
 
 func TestLimitsDefaults(t *testing.T) {
 	t.Parallel()
-	w, err := config.LoadWorker(nil, nil)
+	w, err := settings.LoadWorker(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestLimitsOff(t *testing.T) {
 		"HERALD_LIMIT_GUARD":    "0s",
 		"HERALD_PAUSE_BOT_MAX":  "off",
 	}
-	w, err := config.LoadWorker(nil, func(k string) string { return env[k] })
+	w, err := settings.LoadWorker(nil, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

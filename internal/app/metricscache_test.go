@@ -13,8 +13,8 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/test/redistest"
 )
 
@@ -46,12 +46,12 @@ func TestMetricsCacheBoundsRedisCost(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	enq := NewEnqueuer(rdb, config.Producer{}.WithDefaults())
+	enq := NewEnqueuer(rdb, settings.Producer{}.WithDefaults())
 	if _, err := enq.Enqueue(t.Context(), jobs.Request{Message: jobs.SendMessage{Chat: "1", Text: "x"}}); err != nil {
 		t.Fatal(err)
 	}
 	cost := func(cache time.Duration, scrapes int) (first, rest int64) {
-		cfg := config.Producer{Redis: config.Redis{URL: srv.URL()}, APIToken: "t", MetricsCache: cache}.WithDefaults()
+		cfg := settings.Producer{Redis: settings.Redis{URL: srv.URL()}, APIToken: "t", MetricsCache: cache}.WithDefaults()
 		cfg.MetricsCache = cache
 		h, cleanup, err := ProducerHandler(cfg, rdb, asynq.RedisClientOpt{Addr: srv.Addr}, NewRegistry(), slog.New(slog.DiscardHandler))
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/test/redistest"
 )
 
@@ -27,7 +27,7 @@ func TestMetricsOnTheirOwnListener(t *testing.T) {
 		}
 		ports[i] = "127.0.0.1:" + strconv.Itoa(p)
 	}
-	cfg := config.Producer{Redis: config.Redis{URL: srv.URL()}, Listen: ports[0], APIToken: "api",
+	cfg := settings.Producer{Redis: settings.Redis{URL: srv.URL()}, Listen: ports[0], APIToken: "api",
 		MetricsListen: ports[1], MetricsToken: "scrape"}.WithDefaults()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)

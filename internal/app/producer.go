@@ -23,13 +23,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/alerts"
-	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/heartbeat"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/interact"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/producer"
+	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/silences"
 	"github.com/herald-dev/herald/internal/webhooks"
 )
@@ -38,7 +38,7 @@ import (
 // Settle waiting for the replicas HERALD_REDIS_WAIT_REPLICAS asks for. It
 // refuses a message naming a bot HERALD_BOTS does not list, and one naming
 // none when that list leaves out the default bot.
-func NewEnqueuer(rdb redis.UniversalClient, cfg config.Producer) *jobs.Enqueuer {
+func NewEnqueuer(rdb redis.UniversalClient, cfg settings.Producer) *jobs.Enqueuer {
 	return jobs.NewEnqueuer(rdb, jobs.EnqueueConfig{
 		Queues:            cfg.Queues,
 		DefaultQueue:      cfg.DefaultQueue,
@@ -51,12 +51,12 @@ func NewEnqueuer(rdb redis.UniversalClient, cfg config.Producer) *jobs.Enqueuer 
 }
 
 // NewAcker returns the durable acknowledgement of r's settings on rdb.
-func NewAcker(rdb redis.UniversalClient, r config.Redis) *durable.Acker {
+func NewAcker(rdb redis.UniversalClient, r settings.Redis) *durable.Acker {
 	return durable.New(rdb, DurableConfig(r))
 }
 
 // DurableConfig is what HERALD_REDIS_WAIT_REPLICAS and _TIMEOUT ask for.
-func DurableConfig(r config.Redis) durable.Config {
+func DurableConfig(r settings.Redis) durable.Config {
 	replicas, auto, timeout := r.Durability()
 	return durable.Config{Replicas: replicas, Auto: auto, Timeout: timeout}
 }
@@ -135,7 +135,7 @@ type Producer struct {
 // NewProducer builds the producer on rdb. connOpt reaches the same Redis for
 // the web UI and asynq's queue metrics. Start runs the heartbeat checker;
 // Close releases everything.
-func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.RedisConnOpt, reg *prometheus.Registry, log *slog.Logger) (*Producer, error) {
+func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq.RedisConnOpt, reg *prometheus.Registry, log *slog.Logger) (*Producer, error) {
 	sec, err := readProducerSecrets(cfg)
 	if err != nil {
 		return nil, err
@@ -205,7 +205,7 @@ func NewProducer(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.R
 // the scope it needs: alerts and heartbeats take a sender's token, silences
 // the operate scope, and the webhook receivers (and, with its secret,
 // Telegram's posts of button presses) authenticate each request themselves.
-func newMounts(cfg config.Producer, rdb redis.UniversalClient, reg prometheus.Registerer, log *slog.Logger, sec producerSecrets,
+func newMounts(cfg settings.Producer, rdb redis.UniversalClient, reg prometheus.Registerer, log *slog.Logger, sec producerSecrets,
 	dispatcher alerts.Dispatcher, router *alerts.Router, st *silences.Store, hbAPI http.Handler) ([]producer.Mount, error) {
 	hooks, err := newWebhooks(cfg, sec, dispatcher, router, log)
 	if err != nil {
@@ -257,7 +257,7 @@ type producerSecrets struct {
 
 // readProducerSecrets reads the API's tokens, the webhook secrets and the
 // metrics token, in that order, stopping at the first error.
-func readProducerSecrets(cfg config.Producer) (producerSecrets, error) {
+func readProducerSecrets(cfg settings.Producer) (producerSecrets, error) {
 	var s producerSecrets
 	var err error
 	if s.keyring, err = NewKeyring(cfg); err != nil {
@@ -276,7 +276,7 @@ func readProducerSecrets(cfg config.Producer) (producerSecrets, error) {
 // as the token "api" with the send scope, HERALD_ADMIN_TOKEN as "admin" with
 // every scope, and the entries of HERALD_TOKENS_FILE. With
 // HERALD_AUTH_DISABLED it is open.
-func NewKeyring(cfg config.Producer) (*httpapi.Keyring, error) {
+func NewKeyring(cfg settings.Producer) (*httpapi.Keyring, error) {
 	if cfg.AuthDisabled {
 		return httpapi.OpenKeyring(), nil
 	}
@@ -298,13 +298,13 @@ func NewKeyring(cfg config.Producer) (*httpapi.Keyring, error) {
 	if cfg.TokensFile != "" {
 		more, err := httpapi.LoadTokensFile(cfg.TokensFile)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", config.EnvTokensFile, err)
+			return nil, fmt.Errorf("%s: %w", settings.EnvTokensFile, err)
 		}
 		tokens = append(tokens, more...)
 	}
 	k, err := httpapi.NewKeyring(tokens...)
 	if err != nil {
-		return nil, fmt.Errorf("API tokens (%s, %s, %s): %w", config.EnvAPIToken, config.EnvAdminToken, config.EnvTokensFile, err)
+		return nil, fmt.Errorf("API tokens (%s, %s, %s): %w", settings.EnvAPIToken, settings.EnvAdminToken, settings.EnvTokensFile, err)
 	}
 	return k, nil
 }
@@ -312,7 +312,7 @@ func NewKeyring(cfg config.Producer) (*httpapi.Keyring, error) {
 // registerQueueMetrics registers asynq's queue metrics on reg, cached for
 // HERALD_METRICS_CACHE. They come from an Inspector with its own connection
 // pool on the same Redis, which the caller closes.
-func registerQueueMetrics(cfg config.Producer, connOpt asynq.RedisConnOpt, reg prometheus.Registerer, log *slog.Logger) (*asynq.Inspector, error) {
+func registerQueueMetrics(cfg settings.Producer, connOpt asynq.RedisConnOpt, reg prometheus.Registerer, log *slog.Logger) (*asynq.Inspector, error) {
 	insp := asynq.NewInspector(connOpt)
 	var queues prometheus.Collector = newQueueCollector(insp, log)
 	if cfg.MetricsCache > 0 {
@@ -330,7 +330,7 @@ func registerQueueMetrics(cfg config.Producer, connOpt asynq.RedisConnOpt, reg p
 // (or for everyone without authentication, in local mode). Each keeps its
 // own lazily dialled connection pool. Both are nil without a monitoring
 // path, uiAdmin also when the UI is read-only or no token may administer it.
-func newMonitoringUIs(cfg config.Producer, connOpt asynq.RedisConnOpt, k *httpapi.Keyring) (ui, uiAdmin *asynqmon.HTTPHandler) {
+func newMonitoringUIs(cfg settings.Producer, connOpt asynq.RedisConnOpt, k *httpapi.Keyring) (ui, uiAdmin *asynqmon.HTTPHandler) {
 	if cfg.MonitoringPath == "" {
 		return nil, nil
 	}
@@ -352,7 +352,7 @@ func newMonitoringUIs(cfg config.Producer, connOpt asynq.RedisConnOpt, k *httpap
 
 // newHeartbeats builds the heartbeat API and the checker that alerts on
 // overdue heartbeats through dispatcher.
-func newHeartbeats(cfg config.Producer, rdb redis.UniversalClient, dispatcher alerts.Dispatcher, log *slog.Logger) (http.Handler, *heartbeat.Checker, error) {
+func newHeartbeats(cfg settings.Producer, rdb redis.UniversalClient, dispatcher alerts.Dispatcher, log *slog.Logger) (http.Handler, *heartbeat.Checker, error) {
 	hbCfg := heartbeat.Config{Redis: rdb, Dispatcher: dispatcher, CheckInterval: cfg.HeartbeatCheckInterval,
 		MaxBodyBytes: cfg.MaxBodyBytes, MaxHeartbeats: cfg.MaxHeartbeats, Logger: log}
 	hbAPI, err := heartbeat.NewHandler(hbCfg)
@@ -368,7 +368,7 @@ func newHeartbeats(cfg config.Producer, rdb redis.UniversalClient, dispatcher al
 
 // newWebhooks builds the webhook receivers (Grafana, GitHub, Sentry and,
 // with a routing file, the generic one).
-func newWebhooks(cfg config.Producer, sec producerSecrets, dispatcher alerts.Dispatcher, router *alerts.Router, log *slog.Logger) (http.Handler, error) {
+func newWebhooks(cfg settings.Producer, sec producerSecrets, dispatcher alerts.Dispatcher, router *alerts.Router, log *slog.Logger) (http.Handler, error) {
 	whCfg := webhooks.Config{
 		Dispatcher: dispatcher, Keyring: sec.keyring,
 		GrafanaSecret: sec.grafana, GrafanaTimestampHeader: cfg.GrafanaTimestampHeader,
@@ -414,7 +414,7 @@ func (p *Producer) Reload() error { return reloadRoutes(p.router, p.routesFile) 
 // router) there is nothing to reload.
 func reloadRoutes(r *alerts.Router, file string) error {
 	if r == nil || file == "" {
-		return fmt.Errorf("no routing file to reload: set %s", config.EnvRoutesFile)
+		return fmt.Errorf("no routing file to reload: set %s", settings.EnvRoutesFile)
 	}
 	return r.Reload(file)
 }
@@ -456,7 +456,7 @@ func reloadOnHUP(ctx context.Context, log *slog.Logger, file string, reload func
 // ProducerHandler builds the API without starting the heartbeat checker,
 // for tests and embedders that only need the HTTP side. The returned
 // cleanup closes what it opened.
-func ProducerHandler(cfg config.Producer, rdb redis.UniversalClient, connOpt asynq.RedisConnOpt, reg *prometheus.Registry, log *slog.Logger) (http.Handler, func(), error) {
+func ProducerHandler(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq.RedisConnOpt, reg *prometheus.Registry, log *slog.Logger) (http.Handler, func(), error) {
 	p, err := NewProducer(cfg, rdb, connOpt, reg, log)
 	if err != nil {
 		return nil, nil, err
@@ -466,17 +466,17 @@ func ProducerHandler(cfg config.Producer, rdb redis.UniversalClient, connOpt asy
 
 // RunProducer serves the producer API until ctx ends. SIGHUP reloads the
 // routing file.
-func RunProducer(ctx context.Context, cfg config.Producer, log *slog.Logger) error {
-	// The producer's own client fails fast (config.ClientOptions.FailFast):
+func RunProducer(ctx context.Context, cfg settings.Producer, log *slog.Logger) error {
+	// The producer's own client fails fast (settings.ClientOptions.FailFast):
 	// an API request gets its 503 at once and the sender retries. The web
 	// UI and asynq's queue metrics get clients of their own, built the same
 	// way so that they follow a failover as quickly.
-	rdb, err := cfg.Redis.NewClient(config.ClientOptions{FailFast: true})
+	rdb, err := cfg.Redis.NewClient(settings.ClientOptions{FailFast: true})
 	if err != nil {
 		return err
 	}
 	defer rdb.Close()
-	connOpt, err := cfg.Redis.AsynqConnOpt(config.ClientOptions{})
+	connOpt, err := cfg.Redis.AsynqConnOpt(settings.ClientOptions{})
 	if err != nil {
 		return err
 	}
@@ -514,7 +514,7 @@ func RunProducer(ctx context.Context, cfg config.Producer, log *slog.Logger) err
 	mln, err := net.Listen("tcp", cfg.MetricsListen)
 	if err != nil {
 		_ = api.Close()
-		return fmt.Errorf("producer: metrics listener (%s): %w", config.EnvMetricsListen, err)
+		return fmt.Errorf("producer: metrics listener (%s): %w", settings.EnvMetricsListen, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herald-dev/herald/internal/settings"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/herald-dev/herald/internal/config"
 )
 
 // checkRedisAuth pings Redis once at start-up and fails fast when Redis
@@ -26,7 +25,7 @@ func checkRedisAuth(ctx context.Context, rdb redis.UniversalClient, redacted str
 		return nil
 	}
 	return fmt.Errorf("redis at %s refused the connection: %v: fix the user name, password or database in %s (-redis-url)",
-		redacted, err, config.EnvRedisURL)
+		redacted, err, settings.EnvRedisURL)
 }
 
 // isRedisRefusal reports errors that only a configuration change fixes:

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/alerts"
-	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/test/redistest"
 )
 
@@ -28,8 +28,8 @@ func TestFeedDispatchWaitsForTheReplica(t *testing.T) {
 	t.Parallel()
 	master, replica := redistest.StartReplicated(t)
 	ctx := context.Background()
-	cfg := config.Producer{Redis: config.Redis{URL: master.URL(), WaitReplicas: 1, WaitTimeout: 200 * time.Millisecond}}.WithDefaults()
-	rdb, err := cfg.Redis.NewClient(config.ClientOptions{FailFast: true})
+	cfg := settings.Producer{Redis: settings.Redis{URL: master.URL(), WaitReplicas: 1, WaitTimeout: 200 * time.Millisecond}}.WithDefaults()
+	rdb, err := cfg.Redis.NewClient(settings.ClientOptions{FailFast: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/internal/worker"
@@ -81,7 +81,7 @@ func newThreadStack(t *testing.T) *threadStack {
 			t.Errorf("worker.Run: %v", err)
 		}
 	})
-	cfg := config.Producer{Redis: config.Redis{URL: srv.URL()}, APIToken: tokenA, AdminToken: tokenB, AlertsDefaultChat: threadChat}.WithDefaults()
+	cfg := settings.Producer{Redis: settings.Redis{URL: srv.URL()}, APIToken: tokenA, AdminToken: tokenB, AlertsDefaultChat: threadChat}.WithDefaults()
 	h, cleanup, err := ProducerHandler(cfg, rdb, asynq.RedisClientOpt{Addr: srv.Addr}, NewRegistry(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

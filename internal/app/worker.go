@@ -15,12 +15,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/interact"
 	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/worker"
 )
@@ -31,7 +31,7 @@ import (
 // *telegram.Client. A bot without a token, or whose token file cannot be
 // read, is an error naming the bot's variables; every such bot is reported
 // at once. No error holds a token.
-func NewSenders(cfg config.Worker) (map[string]worker.Sender, error) {
+func NewSenders(cfg settings.Worker) (map[string]worker.Sender, error) {
 	bots := cfg.BotNames()
 	out := make(map[string]worker.Sender, len(bots))
 	var errs []error
@@ -62,31 +62,31 @@ func NewSenders(cfg config.Worker) (map[string]worker.Sender, error) {
 // variables that may hold it and, when there are several bots, the bot.
 func missingToken(name string, several bool) error {
 	if name == keys.DefaultBot {
-		msg := config.EnvTelegramToken + " (-telegram-bot-token) or " + config.EnvTelegramTokenFile + " is required to run a worker"
+		msg := settings.EnvTelegramToken + " (-telegram-bot-token) or " + settings.EnvTelegramTokenFile + " is required to run a worker"
 		if several {
-			msg += ": it holds the token of the bot \"" + name + "\" that " + config.EnvBots + " lists"
+			msg += ": it holds the token of the bot \"" + name + "\" that " + settings.EnvBots + " lists"
 		}
 		return errors.New(msg)
 	}
 	return fmt.Errorf("%s or %s is required to run a worker: it holds the token of the bot %q that %s lists",
-		config.BotTokenEnv(name), config.BotTokenFileEnv(name), name, config.EnvBots)
+		settings.BotTokenEnv(name), settings.BotTokenFileEnv(name), name, settings.EnvBots)
 }
 
 // tokenSource names where the token of the bot called name was read from:
 // its file variable and path, or its token variable.
-func tokenSource(cfg config.Worker, name string) string {
+func tokenSource(cfg settings.Worker, name string) string {
 	if file := tokenFile(cfg, name); file != "" {
-		return config.BotTokenFileEnv(name) + " " + file
+		return settings.BotTokenFileEnv(name) + " " + file
 	}
-	return config.BotTokenEnv(name)
+	return settings.BotTokenEnv(name)
 }
 
 // NewWorker assembles a worker from its settings and the senders of its
 // bots, by name (NewSenders).
-func NewWorker(cfg config.Worker, bots map[string]worker.Sender, reg prometheus.Registerer, log *slog.Logger) (*worker.Worker, error) {
+func NewWorker(cfg settings.Worker, bots map[string]worker.Sender, reg prometheus.Registerer, log *slog.Logger) (*worker.Worker, error) {
 	// Herald's own client: on a Cluster it reloads the slot map quickly
 	// after a failover, and asynq's server runs on it too.
-	rdb, err := cfg.Redis.NewClient(config.ClientOptions{})
+	rdb, err := cfg.Redis.NewClient(settings.ClientOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func NewWorker(cfg config.Worker, bots map[string]worker.Sender, reg prometheus.
 // (internal/interact, docs/BUTTONS.md): it handles their tasks, and polls
 // the bots' updates or, with HERALD_TELEGRAM_WEBHOOK_URL, sets their
 // webhooks. HERALD_TELEGRAM_UPDATES=false leaves the updates alone.
-func attachPresses(w *worker.Worker, cfg config.Worker, bots map[string]worker.Sender, queues []string, reg prometheus.Registerer, log *slog.Logger) error {
+func attachPresses(w *worker.Worker, cfg settings.Worker, bots map[string]worker.Sender, queues []string, reg prometheus.Registerer, log *slog.Logger) error {
 	apis := interact.BotsOf(bots)
 	if cfg.Updates.Off || len(apis) == 0 {
 		return nil
@@ -160,7 +160,7 @@ func attachPresses(w *worker.Worker, cfg config.Worker, bots map[string]worker.S
 }
 
 // RunWorker runs a worker (and its health/metrics server) until ctx ends.
-func RunWorker(ctx context.Context, cfg config.Worker, log *slog.Logger) error {
+func RunWorker(ctx context.Context, cfg settings.Worker, log *slog.Logger) error {
 	bots, err := NewSenders(cfg)
 	if err != nil {
 		return err
@@ -208,7 +208,7 @@ func RunWorker(ctx context.Context, cfg config.Worker, log *slog.Logger) error {
 
 // checkWorkerRedis fails fast when Redis refuses the worker's credentials
 // (checkRedisAuth), on a client of its own that it closes.
-func checkWorkerRedis(ctx context.Context, cfg config.Worker) error {
+func checkWorkerRedis(ctx context.Context, cfg settings.Worker) error {
 	opts, err := cfg.Redis.UniversalOptions()
 	if err != nil {
 		return err

@@ -80,10 +80,11 @@ func (p *Problems) AtLeastSecond(env string, d, example time.Duration) {
 	}
 }
 
-// BodyLimit records a problem when a body limit is below minBodyBytes;
-// example is the setting's default, as for positive.
-func (p *Problems) BodyLimit(env string, n, example int64) {
-	if n < minBodyBytes {
-		p.Add(env, "must be at least %s (e.g. %s), got %d", FormatBytes(minBodyBytes), FormatBytes(example), n)
-	}
+// envOnly reports whether env is one of the per-bot token variables
+// (HERALD_BOT_<NAME>_TOKEN and HERALD_BOT_<NAME>_TOKEN_FILE). Their names
+// depend on the bots a deployment lists, so they are read from the
+// environment only and have no flag (which would show a token in the
+// process list anyway).
+func envOnly(env string) bool {
+	return strings.HasPrefix(env, "HERALD_BOT_") && (strings.HasSuffix(env, "_TOKEN") || strings.HasSuffix(env, "_TOKEN_FILE"))
 }

@@ -60,16 +60,16 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// withDefaults fills an empty format; the zero Level is already info.
-func (l Log) withDefaults() Log {
+// WithDefaults fills an empty format; the zero Level is already info.
+func (l Log) WithDefaults() Log {
 	if l.Format == "" {
 		l.Format = LogFormatAuto
 	}
 	return l
 }
 
-// validate records an unknown format.
-func (l Log) validate(p *Problems) {
+// Validate records an unknown format.
+func (l Log) Validate(p *Problems) {
 	switch l.Format {
 	case LogFormatAuto, LogFormatJSON, LogFormatText:
 	default:

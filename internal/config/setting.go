@@ -42,7 +42,7 @@ func (s Spec) shown() string {
 	v := s.Get()
 	switch {
 	case s.Secret && v != "":
-		return redactedValue
+		return RedactedValue
 	case s.Show != nil:
 		return s.Show(v)
 	}
@@ -63,15 +63,6 @@ func Describe(specs []Spec) []Setting {
 		out[i] = s.Setting
 	}
 	return out
-}
-
-// commonSpecs are the settings both binaries share.
-func commonSpecs(r *Redis, l *Log, bots *[]string) []Spec {
-	return append(redisSpecs(r),
-		NewSpec(EnvLogLevel, "info", "Minimum log level: debug, info, warn or error.", levelVar(&l.Level)),
-		NewSpec(EnvLogFormat, LogFormatAuto, "Log format: json, text, or auto (text on a terminal, JSON otherwise).", formatVar(&l.Format)),
-		NewSpec(EnvBots, strings.Join(defaultBots, ","), botsHelp, botsVar(bots)),
-	)
 }
 
 // Load applies environment values and then flags to the fields bound by

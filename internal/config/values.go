@@ -1,18 +1,12 @@
 package config
 
 import (
-	"cmp"
 	"errors"
-	"fmt"
 	"log/slog"
-	"maps"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/herald-dev/herald/internal/jobs"
 )
 
 // Binding connects a setting to one field: set parses text into the field,
@@ -23,13 +17,13 @@ type Binding struct {
 	Boolean bool // the flag may be given without a value
 }
 
-// offWord is how a setting whose empty value means "disabled" is written in
+// OffWord is how a setting whose empty value means "disabled" is written in
 // the environment, where an empty variable is indistinguishable from an
 // unset one.
-const offWord = "off"
+const OffWord = "off"
 
-// redactedValue stands in for a secret that is set.
-const redactedValue = "[redacted]"
+// RedactedValue stands in for a secret that is set.
+const RedactedValue = "[redacted]"
 
 func StringVar(p *string) Binding {
 	return Binding{
@@ -42,7 +36,7 @@ func StringVar(p *string) Binding {
 func OptStringVar(p *string) Binding {
 	return Binding{
 		Set: func(s string) error {
-			if strings.EqualFold(s, offWord) {
+			if strings.EqualFold(s, OffWord) {
 				s = ""
 			}
 			*p = s
@@ -50,7 +44,7 @@ func OptStringVar(p *string) Binding {
 		},
 		Get: func() string {
 			if *p == "" {
-				return offWord
+				return OffWord
 			}
 			return *p
 		},
@@ -108,28 +102,13 @@ func DurationVar(p *time.Duration) Binding {
 	}
 }
 
-// windowsVar binds a limit written as windows separated by commas, or "off".
-func windowsVar(p *Windows) Binding {
-	return Binding{
-		Set: func(s string) error {
-			ws, err := parseWindows(s, ",")
-			if err != nil {
-				return err
-			}
-			*p = ws
-			return nil
-		},
-		Get: func() string { return p.String() },
-	}
-}
-
 // PauseVar binds a duration where "off", 0 or a negative value stores -1
 // (switched off), rendered "off".
 func PauseVar(p *time.Duration) Binding {
 	d := DurationVar(p)
 	return Binding{
 		Set: func(s string) error {
-			if strings.EqualFold(s, offWord) {
+			if strings.EqualFold(s, OffWord) {
 				*p = -1
 				return nil
 			}
@@ -143,14 +122,14 @@ func PauseVar(p *time.Duration) Binding {
 		},
 		Get: func() string {
 			if *p < 0 {
-				return offWord
+				return OffWord
 			}
 			return FmtDur(*p)
 		},
 	}
 }
 
-func levelVar(p *slog.Level) Binding {
+func LevelVar(p *slog.Level) Binding {
 	return Binding{
 		Set: func(s string) error {
 			lv, err := parseLevel(s)
@@ -164,7 +143,7 @@ func levelVar(p *slog.Level) Binding {
 	}
 }
 
-func formatVar(p *string) Binding {
+func FormatVar(p *string) Binding {
 	return Binding{
 		Set: func(s string) error {
 			f, err := parseFormat(s)
@@ -229,168 +208,6 @@ func BytesVar(p *int64) Binding {
 		},
 		Get: func() string { return FormatBytes(*p) },
 	}
-}
-
-// queueEntry is one item of a HERALD_QUEUES list.
-type queueEntry struct {
-	name     string
-	priority int
-}
-
-// parseQueueList reads "critical=6,default=3,low=1"; a missing priority
-// counts as 1. Names are checked later by validation.
-func parseQueueList(s string) ([]queueEntry, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var out []queueEntry
-	for item := range strings.SplitSeq(s, ",") {
-		name, prio, hasPrio := strings.Cut(strings.TrimSpace(item), "=")
-		name = strings.TrimSpace(name)
-		if name == "" {
-			return nil, fmt.Errorf("has an empty queue name; use NAME=PRIORITY pairs such as %q", defaultQueueWeights())
-		}
-		e := queueEntry{name: name, priority: 1}
-		if hasPrio {
-			n, err := strconv.Atoi(strings.TrimSpace(prio))
-			if err != nil {
-				return nil, fmt.Errorf("gives queue %q the priority %q; priorities must be whole numbers, as in %q", name, prio, defaultQueueWeights())
-			}
-			e.priority = n
-		}
-		if slices.ContainsFunc(out, func(o queueEntry) bool { return o.name == name }) {
-			return nil, fmt.Errorf("lists queue %q twice; keep one entry per queue", name)
-		}
-		out = append(out, e)
-	}
-	return out, nil
-}
-
-// queueListVar binds a HERALD_QUEUES list: set parses it and hands the
-// entries to keep, which stores the part its field holds; get renders the
-// field. The worker and the producer read the same variable into different
-// fields.
-func queueListVar(keep func([]queueEntry), get func() string) Binding {
-	return Binding{
-		Set: func(s string) error {
-			list, err := parseQueueList(s)
-			if err != nil {
-				return err
-			}
-			keep(list)
-			return nil
-		},
-		Get: get,
-	}
-}
-
-// queueMapVar binds the worker's queue→priority map.
-func queueMapVar(p *map[string]int) Binding {
-	return queueListVar(func(list []queueEntry) {
-		m := make(map[string]int, len(list))
-		for _, e := range list {
-			m[e.name] = e.priority
-		}
-		*p = m
-	}, func() string { return formatQueueMap(*p) })
-}
-
-// defaultQueueWeights renders the worker's default queues as HERALD_QUEUES
-// is written, "critical=6,default=3,low=1": the documented default and the
-// example errors give.
-func defaultQueueWeights() string {
-	return formatQueueMap(jobs.DefaultQueueWeights())
-}
-
-// formatQueueMap renders queues by descending priority, then by name.
-func formatQueueMap(m map[string]int) string {
-	names := slices.SortedFunc(maps.Keys(m), func(a, b string) int {
-		return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a, b))
-	})
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = n + "=" + strconv.Itoa(m[n])
-	}
-	return strings.Join(parts, ",")
-}
-
-// queueNamesVar binds the producer's queue list; priorities are accepted
-// (the variable is shared with the worker) but not kept.
-func queueNamesVar(p *[]string) Binding {
-	return queueListVar(func(list []queueEntry) {
-		names := make([]string, len(list))
-		for i, e := range list {
-			names[i] = e.name
-		}
-		*p = names
-	}, func() string { return strings.Join(*p, ",") })
-}
-
-// queueLimitsVar binds "default=20/s+100/m,low=5/s": NAME=LIMIT pairs
-// separated by commas, a queue's windows joined with "+".
-func queueLimitsVar(p *map[string]Windows) Binding {
-	const pairs = `must be NAME=LIMIT pairs such as "default=20/s,low=5/s"`
-	return Binding{
-		Set: func(s string) error {
-			if strings.TrimSpace(s) == "" {
-				*p = nil
-				return nil
-			}
-			m := map[string]Windows{}
-			for item := range strings.SplitSeq(s, ",") {
-				name, lim, ok := strings.Cut(strings.TrimSpace(item), "=")
-				name = strings.TrimSpace(name)
-				if !ok || name == "" {
-					if _, err := parseWindow(strings.TrimSpace(item), "+"); err == nil && len(m) > 0 {
-						return fmt.Errorf(`has %q without a queue name; join one queue's windows with "+", as in "default=20/s+100/m,low=5/s"`,
-							strings.TrimSpace(item))
-					}
-					return errors.New(pairs + `; join one queue's windows with "+" ("default=20/s+100/m")`)
-				}
-				if _, dup := m[name]; dup {
-					return fmt.Errorf("lists queue %q twice; keep one entry per queue", name)
-				}
-				if strings.TrimSpace(lim) == "" {
-					return fmt.Errorf(`gives queue %q no limit; write one such as "%s=20/s", or "%s=off"`, name, name, name)
-				}
-				ws, err := parseWindows(lim, "+")
-				if err != nil {
-					return fmt.Errorf("has limit %q for queue %q, which %v", strings.TrimSpace(lim), name, err)
-				}
-				m[name] = ws
-			}
-			*p = m
-			return nil
-		},
-		Get: func() string { return formatQueueLimits(*p) },
-	}
-}
-
-// formatQueueLimits renders per-queue limits by name, windows joined with "+".
-func formatQueueLimits(m map[string]Windows) string {
-	names := slices.Sorted(maps.Keys(m))
-	parts := make([]string, len(names))
-	for i, n := range names {
-		w := m[n]
-		if w == nil {
-			w = Unlimited
-		}
-		parts[i] = n + "=" + w.join("+")
-	}
-	return strings.Join(parts, ",")
-}
-
-// validQueueName reports whether name matches [a-z0-9_-]+.
-func validQueueName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for _, c := range name {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // FmtDur renders a duration like time.Duration.String but without trailing

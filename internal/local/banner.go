@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/settings"
 )
 
 // banner is what the local mode prints once it runs.
@@ -41,10 +41,10 @@ func printBanner(out io.Writer, b banner) {
 	// secret; a real one is left to the shell.
 	var tokens []string
 	if several {
-		tokens = append(tokens, config.EnvBots+"="+strings.Join(b.bots, ","))
+		tokens = append(tokens, settings.EnvBots+"="+strings.Join(b.bots, ","))
 	}
 	for _, name := range b.bots {
-		env := config.BotTokenEnv(name)
+		env := settings.BotTokenEnv(name)
 		tok := `"$` + env + `"`
 		if b.fake != "" {
 			tok = b.tokens[name]

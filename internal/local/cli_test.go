@@ -8,8 +8,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/app"
-	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/producer"
+	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
 
@@ -32,9 +32,9 @@ func TestLocalModeServesTheCLI(t *testing.T) {
 	}
 
 	// What cmd/producer does for `send`, from the environment alone.
-	cfg, rest, err := config.LoadProducerArgs([]string{"send", "hello", "from", "the", "CLI", "--chat", "42"},
+	cfg, rest, err := settings.LoadProducerArgs([]string{"send", "hello", "from", "the", "CLI", "--chat", "42"},
 		func(k string) string {
-			if k == config.EnvRedisURL {
+			if k == settings.EnvRedisURL {
 				return ep.Redis
 			}
 			return ""

@@ -27,9 +27,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/app"
-	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/internal/worker"
@@ -175,13 +175,13 @@ func (o Options) withDefaults() Options {
 // checkBots refuses bot names the binaries would refuse, and a demo route
 // (no routing file) that could not send: it sends as the default bot.
 func (o Options) checkBots() error {
-	bots, err := config.ParseBots(strings.Join(o.Bots, ","))
+	bots, err := settings.ParseBots(strings.Join(o.Bots, ","))
 	if err != nil {
 		return fmt.Errorf("local: %w", err)
 	}
 	if o.RoutesFile == "" && !slices.Contains(bots, keys.DefaultBot) {
 		return fmt.Errorf("local: without -routes every alert goes to the demo chat as the bot %q, which %s (%s) leaves out; "+
-			"add it there, or pass -routes with routes that name their bot", keys.DefaultBot, config.EnvBots, strings.Join(bots, ", "))
+			"add it there, or pass -routes with routes that name their bot", keys.DefaultBot, settings.EnvBots, strings.Join(bots, ", "))
 	}
 	return nil
 }
@@ -227,7 +227,7 @@ func startTelegram(o Options) (telegramAPI, error) {
 				tok = o.TelegramToken
 			}
 			if tok == "" {
-				missing = append(missing, config.BotTokenEnv(name))
+				missing = append(missing, settings.BotTokenEnv(name))
 			}
 			t.tokens[name] = tok
 		}
@@ -253,7 +253,7 @@ func startTelegram(o Options) (telegramAPI, error) {
 		t.apiURL = fake.URL()
 	}
 	if t.apiURL == "" {
-		t.apiURL = config.DefaultTelegramAPIURL
+		t.apiURL = settings.DefaultTelegramAPIURL
 	}
 	return t, nil
 }
@@ -276,13 +276,13 @@ func baseURL(addr net.Addr) string {
 // without a routing file, sends every alert to the demo chat. The worker's
 // health and metrics server stays off: WithDefaults fills in its address,
 // so it is cleared afterwards.
-func configs(o Options, redisURL string) (config.Producer, config.Worker) {
-	pcfg := config.Producer{Redis: config.Redis{URL: redisURL}, Listen: o.Listen, AuthDisabled: true,
+func configs(o Options, redisURL string) (settings.Producer, settings.Worker) {
+	pcfg := settings.Producer{Redis: settings.Redis{URL: redisURL}, Listen: o.Listen, AuthDisabled: true,
 		RoutesFile: o.RoutesFile, Bots: o.Bots}.WithDefaults()
 	if pcfg.RoutesFile == "" {
 		pcfg.AlertsDefaultChat = demoChat
 	}
-	wcfg := config.Worker{Redis: config.Redis{URL: redisURL}, Listen: "", Bots: o.Bots}.WithDefaults()
+	wcfg := settings.Worker{Redis: settings.Redis{URL: redisURL}, Listen: "", Bots: o.Bots}.WithDefaults()
 	wcfg.Listen = ""
 	return pcfg, wcfg
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/app"
-	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/test/redistest"
 )
@@ -93,9 +93,9 @@ func seed(t *testing.T) *stack {
 // until the task of res is archived, stops it, and returns the task.
 func runWorkerUntilArchived(ctx context.Context, t *testing.T, s *stack, apiURL string, res jobs.Result) *asynq.TaskInfo {
 	t.Helper()
-	wcfg := config.Worker{
-		Redis:       config.Redis{URL: s.redis.URL()},
-		Telegram:    config.Telegram{Token: botToken, APIURL: apiURL},
+	wcfg := settings.Worker{
+		Redis:       settings.Redis{URL: s.redis.URL()},
+		Telegram:    settings.Telegram{Token: botToken, APIURL: apiURL},
 		Concurrency: 2,
 	}.WithDefaults()
 	wcfg.Listen = ""
@@ -145,9 +145,9 @@ func stateOf(info *asynq.TaskInfo) string {
 }
 
 // producerConfig is the producer's configuration on srv.
-func producerConfig(srv *redistest.Server, readOnly bool) config.Producer {
-	cfg := config.Producer{
-		Redis:              config.Redis{URL: srv.URL()},
+func producerConfig(srv *redistest.Server, readOnly bool) settings.Producer {
+	cfg := settings.Producer{
+		Redis:              settings.Redis{URL: srv.URL()},
 		Listen:             "127.0.0.1:0",
 		APIToken:           apiToken,
 		AdminToken:         adminToken,

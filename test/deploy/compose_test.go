@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/compose-spec/compose-go/v2/types"
-
-	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/settings"
 )
 
 func TestComposeServicesAndProfiles(t *testing.T) {
@@ -48,7 +47,7 @@ func TestComposeServicesAndProfiles(t *testing.T) {
 	if !slices.Equal(feeds.Command, types.ShellCommand{"feeds"}) {
 		t.Errorf("feeds command = %v, want [feeds]", feeds.Command)
 	}
-	cfg, err := config.LoadProducer(nil, envOf(feeds))
+	cfg, err := settings.LoadProducer(nil, envOf(feeds))
 	if err != nil {
 		t.Fatalf("feeds environment: %v", err)
 	}
@@ -196,18 +195,18 @@ func TestWorkerStopGraceExceedsShutdownTimeout(t *testing.T) {
 	t.Parallel()
 	p := loadProject(t, loadOpts{dotEnv: exampleEnv(t)})
 	w := service(t, p, svcWorker)
-	cfg, err := config.LoadWorker(nil, envOf(w))
+	cfg, err := settings.LoadWorker(nil, envOf(w))
 	if err != nil {
 		t.Fatalf("the worker's compose environment is rejected by the config: %v", err)
 	}
 	if w.StopGracePeriod == nil {
 		t.Fatalf("worker has no stop_grace_period; Docker's 10s default is below %s=%s",
-			config.EnvShutdownTimeout, cfg.ShutdownTimeout)
+			settings.EnvShutdownTimeout, cfg.ShutdownTimeout)
 	}
 	grace := time.Duration(*w.StopGracePeriod)
 	if grace <= cfg.ShutdownTimeout {
 		t.Errorf("worker stop_grace_period %s must exceed %s=%s, or Docker kills workers mid-send",
-			grace, config.EnvShutdownTimeout, cfg.ShutdownTimeout)
+			grace, settings.EnvShutdownTimeout, cfg.ShutdownTimeout)
 	}
 	if s := w.StopSignal; s != "" && s != "SIGTERM" {
 		t.Errorf("worker stop_signal = %q; the worker drains on SIGTERM", s)
@@ -292,7 +291,7 @@ func TestProducerPublishesItsListenPort(t *testing.T) {
 	t.Parallel()
 	p := loadProject(t, loadOpts{dotEnv: exampleEnv(t)})
 	s := service(t, p, svcProducer)
-	cfg, err := config.LoadProducer(nil, envOf(s))
+	cfg, err := settings.LoadProducer(nil, envOf(s))
 	if err != nil {
 		t.Fatalf("the producer's compose environment is rejected by the config: %v", err)
 	}
@@ -304,7 +303,7 @@ func TestProducerPublishesItsListenPort(t *testing.T) {
 		}
 	}
 	if !published {
-		t.Errorf("producer ports %+v do not publish container port %s (%s=%s)", s.Ports, port, config.EnvListen, cfg.Listen)
+		t.Errorf("producer ports %+v do not publish container port %s (%s=%s)", s.Ports, port, settings.EnvListen, cfg.Listen)
 	}
 	if s.Build == nil || s.Build.Target != svcProducer {
 		t.Errorf("producer build = %+v, want target %q", s.Build, svcProducer)
@@ -315,21 +314,21 @@ func TestRedisURLPointsAtRedisService(t *testing.T) {
 	t.Parallel()
 	p := loadProject(t, loadOpts{dotEnv: exampleEnv(t)})
 	for _, name := range []string{svcProducer, svcWorker} {
-		raw := envOf(service(t, p, name))(config.EnvRedisURL)
+		raw := envOf(service(t, p, name))(settings.EnvRedisURL)
 		if raw == "" {
-			t.Errorf("%s has no %s; it would dial 127.0.0.1 inside its own container", name, config.EnvRedisURL)
+			t.Errorf("%s has no %s; it would dial 127.0.0.1 inside its own container", name, settings.EnvRedisURL)
 			continue
 		}
-		if _, err := (config.Redis{URL: raw}).ConnOpt(); err != nil {
-			t.Errorf("%s %s: %v", name, config.EnvRedisURL, err)
+		if _, err := (settings.Redis{URL: raw}).ConnOpt(); err != nil {
+			t.Errorf("%s %s: %v", name, settings.EnvRedisURL, err)
 		}
 		u, err := url.Parse(raw)
 		if err != nil {
-			t.Errorf("%s %s: %v", name, config.EnvRedisURL, err)
+			t.Errorf("%s %s: %v", name, settings.EnvRedisURL, err)
 			continue
 		}
 		if u.Hostname() != svcRedis || u.Port() != "6379" {
-			t.Errorf("%s %s = %s, want the redis service at redis:6379", name, config.EnvRedisURL, (config.Redis{URL: raw}).Redacted())
+			t.Errorf("%s %s = %s, want the redis service at redis:6379", name, settings.EnvRedisURL, (settings.Redis{URL: raw}).Redacted())
 		}
 	}
 }

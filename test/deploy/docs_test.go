@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/settings"
 )
 
 // composeDoc is the user guide for the compose deployment.
@@ -22,7 +22,7 @@ func TestComposeDocMatchesTheComposeFile(t *testing.T) {
 	doc := readRepoFile(t, composeDoc)
 	p := loadProject(t, loadOpts{dotEnv: exampleEnv(t)})
 	w := service(t, p, svcWorker)
-	cfg, err := config.LoadWorker(nil, envOf(w))
+	cfg, err := settings.LoadWorker(nil, envOf(w))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestComposeDocMatchesTheComposeFile(t *testing.T) {
 		"service_completed_successfully", "0644", "65532",
 		// Which token does what, and the upgrade step for installs
 		// written before the admin token existed.
-		"`"+config.EnvAdminTokenFile+"`", "`"+config.EnvTokensFile+"`",
+		"`"+settings.EnvAdminTokenFile+"`", "`"+settings.EnvTokensFile+"`",
 		"bind source path does not exist", "Upgrading from a version without the admin token")
 	for name := range p.Secrets {
 		want = append(want, "`"+name+"`")

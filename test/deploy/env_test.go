@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/herald-dev/herald/internal/app"
-	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/settings"
 )
 
 // heraldEnvName matches the environment names that belong to Herald in any
@@ -21,7 +21,7 @@ func TestComposeEnvNamesAreReadByTheBinaries(t *testing.T) {
 	// silently by the binaries, so it must not survive here either.
 	for _, name := range heraldEnvName.FindAllString(readRepoFile(t, composeFile), -1) {
 		if !readByAny(name) {
-			t.Errorf("%s names %s, which neither binary reads (see config.ProducerSettings/WorkerSettings)", composeFile, name)
+			t.Errorf("%s names %s, which neither binary reads (see settings.ProducerSettings/WorkerSettings)", composeFile, name)
 		}
 	}
 	// What each service declares must be read by that service's binary.
@@ -87,10 +87,10 @@ func TestEnvExampleReachesTheContainers(t *testing.T) {
 	}
 	// With every example value switched on, both binaries accept the
 	// result: the examples are valid settings.
-	if _, err := config.LoadProducer(nil, envOf(service(t, p, svcProducer))); err != nil {
+	if _, err := settings.LoadProducer(nil, envOf(service(t, p, svcProducer))); err != nil {
 		t.Errorf("producer rejects the example settings: %v", err)
 	}
-	if _, err := config.LoadWorker(nil, envOf(service(t, p, svcWorker))); err != nil {
+	if _, err := settings.LoadWorker(nil, envOf(service(t, p, svcWorker))); err != nil {
 		t.Errorf("worker rejects the example settings: %v", err)
 	}
 }
@@ -102,19 +102,19 @@ func TestEnvExampleAsShippedNeedsTheSecrets(t *testing.T) {
 	// file, rather than let anything run without its token.
 	p := loadProject(t, loadOpts{dotEnv: readRepoFile(t, envExampleFile)})
 	missing := t.TempDir() // /run/secrets of a project whose secrets were never written
-	pcfg, err := config.LoadProducer(nil, inSecretsDir(rawEnv(service(t, p, svcProducerCheck)), missing))
+	pcfg, err := settings.LoadProducer(nil, inSecretsDir(rawEnv(service(t, p, svcProducerCheck)), missing))
 	if err == nil {
 		err = app.CheckProducer(pcfg, inSecretsDir(rawEnv(service(t, p, svcProducerCheck)), missing))
 	}
-	if err == nil || !strings.Contains(err.Error(), config.EnvAPITokenFile) || !strings.Contains(err.Error(), "herald_api_token") {
-		t.Errorf("producer check with the shipped .env.example and no secret file: %v; want an error naming %s and the file", err, config.EnvAPITokenFile)
+	if err == nil || !strings.Contains(err.Error(), settings.EnvAPITokenFile) || !strings.Contains(err.Error(), "herald_api_token") {
+		t.Errorf("producer check with the shipped .env.example and no secret file: %v; want an error naming %s and the file", err, settings.EnvAPITokenFile)
 	}
-	wcfg, err := config.LoadWorker(nil, inSecretsDir(rawEnv(service(t, p, svcWorkerCheck)), missing))
+	wcfg, err := settings.LoadWorker(nil, inSecretsDir(rawEnv(service(t, p, svcWorkerCheck)), missing))
 	if err == nil {
 		err = app.CheckWorker(wcfg)
 	}
-	if err == nil || !strings.Contains(err.Error(), config.EnvTelegramTokenFile) || !strings.Contains(err.Error(), "telegram_bot_token") {
-		t.Errorf("worker check with the shipped .env.example and no secret file: %v; want an error naming %s and the file", err, config.EnvTelegramTokenFile)
+	if err == nil || !strings.Contains(err.Error(), settings.EnvTelegramTokenFile) || !strings.Contains(err.Error(), "telegram_bot_token") {
+		t.Errorf("worker check with the shipped .env.example and no secret file: %v; want an error naming %s and the file", err, settings.EnvTelegramTokenFile)
 	}
 }
 
@@ -123,7 +123,7 @@ func TestEnvExampleAsShippedNeedsTheSecrets(t *testing.T) {
 var botToken = regexp.MustCompile(`\d{5,}:[A-Za-z0-9_-]{30,}`)
 
 // secretNames are the variables that hold secrets.
-var secretNames = []string{config.EnvTelegramToken, config.EnvAPIToken, config.EnvAdminToken}
+var secretNames = []string{settings.EnvTelegramToken, settings.EnvAPIToken, settings.EnvAdminToken}
 
 func TestNoSecretInCommittedFiles(t *testing.T) {
 	t.Parallel()
@@ -146,8 +146,8 @@ func TestNoSecretInCommittedFiles(t *testing.T) {
 				t.Errorf("service %s sets %s in %s; secrets belong in .env", s.Name, name, composeFile)
 			}
 		}
-		if u := envOf(s)(config.EnvRedisURL); strings.Contains(u, "@") {
-			t.Errorf("service %s puts credentials into %s", s.Name, config.EnvRedisURL)
+		if u := envOf(s)(settings.EnvRedisURL); strings.Contains(u, "@") {
+			t.Errorf("service %s puts credentials into %s", s.Name, settings.EnvRedisURL)
 		}
 	}
 	// Settings reach the Herald services from a required .env.
@@ -171,7 +171,7 @@ func TestNoSecretInCommittedFiles(t *testing.T) {
 func TestEnvExampleHoldsNoToken(t *testing.T) {
 	t.Parallel()
 	for _, e := range parseEnvExample(t) {
-		if slices.Contains(secretNames, e.name) || slices.Contains([]string{config.EnvTelegramTokenFile, config.EnvAPITokenFile, config.EnvAdminTokenFile}, e.name) {
+		if slices.Contains(secretNames, e.name) || slices.Contains([]string{settings.EnvTelegramTokenFile, settings.EnvAPITokenFile, settings.EnvAdminTokenFile}, e.name) {
 			t.Errorf("%s lists %s; the tokens are secret files (deploy/init-secrets.sh), each mounted only where it is used", envExampleFile, e.name)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/settings"
 )
 
 // Files under test, relative to the repository root.
@@ -212,10 +213,10 @@ func settingNames(settings []config.Setting) []string {
 // readBy maps each service running a Herald binary to the variables it reads.
 func readBy() map[string][]string {
 	return map[string][]string{
-		svcProducer:      settingNames(config.ProducerSettings()),
-		svcWorker:        settingNames(config.WorkerSettings()),
-		svcProducerCheck: settingNames(config.ProducerSettings()),
-		svcWorkerCheck:   settingNames(config.WorkerSettings()),
+		svcProducer:      settingNames(settings.ProducerSettings()),
+		svcWorker:        settingNames(settings.WorkerSettings()),
+		svcProducerCheck: settingNames(settings.ProducerSettings()),
+		svcWorkerCheck:   settingNames(settings.WorkerSettings()),
 	}
 }
 

@@ -9,9 +9,8 @@ import (
 	"testing"
 
 	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/herald-dev/herald/internal/settings"
 	"go.yaml.in/yaml/v4"
-
-	"github.com/herald-dev/herald/internal/config"
 )
 
 // promConfig is the part of a Prometheus configuration the test reads.
@@ -37,11 +36,11 @@ func TestPrometheusScrapesEveryHeraldProcess(t *testing.T) {
 		t.Fatalf("%s: %v", prometheusFile, err)
 	}
 	p := loadProject(t, loadOpts{dotEnv: exampleEnv(t), profiles: []string{"monitoring"}})
-	prod, err := config.LoadProducer(nil, envOf(service(t, p, svcProducer)))
+	prod, err := settings.LoadProducer(nil, envOf(service(t, p, svcProducer)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	work, err := config.LoadWorker(nil, envOf(service(t, p, svcWorker)))
+	work, err := settings.LoadWorker(nil, envOf(service(t, p, svcWorker)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,11 +69,11 @@ func TestPrometheusScrapesEveryHeraldProcess(t *testing.T) {
 		}
 	}
 	if !producerScraped {
-		t.Errorf("%s does not scrape %s (the producer's %s)", prometheusFile, wantProducer, config.EnvListen)
+		t.Errorf("%s does not scrape %s (the producer's %s)", prometheusFile, wantProducer, settings.EnvListen)
 	}
 	if !workersScraped {
 		t.Errorf("%s does not discover the worker replicas by DNS (A records of %q, port %s from %s)",
-			prometheusFile, svcWorker, workerPort, config.EnvWorkerListen)
+			prometheusFile, svcWorker, workerPort, settings.EnvWorkerListen)
 	}
 
 	// The compose service mounts exactly this file where Prometheus reads it.
@@ -111,25 +110,25 @@ func flagPrefixed(cmd []string, prefix string) (string, bool) {
 func TestWorkerMetricsServeTheNetwork(t *testing.T) {
 	t.Parallel()
 	declared := service(t, loadProject(t, loadOpts{declaredOnly: true}), svcWorker)
-	if v, ok := declared.Environment[config.EnvWorkerListen]; !ok || v == nil {
-		t.Errorf("%s does not set %s for %s; its default %s is loopback only", composeFile, config.EnvWorkerListen, svcWorker, config.DefaultWorkerListen)
+	if v, ok := declared.Environment[settings.EnvWorkerListen]; !ok || v == nil {
+		t.Errorf("%s does not set %s for %s; its default %s is loopback only", composeFile, settings.EnvWorkerListen, svcWorker, settings.DefaultWorkerListen)
 	}
 	layouts := map[string]types.ServiceConfig{
 		composeFile:    service(t, loadProject(t, loadOpts{dotEnv: exampleEnv(t)}), svcWorker),
 		replicatedFile: service(t, loadReplicated(t), svcWorker),
 	}
 	for file, s := range layouts {
-		cfg, err := config.LoadWorker(nil, envOf(s))
+		cfg, err := settings.LoadWorker(nil, envOf(s))
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
 		host, _, err := net.SplitHostPort(cfg.Listen)
 		if err != nil {
-			t.Fatalf("%s: %s = %q: %v", file, config.EnvWorkerListen, cfg.Listen, err)
+			t.Fatalf("%s: %s = %q: %v", file, settings.EnvWorkerListen, cfg.Listen, err)
 		}
 		if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
 			t.Errorf("%s: %s = %q listens on %s only; Prometheus scrapes each replica from its own container, so use \":%s\"",
-				file, config.EnvWorkerListen, cfg.Listen, host, listenPort(t, cfg.Listen))
+				file, settings.EnvWorkerListen, cfg.Listen, host, listenPort(t, cfg.Listen))
 		}
 	}
 }

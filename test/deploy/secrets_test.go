@@ -13,7 +13,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 
 	"github.com/herald-dev/herald/internal/app"
-	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/settings"
 )
 
 // Compose secrets and where the containers find them.
@@ -67,7 +67,7 @@ func TestEachContainerHoldsOnlyItsSecrets(t *testing.T) {
 		}
 		getenv := rawEnv(s)
 		if name == svcProducer || name == svcProducerCheck || name == svcFeeds {
-			for _, env := range []string{config.EnvTelegramToken, config.EnvTelegramTokenFile} {
+			for _, env := range []string{settings.EnvTelegramToken, settings.EnvTelegramTokenFile} {
 				if getenv(env) != "" {
 					t.Errorf("%s has %s set; the producer must never hold the bot token", name, env)
 				}
@@ -75,9 +75,9 @@ func TestEachContainerHoldsOnlyItsSecrets(t *testing.T) {
 		}
 	}
 	for svc, files := range map[string][]string{
-		svcProducer:      {config.EnvAPITokenFile, config.EnvAdminTokenFile},
-		svcProducerCheck: {config.EnvAPITokenFile, config.EnvAdminTokenFile},
-		svcWorker:        {config.EnvTelegramTokenFile}, svcWorkerCheck: {config.EnvTelegramTokenFile},
+		svcProducer:      {settings.EnvAPITokenFile, settings.EnvAdminTokenFile},
+		svcProducerCheck: {settings.EnvAPITokenFile, settings.EnvAdminTokenFile},
+		svcWorker:        {settings.EnvTelegramTokenFile}, svcWorkerCheck: {settings.EnvTelegramTokenFile},
 	} {
 		s := service(t, p, svc)
 		for _, file := range files {
@@ -222,14 +222,14 @@ func TestInitSecretsWritesWorkingSecrets(t *testing.T) {
 	// Both checks pass with the compose settings and these files.
 	p := loadProject(t, loadOpts{dotEnv: readRepoFile(t, envExampleFile)})
 	penv := inSecretsDir(rawEnv(service(t, p, svcProducerCheck)), secrets)
-	pcfg, err := config.LoadProducer(nil, penv)
+	pcfg, err := settings.LoadProducer(nil, penv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := app.CheckProducer(pcfg, penv); err != nil {
 		t.Errorf("producer check: %v", err)
 	}
-	wcfg, err := config.LoadWorker(nil, inSecretsDir(rawEnv(service(t, p, svcWorkerCheck)), secrets))
+	wcfg, err := settings.LoadWorker(nil, inSecretsDir(rawEnv(service(t, p, svcWorkerCheck)), secrets))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,10 +293,10 @@ func TestSecretFilesReadableByTheContainerUser(t *testing.T) {
 func TestProducerCheckRefusesTheBotToken(t *testing.T) {
 	t.Parallel()
 	secrets, _ := writeSecrets(t, t.TempDir())
-	for _, env := range []string{config.EnvTelegramToken, config.EnvTelegramTokenFile} {
+	for _, env := range []string{settings.EnvTelegramToken, settings.EnvTelegramTokenFile} {
 		p := loadProject(t, loadOpts{dotEnv: readRepoFile(t, envExampleFile) + env + "=x\n"})
 		getenv := inSecretsDir(rawEnv(service(t, p, svcProducerCheck)), secrets)
-		cfg, err := config.LoadProducer(nil, getenv)
+		cfg, err := settings.LoadProducer(nil, getenv)
 		if err != nil {
 			t.Fatal(err)
 		}

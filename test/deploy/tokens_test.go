@@ -14,8 +14,8 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 
 	"github.com/herald-dev/herald/internal/app"
-	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/settings"
 )
 
 // secretTokens is the optional tokens file's compose secret (commented out
@@ -25,9 +25,9 @@ const secretTokens = "herald_tokens"
 // producerTokenEnv are the settings that hand a container an API
 // credential; only the producer and its check may have them.
 var producerTokenEnv = []string{
-	config.EnvAPIToken, config.EnvAPITokenFile,
-	config.EnvAdminToken, config.EnvAdminTokenFile,
-	config.EnvTokensFile,
+	settings.EnvAPIToken, settings.EnvAPITokenFile,
+	settings.EnvAdminToken, settings.EnvAdminTokenFile,
+	settings.EnvTokensFile,
 }
 
 // mountedBy lists the services that mount the secret name, sorted.
@@ -66,8 +66,8 @@ func TestAdminTokenOnlyInTheProducer(t *testing.T) {
 		for _, s := range p.Services {
 			env := rawEnv(s)
 			if slices.Contains(want, s.Name) {
-				if got := env(config.EnvAdminTokenFile); got != runSecrets+secretAdmin {
-					t.Errorf("%s: %s %s=%q, want %s", name, s.Name, config.EnvAdminTokenFile, got, runSecrets+secretAdmin)
+				if got := env(settings.EnvAdminTokenFile); got != runSecrets+secretAdmin {
+					t.Errorf("%s: %s %s=%q, want %s", name, s.Name, settings.EnvAdminTokenFile, got, runSecrets+secretAdmin)
 				}
 				continue
 			}
@@ -88,7 +88,7 @@ func TestComposeTokensAreScoped(t *testing.T) {
 	secrets, _ := writeSecrets(t, t.TempDir())
 	p := loadProject(t, loadOpts{dotEnv: readRepoFile(t, envExampleFile)})
 	getenv := inSecretsDir(rawEnv(service(t, p, svcProducer)), secrets)
-	cfg, err := config.LoadProducer(nil, getenv)
+	cfg, err := settings.LoadProducer(nil, getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,12 +136,12 @@ func TestInitSecretsUpgradesAnOldInstall(t *testing.T) {
 
 	p := loadProject(t, loadOpts{dotEnv: readRepoFile(t, envExampleFile)})
 	getenv := inSecretsDir(rawEnv(service(t, p, svcProducerCheck)), secrets)
-	cfg, err := config.LoadProducer(nil, getenv)
+	cfg, err := settings.LoadProducer(nil, getenv)
 	if err == nil {
 		err = app.CheckProducer(cfg, getenv)
 	}
-	if err == nil || !strings.Contains(err.Error(), config.EnvAdminTokenFile) || !strings.Contains(err.Error(), secretAdmin) {
-		t.Errorf("producer check of an old install without %s: %v; want an error naming %s and the file", secretAdmin, err, config.EnvAdminTokenFile)
+	if err == nil || !strings.Contains(err.Error(), settings.EnvAdminTokenFile) || !strings.Contains(err.Error(), secretAdmin) {
+		t.Errorf("producer check of an old install without %s: %v; want an error naming %s and the file", secretAdmin, err, settings.EnvAdminTokenFile)
 	}
 
 	_, out := writeSecrets(t, dir, "TELEGRAM_BOT_TOKEN=9999999:other")
@@ -164,7 +164,7 @@ func TestInitSecretsUpgradesAnOldInstall(t *testing.T) {
 	if !strings.Contains(string(out), "wrote "+admin) {
 		t.Errorf("the upgrade run does not say it wrote %s:\n%s", admin, out)
 	}
-	cfg, err = config.LoadProducer(nil, getenv)
+	cfg, err = settings.LoadProducer(nil, getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestInitSecretsUpgradesAnOldInstall(t *testing.T) {
 
 // tokensLines are the commented lines of docker-compose.yml that switch the
 // tokens file on.
-var tokensLines = regexp.MustCompile(`(?m)^(\s*)# (` + config.EnvTokensFile + `: .*|- ` + secretTokens + `|` + secretTokens + `:|  file: \./secrets/` + secretTokens + `\.yaml)$`)
+var tokensLines = regexp.MustCompile(`(?m)^(\s*)# (` + settings.EnvTokensFile + `: .*|- ` + secretTokens + `|` + secretTokens + `:|  file: \./secrets/` + secretTokens + `\.yaml)$`)
 
 // docTokensFile finds the example tokens file in docs/COMPOSE.md: the yaml
 // block after the line that names secrets/herald_tokens.yaml.
@@ -197,8 +197,8 @@ func TestTokensFileRecipe(t *testing.T) {
 		t.Errorf("%s is mounted by %v, want only %v", secretTokens, got, want)
 	}
 	for _, name := range []string{svcProducer, svcProducerCheck} {
-		if got := rawEnv(service(t, p, name))(config.EnvTokensFile); got != runSecrets+secretTokens {
-			t.Errorf("%s %s=%q, want %s", name, config.EnvTokensFile, got, runSecrets+secretTokens)
+		if got := rawEnv(service(t, p, name))(settings.EnvTokensFile); got != runSecrets+secretTokens {
+			t.Errorf("%s %s=%q, want %s", name, settings.EnvTokensFile, got, runSecrets+secretTokens)
 		}
 	}
 
@@ -224,7 +224,7 @@ func TestTokensFileRecipe(t *testing.T) {
 		}
 	}
 	getenv := inSecretsDir(rawEnv(service(t, p, svcProducerCheck)), secrets)
-	cfg, err := config.LoadProducer(nil, getenv)
+	cfg, err := settings.LoadProducer(nil, getenv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/app"
-	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/test/redistest"
 )
 
@@ -157,8 +157,8 @@ func fxBadRequests() []fxBadRequest {
 // on a loopback port, on the given Redis.
 func fxServeProducer(t *testing.T, srv *redistest.Server, rdb redis.UniversalClient) string {
 	t.Helper()
-	cfg := config.Producer{
-		Redis:    config.Redis{URL: srv.URL()},
+	cfg := settings.Producer{
+		Redis:    settings.Redis{URL: srv.URL()},
 		Listen:   "127.0.0.1:0",
 		APIToken: fxAPIToken,
 

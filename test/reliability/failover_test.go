@@ -16,10 +16,10 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/markup"
+	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/test/fleet"
 	"github.com/herald-dev/herald/test/fleet/fleettest"
@@ -306,10 +306,10 @@ func foFleet(t *testing.T, redisURL string, workers int, producerEnv ...string) 
 }
 
 // foInspector returns an asynq Inspector on a client built as Herald builds
-// its own (config.Redis.NewClient), so that it follows the failover too.
+// its own (settings.Redis.NewClient), so that it follows the failover too.
 func foInspector(t *testing.T, url string) *asynq.Inspector {
 	t.Helper()
-	rdb, err := config.Redis{URL: url}.NewClient(config.ClientOptions{})
+	rdb, err := settings.Redis{URL: url}.NewClient(settings.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package config
+package settings
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/herald-dev/herald/internal/config"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 )
@@ -140,9 +141,9 @@ func TestRedisParseErrors(t *testing.T) {
 			if _, uerr := r.UniversalOptions(); uerr == nil || uerr.Error() != err.Error() {
 				t.Errorf("UniversalOptions error %v differs from ConnOpt error %v", uerr, err)
 			}
-			var fe *FieldError
+			var fe *config.FieldError
 			if !errors.As(err, &fe) || fe.Env != "REDIS_URL" || fe.Flag != "redis-url" {
-				t.Errorf("error %v is not a FieldError for REDIS_URL", err)
+				t.Errorf("error %v is not a config.FieldError for REDIS_URL", err)
 			}
 			msg := err.Error()
 			if !strings.HasPrefix(msg, "REDIS_URL (-redis-url) ") || !strings.Contains(msg, tc.want) {

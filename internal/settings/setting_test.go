@@ -1,4 +1,4 @@
-package config
+package settings
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/herald-dev/herald/internal/config"
 )
 
 // TestDocumentedDefaultsMatchWithDefaults holds every setting's documented
@@ -34,7 +36,7 @@ func TestDocumentedDefaultsMatchWithDefaults(t *testing.T) {
 // checkDocumentedDefaults is TestDocumentedDefaultsMatchWithDefaults for
 // one configuration type: defaults returns a fresh WithDefaults value, specs
 // binds the settings to one.
-func checkDocumentedDefaults[T any](t *testing.T, defaults func() T, specs func(*T) []Spec) {
+func checkDocumentedDefaults[T any](t *testing.T, defaults func() T, specs func(*T) []config.Spec) {
 	t.Helper()
 	want := defaults()
 	for i, s := range specs(&want) {
@@ -93,10 +95,10 @@ func TestGetSetRoundTrip(t *testing.T) {
 
 func TestSettingsTables(t *testing.T) {
 	t.Parallel()
-	for name, settings := range map[string][]Setting{"worker": WorkerSettings(), "producer": ProducerSettings()} {
+	for name, settings := range map[string][]config.Setting{"worker": WorkerSettings(), "producer": ProducerSettings()} {
 		seenEnv, seenFlag := map[string]bool{}, map[string]bool{}
 		for _, s := range settings {
-			if s.Env == "" || s.Help == "" || s.Flag != FlagName(s.Env) {
+			if s.Env == "" || s.Help == "" || s.Flag != config.FlagName(s.Env) {
 				t.Errorf("%s: incomplete setting %+v", name, s)
 			}
 			if seenEnv[s.Env] || seenFlag[s.Flag] {
@@ -127,7 +129,7 @@ func TestUsageAndMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	usage := buf.String()
-	md := MarkdownTable(ProducerSettings())
+	md := config.MarkdownTable(ProducerSettings())
 	for _, s := range WorkerSettings() {
 		if !strings.Contains(usage, "  -"+s.Flag+" value\n") || !strings.Contains(usage, "(env "+s.Env) {
 			t.Errorf("worker usage lacks %s", s.Env)
@@ -144,7 +146,7 @@ func TestUsageAndMarkdown(t *testing.T) {
 	if n := strings.Count(md, "\n"); n != len(ProducerSettings())+2 {
 		t.Errorf("markdown has %d lines, want %d", n, len(ProducerSettings())+2)
 	}
-	if got := MarkdownTable([]Setting{{Env: "A", Flag: "a", Help: "x | y"}}); !strings.Contains(got, `x \| y`) {
+	if got := config.MarkdownTable([]config.Setting{{Env: "A", Flag: "a", Help: "x | y"}}); !strings.Contains(got, `x \| y`) {
 		t.Errorf("pipe not escaped: %s", got)
 	}
 	buf.Reset()
@@ -183,12 +185,12 @@ func TestSecretsNeverRendered(t *testing.T) {
 		t.Fatal(err)
 	}
 	worker, _ := rec["worker"].(map[string]any)
-	if worker["TELEGRAM_BOT_TOKEN"] != redactedValue || worker["HERALD_CONCURRENCY"] != "64" ||
+	if worker["TELEGRAM_BOT_TOKEN"] != config.RedactedValue || worker["HERALD_CONCURRENCY"] != "64" ||
 		worker["REDIS_URL"] != "redis://u:xxxxx@cache:6379/0" {
 		t.Errorf("worker log value = %v", worker)
 	}
 	producer, _ := rec["producer"].(map[string]any)
-	if producer["HERALD_API_TOKEN"] != redactedValue || producer["HERALD_API_TOKEN_FILE"] != "" {
+	if producer["HERALD_API_TOKEN"] != config.RedactedValue || producer["HERALD_API_TOKEN_FILE"] != "" {
 		t.Errorf("producer log value = %v", producer)
 	}
 	if !strings.Contains(w.String(), "HERALD_QUEUES=critical=6,default=3,low=1") {

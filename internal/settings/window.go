@@ -1,4 +1,4 @@
-package config
+package settings
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/ratelimit"
 )
 
@@ -67,7 +68,7 @@ func ParseWindows(s string) (Windows, error) {
 func parseWindows(s, sep string) (Windows, error) {
 	t := strings.TrimSpace(s)
 	switch strings.ToLower(t) {
-	case "", "0", offWord:
+	case "", "0", config.OffWord:
 		return Unlimited, nil
 	}
 	parts := strings.Split(strings.ReplaceAll(t, "+", sep), sep)
@@ -77,7 +78,7 @@ func parseWindows(s, sep string) (Windows, error) {
 		if p == "" {
 			return nil, fmt.Errorf(`has an empty window; separate windows with single %q, as in %q`, sep, "1/s"+sep+"20/m")
 		}
-		if strings.EqualFold(p, offWord) {
+		if strings.EqualFold(p, config.OffWord) {
 			return nil, errors.New(`mixes "off" with windows; write either "off" alone or only the windows`)
 		}
 		w, err := parseWindow(p, sep)
@@ -201,7 +202,7 @@ func (w Window) check() error {
 		return tooManySends(strconv.Itoa(w.N))
 	case w.Per < MinWindowSpan:
 		return fmt.Errorf(`has a span of %s, below the %s minimum; write the same rate over a longer span `+
-			`(e.g. "10/1ms" rather than "1/100us")`, FmtDur(w.Per), FmtDur(MinWindowSpan))
+			`(e.g. "10/1ms" rather than "1/100us")`, config.FmtDur(w.Per), config.FmtDur(MinWindowSpan))
 	}
 	return nil
 }
@@ -218,7 +219,7 @@ func (w Window) String() string {
 	case time.Hour:
 		unit = "h"
 	default:
-		unit = FmtDur(w.Per)
+		unit = config.FmtDur(w.Per)
 	}
 	return strconv.Itoa(w.N) + "/" + unit
 }
@@ -233,7 +234,7 @@ func (ws Windows) join(sep string) string {
 		return ""
 	}
 	if len(ws) == 0 {
-		return offWord
+		return config.OffWord
 	}
 	parts := make([]string, len(ws))
 	for i, w := range ws {
@@ -310,4 +311,19 @@ func (ws *Windows) UnmarshalText(text []byte) error {
 	}
 	*ws = v
 	return nil
+}
+
+// windowsVar binds a limit written as windows separated by commas, or "off".
+func windowsVar(p *Windows) config.Binding {
+	return config.Binding{
+		Set: func(s string) error {
+			ws, err := parseWindows(s, ",")
+			if err != nil {
+				return err
+			}
+			*p = ws
+			return nil
+		},
+		Get: func() string { return p.String() },
+	}
 }

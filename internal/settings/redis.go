@@ -1,4 +1,4 @@
-package config
+package settings
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/herald-dev/herald/internal/config"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 )
@@ -93,35 +94,35 @@ const (
 const ClusterReloadInterval = time.Second
 
 // redisSpecs are the Redis settings both binaries read.
-func redisSpecs(r *Redis) []Spec {
-	redisURL := NewSpec(EnvRedisURL, DefaultRedisURL,
+func redisSpecs(r *Redis) []config.Spec {
+	redisURL := config.NewSpec(EnvRedisURL, DefaultRedisURL,
 		"Redis holding the queues: redis://[user:pass@]host:port/db, rediss:// for TLS, "+
 			"redis-sentinel://[:pass@]host1:port,host2:port/db?master=NAME, redis-cluster://[user:pass@]host1:port,host2:port "+
 			"(rediss-cluster:// for TLS), or redis-socket:///path/to/redis.sock",
-		StringVar(&r.URL))
+		config.StringVar(&r.URL))
 	redisURL.Show = redactURL
-	return []Spec{
+	return []config.Spec{
 		redisURL,
-		NewSpec(EnvRedisWaitReplicas, "auto",
+		config.NewSpec(EnvRedisWaitReplicas, "auto",
 			"Replicas that must hold a write before it is acknowledged (Redis WAIT on each node written to): "+
 				"auto (1 where the node has a replica online, else none), 0 (never wait) or a number.",
 			waitReplicasVar(&r.WaitReplicas)),
-		NewSpec(EnvRedisWaitTimeout, FmtDur(DefaultRedisWaitTimeout),
+		config.NewSpec(EnvRedisWaitTimeout, config.FmtDur(DefaultRedisWaitTimeout),
 			"Longest wait for those replicas; a write not confirmed in time gets 503 (producer) or a retry (worker). At most 10s.",
-			DurationVar(&r.WaitTimeout)),
+			config.DurationVar(&r.WaitTimeout)),
 	}
 }
 
 // waitReplicasVar binds HERALD_REDIS_WAIT_REPLICAS: "auto", "0" (or "off")
 // or a replica count.
-func waitReplicasVar(p *int) Binding {
-	return Binding{
+func waitReplicasVar(p *int) config.Binding {
+	return config.Binding{
 		Set: func(s string) error {
 			switch strings.ToLower(s) {
 			case "auto":
 				*p = WaitAuto
 				return nil
-			case "0", offWord:
+			case "0", config.OffWord:
 				*p = WaitOff
 				return nil
 			}
@@ -262,14 +263,14 @@ func (t redisTarget) tlsConfig() *tls.Config {
 func (r Redis) target() (redisTarget, error) {
 	t, err := parseRedisURL(r.URL)
 	if err != nil {
-		return redisTarget{}, FieldErr(EnvRedisURL, "%v", err)
+		return redisTarget{}, config.FieldErr(EnvRedisURL, "%v", err)
 	}
 	return t, nil
 }
 
 // validate records a problem when URL cannot be used or a wait setting is
 // out of range.
-func (r Redis) validate(p *Problems) {
+func (r Redis) validate(p *config.Problems) {
 	if _, err := r.target(); err != nil {
 		*p = append(*p, err)
 	}

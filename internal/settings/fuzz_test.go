@@ -1,8 +1,10 @@
-package config
+package settings
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/herald-dev/herald/internal/config"
 )
 
 // FuzzLoadFromEnv gives one setting of the producer and the worker an
@@ -30,7 +32,7 @@ func FuzzLoadFromEnv(f *testing.F) {
 	}
 	producer, worker := ProducerSettings(), WorkerSettings()
 	f.Fuzz(func(t *testing.T, idx uint8, val string) {
-		for _, set := range [][]Setting{producer, worker} {
+		for _, set := range [][]config.Setting{producer, worker} {
 			s := set[int(idx)%len(set)]
 			env := map[string]string{s.Env: val}
 			getenv := func(k string) string { return env[k] }

@@ -1,4 +1,4 @@
-package config
+package settings
 
 import (
 	"log/slog"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/worker"
 )
@@ -61,22 +62,22 @@ func (t Telegram) Endpoint() string {
 func (t Telegram) String() string {
 	tok := ""
 	if t.Token != "" {
-		tok = redactedValue
+		tok = config.RedactedValue
 	}
-	return "{Token:" + tok + " TokenFile:" + t.TokenFile + " APIURL:" + t.APIURL + " Timeout:" + FmtDur(t.Timeout) + "}"
+	return "{Token:" + tok + " TokenFile:" + t.TokenFile + " APIURL:" + t.APIURL + " Timeout:" + config.FmtDur(t.Timeout) + "}"
 }
 
 // LogValue logs the settings with the token masked.
 func (t Telegram) LogValue() slog.Value {
 	tok := ""
 	if t.Token != "" {
-		tok = redactedValue
+		tok = config.RedactedValue
 	}
 	return slog.GroupValue(
 		slog.String("token", tok),
 		slog.String("token_file", t.TokenFile),
 		slog.String("api_url", t.APIURL),
-		slog.String("timeout", FmtDur(t.Timeout)),
+		slog.String("timeout", config.FmtDur(t.Timeout)),
 	)
 }
 
@@ -97,12 +98,12 @@ func (t Telegram) withDefaults() Telegram {
 
 // token returns the configured token, reading TokenFile when set.
 func (t Telegram) token() (string, error) {
-	return SecretPair(t.Token, t.TokenFile, EnvTelegramToken, EnvTelegramTokenFile)
+	return config.SecretPair(t.Token, t.TokenFile, EnvTelegramToken, EnvTelegramTokenFile)
 }
 
 // validate checks token exclusivity and readability, the URL and the timeout.
-func (t Telegram) validate(p *Problems) {
-	ValidateSecretPair(p, t.Token, t.TokenFile, EnvTelegramToken, EnvTelegramTokenFile)
+func (t Telegram) validate(p *config.Problems) {
+	config.ValidateSecretPair(p, t.Token, t.TokenFile, EnvTelegramToken, EnvTelegramTokenFile)
 	u, err := url.Parse(t.APIURL)
 	switch {
 	case err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https"):
@@ -116,6 +117,6 @@ func (t Telegram) validate(p *Problems) {
 	p.Positive(EnvTelegramTimeout, t.Timeout, telegram.DefaultTimeout)
 	if most := worker.DefaultRetryAfterUnit; t.RetryAfterUnit <= 0 || t.RetryAfterUnit > most {
 		p.Add(EnvTelegramRetryAfterUnit, "must be above 0 and at most %s (Telegram's own; less only for a time-scaled fake), got %s",
-			FmtDur(most), FmtDur(t.RetryAfterUnit))
+			config.FmtDur(most), config.FmtDur(t.RetryAfterUnit))
 	}
 }

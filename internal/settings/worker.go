@@ -1,4 +1,4 @@
-package config
+package settings
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/broker"
+	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
@@ -115,16 +116,16 @@ func (d Digest) withDefaults() Digest {
 
 // validate checks the digest settings against the bounds digest.Config
 // enforces, reporting them by environment variable.
-func (d Digest) validate(p *Problems) {
+func (d Digest) validate(p *config.Problems) {
 	if d.GracePeriod < time.Second || d.GracePeriod%time.Second != 0 {
-		p.Add(EnvDigestGracePeriod, "must be a whole number of seconds, at least 1s (asynq counts seconds), got %s", FmtDur(d.GracePeriod))
+		p.Add(EnvDigestGracePeriod, "must be a whole number of seconds, at least 1s (asynq counts seconds), got %s", config.FmtDur(d.GracePeriod))
 	}
 	switch {
 	case d.MaxDelay%time.Second != 0:
-		p.Add(EnvDigestMaxDelay, "must be a whole number of seconds (e.g. %s), got %s", FmtDur(digest.DefaultMaxDelay), FmtDur(d.MaxDelay))
+		p.Add(EnvDigestMaxDelay, "must be a whole number of seconds (e.g. %s), got %s", config.FmtDur(digest.DefaultMaxDelay), config.FmtDur(d.MaxDelay))
 	case d.MaxDelay < d.GracePeriod:
 		p.Add(EnvDigestMaxDelay, "is %s, below %s which is %s; raise it or lower the grace period",
-			FmtDur(d.MaxDelay), Ref(EnvDigestGracePeriod), FmtDur(d.GracePeriod))
+			config.FmtDur(d.MaxDelay), config.Ref(EnvDigestGracePeriod), config.FmtDur(d.GracePeriod))
 	}
 	if d.MaxSize < 1 || d.MaxSize > digest.MaxGroupSize {
 		p.Add(EnvDigestMaxSize, "must be between 1 and %d, got %d", digest.MaxGroupSize, d.MaxSize)
@@ -134,7 +135,7 @@ func (d Digest) validate(p *Problems) {
 	}
 	if d.ReclaimAfter < time.Second || d.ReclaimAfter >= broker.AggregationTimeout {
 		p.Add(EnvDigestReclaimAfter, "must be at least 1s and below %s (when asynq reclaims on its own), got %s",
-			FmtDur(broker.AggregationTimeout), FmtDur(d.ReclaimAfter))
+			config.FmtDur(broker.AggregationTimeout), config.FmtDur(d.ReclaimAfter))
 	}
 }
 
@@ -213,7 +214,7 @@ func (l Limits) withDefaults() Limits {
 
 // validate checks the windows, the guard and that per-queue limits name
 // known queues.
-func (l Limits) validate(p *Problems, queues map[string]int) {
+func (l Limits) validate(p *config.Problems, queues map[string]int) {
 	check := func(ws Windows, env string) {
 		if err := ws.check(); err != nil {
 			p.Add(env, "%v (got %s)", err, ws)
@@ -224,7 +225,7 @@ func (l Limits) validate(p *Problems, queues map[string]int) {
 	check(l.Group, EnvLimitGroup)
 	check(l.Priority, EnvLimitPriority)
 	if l.Guard < 0 {
-		p.Add(EnvLimitGuard, "must be >= 0 (e.g. %s), got %s", FmtDur(ratelimit.DefaultGuard), FmtDur(l.Guard))
+		p.Add(EnvLimitGuard, "must be >= 0 (e.g. %s), got %s", config.FmtDur(ratelimit.DefaultGuard), config.FmtDur(l.Guard))
 	} else {
 		for _, c := range []struct {
 			env string
@@ -232,7 +233,7 @@ func (l Limits) validate(p *Problems, queues map[string]int) {
 		}{{EnvLimitBot, l.Bot}, {EnvLimitPrivate, l.Private}, {EnvLimitGroup, l.Group}} {
 			if sh := c.ws.Shortest(); len(c.ws) > 0 && l.Guard >= sh {
 				p.Add(EnvLimitGuard, "is %s, not below the shortest window of %s, %s; lower it below %s (default %s)",
-					FmtDur(l.Guard), Ref(c.env), c.ws, FmtDur(sh), FmtDur(ratelimit.DefaultGuard))
+					config.FmtDur(l.Guard), config.Ref(c.env), c.ws, config.FmtDur(sh), config.FmtDur(ratelimit.DefaultGuard))
 				break
 			}
 		}
@@ -259,11 +260,11 @@ func (l Limits) validate(p *Problems, queues map[string]int) {
 
 // retiredWorkerSettings are worker settings that are no longer read; setting
 // one is an error that says what replaced it.
-var retiredWorkerSettings = []Retired{
-	{"HERALD_BURST_BOT", burstGone + "; remove it (" + EnvLimitBot + "=30/s allows 30 sends in any second)"},
-	{"HERALD_BURST_PRIVATE", burstGone + "; remove it (" + EnvLimitPrivate + "=1/s allows 1 send in any second)"},
-	{"HERALD_BURST_GROUP", burstGone + "; remove it (" + EnvLimitGroup + "=1/s,20/m allows 1 send in any second and 20 in any minute)"},
-	{"HERALD_BURST_PRIORITY", burstGone + "; remove it (" + EnvLimitPriority + "=3/s lets 3 priority messages take a reserved slot in any second)"},
+var retiredWorkerSettings = []config.Retired{
+	{Env: "HERALD_BURST_BOT", Why: burstGone + "; remove it (" + EnvLimitBot + "=30/s allows 30 sends in any second)"},
+	{Env: "HERALD_BURST_PRIVATE", Why: burstGone + "; remove it (" + EnvLimitPrivate + "=1/s allows 1 send in any second)"},
+	{Env: "HERALD_BURST_GROUP", Why: burstGone + "; remove it (" + EnvLimitGroup + "=1/s,20/m allows 1 send in any second and 20 in any minute)"},
+	{Env: "HERALD_BURST_PRIORITY", Why: burstGone + "; remove it (" + EnvLimitPriority + "=3/s lets 3 priority messages take a reserved slot in any second)"},
 }
 
 const burstGone = "limits are sliding windows (N per span) with no burst"
@@ -272,7 +273,7 @@ const burstGone = "limits are sliding windows (N per span) with no burst"
 // tasks from the queues and sends them through the Bot API.
 type Worker struct {
 	Redis    Redis
-	Log      Log
+	Log      config.Log
 	Telegram Telegram
 	Limits   Limits
 
@@ -342,7 +343,7 @@ type Worker struct {
 // Unlimited, which it keeps.
 func (w Worker) WithDefaults() Worker {
 	w.Redis = w.Redis.withDefaults()
-	w.Log = w.Log.withDefaults()
+	w.Log = w.Log.WithDefaults()
 	w.Telegram = w.Telegram.withDefaults()
 	w.Limits = w.Limits.withDefaults()
 	if w.Bots == nil {
@@ -386,16 +387,16 @@ func (w Worker) WithDefaults() Worker {
 // (the worker's start refuses that, naming the variable); only the
 // exclusivity of its two sources and its file are checked.
 func (w Worker) Validate() error {
-	var p Problems
+	var p config.Problems
 	w.Redis.validate(&p)
-	w.Log.validate(&p)
+	w.Log.Validate(&p)
 	w.Telegram.validate(&p)
 	w.validateBots(&p)
 	if w.Waiters < -1 {
 		p.Add(EnvWaiters, "must be -1 (none) or more, got %d", w.Waiters)
 	}
 	if w.WaitLong < 0 || w.WaitLong > maxWaitLong {
-		p.Add(EnvWaitLong, "must be between 0 and %s (e.g. %s), got %s", FmtDur(maxWaitLong), FmtDur(worker.DefaultWaitLong), FmtDur(w.WaitLong))
+		p.Add(EnvWaitLong, "must be between 0 and %s (e.g. %s), got %s", config.FmtDur(maxWaitLong), config.FmtDur(worker.DefaultWaitLong), config.FmtDur(w.WaitLong))
 	}
 	if w.Concurrency < 1 {
 		p.Add(EnvConcurrency, "must be >= 1, got %d", w.Concurrency)
@@ -406,15 +407,15 @@ func (w Worker) Validate() error {
 	p.Positive(EnvBackoffCap, w.BackoffCap, worker.DefaultBackoffCap)
 	if w.BackoffBase > 0 && w.BackoffCap > 0 && w.BackoffBase > w.BackoffCap {
 		p.Add(EnvBackoffBase, "is %s, above %s which is %s; lower the base or raise the cap",
-			FmtDur(w.BackoffBase), Ref(EnvBackoffCap), FmtDur(w.BackoffCap))
+			config.FmtDur(w.BackoffBase), config.Ref(EnvBackoffCap), config.FmtDur(w.BackoffCap))
 	}
 	p.AtLeastSecond(EnvSentRetention, w.SentRetention, worker.DefaultSentRetention)
 	if d := w.LeaseRecoveryAfter; d > 0 && (d < broker.MinLeaseRecoveryAfter || d >= broker.LeaseDuration) {
 		p.Add(EnvLeaseRecovery, "must be between %s and %s (live workers extend leases every 5s; asynq's lease is %s), or -1s to turn the sweep off, got %s",
-			FmtDur(broker.MinLeaseRecoveryAfter), FmtDur(broker.LeaseDuration-time.Second), FmtDur(broker.LeaseDuration), FmtDur(d))
+			config.FmtDur(broker.MinLeaseRecoveryAfter), config.FmtDur(broker.LeaseDuration-time.Second), config.FmtDur(broker.LeaseDuration), config.FmtDur(d))
 	}
 	if w.Listen != "" {
-		ValidateListen(&p, EnvWorkerListen, w.Listen, ":9091")
+		config.ValidateListen(&p, EnvWorkerListen, w.Listen, ":9091")
 	}
 	w.Limits.validate(&p, w.Queues)
 	w.Digest.validate(&p)
@@ -423,7 +424,7 @@ func (w Worker) Validate() error {
 }
 
 // validateQueueMap checks names and priorities of the worker's queues.
-func validateQueueMap(p *Problems, queues map[string]int) {
+func validateQueueMap(p *config.Problems, queues map[string]int) {
 	if len(queues) == 0 {
 		p.Add(EnvQueues, "must name at least one queue, e.g. %q", defaultQueueWeights())
 		return
@@ -441,7 +442,7 @@ func validateQueueMap(p *Problems, queues map[string]int) {
 // validateBots checks HERALD_BOTS and the token sources of its bots. A
 // default bot's token set while HERALD_BOTS leaves that bot out would never
 // be used: that is a mistake, reported as one.
-func (w Worker) validateBots(p *Problems) {
+func (w Worker) validateBots(p *config.Problems) {
 	validateBots(p, w.Bots)
 	if !slices.Contains(w.BotNames(), keys.DefaultBot) {
 		for _, set := range []struct{ env, v string }{
@@ -455,7 +456,7 @@ func (w Worker) validateBots(p *Problems) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(w.BotTokens)) {
 		t := w.BotTokens[name]
-		ValidateSecretPair(p, t.Token, t.TokenFile, BotTokenEnv(name), BotTokenFileEnv(name))
+		config.ValidateSecretPair(p, t.Token, t.TokenFile, BotTokenEnv(name), BotTokenFileEnv(name))
 	}
 }
 
@@ -478,7 +479,7 @@ func (w Worker) BotToken(name string) (string, error) {
 		return w.Token()
 	}
 	t := w.BotTokens[name]
-	return SecretPair(t.Token, t.TokenFile, BotTokenEnv(name), BotTokenFileEnv(name))
+	return config.SecretPair(t.Token, t.TokenFile, BotTokenEnv(name), BotTokenFileEnv(name))
 }
 
 // readBotTokens reads the token variables of every bot in w.Bots other
@@ -487,7 +488,7 @@ func (w Worker) BotToken(name string) (string, error) {
 // refused: the default bot keeps TELEGRAM_BOT_TOKEN, and a second spelling
 // would only raise the question of which one wins.
 func (w *Worker) readBotTokens(getenv func(string) string) error {
-	var p Problems
+	var p config.Problems
 	for _, env := range []string{botEnvStem(keys.DefaultBot) + "_TOKEN", botEnvStem(keys.DefaultBot) + "_TOKEN_FILE"} {
 		if strings.TrimSpace(getenv(env)) != "" {
 			p.Add(env, "is not read: the bot %q takes its token from %s or %s; move it there",
@@ -516,13 +517,13 @@ func (w *Worker) readBotTokens(getenv func(string) string) error {
 // botTokenSpecs renders the token sources of the bots other than the
 // default one, with the tokens masked, for String and LogValue. They are
 // not bound for loading: readBotTokens reads them.
-func botTokenSpecs(tokens map[string]BotToken) []Spec {
-	var specs []Spec
+func botTokenSpecs(tokens map[string]BotToken) []config.Spec {
+	var specs []config.Spec
 	for _, name := range slices.Sorted(maps.Keys(tokens)) {
 		t := tokens[name]
 		specs = append(specs,
-			SecretSpec(BotTokenEnv(name), "", Binding{Get: func() string { return t.Token }}),
-			NewSpec(BotTokenFileEnv(name), "", "", Binding{Get: func() string { return t.TokenFile }}),
+			config.SecretSpec(BotTokenEnv(name), "", config.Binding{Get: func() string { return t.Token }}),
+			config.NewSpec(BotTokenFileEnv(name), "", "", config.Binding{Get: func() string { return t.TokenFile }}),
 		)
 	}
 	return specs
@@ -531,24 +532,24 @@ func botTokenSpecs(tokens map[string]BotToken) []Spec {
 // LogValue renders every setting with secrets masked, so a Worker can be
 // logged with slog.
 func (w Worker) LogValue() slog.Value {
-	return slog.GroupValue(LogAttrs(append(workerSpecs(&w), botTokenSpecs(w.BotTokens)...))...)
+	return slog.GroupValue(config.LogAttrs(append(workerSpecs(&w), botTokenSpecs(w.BotTokens)...))...)
 }
 
 // String renders every setting as ENV=value with secrets masked, the
 // token variables of the bots after the others.
 func (w Worker) String() string {
-	return Render(append(workerSpecs(&w), botTokenSpecs(w.BotTokens)...))
+	return config.Render(append(workerSpecs(&w), botTokenSpecs(w.BotTokens)...))
 }
 
 // WorkerSettings describes every worker setting in documentation order.
-func WorkerSettings() []Setting {
+func WorkerSettings() []config.Setting {
 	var w Worker
-	return Describe(workerSpecs(&w))
+	return config.Describe(workerSpecs(&w))
 }
 
 // WorkerUsage writes the worker's flag help to out.
 func WorkerUsage(out io.Writer) error {
-	return Usage(out, WorkerSettings())
+	return config.Usage(out, WorkerSettings())
 }
 
 // LoadWorker resolves the worker configuration: defaults, then the
@@ -571,7 +572,7 @@ func LoadWorker(args []string, getenv func(string) string) (Worker, error) {
 // flags.
 func LoadWorkerArgs(args []string, getenv func(string) string) (Worker, []string, error) {
 	w := Worker{}.WithDefaults()
-	rest, err := Load("worker", workerSpecs(&w), args, getenv, retiredWorkerSettings...)
+	rest, err := config.Load("worker", workerSpecs(&w), args, getenv, retiredWorkerSettings...)
 	if err != nil {
 		return Worker{}, nil, err
 	}
@@ -585,63 +586,63 @@ func LoadWorkerArgs(args []string, getenv func(string) string) (Worker, []string
 }
 
 // workerSpecs binds every worker setting to w.
-func workerSpecs(w *Worker) []Spec {
-	listen := NewSpec(EnvWorkerListen, DefaultWorkerListen,
-		`Address of the health and metrics HTTP server (flag alias -listen); loopback only by default, as /metrics asks for no token (":9091" lets Prometheus on other hosts scrape it); "off" disables it.`, OptStringVar(&w.Listen))
+func workerSpecs(w *Worker) []config.Spec {
+	listen := config.NewSpec(EnvWorkerListen, DefaultWorkerListen,
+		`Address of the health and metrics HTTP server (flag alias -listen); loopback only by default, as /metrics asks for no token (":9091" lets Prometheus on other hosts scrape it); "off" disables it.`, config.OptStringVar(&w.Listen))
 	listen.Alias = "listen"
 	specs := commonSpecs(&w.Redis, &w.Log, &w.Bots)
 	return append(append(specs,
-		SecretSpec(EnvTelegramToken, `Token of the bot "default" (see `+EnvBots+`). Prefer the _FILE variant.`,
-			StringVar(&w.Telegram.Token)),
-		NewSpec(EnvTelegramTokenFile, "", "File holding the bot token (content trimmed); excludes "+EnvTelegramToken+".",
-			StringVar(&w.Telegram.TokenFile)),
-		NewSpec(EnvTelegramAPIURL, telegram.DefaultAPIURL, "Bot API base URL, http:// or https://.",
-			BaseURLVar(&w.Telegram.APIURL)),
-		NewSpec(EnvTelegramTimeout, FmtDur(telegram.DefaultTimeout), "Timeout of one Bot API request.", DurationVar(&w.Telegram.Timeout)),
-		NewSpec(EnvTelegramRetryAfterUnit, FmtDur(worker.DefaultRetryAfterUnit), "Length of one second of a 429's retry_after; change it only for a fake Bot API that runs Telegram's clock faster.",
-			DurationVar(&w.Telegram.RetryAfterUnit)),
-		NewSpec(EnvConcurrency, strconv.Itoa(worker.DefaultConcurrency), "Number of tasks processed at the same time.", IntVar(&w.Concurrency)),
-		NewSpec(EnvWaiters, strconv.Itoa(worker.DefaultWaiters), "Further tasks that may wait for their send slot in memory (a sleeping goroutine each) instead of a round trip through Redis; -1 for none.",
-			IntVar(&w.Waiters)),
-		NewSpec(EnvWaitLong, FmtDur(worker.DefaultWaitLong), "Longest wait a task sleeps through in memory; longer waits go back to Redis.", DurationVar(&w.WaitLong)),
-		NewSpec(EnvQueues, defaultQueueWeights(), "Queues to serve as NAME=PRIORITY pairs; names use a-z, 0-9, _ and -.",
+		config.SecretSpec(EnvTelegramToken, `Token of the bot "default" (see `+EnvBots+`). Prefer the _FILE variant.`,
+			config.StringVar(&w.Telegram.Token)),
+		config.NewSpec(EnvTelegramTokenFile, "", "File holding the bot token (content trimmed); excludes "+EnvTelegramToken+".",
+			config.StringVar(&w.Telegram.TokenFile)),
+		config.NewSpec(EnvTelegramAPIURL, telegram.DefaultAPIURL, "Bot API base URL, http:// or https://.",
+			config.BaseURLVar(&w.Telegram.APIURL)),
+		config.NewSpec(EnvTelegramTimeout, config.FmtDur(telegram.DefaultTimeout), "Timeout of one Bot API request.", config.DurationVar(&w.Telegram.Timeout)),
+		config.NewSpec(EnvTelegramRetryAfterUnit, config.FmtDur(worker.DefaultRetryAfterUnit), "Length of one second of a 429's retry_after; change it only for a fake Bot API that runs Telegram's clock faster.",
+			config.DurationVar(&w.Telegram.RetryAfterUnit)),
+		config.NewSpec(EnvConcurrency, strconv.Itoa(worker.DefaultConcurrency), "Number of tasks processed at the same time.", config.IntVar(&w.Concurrency)),
+		config.NewSpec(EnvWaiters, strconv.Itoa(worker.DefaultWaiters), "Further tasks that may wait for their send slot in memory (a sleeping goroutine each) instead of a round trip through Redis; -1 for none.",
+			config.IntVar(&w.Waiters)),
+		config.NewSpec(EnvWaitLong, config.FmtDur(worker.DefaultWaitLong), "Longest wait a task sleeps through in memory; longer waits go back to Redis.", config.DurationVar(&w.WaitLong)),
+		config.NewSpec(EnvQueues, defaultQueueWeights(), "Queues to serve as NAME=PRIORITY pairs; names use a-z, 0-9, _ and -.",
 			queueMapVar(&w.Queues)),
-		NewSpec(EnvStrictPriority, "false", "Empty higher-priority queues first instead of weighting them.",
-			BoolVar(&w.StrictPriority)),
-		NewSpec(EnvShutdownTimeout, FmtDur(broker.DefaultShutdownTimeout), "Time running tasks get to finish on shutdown.", DurationVar(&w.ShutdownTimeout)),
-		NewSpec(EnvBackoffBase, FmtDur(worker.DefaultBackoffBase), "Longest first wait after a 5xx or transport error; doubles per retry.",
-			DurationVar(&w.BackoffBase)),
-		NewSpec(EnvBackoffCap, FmtDur(worker.DefaultBackoffCap), "Upper bound of any retry wait.", DurationVar(&w.BackoffCap)),
-		NewSpec(EnvSentRetention, FmtDur(worker.DefaultSentRetention), `How long the progress record of a message with parts still to send is kept, so a retry does not send a part twice; a delivered message's record is kept at most an hour (until no redelivery can come).`,
-			DurationVar(&w.SentRetention)),
-		NewSpec(EnvLeaseRecovery, FmtDur(broker.DefaultLeaseRecoveryAfter), "Hand a task to another worker when its lease went this long without extension (crashed worker); -1s leaves it to asynq (60-90s).",
-			DurationVar(&w.LeaseRecoveryAfter)),
+		config.NewSpec(EnvStrictPriority, "false", "Empty higher-priority queues first instead of weighting them.",
+			config.BoolVar(&w.StrictPriority)),
+		config.NewSpec(EnvShutdownTimeout, config.FmtDur(broker.DefaultShutdownTimeout), "Time running tasks get to finish on shutdown.", config.DurationVar(&w.ShutdownTimeout)),
+		config.NewSpec(EnvBackoffBase, config.FmtDur(worker.DefaultBackoffBase), "Longest first wait after a 5xx or transport error; doubles per retry.",
+			config.DurationVar(&w.BackoffBase)),
+		config.NewSpec(EnvBackoffCap, config.FmtDur(worker.DefaultBackoffCap), "Upper bound of any retry wait.", config.DurationVar(&w.BackoffCap)),
+		config.NewSpec(EnvSentRetention, config.FmtDur(worker.DefaultSentRetention), `How long the progress record of a message with parts still to send is kept, so a retry does not send a part twice; a delivered message's record is kept at most an hour (until no redelivery can come).`,
+			config.DurationVar(&w.SentRetention)),
+		config.NewSpec(EnvLeaseRecovery, config.FmtDur(broker.DefaultLeaseRecoveryAfter), "Hand a task to another worker when its lease went this long without extension (crashed worker); -1s leaves it to asynq (60-90s).",
+			config.DurationVar(&w.LeaseRecoveryAfter)),
 		listen,
-		NewSpec(EnvLimitBot, windowsOf(ratelimit.DefaultBot).String(), `Sends of the whole bot: windows "N/span" separated by commas, each allowing N sends in any span `+
+		config.NewSpec(EnvLimitBot, windowsOf(ratelimit.DefaultBot).String(), `Sends of the whole bot: windows "N/span" separated by commas, each allowing N sends in any span `+
 			`(s, m, h or a Go duration such as 6s or 100ms); "off" disables.`,
 			windowsVar(&w.Limits.Bot)),
-		NewSpec(EnvLimitPrivate, windowsOf(ratelimit.DefaultPrivate).String(), "Sends to one private chat (windows, as for "+EnvLimitBot+").", windowsVar(&w.Limits.Private)),
-		NewSpec(EnvLimitGroup, windowsOf(ratelimit.DefaultGroup).String(), "Sends to one group, supergroup or channel; all windows must hold (the default allows 1 in any second and 20 in any minute).",
+		config.NewSpec(EnvLimitPrivate, windowsOf(ratelimit.DefaultPrivate).String(), "Sends to one private chat (windows, as for "+EnvLimitBot+").", windowsVar(&w.Limits.Private)),
+		config.NewSpec(EnvLimitGroup, windowsOf(ratelimit.DefaultGroup).String(), "Sends to one group, supergroup or channel; all windows must hold (the default allows 1 in any second and 20 in any minute).",
 			windowsVar(&w.Limits.Group)),
-		NewSpec(EnvPriorityQueues, strings.Join(defaultPriorityQueues, ","), "Queues whose messages take the earliest bot-wide slot reserved for another chat's message (chat limits and the bot limit still hold).",
+		config.NewSpec(EnvPriorityQueues, strings.Join(defaultPriorityQueues, ","), "Queues whose messages take the earliest bot-wide slot reserved for another chat's message (chat limits and the bot limit still hold).",
 			queueNamesVar(&w.Limits.PriorityQueues)),
-		NewSpec(EnvLimitPriority, defaultLimitPriority.String(), `How many priority-queue messages per window may take another message's reserved slot ("off" disables the priority).`,
+		config.NewSpec(EnvLimitPriority, defaultLimitPriority.String(), `How many priority-queue messages per window may take another message's reserved slot ("off" disables the priority).`,
 			windowsVar(&w.Limits.Priority)),
-		NewSpec(EnvLimitQueues, "", `Per-queue limits as NAME=LIMIT pairs, e.g. "default=20/s,low=5/s"; join one queue's windows with "+" ("default=20/s+100/m").`,
+		config.NewSpec(EnvLimitQueues, "", `Per-queue limits as NAME=LIMIT pairs, e.g. "default=20/s,low=5/s"; join one queue's windows with "+" ("default=20/s+100/m").`,
 			queueLimitsVar(&w.Limits.Queues)),
-		NewSpec(EnvLimitGuard, FmtDur(ratelimit.DefaultGuard), "Added to every window, so that sends N apart are at least the window plus this much apart by Redis' clock; absorbs dispatch and network jitter.",
-			DurationVar(&w.Limits.Guard)),
-		NewSpec(EnvPauseBotMax, FmtDur(ratelimit.DefaultBotPauseMax), `Longest bot-wide pause one 429 causes; Telegram's 429 does not say whether the chat or the whole bot is flooded. "off" or a negative value: a 429 pauses only its chat.`,
-			PauseVar(&w.Limits.BotPauseMax)),
-		NewSpec(EnvDigestGracePeriod, FmtDur(digest.DefaultGracePeriod), "A chat's coalescible messages are sent as a digest once none arrived for this long (whole seconds).",
-			DurationVar(&w.Digest.GracePeriod)),
-		NewSpec(EnvDigestMaxDelay, FmtDur(digest.DefaultMaxDelay), "A chat's oldest coalescible message waits at most about this long for its digest (whole seconds).",
-			DurationVar(&w.Digest.MaxDelay)),
-		NewSpec(EnvDigestMaxSize, strconv.Itoa(digest.DefaultMaxSize), "Most messages in one digest; a chat with this many waiting is flushed at once.",
-			IntVar(&w.Digest.MaxSize)),
-		NewSpec(EnvDigestMaxMessages, strconv.Itoa(digest.DefaultMaxMessages), "Most Telegram messages one digest is rendered into; items that do not fit go into the next digest.",
-			IntVar(&w.Digest.MaxMessages)),
-		NewSpec(EnvDigestReclaimAfter, FmtDur(digest.DefaultReclaimAfter), "Age at which a digest aggregation left behind by a crashed worker is given back to its chat's queue.",
-			DurationVar(&w.Digest.ReclaimAfter)),
+		config.NewSpec(EnvLimitGuard, config.FmtDur(ratelimit.DefaultGuard), "Added to every window, so that sends N apart are at least the window plus this much apart by Redis' clock; absorbs dispatch and network jitter.",
+			config.DurationVar(&w.Limits.Guard)),
+		config.NewSpec(EnvPauseBotMax, config.FmtDur(ratelimit.DefaultBotPauseMax), `Longest bot-wide pause one 429 causes; Telegram's 429 does not say whether the chat or the whole bot is flooded. "off" or a negative value: a 429 pauses only its chat.`,
+			config.PauseVar(&w.Limits.BotPauseMax)),
+		config.NewSpec(EnvDigestGracePeriod, config.FmtDur(digest.DefaultGracePeriod), "A chat's coalescible messages are sent as a digest once none arrived for this long (whole seconds).",
+			config.DurationVar(&w.Digest.GracePeriod)),
+		config.NewSpec(EnvDigestMaxDelay, config.FmtDur(digest.DefaultMaxDelay), "A chat's oldest coalescible message waits at most about this long for its digest (whole seconds).",
+			config.DurationVar(&w.Digest.MaxDelay)),
+		config.NewSpec(EnvDigestMaxSize, strconv.Itoa(digest.DefaultMaxSize), "Most messages in one digest; a chat with this many waiting is flushed at once.",
+			config.IntVar(&w.Digest.MaxSize)),
+		config.NewSpec(EnvDigestMaxMessages, strconv.Itoa(digest.DefaultMaxMessages), "Most Telegram messages one digest is rendered into; items that do not fit go into the next digest.",
+			config.IntVar(&w.Digest.MaxMessages)),
+		config.NewSpec(EnvDigestReclaimAfter, config.FmtDur(digest.DefaultReclaimAfter), "Age at which a digest aggregation left behind by a crashed worker is given back to its chat's queue.",
+			config.DurationVar(&w.Digest.ReclaimAfter)),
 	), updatesSpecs(&w.Updates)...)
 }

@@ -1,4 +1,4 @@
-package config
+package settings
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/feeds"
 	"github.com/herald-dev/herald/internal/heartbeat"
 	"github.com/herald-dev/herald/internal/jobs"
@@ -85,7 +86,7 @@ var reservedPaths = []string{"/v1", "/livez", "/readyz", "/metrics"}
 // messages over HTTP (or its command line) and enqueues SendMessage tasks.
 type Producer struct {
 	Redis Redis
-	Log   Log
+	Log   config.Log
 
 	// Bots names the bots messages and routes may name (HERALD_BOTS, shared
 	// with the worker; default [keys.DefaultBot]). A message naming another
@@ -207,7 +208,7 @@ type Producer struct {
 // after calling it to disable the UI.
 func (p Producer) WithDefaults() Producer {
 	p.Redis = p.Redis.withDefaults()
-	p.Log = p.Log.withDefaults()
+	p.Log = p.Log.WithDefaults()
 	if p.Bots == nil {
 		p.Bots = slices.Clone(defaultBots)
 	}
@@ -258,9 +259,9 @@ func (p Producer) WithDefaults() Producer {
 
 // Validate reports every problem at once.
 func (p Producer) Validate() error {
-	var pr Problems
+	var pr config.Problems
 	p.Redis.validate(&pr)
-	p.Log.validate(&pr)
+	p.Log.Validate(&pr)
 	validateBots(&pr, p.Bots)
 	if bots := p.BotNames(); len(bots) > 0 && p.RoutesFile == "" && p.AlertsDefaultChat != "" && !slices.Contains(bots, keys.DefaultBot) {
 		pr.Add(EnvAlertsDefaultChat, "sends every alert as the bot %q, which %s (%s) does not list; add %q there, "+
@@ -270,36 +271,36 @@ func (p Producer) Validate() error {
 	if p.Listen == "" {
 		pr.Add(EnvListen, "must be host:port such as %q, got an empty value", DefaultListen)
 	} else {
-		ValidateListen(&pr, EnvListen, p.Listen, DefaultListen)
+		config.ValidateListen(&pr, EnvListen, p.Listen, DefaultListen)
 	}
-	ValidateSecretPair(&pr, p.APIToken, p.APITokenFile, EnvAPIToken, EnvAPITokenFile)
-	ValidateSecretPair(&pr, p.GitHubSecret, p.GitHubSecretFile, EnvGitHubSecret, EnvGitHubSecretFile)
-	ValidateSecretPair(&pr, p.TelegramSecret, p.TelegramSecretFile, EnvTelegramWebhookSecret, EnvTelegramWebhookSecretFile)
+	config.ValidateSecretPair(&pr, p.APIToken, p.APITokenFile, EnvAPIToken, EnvAPITokenFile)
+	config.ValidateSecretPair(&pr, p.GitHubSecret, p.GitHubSecretFile, EnvGitHubSecret, EnvGitHubSecretFile)
+	config.ValidateSecretPair(&pr, p.TelegramSecret, p.TelegramSecretFile, EnvTelegramWebhookSecret, EnvTelegramWebhookSecretFile)
 	validateWebhookSecret(&pr, p.TelegramSecret, p.TelegramSecretFile, false)
-	ValidateSecretPair(&pr, p.SentrySecret, p.SentrySecretFile, EnvSentrySecret, EnvSentrySecretFile)
-	ValidateSecretPair(&pr, p.GrafanaSecret, p.GrafanaSecretFile, EnvGrafanaSecret, EnvGrafanaSecretFile)
-	ValidateSecretPair(&pr, p.AdminToken, p.AdminTokenFile, EnvAdminToken, EnvAdminTokenFile)
-	ValidateSecretPair(&pr, p.MetricsToken, p.MetricsTokenFile, EnvMetricsToken, EnvMetricsTokenFile)
+	config.ValidateSecretPair(&pr, p.SentrySecret, p.SentrySecretFile, EnvSentrySecret, EnvSentrySecretFile)
+	config.ValidateSecretPair(&pr, p.GrafanaSecret, p.GrafanaSecretFile, EnvGrafanaSecret, EnvGrafanaSecretFile)
+	config.ValidateSecretPair(&pr, p.AdminToken, p.AdminTokenFile, EnvAdminToken, EnvAdminTokenFile)
+	config.ValidateSecretPair(&pr, p.MetricsToken, p.MetricsTokenFile, EnvMetricsToken, EnvMetricsTokenFile)
 	if p.AdminToken != "" && p.AdminToken == p.APIToken {
 		pr.Add(EnvAdminToken, "must differ from %s: every sender holds the API token; generate a second secret for the web UI's admin", EnvAPIToken)
 	}
 	if p.MetricsListen != "" {
-		ValidateListen(&pr, EnvMetricsListen, p.MetricsListen, ":9090")
+		config.ValidateListen(&pr, EnvMetricsListen, p.MetricsListen, ":9090")
 		if p.MetricsListen == p.Listen {
 			pr.Add(EnvMetricsListen, "is the API's address %q; pick another port, or leave it empty to serve /metrics on the API", p.Listen)
 		}
 	}
 	if p.MetricsCache < 0 || p.MetricsCache > maxMetricsCache {
 		pr.Add(EnvMetricsCache, "must be between 0 (no cache) and %s (e.g. %s), got %s",
-			FmtDur(maxMetricsCache), FmtDur(DefaultMetricsCache), FmtDur(p.MetricsCache))
+			config.FmtDur(maxMetricsCache), config.FmtDur(DefaultMetricsCache), config.FmtDur(p.MetricsCache))
 	}
 	if p.MaxHeartbeats < 1 {
 		pr.Add(EnvMaxHeartbeats, "must be >= 1 (e.g. %d), got %d", heartbeat.DefaultMaxHeartbeats, p.MaxHeartbeats)
 	}
-	pr.BodyLimit(EnvWebhookMaxBody, p.WebhookMaxBodyBytes, webhooks.DefaultMaxBodyBytes)
+	bodyLimit(&pr, EnvWebhookMaxBody, p.WebhookMaxBodyBytes, webhooks.DefaultMaxBodyBytes)
 	if p.HeartbeatCheckInterval < minHeartbeatCheck {
 		pr.Add(EnvHeartbeatCheck, "must be at least %s (e.g. %s), got %s",
-			FmtDur(minHeartbeatCheck), FmtDur(heartbeat.DefaultCheckInterval), FmtDur(p.HeartbeatCheckInterval))
+			config.FmtDur(minHeartbeatCheck), config.FmtDur(heartbeat.DefaultCheckInterval), config.FmtDur(p.HeartbeatCheckInterval))
 	}
 	if p.FeedsConcurrency < 1 {
 		pr.Add(EnvFeedsConcurrency, "must be >= 1, got %d", p.FeedsConcurrency)
@@ -313,7 +314,7 @@ func (p Producer) Validate() error {
 	if p.MaxTextLen < 1 {
 		pr.Add(EnvMaxTextLen, "must be >= 1, got %d", p.MaxTextLen)
 	}
-	pr.BodyLimit(EnvMaxBodyBytes, p.MaxBodyBytes, DefaultMaxBodyBytes)
+	bodyLimit(&pr, EnvMaxBodyBytes, p.MaxBodyBytes, DefaultMaxBodyBytes)
 	if mp := p.MonitoringPath; mp != "" {
 		if !strings.HasPrefix(mp, "/") || mp == "/" || strings.HasSuffix(mp, "/") || strings.ContainsAny(mp, "?# \t") {
 			pr.Add(EnvMonitoringPath, "must be a path such as %q (leading slash, no trailing slash), or \"off\", got %q",
@@ -332,7 +333,7 @@ func (p Producer) Validate() error {
 // ValidateServe adds the checks that only serving the API needs (the
 // `send` command line writes to Redis directly and needs no API token).
 func (p Producer) ValidateServe() error {
-	var pr Problems
+	var pr config.Problems
 	if !p.AuthDisabled && p.APIToken == "" && p.APITokenFile == "" && p.TokensFile == "" {
 		pr.Add(EnvAPIToken, "is required: set %s (or %s, or a tokens file in %s), or %s=true for local use",
 			EnvAPIToken, EnvAPITokenFile, EnvTokensFile, EnvAuthDisabled)
@@ -341,7 +342,7 @@ func (p Producer) ValidateServe() error {
 }
 
 // validateQueues checks the queue list and that DefaultQueue is on it.
-func (p Producer) validateQueues(pr *Problems) {
+func (p Producer) validateQueues(pr *config.Problems) {
 	if len(p.Queues) == 0 {
 		pr.Add(EnvQueues, "must name at least one queue, e.g. %q", defaultQueueWeights())
 	}
@@ -367,18 +368,18 @@ func (p Producer) BotNames() []string { return botNames(p.Bots) }
 // Token returns the API token, reading APITokenFile when it is set. It
 // returns "" and no error when neither is set.
 func (p Producer) Token() (string, error) {
-	return SecretPair(p.APIToken, p.APITokenFile, EnvAPIToken, EnvAPITokenFile)
+	return config.SecretPair(p.APIToken, p.APITokenFile, EnvAPIToken, EnvAPITokenFile)
 }
 
 // Admin returns the web UI's admin token, reading AdminTokenFile when set;
 // "" when neither is set. A token equal to the API token is an error.
 func (p Producer) Admin() (string, error) {
-	admin, err := SecretPair(p.AdminToken, p.AdminTokenFile, EnvAdminToken, EnvAdminTokenFile)
+	admin, err := config.SecretPair(p.AdminToken, p.AdminTokenFile, EnvAdminToken, EnvAdminTokenFile)
 	if err != nil || admin == "" {
 		return admin, err
 	}
 	if api, _ := p.Token(); api == admin {
-		return "", FieldErr(EnvAdminToken, "must differ from %s: every sender holds the API token; generate a second secret for the web UI's admin", Ref(EnvAPIToken))
+		return "", config.FieldErr(EnvAdminToken, "must differ from %s: every sender holds the API token; generate a second secret for the web UI's admin", config.Ref(EnvAPIToken))
 	}
 	return admin, nil
 }
@@ -392,19 +393,19 @@ func (p Producer) WebhookBodyLimit() int64 {
 // Metrics returns the /metrics bearer token, reading MetricsTokenFile when
 // set; "" when neither is set.
 func (p Producer) Metrics() (string, error) {
-	return SecretPair(p.MetricsToken, p.MetricsTokenFile, EnvMetricsToken, EnvMetricsTokenFile)
+	return config.SecretPair(p.MetricsToken, p.MetricsTokenFile, EnvMetricsToken, EnvMetricsTokenFile)
 }
 
 // WebhookSecrets returns the GitHub, Sentry and Grafana webhook secrets,
 // reading their files when set; unset ones are "".
 func (p Producer) WebhookSecrets() (github, sentry, grafana string, err error) {
-	if github, err = SecretPair(p.GitHubSecret, p.GitHubSecretFile, EnvGitHubSecret, EnvGitHubSecretFile); err != nil {
+	if github, err = config.SecretPair(p.GitHubSecret, p.GitHubSecretFile, EnvGitHubSecret, EnvGitHubSecretFile); err != nil {
 		return "", "", "", err
 	}
-	if sentry, err = SecretPair(p.SentrySecret, p.SentrySecretFile, EnvSentrySecret, EnvSentrySecretFile); err != nil {
+	if sentry, err = config.SecretPair(p.SentrySecret, p.SentrySecretFile, EnvSentrySecret, EnvSentrySecretFile); err != nil {
 		return "", "", "", err
 	}
-	if grafana, err = SecretPair(p.GrafanaSecret, p.GrafanaSecretFile, EnvGrafanaSecret, EnvGrafanaSecretFile); err != nil {
+	if grafana, err = config.SecretPair(p.GrafanaSecret, p.GrafanaSecretFile, EnvGrafanaSecret, EnvGrafanaSecretFile); err != nil {
 		return "", "", "", err
 	}
 	return github, sentry, grafana, nil
@@ -413,23 +414,23 @@ func (p Producer) WebhookSecrets() (github, sentry, grafana string, err error) {
 // LogValue renders every setting with secrets masked, so a Producer can be
 // logged with slog.
 func (p Producer) LogValue() slog.Value {
-	return slog.GroupValue(LogAttrs(producerSpecs(&p))...)
+	return slog.GroupValue(config.LogAttrs(producerSpecs(&p))...)
 }
 
 // String renders every setting as ENV=value with secrets masked.
 func (p Producer) String() string {
-	return Render(producerSpecs(&p))
+	return config.Render(producerSpecs(&p))
 }
 
 // ProducerSettings describes every producer setting in documentation order.
-func ProducerSettings() []Setting {
+func ProducerSettings() []config.Setting {
 	var p Producer
-	return Describe(producerSpecs(&p))
+	return config.Describe(producerSpecs(&p))
 }
 
 // ProducerUsage writes the producer's flag help to out.
 func ProducerUsage(out io.Writer) error {
-	return Usage(out, ProducerSettings())
+	return config.Usage(out, ProducerSettings())
 }
 
 // LoadProducer resolves the producer configuration: defaults, then the
@@ -453,7 +454,7 @@ func LoadProducer(args []string, getenv func(string) string) (Producer, error) {
 // for the caller.
 func LoadProducerArgs(args []string, getenv func(string) string) (Producer, []string, error) {
 	p := Producer{}.WithDefaults()
-	rest, err := Load("producer", producerSpecs(&p), args, getenv)
+	rest, err := config.Load("producer", producerSpecs(&p), args, getenv)
 	if err != nil {
 		return Producer{}, nil, err
 	}
@@ -464,68 +465,76 @@ func LoadProducerArgs(args []string, getenv func(string) string) (Producer, []st
 }
 
 // producerSpecs binds every producer setting to p.
-func producerSpecs(p *Producer) []Spec {
+func producerSpecs(p *Producer) []config.Spec {
 	specs := commonSpecs(&p.Redis, &p.Log, &p.Bots)
 	return append(specs,
-		NewSpec(EnvListen, DefaultListen, "Address of the HTTP API.", StringVar(&p.Listen)),
-		SecretSpec(EnvAPIToken, `Bearer token of senders: the token named "api", with the send scope. Prefer the _FILE variant.`, StringVar(&p.APIToken)),
-		NewSpec(EnvAPITokenFile, "", "File holding the API token (content trimmed); excludes "+EnvAPIToken+".",
-			StringVar(&p.APITokenFile)),
-		NewSpec(EnvTokensFile, "", "YAML file of named tokens with their scopes (send, operate, admin); see docs/SECURITY.md.",
-			StringVar(&p.TokensFile)),
-		NewSpec(EnvAuthDisabled, "false", "Accept requests without a token; for local use only.", BoolVar(&p.AuthDisabled)),
-		NewSpec(EnvDefaultQueue, jobs.QueueDefault, "Queue for messages that name none; must be listed in "+EnvQueues+".",
-			StringVar(&p.DefaultQueue)),
-		NewSpec(EnvQueues, strings.Join(jobs.DefaultQueues(), ","), "Queues clients may use; same variable as the worker's, priorities ignored.",
+		config.NewSpec(EnvListen, DefaultListen, "Address of the HTTP API.", config.StringVar(&p.Listen)),
+		config.SecretSpec(EnvAPIToken, `Bearer token of senders: the token named "api", with the send scope. Prefer the _FILE variant.`, config.StringVar(&p.APIToken)),
+		config.NewSpec(EnvAPITokenFile, "", "File holding the API token (content trimmed); excludes "+EnvAPIToken+".",
+			config.StringVar(&p.APITokenFile)),
+		config.NewSpec(EnvTokensFile, "", "YAML file of named tokens with their scopes (send, operate, admin); see docs/SECURITY.md.",
+			config.StringVar(&p.TokensFile)),
+		config.NewSpec(EnvAuthDisabled, "false", "Accept requests without a token; for local use only.", config.BoolVar(&p.AuthDisabled)),
+		config.NewSpec(EnvDefaultQueue, jobs.QueueDefault, "Queue for messages that name none; must be listed in "+EnvQueues+".",
+			config.StringVar(&p.DefaultQueue)),
+		config.NewSpec(EnvQueues, strings.Join(jobs.DefaultQueues(), ","), "Queues clients may use; same variable as the worker's, priorities ignored.",
 			queueNamesVar(&p.Queues)),
-		NewSpec(EnvMaxRetry, strconv.Itoa(jobs.DefaultMaxRetry), "Retries of a task before it is archived.", IntVar(&p.MaxRetry)),
-		NewSpec(EnvTaskTimeout, FmtDur(jobs.DefaultTaskTimeout), "Timeout of one processing attempt of a task.", DurationVar(&p.TaskTimeout)),
-		NewSpec(EnvIdempotencyWindow, FmtDur(jobs.DefaultIdempotencyWindow), "How long an idempotency key rejects duplicates.", DurationVar(&p.IdempotencyWindow)),
-		NewSpec(EnvMaxTextLen, strconv.Itoa(jobs.DefaultMaxTextLen), "Longest accepted text in UTF-16 units; the worker splits it into 4096-unit messages.",
-			IntVar(&p.MaxTextLen)),
-		NewSpec(EnvMaxBodyBytes, FormatBytes(DefaultMaxBodyBytes), "Largest accepted HTTP request body (bytes, KiB, MiB).", BytesVar(&p.MaxBodyBytes)),
-		NewSpec(EnvMonitoringPath, DefaultMonitoringPath, `Path of the Asynq web UI; "off" disables it.`,
-			OptStringVar(&p.MonitoringPath)),
-		NewSpec(EnvMonitoringReadOnly, "false", "Serve the web UI without its mutating actions, even to the admin token.",
-			BoolVar(&p.MonitoringReadOnly)),
-		SecretSpec(EnvAdminToken, `Token with every scope, named "admin": silences, and the web UI's changes (pause queues, run, archive, delete tasks). `+
+		config.NewSpec(EnvMaxRetry, strconv.Itoa(jobs.DefaultMaxRetry), "Retries of a task before it is archived.", config.IntVar(&p.MaxRetry)),
+		config.NewSpec(EnvTaskTimeout, config.FmtDur(jobs.DefaultTaskTimeout), "Timeout of one processing attempt of a task.", config.DurationVar(&p.TaskTimeout)),
+		config.NewSpec(EnvIdempotencyWindow, config.FmtDur(jobs.DefaultIdempotencyWindow), "How long an idempotency key rejects duplicates.", config.DurationVar(&p.IdempotencyWindow)),
+		config.NewSpec(EnvMaxTextLen, strconv.Itoa(jobs.DefaultMaxTextLen), "Longest accepted text in UTF-16 units; the worker splits it into 4096-unit messages.",
+			config.IntVar(&p.MaxTextLen)),
+		config.NewSpec(EnvMaxBodyBytes, config.FormatBytes(DefaultMaxBodyBytes), "Largest accepted HTTP request body (bytes, KiB, MiB).", config.BytesVar(&p.MaxBodyBytes)),
+		config.NewSpec(EnvMonitoringPath, DefaultMonitoringPath, `Path of the Asynq web UI; "off" disables it.`,
+			config.OptStringVar(&p.MonitoringPath)),
+		config.NewSpec(EnvMonitoringReadOnly, "false", "Serve the web UI without its mutating actions, even to the admin token.",
+			config.BoolVar(&p.MonitoringReadOnly)),
+		config.SecretSpec(EnvAdminToken, `Token with every scope, named "admin": silences, and the web UI's changes (pause queues, run, archive, delete tasks). `+
 			"The API token only sends and reads the UI. Prefer the _FILE variant.",
-			StringVar(&p.AdminToken)),
-		NewSpec(EnvAdminTokenFile, "", "File holding the admin token (content trimmed); excludes "+EnvAdminToken+".",
-			StringVar(&p.AdminTokenFile)),
-		NewSpec(EnvRoutesFile, "", "YAML routing file for alerts, webhooks, heartbeats and feeds; reloaded on SIGHUP.",
-			StringVar(&p.RoutesFile)),
-		NewSpec(EnvAlertsDefaultChat, "", "Chat that receives every alert when no routing file is set.",
-			StringVar(&p.AlertsDefaultChat)),
-		SecretSpec(EnvGitHubSecret, "GitHub webhook secret (X-Hub-Signature-256); unset disables /v1/webhooks/github.",
-			StringVar(&p.GitHubSecret)),
-		NewSpec(EnvGitHubSecretFile, "", "File holding the GitHub webhook secret.", StringVar(&p.GitHubSecretFile)),
-		SecretSpec(EnvSentrySecret, "Sentry integration client secret (Sentry-Hook-Signature); unset disables /v1/webhooks/sentry.",
-			StringVar(&p.SentrySecret)),
-		NewSpec(EnvSentrySecretFile, "", "File holding the Sentry client secret.", StringVar(&p.SentrySecretFile)),
-		SecretSpec(EnvGrafanaSecret, "Grafana contact point HMAC secret; when set, Grafana webhooks must be signed.",
-			StringVar(&p.GrafanaSecret)),
-		NewSpec(EnvGrafanaSecretFile, "", "File holding the Grafana HMAC secret.", StringVar(&p.GrafanaSecretFile)),
-		NewSpec(EnvGrafanaTimestamp, "", "Grafana's signature timestamp header, when the contact point sets one.",
-			StringVar(&p.GrafanaTimestampHeader)),
-		SecretSpec(EnvTelegramWebhookSecret, "Secret token of the bots' webhooks, as the workers set it; when set, POST /telegram/<bot>/updates takes button presses.",
-			StringVar(&p.TelegramSecret)),
-		NewSpec(EnvTelegramWebhookSecretFile, "", "File holding the webhook secret token.", StringVar(&p.TelegramSecretFile)),
-		NewSpec(EnvWebhookMaxBody, FormatBytes(webhooks.DefaultMaxBodyBytes), "Largest accepted webhook body (the smaller of this and "+EnvMaxBodyBytes+" applies).",
-			BytesVar(&p.WebhookMaxBodyBytes)),
-		NewSpec(EnvHeartbeatCheck, FmtDur(heartbeat.DefaultCheckInterval), "How often each producer looks for overdue heartbeats.",
-			DurationVar(&p.HeartbeatCheckInterval)),
-		NewSpec(EnvMaxHeartbeats, strconv.Itoa(heartbeat.DefaultMaxHeartbeats), "Most heartbeats; a ping that would create one more is refused (409).",
-			IntVar(&p.MaxHeartbeats)),
-		NewSpec(EnvMetricsListen, "", "Address of a listener serving only /metrics; empty serves /metrics on the API's address.",
-			StringVar(&p.MetricsListen)),
-		SecretSpec(EnvMetricsToken, "Bearer token /metrics requires; unset serves it without authentication.",
-			StringVar(&p.MetricsToken)),
-		NewSpec(EnvMetricsTokenFile, "", "File holding the metrics token; excludes "+EnvMetricsToken+".",
-			StringVar(&p.MetricsTokenFile)),
-		NewSpec(EnvMetricsCache, FmtDur(DefaultMetricsCache), "How long asynq's queue statistics are reused between scrapes (bounds their Redis cost); 0 disables the cache.",
-			DurationVar(&p.MetricsCache)),
-		NewSpec(EnvFeedsFile, "", "Feed list polled by `producer feeds`.", StringVar(&p.FeedsFile)),
-		NewSpec(EnvFeedsConcurrency, strconv.Itoa(feeds.DefaultConcurrency), "Feed fetches at once in `producer feeds`.", IntVar(&p.FeedsConcurrency)),
+			config.StringVar(&p.AdminToken)),
+		config.NewSpec(EnvAdminTokenFile, "", "File holding the admin token (content trimmed); excludes "+EnvAdminToken+".",
+			config.StringVar(&p.AdminTokenFile)),
+		config.NewSpec(EnvRoutesFile, "", "YAML routing file for alerts, webhooks, heartbeats and feeds; reloaded on SIGHUP.",
+			config.StringVar(&p.RoutesFile)),
+		config.NewSpec(EnvAlertsDefaultChat, "", "Chat that receives every alert when no routing file is set.",
+			config.StringVar(&p.AlertsDefaultChat)),
+		config.SecretSpec(EnvGitHubSecret, "GitHub webhook secret (X-Hub-Signature-256); unset disables /v1/webhooks/github.",
+			config.StringVar(&p.GitHubSecret)),
+		config.NewSpec(EnvGitHubSecretFile, "", "File holding the GitHub webhook secret.", config.StringVar(&p.GitHubSecretFile)),
+		config.SecretSpec(EnvSentrySecret, "Sentry integration client secret (Sentry-Hook-Signature); unset disables /v1/webhooks/sentry.",
+			config.StringVar(&p.SentrySecret)),
+		config.NewSpec(EnvSentrySecretFile, "", "File holding the Sentry client secret.", config.StringVar(&p.SentrySecretFile)),
+		config.SecretSpec(EnvGrafanaSecret, "Grafana contact point HMAC secret; when set, Grafana webhooks must be signed.",
+			config.StringVar(&p.GrafanaSecret)),
+		config.NewSpec(EnvGrafanaSecretFile, "", "File holding the Grafana HMAC secret.", config.StringVar(&p.GrafanaSecretFile)),
+		config.NewSpec(EnvGrafanaTimestamp, "", "Grafana's signature timestamp header, when the contact point sets one.",
+			config.StringVar(&p.GrafanaTimestampHeader)),
+		config.SecretSpec(EnvTelegramWebhookSecret, "Secret token of the bots' webhooks, as the workers set it; when set, POST /telegram/<bot>/updates takes button presses.",
+			config.StringVar(&p.TelegramSecret)),
+		config.NewSpec(EnvTelegramWebhookSecretFile, "", "File holding the webhook secret token.", config.StringVar(&p.TelegramSecretFile)),
+		config.NewSpec(EnvWebhookMaxBody, config.FormatBytes(webhooks.DefaultMaxBodyBytes), "Largest accepted webhook body (the smaller of this and "+EnvMaxBodyBytes+" applies).",
+			config.BytesVar(&p.WebhookMaxBodyBytes)),
+		config.NewSpec(EnvHeartbeatCheck, config.FmtDur(heartbeat.DefaultCheckInterval), "How often each producer looks for overdue heartbeats.",
+			config.DurationVar(&p.HeartbeatCheckInterval)),
+		config.NewSpec(EnvMaxHeartbeats, strconv.Itoa(heartbeat.DefaultMaxHeartbeats), "Most heartbeats; a ping that would create one more is refused (409).",
+			config.IntVar(&p.MaxHeartbeats)),
+		config.NewSpec(EnvMetricsListen, "", "Address of a listener serving only /metrics; empty serves /metrics on the API's address.",
+			config.StringVar(&p.MetricsListen)),
+		config.SecretSpec(EnvMetricsToken, "Bearer token /metrics requires; unset serves it without authentication.",
+			config.StringVar(&p.MetricsToken)),
+		config.NewSpec(EnvMetricsTokenFile, "", "File holding the metrics token; excludes "+EnvMetricsToken+".",
+			config.StringVar(&p.MetricsTokenFile)),
+		config.NewSpec(EnvMetricsCache, config.FmtDur(DefaultMetricsCache), "How long asynq's queue statistics are reused between scrapes (bounds their Redis cost); 0 disables the cache.",
+			config.DurationVar(&p.MetricsCache)),
+		config.NewSpec(EnvFeedsFile, "", "Feed list polled by `producer feeds`.", config.StringVar(&p.FeedsFile)),
+		config.NewSpec(EnvFeedsConcurrency, strconv.Itoa(feeds.DefaultConcurrency), "Feed fetches at once in `producer feeds`.", config.IntVar(&p.FeedsConcurrency)),
 	)
+}
+
+// bodyLimit records a problem when a body limit is below minBodyBytes;
+// example is the setting's default, as for positive.
+func bodyLimit(p *config.Problems, env string, n, example int64) {
+	if n < minBodyBytes {
+		p.Add(env, "must be at least %s (e.g. %s), got %d", config.FormatBytes(minBodyBytes), config.FormatBytes(example), n)
+	}
 }

@@ -1,4 +1,4 @@
-package config
+package settings
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/herald-dev/herald/internal/config"
 )
 
 func TestBotTokenEnvNames(t *testing.T) {
@@ -29,7 +31,7 @@ func TestBotTokenEnvNames(t *testing.T) {
 	for env, flag := range map[string]string{
 		"HERALD_BOT_PAGES_TOKEN": "", "HERALD_BOT_PAGES_TOKEN_FILE": "", EnvBots: "bots", EnvTelegramToken: "telegram-bot-token",
 	} {
-		if got := FlagName(env); got != flag {
+		if got := config.FlagName(env); got != flag {
 			t.Errorf("flagName(%s) = %q, want %q", env, got, flag)
 		}
 	}
@@ -292,8 +294,8 @@ func TestBotTokensNeverRendered(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
 		t.Fatal(err)
 	}
-	if rec.Worker["HERALD_BOT_PAGES_TOKEN"] != redactedValue || rec.Worker["HERALD_BOT_STATUS_TOKEN"] != "" ||
-		rec.Worker["HERALD_BOT_STATUS_TOKEN_FILE"] != statusFile || rec.Worker["TELEGRAM_BOT_TOKEN"] != redactedValue {
+	if rec.Worker["HERALD_BOT_PAGES_TOKEN"] != config.RedactedValue || rec.Worker["HERALD_BOT_STATUS_TOKEN"] != "" ||
+		rec.Worker["HERALD_BOT_STATUS_TOKEN_FILE"] != statusFile || rec.Worker["TELEGRAM_BOT_TOKEN"] != config.RedactedValue {
 		t.Errorf("worker log value = %v", rec.Worker)
 	}
 

@@ -1,4 +1,4 @@
-package config
+package settings
 
 import (
 	"flag"
@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/herald-dev/herald/internal/config"
 )
 
 var updateReadme = flag.Bool("update-readme", false, "rewrite the configuration tables in README.md")
 
 // TestReadmeConfigTables keeps README.md's configuration reference equal to
 // the settings the binaries actually read. Run
-// `go test ./internal/config -run ReadmeConfig -update-readme` after changing
+// `go test ./internal/settings -run ReadmeConfig -update-readme` after changing
 // a setting.
 func TestReadmeConfigTables(t *testing.T) {
 	path := filepath.Join("..", "..", "README.md")
@@ -23,7 +25,7 @@ func TestReadmeConfigTables(t *testing.T) {
 	text := string(b)
 	for _, sec := range []struct {
 		name     string
-		settings []Setting
+		settings []config.Setting
 	}{{"producer", ProducerSettings()}, {"worker", WorkerSettings()}} {
 		start := "<!-- config:" + sec.name + ":start -->\n"
 		end := "<!-- config:" + sec.name + ":end -->"
@@ -31,13 +33,13 @@ func TestReadmeConfigTables(t *testing.T) {
 		if i < 0 || j < i {
 			t.Fatalf("README.md lacks the %q and %q markers", start, end)
 		}
-		want := MarkdownTable(sec.settings)
+		want := config.MarkdownTable(sec.settings)
 		got := text[i+len(start) : j]
 		if got == want {
 			continue
 		}
 		if !*updateReadme {
-			t.Errorf("README.md's %s configuration table is out of date: run go test ./internal/config -run ReadmeConfig -update-readme", sec.name)
+			t.Errorf("README.md's %s configuration table is out of date: run go test ./internal/settings -run ReadmeConfig -update-readme", sec.name)
 			continue
 		}
 		text = text[:i+len(start)] + want + text[j:]

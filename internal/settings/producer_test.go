@@ -1,4 +1,4 @@
-package config
+package settings
 
 import (
 	"errors"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/herald-dev/herald/internal/config"
 )
 
 func TestLoadProducerDefaults(t *testing.T) {
@@ -20,7 +22,7 @@ func TestLoadProducerDefaults(t *testing.T) {
 	}
 	want := Producer{
 		Redis:             Redis{URL: "redis://127.0.0.1:6379/0", WaitTimeout: time.Second},
-		Log:               Log{Level: slog.LevelInfo, Format: "auto"},
+		Log:               config.Log{Level: slog.LevelInfo, Format: "auto"},
 		Bots:              []string{"default"},
 		Listen:            ":8080",
 		AuthDisabled:      true,
@@ -107,7 +109,7 @@ func TestLoadProducerEnv(t *testing.T) {
 	}
 	want := Producer{
 		Redis:              Redis{URL: "redis-sentinel://:pw@s1,s2/1?master=m", WaitReplicas: 2, WaitTimeout: 250 * time.Millisecond},
-		Log:                Log{Level: slog.LevelError, Format: "text"},
+		Log:                config.Log{Level: slog.LevelError, Format: "text"},
 		Bots:               []string{"default", "pages"},
 		Listen:             "127.0.0.1:0",
 		APIToken:           "tok",
@@ -185,14 +187,14 @@ func TestMaxBodyBytesForms(t *testing.T) {
 		{"99999999999GiB", 0, false},
 	}
 	for _, tc := range tests {
-		got, err := ParseBytes(tc.in)
+		got, err := config.ParseBytes(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("parseBytes(%q) = %d, %v; want %d ok=%v", tc.in, got, err, tc.want, tc.ok)
 		}
 	}
 	for _, n := range []int64{1, 1000, 1 << 10, 3 << 20, 5 << 30, 1<<20 + 1} {
-		if back, err := ParseBytes(FormatBytes(n)); err != nil || back != n {
-			t.Errorf("formatBytes(%d) = %q parses to %d, %v", n, FormatBytes(n), back, err)
+		if back, err := config.ParseBytes(config.FormatBytes(n)); err != nil || back != n {
+			t.Errorf("formatBytes(%d) = %q parses to %d, %v", n, config.FormatBytes(n), back, err)
 		}
 	}
 }

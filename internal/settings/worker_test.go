@@ -1,4 +1,4 @@
-package config
+package settings
 
 import (
 	"errors"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/herald-dev/herald/internal/config"
 )
 
 // envOf turns a map into a getenv function.
@@ -25,7 +27,7 @@ func TestLoadWorkerDefaults(t *testing.T) {
 	}
 	want := Worker{
 		Redis:    Redis{URL: "redis://127.0.0.1:6379/0", WaitTimeout: time.Second},
-		Log:      Log{Level: slog.LevelInfo, Format: "auto"},
+		Log:      config.Log{Level: slog.LevelInfo, Format: "auto"},
 		Telegram: Telegram{APIURL: "https://api.telegram.org", Timeout: 15 * time.Second, RetryAfterUnit: time.Second},
 		Bots:     []string{"default"},
 		Limits: Limits{
@@ -118,7 +120,7 @@ func TestLoadWorkerEnv(t *testing.T) {
 	}
 	want := Worker{
 		Redis:     Redis{URL: "rediss://:pw@cache:6380/2", WaitReplicas: 2, WaitTimeout: 250 * time.Millisecond},
-		Log:       Log{Level: slog.LevelDebug, Format: "json"},
+		Log:       config.Log{Level: slog.LevelDebug, Format: "json"},
 		Telegram:  Telegram{Token: "123:abc", APIURL: "http://127.0.0.1:8081", Timeout: 3 * time.Second, RetryAfterUnit: 100 * time.Millisecond},
 		Bots:      []string{"default", "pages"},
 		BotTokens: map[string]BotToken{"pages": {Token: "456:def"}},
@@ -437,12 +439,12 @@ func checkFieldErrors(t *testing.T, err error) {
 		errs = j.Unwrap()
 	}
 	for _, e := range errs {
-		var fe *FieldError
+		var fe *config.FieldError
 		if !errors.As(e, &fe) {
-			t.Errorf("problem %q is not a *FieldError", e)
+			t.Errorf("problem %q is not a *config.FieldError", e)
 			continue
 		}
-		if fe.Flag != FlagName(fe.Env) || !strings.HasPrefix(e.Error(), fe.Env+" (-"+fe.Flag+") ") {
+		if fe.Flag != config.FlagName(fe.Env) || !strings.HasPrefix(e.Error(), fe.Env+" (-"+fe.Flag+") ") {
 			t.Errorf("problem %q does not name %s and its flag", e, fe.Env)
 		}
 	}

@@ -1,4 +1,4 @@
-package config
+package settings
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/keys"
 )
 
@@ -55,13 +56,6 @@ func botEnvStem(name string) string {
 	return botEnvPrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 }
 
-// envOnly reports whether env is one of the per-bot token variables. Their
-// names depend on HERALD_BOTS, so they are read from the environment only
-// and have no flag (which would show a token in the process list anyway).
-func envOnly(env string) bool {
-	return strings.HasPrefix(env, botEnvPrefix) && (strings.HasSuffix(env, "_TOKEN") || strings.HasSuffix(env, "_TOKEN_FILE"))
-}
-
 // BotToken is where a worker finds the token of one bot other than the
 // default one. It prints and logs with the token masked.
 type BotToken struct {
@@ -83,7 +77,7 @@ func (t BotToken) LogValue() slog.Value {
 }
 
 // GoString keeps %#v from printing the token.
-func (t BotToken) GoString() string { return "config.BotToken" + t.String() }
+func (t BotToken) GoString() string { return "settings.BotToken" + t.String() }
 
 // MarshalJSON encodes the token's sources with the token masked, so that a
 // map of them logged by slog's JSON handler (which encodes maps without
@@ -95,19 +89,19 @@ func (t BotToken) MarshalJSON() ([]byte, error) {
 	}{masked(t.Token), t.TokenFile})
 }
 
-// masked stands in for a secret: redactedValue when it is set, "" when not.
+// masked stands in for a secret: RedactedValue when it is set, "" when not.
 func masked(secret string) string {
 	if secret == "" {
 		return ""
 	}
-	return redactedValue
+	return config.RedactedValue
 }
 
 // botsVar binds HERALD_BOTS: names separated by commas, spaces around them
 // ignored. An empty value is the default list; the names are checked by
 // validateBots, so that every bad one is reported with the others.
-func botsVar(p *[]string) Binding {
-	return Binding{
+func botsVar(p *[]string) config.Binding {
+	return config.Binding{
 		Set: func(s string) error {
 			if strings.TrimSpace(s) == "" {
 				*p = slices.Clone(defaultBots)
@@ -127,7 +121,7 @@ func botsVar(p *[]string) Binding {
 // validateBots checks the bot list: at least one bot, every name well
 // formed, none twice, and no two names sharing their token variables
 // ("a-b" and "a_b" both read HERALD_BOT_A_B_TOKEN).
-func validateBots(p *Problems, bots []string) {
+func validateBots(p *config.Problems, bots []string) {
 	if len(bots) == 0 {
 		p.Add(EnvBots, "must name at least one bot, e.g. %q; leave it unset for the bot %q alone", "default,pages", keys.DefaultBot)
 		return
@@ -176,9 +170,9 @@ func botNames(bots []string) []string {
 func ParseBots(s string) ([]string, error) {
 	var bots []string
 	if err := botsVar(&bots).Set(strings.TrimSpace(s)); err != nil {
-		return nil, FieldErr(EnvBots, "%v", err)
+		return nil, config.FieldErr(EnvBots, "%v", err)
 	}
-	var p Problems
+	var p config.Problems
 	validateBots(&p, bots)
 	if err := p.Err(); err != nil {
 		return nil, err

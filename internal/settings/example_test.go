@@ -1,21 +1,22 @@
-package config_test
+package settings_test
 
 import (
 	"fmt"
 	"time"
 
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/settings"
 )
 
 func ExampleParseWindows() {
-	ws, err := config.ParseWindows("1/s,20/m")
+	ws, err := settings.ParseWindows("1/s,20/m")
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(ws, len(ws), ws[1].N, ws[1].Per)
-	half, _ := config.ParseWindows("0.5/s")
+	half, _ := settings.ParseWindows("0.5/s")
 	fmt.Println(half)
-	_, err = config.ParseWindows("2.5/s")
+	_, err = settings.ParseWindows("2.5/s")
 	fmt.Println(err)
 	// Output:
 	// 1/s,20/m 2 20 1m0s
@@ -29,7 +30,7 @@ func ExampleLoadWorker() {
 		"HERALD_LIMIT_BOT":   "25/s",
 	}
 	// The flag wins over the environment.
-	w, err := config.LoadWorker([]string{"-concurrency", "16"}, func(k string) string { return env[k] })
+	w, err := settings.LoadWorker([]string{"-concurrency", "16"}, func(k string) string { return env[k] })
 	if err != nil {
 		panic(err)
 	}
@@ -39,7 +40,7 @@ func ExampleLoadWorker() {
 
 func ExampleLoadProducerArgs() {
 	env := map[string]string{"HERALD_API_TOKEN": "change-me"}
-	p, rest, err := config.LoadProducerArgs(
+	p, rest, err := settings.LoadProducerArgs(
 		[]string{"-default-queue", "critical", "send", "--chat", "1", "disk full"},
 		func(k string) string { return env[k] })
 	if err != nil {
@@ -50,7 +51,7 @@ func ExampleLoadProducerArgs() {
 }
 
 func ExampleWorker_Validate() {
-	w := config.Worker{}.WithDefaults()
+	w := settings.Worker{}.WithDefaults()
 	w.Concurrency = 0
 	w.BackoffBase = time.Hour
 	fmt.Println(w.Validate())
@@ -60,13 +61,13 @@ func ExampleWorker_Validate() {
 }
 
 func ExampleRedis_Redacted() {
-	r := config.Redis{URL: "redis-sentinel://:hunter2@10.0.0.1:26379,10.0.0.2:26379/0?master=mymaster"}
+	r := settings.Redis{URL: "redis-sentinel://:hunter2@10.0.0.1:26379,10.0.0.2:26379/0?master=mymaster"}
 	fmt.Println(r.Redacted())
 	// Output: redis-sentinel://:xxxxx@10.0.0.1:26379,10.0.0.2:26379/0?master=mymaster
 }
 
 func ExampleMarkdownTable() {
-	fmt.Print(config.MarkdownTable(config.WorkerSettings()[11:12]))
+	fmt.Print(config.MarkdownTable(settings.WorkerSettings()[11:12]))
 	// Output:
 	// | Environment | Flag | Default | Description |
 	// |---|---|---|---|
