@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/interact"
@@ -90,38 +89,19 @@ func NewWorker(cfg settings.Worker, bots map[string]worker.Sender, reg prometheu
 	if err != nil {
 		return nil, err
 	}
-	w, err := worker.New(worker.Config{
-		Client:             rdb,
-		Durable:            DurableConfig(cfg.Redis),
-		Bots:               bots,
-		Limits:             Limits(cfg.Limits),
-		Queues:             cfg.Queues,
-		StrictPriority:     cfg.StrictPriority,
-		Concurrency:        cfg.Concurrency,
-		Waiters:            cfg.Waiters,
-		WaitLong:           cfg.WaitLong,
-		ShutdownTimeout:    cfg.ShutdownTimeout,
-		BackoffBase:        cfg.BackoffBase,
-		BackoffCap:         cfg.BackoffCap,
-		SentRetention:      cfg.SentRetention,
-		LeaseRecoveryAfter: cfg.LeaseRecoveryAfter,
-		RetryAfterUnit:     cfg.Telegram.RetryAfterUnit,
-		Digest: digest.Config{
-			GracePeriod:  cfg.Digest.GracePeriod,
-			MaxDelay:     cfg.Digest.MaxDelay,
-			MaxSize:      cfg.Digest.MaxSize,
-			MaxMessages:  cfg.Digest.MaxMessages,
-			ReclaimAfter: cfg.Digest.ReclaimAfter,
-		},
-		Logger:     log,
-		Registerer: reg,
-	})
+	// The settings are worker.Config's own; only the runtime parts are
+	// added here.
+	wc := cfg.Worker
+	wc.Client, wc.Durable, wc.Bots = rdb, DurableConfig(cfg.Redis), bots
+	wc.Limits = Limits(cfg.Limits)
+	wc.Logger, wc.Registerer = log, reg
+	w, err := worker.New(wc)
 	if err != nil {
 		rdb.Close()
 		return nil, err
 	}
-	queues := make([]string, 0, len(cfg.Queues))
-	for q := range cfg.Queues {
+	queues := make([]string, 0, len(cfg.Worker.Queues))
+	for q := range cfg.Worker.Queues {
 		queues = append(queues, q)
 	}
 	w.Metrics.InitQueues(queues)
@@ -147,7 +127,7 @@ func attachPresses(w *worker.Worker, cfg settings.Worker, bots map[string]worker
 	}
 	// Highest priority first: presses go to critical, else to the top queue.
 	queues = slices.Clone(queues)
-	slices.SortFunc(queues, func(a, b string) int { return cmp.Or(cfg.Queues[b]-cfg.Queues[a], strings.Compare(a, b)) })
+	slices.SortFunc(queues, func(a, b string) int { return cmp.Or(cfg.Worker.Queues[b]-cfg.Worker.Queues[a], strings.Compare(a, b)) })
 	side, err := interact.ForWorker(interact.WorkerConfig{Redis: w.Client(), Bots: apis, Queues: queues,
 		Durable: NewAcker(w.Client(), cfg.Redis), WebhookURL: cfg.Updates.WebhookURL, WebhookSecret: secret,
 		Registerer: reg, Logger: log})
@@ -174,7 +154,7 @@ func RunWorker(ctx context.Context, cfg settings.Worker, log *slog.Logger) error
 		return err
 	}
 	log.Info("worker starting", "redis", cfg.Redis.Redacted(), "telegram_api", cfg.Telegram.APIURL,
-		"bots", cfg.BotNames(), "concurrency", cfg.Concurrency, "queues", cfg.Queues)
+		"bots", cfg.BotNames(), "concurrency", cfg.Worker.Concurrency, "queues", cfg.Worker.Queues)
 	httpCtx, stopHTTP := context.WithCancel(context.Background())
 	defer stopHTTP()
 	var wg sync.WaitGroup

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/herald-dev/herald/internal/config"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 )
@@ -113,11 +114,22 @@ func (c ServerConfig) Validate() error {
 	if c.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("Concurrency must be at least 1, got %d", c.Concurrency))
 	}
-	if c.LeaseRecoveryAfter > 0 && (c.LeaseRecoveryAfter < MinLeaseRecoveryAfter || c.LeaseRecoveryAfter >= LeaseDuration) {
-		errs = append(errs, fmt.Errorf("LeaseRecoveryAfter must be between %v and %v (or negative to leave recovery to asynq), got %v",
-			MinLeaseRecoveryAfter, LeaseDuration, c.LeaseRecoveryAfter))
+	if err := CheckLeaseRecovery(c.LeaseRecoveryAfter); err != nil {
+		errs = append(errs, fmt.Errorf("LeaseRecoveryAfter %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// CheckLeaseRecovery says what is wrong with a lease recovery time d, as
+// the end of a sentence that names the setting: it must be between
+// MinLeaseRecoveryAfter and below LeaseDuration, or negative (no sweep).
+// Zero stands for the default and is accepted.
+func CheckLeaseRecovery(d time.Duration) error {
+	if d > 0 && (d < MinLeaseRecoveryAfter || d >= LeaseDuration) {
+		return fmt.Errorf("must be between %s and %s (live workers extend leases every 5s; asynq's lease is %s), or -1s to turn the sweep off, got %s",
+			config.FmtDur(MinLeaseRecoveryAfter), config.FmtDur(LeaseDuration-time.Second), config.FmtDur(LeaseDuration), config.FmtDur(d))
+	}
+	return nil
 }
 
 // RecoveryWindow is how long a task may stay with a process that stopped

@@ -1,11 +1,10 @@
 package digest
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/herald-dev/herald/internal/broker"
+	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/markup"
 )
 
@@ -84,30 +83,17 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Validate reports every out-of-range field, naming it and the fix.
+// Validate reports every out-of-range field, naming it and the fix: the
+// settings' problems as Check words them, then those of the fields that
+// are not settings.
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("digest: "+format, args...)) }
-	if c.GracePeriod < time.Second || c.GracePeriod%time.Second != 0 {
-		bad("Config.GracePeriod must be a whole number of seconds, at least 1s (asynq counts seconds), got %v", c.GracePeriod)
-	}
-	if c.MaxDelay%time.Second != 0 || c.MaxDelay < c.GracePeriod {
-		bad("Config.MaxDelay must be a whole number of seconds, at least GracePeriod (%v), got %v", c.GracePeriod, c.MaxDelay)
-	}
-	if c.MaxSize < 1 || c.MaxSize > MaxGroupSize {
-		bad("Config.MaxSize must be between 1 and %d, got %d", MaxGroupSize, c.MaxSize)
-	}
-	if c.MaxMessages < 1 || c.MaxMessages > MaxMessagesLimit {
-		bad("Config.MaxMessages must be between 1 and %d, got %d", MaxMessagesLimit, c.MaxMessages)
-	}
-	if c.ReclaimAfter < time.Second || c.ReclaimAfter >= broker.AggregationTimeout {
-		bad("Config.ReclaimAfter must be at least 1s and below asynq's own %v, got %v", broker.AggregationTimeout, c.ReclaimAfter)
-	}
+	var p config.Problems
+	c.Check(&p)
 	if c.ClaimTTL < time.Hour {
-		bad("Config.ClaimTTL must be at least 1h (it must outlast a digest's retries), got %v", c.ClaimTTL)
+		p = append(p, fmt.Errorf("digest: Config.ClaimTTL must be at least 1h (it must outlast a digest's retries), got %v", c.ClaimTTL))
 	}
 	if c.MessageLimit < minMessageLimit || c.MessageLimit > markup.MaxMessageLen {
-		bad("Config.MessageLimit must be between %d and %d, got %d", minMessageLimit, markup.MaxMessageLen, c.MessageLimit)
+		p = append(p, fmt.Errorf("digest: Config.MessageLimit must be between %d and %d, got %d", minMessageLimit, markup.MaxMessageLen, c.MessageLimit))
 	}
-	return errors.Join(errs...)
+	return p.Err()
 }

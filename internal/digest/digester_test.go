@@ -294,11 +294,11 @@ func TestConfigValidate(t *testing.T) {
 		mutate func(*digest.Config)
 		want   string
 	}{
-		{func(c *digest.Config) { c.GracePeriod = 1500 * time.Millisecond }, "Config.GracePeriod must be a whole number of seconds"},
-		{func(c *digest.Config) { c.MaxDelay = 5 * time.Second }, "Config.MaxDelay must be a whole number of seconds, at least GracePeriod"},
-		{func(c *digest.Config) { c.MaxSize = 1001 }, "Config.MaxSize must be between 1 and 1000"},
-		{func(c *digest.Config) { c.MaxMessages = 11 }, "Config.MaxMessages must be between 1 and 10"},
-		{func(c *digest.Config) { c.ReclaimAfter = 2 * time.Minute }, "Config.ReclaimAfter must be at least 1s and below asynq's own 2m0s"},
+		{func(c *digest.Config) { c.GracePeriod = 1500 * time.Millisecond }, "HERALD_DIGEST_GRACE_PERIOD (-digest-grace-period) must be a whole number of seconds"},
+		{func(c *digest.Config) { c.MaxDelay = 5 * time.Second }, "HERALD_DIGEST_MAX_DELAY (-digest-max-delay) is 5s, below HERALD_DIGEST_GRACE_PERIOD"},
+		{func(c *digest.Config) { c.MaxSize = 1001 }, "HERALD_DIGEST_MAX_SIZE (-digest-max-size) must be between 1 and 1000"},
+		{func(c *digest.Config) { c.MaxMessages = 11 }, "HERALD_DIGEST_MAX_MESSAGES (-digest-max-messages) must be between 1 and 10"},
+		{func(c *digest.Config) { c.ReclaimAfter = 2 * time.Minute }, "HERALD_DIGEST_RECLAIM_AFTER (-digest-reclaim-after) must be at least 1s and below 2m"},
 		{func(c *digest.Config) { c.ClaimTTL = time.Minute }, "Config.ClaimTTL must be at least 1h"},
 		{func(c *digest.Config) { c.MessageLimit = 5000 }, "Config.MessageLimit must be between 200 and 4096"},
 	}

@@ -34,7 +34,7 @@ func ExampleLoadWorker() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(w.Concurrency, w.Limits.Bot, w.Limits.Group, w.Limits.Guard)
+	fmt.Println(w.Worker.Concurrency, w.Limits.Bot, w.Limits.Group, w.Limits.Guard)
 	// Output: 16 25/s 1/s,20/m 20ms
 }
 
@@ -52,8 +52,8 @@ func ExampleLoadProducerArgs() {
 
 func ExampleWorker_Validate() {
 	w := settings.Worker{}.WithDefaults()
-	w.Concurrency = 0
-	w.BackoffBase = time.Hour
+	w.Worker.Concurrency = 0
+	w.Worker.BackoffBase = time.Hour
 	fmt.Println(w.Validate())
 	// Output:
 	// HERALD_CONCURRENCY (-concurrency) must be >= 1, got 0

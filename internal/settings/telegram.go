@@ -8,7 +8,6 @@ import (
 
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/telegram"
-	"github.com/herald-dev/herald/internal/worker"
 )
 
 // Telegram environment variables.
@@ -17,9 +16,6 @@ const (
 	EnvTelegramTokenFile = "TELEGRAM_BOT_TOKEN_FILE"
 	EnvTelegramAPIURL    = "TELEGRAM_API_URL"
 	EnvTelegramTimeout   = "TELEGRAM_TIMEOUT"
-	// EnvTelegramRetryAfterUnit is for tests and benchmarks against a fake
-	// Bot API whose clock runs faster than real time.
-	EnvTelegramRetryAfterUnit = "TELEGRAM_RETRY_AFTER_UNIT"
 )
 
 // DefaultTelegramAPIURL is the Bot API the worker talks to unless told
@@ -43,11 +39,6 @@ type Telegram struct {
 	// Timeout bounds one Bot API request (TELEGRAM_TIMEOUT, default
 	// [telegram.DefaultTimeout]).
 	Timeout time.Duration
-	// RetryAfterUnit is how long one second of a 429's retry_after lasts
-	// (TELEGRAM_RETRY_AFTER_UNIT, default [worker.DefaultRetryAfterUnit],
-	// Telegram's second). Only a fake Bot API that runs Telegram's clock
-	// faster (tests, benchmarks) needs another value.
-	RetryAfterUnit time.Duration
 }
 
 // Endpoint returns the API endpoint pattern for
@@ -81,17 +72,14 @@ func (t Telegram) LogValue() slog.Value {
 	)
 }
 
-// withDefaults fills the API URL, the timeout and the retry_after unit
-// from the client's and the worker's defaults.
+// withDefaults fills the API URL and the timeout from the client's
+// defaults.
 func (t Telegram) withDefaults() Telegram {
 	if t.APIURL == "" {
 		t.APIURL = telegram.DefaultAPIURL
 	}
 	if t.Timeout == 0 {
 		t.Timeout = telegram.DefaultTimeout
-	}
-	if t.RetryAfterUnit == 0 {
-		t.RetryAfterUnit = worker.DefaultRetryAfterUnit
 	}
 	return t
 }
@@ -115,8 +103,17 @@ func (t Telegram) validate(p *config.Problems) {
 		p.Add(EnvTelegramAPIURL, "must be a plain base URL without user, query or fragment, got %q", redactURL(t.APIURL))
 	}
 	p.Positive(EnvTelegramTimeout, t.Timeout, telegram.DefaultTimeout)
-	if most := worker.DefaultRetryAfterUnit; t.RetryAfterUnit <= 0 || t.RetryAfterUnit > most {
-		p.Add(EnvTelegramRetryAfterUnit, "must be above 0 and at most %s (Telegram's own; less only for a time-scaled fake), got %s",
-			config.FmtDur(most), config.FmtDur(t.RetryAfterUnit))
+}
+
+// telegramSpecs binds the Bot API settings to t.
+func telegramSpecs(t *Telegram) []config.Spec {
+	return []config.Spec{
+		config.SecretSpec(EnvTelegramToken, `Token of the bot "default" (see `+EnvBots+`). Prefer the _FILE variant.`,
+			config.StringVar(&t.Token)),
+		config.NewSpec(EnvTelegramTokenFile, "", "File holding the bot token (content trimmed); excludes "+EnvTelegramToken+".",
+			config.StringVar(&t.TokenFile)),
+		config.NewSpec(EnvTelegramAPIURL, telegram.DefaultAPIURL, "Bot API base URL, http:// or https://.",
+			config.BaseURLVar(&t.APIURL)),
+		config.NewSpec(EnvTelegramTimeout, config.FmtDur(telegram.DefaultTimeout), "Timeout of one Bot API request.", config.DurationVar(&t.Timeout)),
 	}
 }

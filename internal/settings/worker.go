@@ -7,47 +7,28 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/config"
-	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ratelimit"
-	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/worker"
 )
 
 // Worker environment variables (see also the Redis, Log and Telegram ones).
 const (
-	EnvConcurrency     = "HERALD_CONCURRENCY"
-	EnvWaiters         = "HERALD_WAITERS"
-	EnvWaitLong        = "HERALD_WAIT_LONG"
-	EnvQueues          = "HERALD_QUEUES"
-	EnvStrictPriority  = "HERALD_STRICT_PRIORITY"
-	EnvShutdownTimeout = "HERALD_SHUTDOWN_TIMEOUT"
-	EnvBackoffBase     = "HERALD_BACKOFF_BASE"
-	EnvBackoffCap      = "HERALD_BACKOFF_CAP"
-	EnvSentRetention   = "HERALD_SENT_RETENTION"
-	EnvLeaseRecovery   = "HERALD_LEASE_RECOVERY_AFTER"
-	EnvWorkerListen    = "HERALD_WORKER_LISTEN"
-	EnvLimitBot        = "HERALD_LIMIT_BOT"
-	EnvLimitPrivate    = "HERALD_LIMIT_PRIVATE"
-	EnvLimitGroup      = "HERALD_LIMIT_GROUP"
-	EnvLimitQueues     = "HERALD_LIMIT_QUEUES"
-	EnvLimitPriority   = "HERALD_LIMIT_PRIORITY"
-	EnvPriorityQueues  = "HERALD_PRIORITY_QUEUES"
-	EnvLimitGuard      = "HERALD_LIMIT_GUARD"
-	EnvPauseBotMax     = "HERALD_PAUSE_BOT_MAX"
-
-	EnvDigestGracePeriod  = "HERALD_DIGEST_GRACE_PERIOD"
-	EnvDigestMaxDelay     = "HERALD_DIGEST_MAX_DELAY"
-	EnvDigestMaxSize      = "HERALD_DIGEST_MAX_SIZE"
-	EnvDigestMaxMessages  = "HERALD_DIGEST_MAX_MESSAGES"
-	EnvDigestReclaimAfter = "HERALD_DIGEST_RECLAIM_AFTER"
+	EnvQueues         = "HERALD_QUEUES"
+	EnvWorkerListen   = "HERALD_WORKER_LISTEN"
+	EnvLimitBot       = "HERALD_LIMIT_BOT"
+	EnvLimitPrivate   = "HERALD_LIMIT_PRIVATE"
+	EnvLimitGroup     = "HERALD_LIMIT_GROUP"
+	EnvLimitQueues    = "HERALD_LIMIT_QUEUES"
+	EnvLimitPriority  = "HERALD_LIMIT_PRIORITY"
+	EnvPriorityQueues = "HERALD_PRIORITY_QUEUES"
+	EnvLimitGuard     = "HERALD_LIMIT_GUARD"
+	EnvPauseBotMax    = "HERALD_PAUSE_BOT_MAX"
 )
 
 // Figures the worker's settings own; so do the priority's defaults, beside
@@ -61,83 +42,7 @@ const (
 	// serving other hosts (Prometheus, a probe from outside the container)
 	// takes an explicit address such as ":9091".
 	DefaultWorkerListen = "127.0.0.1:9091"
-	// maxWaitLong is the longest HERALD_WAIT_LONG accepted. It is the
-	// settings' own bound: worker.Config takes any wait.
-	maxWaitLong = time.Hour
 )
-
-// Digest shapes the digests coalescible messages are folded into, per
-// destination chat (and forum topic).
-type Digest struct {
-	// GracePeriod flushes a destination's pending items once none has
-	// arrived for this long (HERALD_DIGEST_GRACE_PERIOD, default
-	// [digest.DefaultGracePeriod]; whole seconds, at least 1s).
-	GracePeriod time.Duration
-	// MaxDelay flushes them once the oldest has waited this long
-	// (HERALD_DIGEST_MAX_DELAY, default [digest.DefaultMaxDelay]; whole
-	// seconds, at least GracePeriod).
-	MaxDelay time.Duration
-	// MaxSize flushes a destination at once when this many items wait, and
-	// bounds the items of one digest (HERALD_DIGEST_MAX_SIZE, default
-	// [digest.DefaultMaxSize], at most [digest.MaxGroupSize]).
-	MaxSize int
-	// MaxMessages is the most messages one digest is rendered into; the
-	// items that do not fit go into the next digest
-	// (HERALD_DIGEST_MAX_MESSAGES, default [digest.DefaultMaxMessages], at
-	// most [digest.MaxMessagesLimit]).
-	MaxMessages int
-	// ReclaimAfter is how old an aggregation left behind by a crashed
-	// worker gets before its items go back to their destination's group
-	// (HERALD_DIGEST_RECLAIM_AFTER, default [digest.DefaultReclaimAfter];
-	// below [broker.AggregationTimeout]).
-	ReclaimAfter time.Duration
-}
-
-// withDefaults fills zero digest settings with the digest package's
-// defaults.
-func (d Digest) withDefaults() Digest {
-	if d.GracePeriod == 0 {
-		d.GracePeriod = digest.DefaultGracePeriod
-	}
-	if d.MaxDelay == 0 {
-		d.MaxDelay = digest.DefaultMaxDelay
-	}
-	if d.MaxSize == 0 {
-		d.MaxSize = digest.DefaultMaxSize
-	}
-	if d.MaxMessages == 0 {
-		d.MaxMessages = digest.DefaultMaxMessages
-	}
-	if d.ReclaimAfter == 0 {
-		d.ReclaimAfter = digest.DefaultReclaimAfter
-	}
-	return d
-}
-
-// validate checks the digest settings against the bounds digest.Config
-// enforces, reporting them by environment variable.
-func (d Digest) validate(p *config.Problems) {
-	if d.GracePeriod < time.Second || d.GracePeriod%time.Second != 0 {
-		p.Add(EnvDigestGracePeriod, "must be a whole number of seconds, at least 1s (asynq counts seconds), got %s", config.FmtDur(d.GracePeriod))
-	}
-	switch {
-	case d.MaxDelay%time.Second != 0:
-		p.Add(EnvDigestMaxDelay, "must be a whole number of seconds (e.g. %s), got %s", config.FmtDur(digest.DefaultMaxDelay), config.FmtDur(d.MaxDelay))
-	case d.MaxDelay < d.GracePeriod:
-		p.Add(EnvDigestMaxDelay, "is %s, below %s which is %s; raise it or lower the grace period",
-			config.FmtDur(d.MaxDelay), config.Ref(EnvDigestGracePeriod), config.FmtDur(d.GracePeriod))
-	}
-	if d.MaxSize < 1 || d.MaxSize > digest.MaxGroupSize {
-		p.Add(EnvDigestMaxSize, "must be between 1 and %d, got %d", digest.MaxGroupSize, d.MaxSize)
-	}
-	if d.MaxMessages < 1 || d.MaxMessages > digest.MaxMessagesLimit {
-		p.Add(EnvDigestMaxMessages, "must be between 1 and %d, got %d", digest.MaxMessagesLimit, d.MaxMessages)
-	}
-	if d.ReclaimAfter < time.Second || d.ReclaimAfter >= broker.AggregationTimeout {
-		p.Add(EnvDigestReclaimAfter, "must be at least 1s and below %s (when asynq reclaims on its own), got %s",
-			config.FmtDur(broker.AggregationTimeout), config.FmtDur(d.ReclaimAfter))
-	}
-}
 
 // Limits are the Telegram send limits the worker enforces before calling the
 // Bot API. Each is a set of sliding windows that must all hold: "1/s,20/m"
@@ -288,51 +193,16 @@ type Worker struct {
 	// Bots). A bot missing here has no token.
 	BotTokens map[string]BotToken
 
-	// Concurrency is how many tasks run at once (HERALD_CONCURRENCY,
-	// default [worker.DefaultConcurrency]).
-	Concurrency int
-	// Waiters is how many more tasks may wait for their send slot in the
-	// process, for up to WaitLong, instead of a round trip through Redis
-	// (HERALD_WAITERS, default [worker.DefaultWaiters]; -1 for none).
-	Waiters int
-	// WaitLong is the longest wait a waiter sleeps through
-	// (HERALD_WAIT_LONG, default [worker.DefaultWaitLong]).
-	WaitLong time.Duration
-	// Queues maps queue names to weighted priorities (HERALD_QUEUES, default
-	// [jobs.DefaultQueueWeights]). Names must match [a-z0-9_-]+.
-	Queues map[string]int
-	// StrictPriority drains higher-priority queues first instead of
-	// weighting them (HERALD_STRICT_PRIORITY, false).
-	StrictPriority bool
-	// ShutdownTimeout is how long running tasks get to finish on shutdown
-	// (HERALD_SHUTDOWN_TIMEOUT, default [broker.DefaultShutdownTimeout]).
-	ShutdownTimeout time.Duration
-	// BackoffBase is the longest first wait after a 5xx or transport error;
-	// later waits double (HERALD_BACKOFF_BASE, default
-	// [worker.DefaultBackoffBase]).
-	BackoffBase time.Duration
-	// BackoffCap bounds any single retry wait (HERALD_BACKOFF_CAP, default
-	// [worker.DefaultBackoffCap]).
-	BackoffCap time.Duration
-	// SentRetention is how long progress records of unfinished messages
-	// ("already sent" markers; a delivered message's lives at most
-	// worker.FinishedRecordTTL) are kept so a retried
-	// task is not delivered twice (HERALD_SENT_RETENTION, default
-	// [worker.DefaultSentRetention]).
-	SentRetention time.Duration
-	// LeaseRecoveryAfter is how long a task's lease may go without being
-	// extended before another worker takes the task over: the crashed
-	// worker's messages are late by about this much
-	// (HERALD_LEASE_RECOVERY_AFTER, default [broker.DefaultLeaseRecoveryAfter];
-	// from [broker.MinLeaseRecoveryAfter] to below [broker.LeaseDuration], or
-	// a negative value to leave recovery to asynq, 60-90s).
-	LeaseRecoveryAfter time.Duration
+	// Worker holds the worker's own settings (concurrency, waiters, queues,
+	// retries, shutdown, lease recovery, the retry_after unit) and the
+	// digests', bound by worker.Config.Specs, digest.Config.Specs and the
+	// HERALD_QUEUES setting. The runtime fields (clients, senders, logger,
+	// metrics) are the caller's to set.
+	Worker worker.Config
 	// Listen is the address of the health and metrics server
 	// (HERALD_WORKER_LISTEN, default [DefaultWorkerListen]); "" disables it
 	// ("off" in the environment).
 	Listen string
-	// Digest shapes the digests of coalescible messages.
-	Digest Digest
 	// Updates says how presses of alert buttons are received.
 	Updates Updates
 }
@@ -349,37 +219,10 @@ func (w Worker) WithDefaults() Worker {
 	if w.Bots == nil {
 		w.Bots = slices.Clone(defaultBots)
 	}
-	if w.Concurrency == 0 {
-		w.Concurrency = worker.DefaultConcurrency
-	}
-	if w.Waiters == 0 {
-		w.Waiters = worker.DefaultWaiters
-	}
-	if w.WaitLong == 0 {
-		w.WaitLong = worker.DefaultWaitLong
-	}
-	if w.Queues == nil {
-		w.Queues = jobs.DefaultQueueWeights()
-	}
-	if w.ShutdownTimeout == 0 {
-		w.ShutdownTimeout = broker.DefaultShutdownTimeout
-	}
-	if w.BackoffBase == 0 {
-		w.BackoffBase = worker.DefaultBackoffBase
-	}
-	if w.BackoffCap == 0 {
-		w.BackoffCap = worker.DefaultBackoffCap
-	}
-	if w.SentRetention == 0 {
-		w.SentRetention = worker.DefaultSentRetention
-	}
-	if w.LeaseRecoveryAfter == 0 {
-		w.LeaseRecoveryAfter = broker.DefaultLeaseRecoveryAfter
-	}
+	w.Worker = w.Worker.WithDefaults()
 	if w.Listen == "" {
 		w.Listen = DefaultWorkerListen
 	}
-	w.Digest = w.Digest.withDefaults()
 	return w
 }
 
@@ -392,33 +235,13 @@ func (w Worker) Validate() error {
 	w.Log.Validate(&p)
 	w.Telegram.validate(&p)
 	w.validateBots(&p)
-	if w.Waiters < -1 {
-		p.Add(EnvWaiters, "must be -1 (none) or more, got %d", w.Waiters)
-	}
-	if w.WaitLong < 0 || w.WaitLong > maxWaitLong {
-		p.Add(EnvWaitLong, "must be between 0 and %s (e.g. %s), got %s", config.FmtDur(maxWaitLong), config.FmtDur(worker.DefaultWaitLong), config.FmtDur(w.WaitLong))
-	}
-	if w.Concurrency < 1 {
-		p.Add(EnvConcurrency, "must be >= 1, got %d", w.Concurrency)
-	}
-	validateQueueMap(&p, w.Queues)
-	p.Positive(EnvShutdownTimeout, w.ShutdownTimeout, broker.DefaultShutdownTimeout)
-	p.Positive(EnvBackoffBase, w.BackoffBase, worker.DefaultBackoffBase)
-	p.Positive(EnvBackoffCap, w.BackoffCap, worker.DefaultBackoffCap)
-	if w.BackoffBase > 0 && w.BackoffCap > 0 && w.BackoffBase > w.BackoffCap {
-		p.Add(EnvBackoffBase, "is %s, above %s which is %s; lower the base or raise the cap",
-			config.FmtDur(w.BackoffBase), config.Ref(EnvBackoffCap), config.FmtDur(w.BackoffCap))
-	}
-	p.AtLeastSecond(EnvSentRetention, w.SentRetention, worker.DefaultSentRetention)
-	if d := w.LeaseRecoveryAfter; d > 0 && (d < broker.MinLeaseRecoveryAfter || d >= broker.LeaseDuration) {
-		p.Add(EnvLeaseRecovery, "must be between %s and %s (live workers extend leases every 5s; asynq's lease is %s), or -1s to turn the sweep off, got %s",
-			config.FmtDur(broker.MinLeaseRecoveryAfter), config.FmtDur(broker.LeaseDuration-time.Second), config.FmtDur(broker.LeaseDuration), config.FmtDur(d))
-	}
+	w.Worker.Check(&p)
+	validateQueueMap(&p, w.Worker.Queues)
 	if w.Listen != "" {
 		config.ValidateListen(&p, EnvWorkerListen, w.Listen, ":9091")
 	}
-	w.Limits.validate(&p, w.Queues)
-	w.Digest.validate(&p)
+	w.Limits.validate(&p, w.Worker.Queues)
+	w.Worker.Digest.Check(&p)
 	w.Updates.validate(&p)
 	return p.Err()
 }
@@ -585,64 +408,45 @@ func LoadWorkerArgs(args []string, getenv func(string) string) (Worker, []string
 	return w, rest, nil
 }
 
-// workerSpecs binds every worker setting to w.
+// workerSpecs binds every worker setting to w, in documentation order: each
+// component's settings as it declares them.
 func workerSpecs(w *Worker) []config.Spec {
 	listen := config.NewSpec(EnvWorkerListen, DefaultWorkerListen,
 		`Address of the health and metrics HTTP server (flag alias -listen); loopback only by default, as /metrics asks for no token (":9091" lets Prometheus on other hosts scrape it); "off" disables it.`, config.OptStringVar(&w.Listen))
 	listen.Alias = "listen"
-	specs := commonSpecs(&w.Redis, &w.Log, &w.Bots)
-	return append(append(specs,
-		config.SecretSpec(EnvTelegramToken, `Token of the bot "default" (see `+EnvBots+`). Prefer the _FILE variant.`,
-			config.StringVar(&w.Telegram.Token)),
-		config.NewSpec(EnvTelegramTokenFile, "", "File holding the bot token (content trimmed); excludes "+EnvTelegramToken+".",
-			config.StringVar(&w.Telegram.TokenFile)),
-		config.NewSpec(EnvTelegramAPIURL, telegram.DefaultAPIURL, "Bot API base URL, http:// or https://.",
-			config.BaseURLVar(&w.Telegram.APIURL)),
-		config.NewSpec(EnvTelegramTimeout, config.FmtDur(telegram.DefaultTimeout), "Timeout of one Bot API request.", config.DurationVar(&w.Telegram.Timeout)),
-		config.NewSpec(EnvTelegramRetryAfterUnit, config.FmtDur(worker.DefaultRetryAfterUnit), "Length of one second of a 429's retry_after; change it only for a fake Bot API that runs Telegram's clock faster.",
-			config.DurationVar(&w.Telegram.RetryAfterUnit)),
-		config.NewSpec(EnvConcurrency, strconv.Itoa(worker.DefaultConcurrency), "Number of tasks processed at the same time.", config.IntVar(&w.Concurrency)),
-		config.NewSpec(EnvWaiters, strconv.Itoa(worker.DefaultWaiters), "Further tasks that may wait for their send slot in memory (a sleeping goroutine each) instead of a round trip through Redis; -1 for none.",
-			config.IntVar(&w.Waiters)),
-		config.NewSpec(EnvWaitLong, config.FmtDur(worker.DefaultWaitLong), "Longest wait a task sleeps through in memory; longer waits go back to Redis.", config.DurationVar(&w.WaitLong)),
-		config.NewSpec(EnvQueues, defaultQueueWeights(), "Queues to serve as NAME=PRIORITY pairs; names use a-z, 0-9, _ and -.",
-			queueMapVar(&w.Queues)),
-		config.NewSpec(EnvStrictPriority, "false", "Empty higher-priority queues first instead of weighting them.",
-			config.BoolVar(&w.StrictPriority)),
-		config.NewSpec(EnvShutdownTimeout, config.FmtDur(broker.DefaultShutdownTimeout), "Time running tasks get to finish on shutdown.", config.DurationVar(&w.ShutdownTimeout)),
-		config.NewSpec(EnvBackoffBase, config.FmtDur(worker.DefaultBackoffBase), "Longest first wait after a 5xx or transport error; doubles per retry.",
-			config.DurationVar(&w.BackoffBase)),
-		config.NewSpec(EnvBackoffCap, config.FmtDur(worker.DefaultBackoffCap), "Upper bound of any retry wait.", config.DurationVar(&w.BackoffCap)),
-		config.NewSpec(EnvSentRetention, config.FmtDur(worker.DefaultSentRetention), `How long the progress record of a message with parts still to send is kept, so a retry does not send a part twice; a delivered message's record is kept at most an hour (until no redelivery can come).`,
-			config.DurationVar(&w.SentRetention)),
-		config.NewSpec(EnvLeaseRecovery, config.FmtDur(broker.DefaultLeaseRecoveryAfter), "Hand a task to another worker when its lease went this long without extension (crashed worker); -1s leaves it to asynq (60-90s).",
-			config.DurationVar(&w.LeaseRecoveryAfter)),
-		listen,
+	return slices.Concat(
+		commonSpecs(&w.Redis, &w.Log, &w.Bots),
+		telegramSpecs(&w.Telegram),
+		w.Worker.Specs(),
+		[]config.Spec{
+			config.NewSpec(EnvQueues, defaultQueueWeights(), "Queues to serve as NAME=PRIORITY pairs; names use a-z, 0-9, _ and -.",
+				queueMapVar(&w.Worker.Queues)),
+			listen,
+		},
+		limitSpecs(&w.Limits),
+		w.Worker.Digest.Specs(),
+		updatesSpecs(&w.Updates),
+	)
+}
+
+// limitSpecs binds the limit settings to l.
+func limitSpecs(l *Limits) []config.Spec {
+	return []config.Spec{
 		config.NewSpec(EnvLimitBot, windowsOf(ratelimit.DefaultBot).String(), `Sends of the whole bot: windows "N/span" separated by commas, each allowing N sends in any span `+
 			`(s, m, h or a Go duration such as 6s or 100ms); "off" disables.`,
-			windowsVar(&w.Limits.Bot)),
-		config.NewSpec(EnvLimitPrivate, windowsOf(ratelimit.DefaultPrivate).String(), "Sends to one private chat (windows, as for "+EnvLimitBot+").", windowsVar(&w.Limits.Private)),
+			windowsVar(&l.Bot)),
+		config.NewSpec(EnvLimitPrivate, windowsOf(ratelimit.DefaultPrivate).String(), "Sends to one private chat (windows, as for "+EnvLimitBot+").", windowsVar(&l.Private)),
 		config.NewSpec(EnvLimitGroup, windowsOf(ratelimit.DefaultGroup).String(), "Sends to one group, supergroup or channel; all windows must hold (the default allows 1 in any second and 20 in any minute).",
-			windowsVar(&w.Limits.Group)),
+			windowsVar(&l.Group)),
 		config.NewSpec(EnvPriorityQueues, strings.Join(defaultPriorityQueues, ","), "Queues whose messages take the earliest bot-wide slot reserved for another chat's message (chat limits and the bot limit still hold).",
-			queueNamesVar(&w.Limits.PriorityQueues)),
+			queueNamesVar(&l.PriorityQueues)),
 		config.NewSpec(EnvLimitPriority, defaultLimitPriority.String(), `How many priority-queue messages per window may take another message's reserved slot ("off" disables the priority).`,
-			windowsVar(&w.Limits.Priority)),
+			windowsVar(&l.Priority)),
 		config.NewSpec(EnvLimitQueues, "", `Per-queue limits as NAME=LIMIT pairs, e.g. "default=20/s,low=5/s"; join one queue's windows with "+" ("default=20/s+100/m").`,
-			queueLimitsVar(&w.Limits.Queues)),
+			queueLimitsVar(&l.Queues)),
 		config.NewSpec(EnvLimitGuard, config.FmtDur(ratelimit.DefaultGuard), "Added to every window, so that sends N apart are at least the window plus this much apart by Redis' clock; absorbs dispatch and network jitter.",
-			config.DurationVar(&w.Limits.Guard)),
+			config.DurationVar(&l.Guard)),
 		config.NewSpec(EnvPauseBotMax, config.FmtDur(ratelimit.DefaultBotPauseMax), `Longest bot-wide pause one 429 causes; Telegram's 429 does not say whether the chat or the whole bot is flooded. "off" or a negative value: a 429 pauses only its chat.`,
-			config.PauseVar(&w.Limits.BotPauseMax)),
-		config.NewSpec(EnvDigestGracePeriod, config.FmtDur(digest.DefaultGracePeriod), "A chat's coalescible messages are sent as a digest once none arrived for this long (whole seconds).",
-			config.DurationVar(&w.Digest.GracePeriod)),
-		config.NewSpec(EnvDigestMaxDelay, config.FmtDur(digest.DefaultMaxDelay), "A chat's oldest coalescible message waits at most about this long for its digest (whole seconds).",
-			config.DurationVar(&w.Digest.MaxDelay)),
-		config.NewSpec(EnvDigestMaxSize, strconv.Itoa(digest.DefaultMaxSize), "Most messages in one digest; a chat with this many waiting is flushed at once.",
-			config.IntVar(&w.Digest.MaxSize)),
-		config.NewSpec(EnvDigestMaxMessages, strconv.Itoa(digest.DefaultMaxMessages), "Most Telegram messages one digest is rendered into; items that do not fit go into the next digest.",
-			config.IntVar(&w.Digest.MaxMessages)),
-		config.NewSpec(EnvDigestReclaimAfter, config.FmtDur(digest.DefaultReclaimAfter), "Age at which a digest aggregation left behind by a crashed worker is given back to its chat's queue.",
-			config.DurationVar(&w.Digest.ReclaimAfter)),
-	), updatesSpecs(&w.Updates)...)
+			config.PauseVar(&l.BotPauseMax)),
+	}
 }

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/digest"
+	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/internal/worker"
 )
 
 // envOf turns a map into a getenv function.
@@ -28,7 +31,7 @@ func TestLoadWorkerDefaults(t *testing.T) {
 	want := Worker{
 		Redis:    Redis{URL: "redis://127.0.0.1:6379/0", WaitTimeout: time.Second},
 		Log:      config.Log{Level: slog.LevelInfo, Format: "auto"},
-		Telegram: Telegram{APIURL: "https://api.telegram.org", Timeout: 15 * time.Second, RetryAfterUnit: time.Second},
+		Telegram: Telegram{APIURL: "https://api.telegram.org", Timeout: 15 * time.Second},
 		Bots:     []string{"default"},
 		Limits: Limits{
 			Bot:     Windows{{30, time.Second}},
@@ -40,18 +43,24 @@ func TestLoadWorkerDefaults(t *testing.T) {
 			Guard:          20 * time.Millisecond,
 			BotPauseMax:    10 * time.Second,
 		},
-		Concurrency:        64,
-		Waiters:            256,
-		WaitLong:           2 * time.Minute,
-		Queues:             map[string]int{"critical": 6, "default": 3, "low": 1},
-		ShutdownTimeout:    25 * time.Second,
-		BackoffBase:        2 * time.Second,
-		BackoffCap:         10 * time.Minute,
-		SentRetention:      168 * time.Hour,
-		LeaseRecoveryAfter: 15 * time.Second,
-		Listen:             "127.0.0.1:9091",
-		Digest: Digest{GracePeriod: 10 * time.Second, MaxDelay: 30 * time.Second, MaxSize: 100, MaxMessages: 3,
-			ReclaimAfter: 30 * time.Second},
+		Worker: worker.Config{
+			RetryAfterUnit:     time.Second,
+			Concurrency:        64,
+			Waiters:            256,
+			WaitLong:           2 * time.Minute,
+			Queues:             map[string]int{"critical": 6, "default": 3, "low": 1},
+			ShutdownTimeout:    25 * time.Second,
+			BackoffBase:        2 * time.Second,
+			BackoffCap:         10 * time.Minute,
+			SentRetention:      168 * time.Hour,
+			LeaseRecoveryAfter: 15 * time.Second,
+			Digest: digest.Config{GracePeriod: 10 * time.Second, MaxDelay: 30 * time.Second, MaxSize: 100, MaxMessages: 3,
+				ReclaimAfter: 30 * time.Second, ClaimTTL: 7 * 24 * time.Hour, MessageLimit: 4096},
+			// Not settings: filled by worker.Config's defaults.
+			Limits: ratelimit.Config{}.WithDefaults(),
+			Logger: slog.Default(),
+		},
+		Listen: "127.0.0.1:9091",
 	}
 	if !reflect.DeepEqual(w, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", w, want)
@@ -121,7 +130,7 @@ func TestLoadWorkerEnv(t *testing.T) {
 	want := Worker{
 		Redis:     Redis{URL: "rediss://:pw@cache:6380/2", WaitReplicas: 2, WaitTimeout: 250 * time.Millisecond},
 		Log:       config.Log{Level: slog.LevelDebug, Format: "json"},
-		Telegram:  Telegram{Token: "123:abc", APIURL: "http://127.0.0.1:8081", Timeout: 3 * time.Second, RetryAfterUnit: 100 * time.Millisecond},
+		Telegram:  Telegram{Token: "123:abc", APIURL: "http://127.0.0.1:8081", Timeout: 3 * time.Second},
 		Bots:      []string{"default", "pages"},
 		BotTokens: map[string]BotToken{"pages": {Token: "456:def"}},
 		Limits: Limits{
@@ -138,19 +147,24 @@ func TestLoadWorkerEnv(t *testing.T) {
 			Guard:          5 * time.Millisecond,
 			BotPauseMax:    -1,
 		},
-		Concurrency:        8,
-		Waiters:            -1,
-		WaitLong:           30 * time.Second,
-		Queues:             map[string]int{"alerts": 5, "bulk_low": 1},
-		StrictPriority:     true,
-		ShutdownTimeout:    5 * time.Second,
-		BackoffBase:        time.Second,
-		BackoffCap:         time.Minute,
-		SentRetention:      48 * time.Hour,
-		LeaseRecoveryAfter: 20 * time.Second,
-		Listen:             "127.0.0.1:0",
-		Digest: Digest{GracePeriod: 5 * time.Second, MaxDelay: 20 * time.Second, MaxSize: 50, MaxMessages: 2,
-			ReclaimAfter: 10 * time.Second},
+		Worker: worker.Config{
+			RetryAfterUnit:     100 * time.Millisecond,
+			Concurrency:        8,
+			Waiters:            -1,
+			WaitLong:           30 * time.Second,
+			Queues:             map[string]int{"alerts": 5, "bulk_low": 1},
+			StrictPriority:     true,
+			ShutdownTimeout:    5 * time.Second,
+			BackoffBase:        time.Second,
+			BackoffCap:         time.Minute,
+			SentRetention:      48 * time.Hour,
+			LeaseRecoveryAfter: 20 * time.Second,
+			Digest: digest.Config{GracePeriod: 5 * time.Second, MaxDelay: 20 * time.Second, MaxSize: 50, MaxMessages: 2,
+				ReclaimAfter: 10 * time.Second, ClaimTTL: 7 * 24 * time.Hour, MessageLimit: 4096},
+			Limits: ratelimit.Config{}.WithDefaults(),
+			Logger: slog.Default(),
+		},
+		Listen:  "127.0.0.1:0",
 		Updates: Updates{WebhookURL: "https://herald.example.com", WebhookSecret: "s3cret_token"},
 	}
 	if !reflect.DeepEqual(w, want) {
@@ -167,19 +181,19 @@ func TestLoadWorkerPrecedence(t *testing.T) {
 		check func(Worker) bool
 	}{
 		{"env over default", map[string]string{"HERALD_CONCURRENCY": "8"}, nil,
-			func(w Worker) bool { return w.Concurrency == 8 }},
+			func(w Worker) bool { return w.Worker.Concurrency == 8 }},
 		{"flag over env", map[string]string{"HERALD_CONCURRENCY": "8"}, []string{"-concurrency", "16"},
-			func(w Worker) bool { return w.Concurrency == 16 }},
+			func(w Worker) bool { return w.Worker.Concurrency == 16 }},
 		{"flag with double dash and =", nil, []string{"--concurrency=3"},
-			func(w Worker) bool { return w.Concurrency == 3 }},
+			func(w Worker) bool { return w.Worker.Concurrency == 3 }},
 		{"flag overrides a broken env value", map[string]string{"HERALD_CONCURRENCY": "many"}, []string{"-concurrency=2"},
-			func(w Worker) bool { return w.Concurrency == 2 }},
+			func(w Worker) bool { return w.Worker.Concurrency == 2 }},
 		{"flag map replaces env map", map[string]string{"HERALD_QUEUES": "a=1,b=2"}, []string{"-queues", "c=3"},
-			func(w Worker) bool { return reflect.DeepEqual(w.Queues, map[string]int{"c": 3}) }},
+			func(w Worker) bool { return reflect.DeepEqual(w.Worker.Queues, map[string]int{"c": 3}) }},
 		{"bool flag without value", map[string]string{"HERALD_STRICT_PRIORITY": "false"}, []string{"-strict-priority"},
-			func(w Worker) bool { return w.StrictPriority }},
+			func(w Worker) bool { return w.Worker.StrictPriority }},
 		{"bool flag false over env true", map[string]string{"HERALD_STRICT_PRIORITY": "1"}, []string{"-strict-priority=false"},
-			func(w Worker) bool { return !w.StrictPriority }},
+			func(w Worker) bool { return !w.Worker.StrictPriority }},
 		{"env off disables listen", map[string]string{"HERALD_WORKER_LISTEN": "off"}, nil,
 			func(w Worker) bool { return w.Listen == "" }},
 		{"empty flag disables listen", nil, []string{"-worker-listen="},
@@ -211,7 +225,7 @@ func TestLoadWorkerPrecedence(t *testing.T) {
 		{"whitespace trimmed", map[string]string{"TELEGRAM_BOT_TOKEN": " 1:x\n", "LOG_LEVEL": " WARN "}, nil,
 			func(w Worker) bool { return w.Telegram.Token == "1:x" && w.Log.Level == slog.LevelWarn }},
 		{"blank env counts as unset", map[string]string{"HERALD_CONCURRENCY": "  "}, nil,
-			func(w Worker) bool { return w.Concurrency == 64 }},
+			func(w Worker) bool { return w.Worker.Concurrency == 64 }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -324,8 +338,8 @@ func TestLoadWorkerArgs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.Concurrency != 2 || !reflect.DeepEqual(rest, []string{"extra", "-x"}) {
-		t.Fatalf("got %d %q", w.Concurrency, rest)
+	if w.Worker.Concurrency != 2 || !reflect.DeepEqual(rest, []string{"extra", "-x"}) {
+		t.Fatalf("got %d %q", w.Worker.Concurrency, rest)
 	}
 }
 
@@ -337,29 +351,29 @@ func TestWorkerValidate(t *testing.T) {
 		mutate func(*Worker)
 		want   string
 	}{
-		{"concurrency", func(w *Worker) { w.Concurrency = 0 },
+		{"concurrency", func(w *Worker) { w.Worker.Concurrency = 0 },
 			"HERALD_CONCURRENCY (-concurrency) must be >= 1, got 0"},
-		{"no queues", func(w *Worker) { w.Queues = map[string]int{} },
+		{"no queues", func(w *Worker) { w.Worker.Queues = map[string]int{} },
 			"HERALD_QUEUES (-queues) must name at least one queue"},
-		{"queue name", func(w *Worker) { w.Queues = map[string]int{"Critical": 1} },
+		{"queue name", func(w *Worker) { w.Worker.Queues = map[string]int{"Critical": 1} },
 			`HERALD_QUEUES (-queues) has queue name "Critical"; names may only use a-z, 0-9, _ and -`},
-		{"queue priority", func(w *Worker) { w.Queues = map[string]int{"low": 0} },
+		{"queue priority", func(w *Worker) { w.Worker.Queues = map[string]int{"low": 0} },
 			`HERALD_QUEUES (-queues) gives queue "low" priority 0; priorities must be >= 1`},
-		{"shutdown", func(w *Worker) { w.ShutdownTimeout = -time.Second },
+		{"shutdown", func(w *Worker) { w.Worker.ShutdownTimeout = -time.Second },
 			"HERALD_SHUTDOWN_TIMEOUT (-shutdown-timeout) must be > 0"},
-		{"backoff base", func(w *Worker) { w.BackoffBase = -1 },
+		{"backoff base", func(w *Worker) { w.Worker.BackoffBase = -1 },
 			"HERALD_BACKOFF_BASE (-backoff-base) must be > 0"},
-		{"backoff cap", func(w *Worker) { w.BackoffCap = -1 },
+		{"backoff cap", func(w *Worker) { w.Worker.BackoffCap = -1 },
 			"HERALD_BACKOFF_CAP (-backoff-cap) must be > 0"},
-		{"backoff order", func(w *Worker) { w.BackoffBase = time.Hour },
+		{"backoff order", func(w *Worker) { w.Worker.BackoffBase = time.Hour },
 			"HERALD_BACKOFF_BASE (-backoff-base) is 1h, above HERALD_BACKOFF_CAP (-backoff-cap) which is 10m; lower the base or raise the cap"},
-		{"retention", func(w *Worker) { w.SentRetention = time.Millisecond },
+		{"retention", func(w *Worker) { w.Worker.SentRetention = time.Millisecond },
 			"HERALD_SENT_RETENTION (-sent-retention) must be at least 1s"},
 		{"priority queue unknown", func(w *Worker) { w.Limits.PriorityQueues = []string{"urgent"} },
 			"HERALD_PRIORITY_QUEUES (-priority-queues) names queue \"urgent\""},
-		{"lease recovery too soon", func(w *Worker) { w.LeaseRecoveryAfter = 5 * time.Second },
+		{"lease recovery too soon", func(w *Worker) { w.Worker.LeaseRecoveryAfter = 5 * time.Second },
 			"HERALD_LEASE_RECOVERY_AFTER (-lease-recovery-after) must be between 10s and 29s"},
-		{"lease recovery past asynq's lease", func(w *Worker) { w.LeaseRecoveryAfter = 30 * time.Second },
+		{"lease recovery past asynq's lease", func(w *Worker) { w.Worker.LeaseRecoveryAfter = 30 * time.Second },
 			"HERALD_LEASE_RECOVERY_AFTER (-lease-recovery-after) must be between 10s and 29s"},
 		{"listen", func(w *Worker) { w.Listen = "9091" },
 			`HERALD_WORKER_LISTEN (-worker-listen) must be host:port such as ":9091"`},
@@ -397,17 +411,17 @@ func TestWorkerValidate(t *testing.T) {
 			"REDIS_URL (-redis-url) \"memcached://x\" has unsupported scheme \"memcached\"; accepted schemes are redis://, rediss://, redis-sentinel://, redis-cluster://, rediss-cluster:// and redis-socket://"},
 		{"log format", func(w *Worker) { w.Log.Format = "xml" },
 			`LOG_FORMAT (-log-format) must be json, text or auto, got "xml"`},
-		{"digest grace below asynq's second", func(w *Worker) { w.Digest.GracePeriod = 500 * time.Millisecond },
+		{"digest grace below asynq's second", func(w *Worker) { w.Worker.Digest.GracePeriod = 500 * time.Millisecond },
 			"HERALD_DIGEST_GRACE_PERIOD (-digest-grace-period) must be a whole number of seconds, at least 1s"},
-		{"digest max delay fraction", func(w *Worker) { w.Digest.MaxDelay = 30500 * time.Millisecond },
+		{"digest max delay fraction", func(w *Worker) { w.Worker.Digest.MaxDelay = 30500 * time.Millisecond },
 			"HERALD_DIGEST_MAX_DELAY (-digest-max-delay) must be a whole number of seconds"},
-		{"digest max delay below grace", func(w *Worker) { w.Digest.MaxDelay = 5 * time.Second },
+		{"digest max delay below grace", func(w *Worker) { w.Worker.Digest.MaxDelay = 5 * time.Second },
 			"HERALD_DIGEST_MAX_DELAY (-digest-max-delay) is 5s, below HERALD_DIGEST_GRACE_PERIOD (-digest-grace-period) which is 10s"},
-		{"digest size", func(w *Worker) { w.Digest.MaxSize = 5000 },
+		{"digest size", func(w *Worker) { w.Worker.Digest.MaxSize = 5000 },
 			"HERALD_DIGEST_MAX_SIZE (-digest-max-size) must be between 1 and 1000, got 5000"},
-		{"digest messages", func(w *Worker) { w.Digest.MaxMessages = -1 },
+		{"digest messages", func(w *Worker) { w.Worker.Digest.MaxMessages = -1 },
 			"HERALD_DIGEST_MAX_MESSAGES (-digest-max-messages) must be between 1 and 10, got -1"},
-		{"digest reclaim after asynq", func(w *Worker) { w.Digest.ReclaimAfter = 3 * time.Minute },
+		{"digest reclaim after asynq", func(w *Worker) { w.Worker.Digest.ReclaimAfter = 3 * time.Minute },
 			"HERALD_DIGEST_RECLAIM_AFTER (-digest-reclaim-after) must be at least 1s and below 2m"},
 	}
 	for _, tc := range tests {
@@ -453,8 +467,8 @@ func checkFieldErrors(t *testing.T, err error) {
 func TestWorkerValidateReportsEverything(t *testing.T) {
 	t.Parallel()
 	w := Worker{}.WithDefaults()
-	w.Concurrency = -1
-	w.BackoffBase = time.Hour
+	w.Worker.Concurrency = -1
+	w.Worker.BackoffBase = time.Hour
 	w.Limits.Bot = Windows{{0, time.Second}}
 	err := w.Validate()
 	j, ok := err.(interface{ Unwrap() []error })

@@ -17,6 +17,7 @@ import (
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/telegramfake"
+	"github.com/herald-dev/herald/internal/worker"
 	"github.com/herald-dev/herald/test/redistest"
 )
 
@@ -94,9 +95,9 @@ func seed(t *testing.T) *stack {
 func runWorkerUntilArchived(ctx context.Context, t *testing.T, s *stack, apiURL string, res jobs.Result) *asynq.TaskInfo {
 	t.Helper()
 	wcfg := settings.Worker{
-		Redis:       settings.Redis{URL: s.redis.URL()},
-		Telegram:    settings.Telegram{Token: botToken, APIURL: apiURL},
-		Concurrency: 2,
+		Redis:    settings.Redis{URL: s.redis.URL()},
+		Telegram: settings.Telegram{Token: botToken, APIURL: apiURL},
+		Worker:   worker.Config{Concurrency: 2},
 	}.WithDefaults()
 	wcfg.Listen = ""
 	bots, err := app.NewSenders(wcfg)

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/broker"
+	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/jobs"
@@ -52,7 +53,7 @@ type Config struct {
 	// Waiters is how many more tasks may wait for their send slot in this
 	// process, for up to WaitLong, instead of going back to Redis until the
 	// slot comes (a round trip through asynq's retry set and a second
-	// dequeue). Each waiter is a sleeping goroutine. Default 256; negative:
+	// dequeue). Each waiter is a sleeping goroutine. Default 256; -1:
 	// none.
 	Waiters int
 	// WaitLong is the longest wait a waiter sleeps through. Default 2m.
@@ -94,9 +95,10 @@ type Config struct {
 	Registerer prometheus.Registerer
 }
 
-// WithDefaults returns the config with zero fields set to their defaults.
-// The server's settings (ShutdownTimeout, MaxIdle, LeaseRecoveryAfter,
-// LeaseSweepInterval) take their defaults from broker.ServerConfig.
+// WithDefaults returns the config with zero fields set to their defaults,
+// the server's settings (ShutdownTimeout, LeaseRecoveryAfter) from
+// broker's; MaxIdle and LeaseSweepInterval are left to
+// broker.ServerConfig.
 func (c Config) WithDefaults() Config {
 	if len(c.Queues) == 0 {
 		c.Queues = jobs.DefaultQueueWeights()
@@ -104,12 +106,17 @@ func (c Config) WithDefaults() Config {
 	if c.Waiters == 0 {
 		c.Waiters = DefaultWaiters
 	}
-	c.Waiters = max(c.Waiters, 0)
 	if c.WaitLong == 0 {
 		c.WaitLong = DefaultWaitLong
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = DefaultConcurrency
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = broker.DefaultShutdownTimeout
+	}
+	if c.LeaseRecoveryAfter == 0 {
+		c.LeaseRecoveryAfter = broker.DefaultLeaseRecoveryAfter
 	}
 	if c.BackoffBase == 0 {
 		c.BackoffBase = DefaultBackoffBase
@@ -117,7 +124,7 @@ func (c Config) WithDefaults() Config {
 	if c.BackoffCap == 0 {
 		c.BackoffCap = DefaultBackoffCap
 	}
-	if c.RetryAfterUnit <= 0 {
+	if c.RetryAfterUnit == 0 {
 		c.RetryAfterUnit = DefaultRetryAfterUnit
 	}
 	if c.SentRetention == 0 {
@@ -131,8 +138,11 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Defaults of Config. The worker's settings (internal/config) fill and
-// document theirs from these, so a change here is a change everywhere.
+// waiterPlaces is how many tasks may wait in memory: Waiters, with -1 (or
+// any negative value) for none.
+func (c Config) waiterPlaces() int { return max(c.Waiters, 0) }
+
+// Defaults of Config, which its settings (Specs) document.
 const (
 	DefaultConcurrency   = 64
 	DefaultWaiters       = 256
@@ -152,7 +162,7 @@ func (c Config) server(m *Metrics) broker.ServerConfig {
 	return broker.ServerConfig{
 		Queues:             c.Queues,
 		StrictPriority:     c.StrictPriority,
-		Concurrency:        c.Concurrency + c.Waiters,
+		Concurrency:        c.Concurrency + c.waiterPlaces(),
 		ShutdownTimeout:    c.ShutdownTimeout,
 		MaxIdle:            c.MaxIdle,
 		LeaseRecoveryAfter: c.LeaseRecoveryAfter,
@@ -186,11 +196,10 @@ func (c Config) validate() error {
 			errs = append(errs, fmt.Errorf("worker: Config.Bots[%q] is nil", name))
 		}
 	}
-	if c.Concurrency < 1 {
-		errs = append(errs, fmt.Errorf("worker: Config.Concurrency must be >= 1, got %d", c.Concurrency))
-	}
-	if c.BackoffBase > c.BackoffCap {
-		errs = append(errs, fmt.Errorf("worker: Config.BackoffBase (%v) must not exceed BackoffCap (%v)", c.BackoffBase, c.BackoffCap))
+	var p config.Problems
+	c.Check(&p)
+	if err := p.Err(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.Digest.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("worker: Config.Digest: %w", err))
@@ -243,7 +252,7 @@ func New(cfg Config) (*Worker, error) {
 		backoffBase: cfg.BackoffBase, backoffCap: cfg.BackoffCap, sentRetention: cfg.SentRetention,
 		retryAfterUnit: cfg.RetryAfterUnit,
 		recordWindow:   srvCfg.RecoveryWindow(),
-		waiters:        make(chan struct{}, cfg.Waiters), waitLong: cfg.WaitLong, stopping: make(chan struct{}),
+		waiters:        make(chan struct{}, cfg.waiterPlaces()), waitLong: cfg.WaitLong, stopping: make(chan struct{}),
 	}
 	metrics.initBots(cfg.BotNames())
 	for name, s := range cfg.senders() {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/herald-dev/herald/internal/settings"
+	"github.com/herald-dev/herald/internal/worker"
 )
 
 func TestComposeServicesAndProfiles(t *testing.T) {
@@ -201,12 +202,12 @@ func TestWorkerStopGraceExceedsShutdownTimeout(t *testing.T) {
 	}
 	if w.StopGracePeriod == nil {
 		t.Fatalf("worker has no stop_grace_period; Docker's 10s default is below %s=%s",
-			settings.EnvShutdownTimeout, cfg.ShutdownTimeout)
+			worker.EnvShutdownTimeout, cfg.Worker.ShutdownTimeout)
 	}
 	grace := time.Duration(*w.StopGracePeriod)
-	if grace <= cfg.ShutdownTimeout {
+	if grace <= cfg.Worker.ShutdownTimeout {
 		t.Errorf("worker stop_grace_period %s must exceed %s=%s, or Docker kills workers mid-send",
-			grace, settings.EnvShutdownTimeout, cfg.ShutdownTimeout)
+			grace, worker.EnvShutdownTimeout, cfg.Worker.ShutdownTimeout)
 	}
 	if s := w.StopSignal; s != "" && s != "SIGTERM" {
 		t.Errorf("worker stop_signal = %q; the worker drains on SIGTERM", s)

@@ -31,7 +31,7 @@ func TestComposeDocMatchesTheComposeFile(t *testing.T) {
 		grace = time.Duration(*w.StopGracePeriod)
 	}
 	want := []string{
-		"`HERALD_SHUTDOWN_TIMEOUT` (" + seconds(cfg.ShutdownTimeout) + ")",
+		"`HERALD_SHUTDOWN_TIMEOUT` (" + seconds(cfg.Worker.ShutdownTimeout) + ")",
 		"`stop_grace_period` (" + seconds(grace) + ")",
 		"--scale " + svcWorker + "=",
 		"--profile monitoring",
