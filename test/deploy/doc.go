@@ -15,6 +15,8 @@
 // read, that no secret is written into a committed file, that each
 // container mounts only its own secrets (the bot token only in the workers,
 // the API and admin tokens only in the producer), that the tokens file
-// recipe of docs/COMPOSE.md works, and that Prometheus scrapes the ports the
-// binaries listen on.
+// recipe of docs/COMPOSE.md works, that Prometheus scrapes the ports the
+// binaries listen on, and that every key of every compose file has a row in
+// the Requirements table of docs/COMPOSE.md, whose newest release is the
+// minimum Compose version that doc and the README state.
 package deploy
