@@ -155,6 +155,7 @@ type foTally struct {
 	Lost, Duplicates     int
 	Forgotten            int // acknowledged keys a repeat did not recognise
 	LostKeys             []string
+	DuplicateKeys        []string // the first few duplicated messages and when each delivery came
 	AcceptingAgain       time.Duration
 	DeliveringAgain      time.Duration // first delivery of a message first posted after the kill
 	FirstDeliveryAfter   time.Duration // first delivery of anything after the kill
@@ -183,6 +184,7 @@ func foCount(results []foResult, delivered []telegramfake.Message, killedAt time
 	var t foTally
 	seen := map[string]int{}
 	firstSeen := map[string]time.Time{}
+	seenAt := map[string][]string{}
 	for _, d := range delivered {
 		plain, err := markup.Plain(d.Text, markup.Mode(d.ParseMode))
 		if err != nil {
@@ -191,6 +193,7 @@ func foCount(results []foResult, delivered []telegramfake.Message, killedAt time
 		for _, r := range results {
 			if n := strings.Count(plain, r.Msg.Text); n > 0 {
 				seen[r.Msg.Text] += n
+				seenAt[r.Msg.Text] = append(seenAt[r.Msg.Text], fmt.Sprintf("%v (%d chars)", d.At.Sub(killedAt).Round(time.Millisecond), len(plain)))
 				if _, ok := firstSeen[r.Msg.Text]; !ok {
 					firstSeen[r.Msg.Text] = d.At
 				}
@@ -229,6 +232,10 @@ func foCount(results []foResult, delivered []telegramfake.Message, killedAt time
 			}
 		default:
 			t.Duplicates += n - 1
+			if n > 1 && len(t.DuplicateKeys) < 5 {
+				t.DuplicateKeys = append(t.DuplicateKeys, fmt.Sprintf("%s (queue %q, coalesce %v) delivered at %s after the kill",
+					r.Msg.Key, r.Msg.Queue, r.Msg.Coalesce, strings.Join(seenAt[r.Msg.Text], ", ")))
+			}
 		}
 		if at, ok := firstSeen[r.Msg.Text]; ok {
 			t.LastDelivery = max(t.LastDelivery, at.Sub(killedAt))
@@ -475,7 +482,8 @@ func TestSentinelFailoverKeepsAcknowledgedMessages(t *testing.T) {
 		tally.LastDelivery.Round(time.Millisecond))
 	tally.requireNothingLost(t)
 	if tally.Duplicates > inFlight {
-		t.Errorf("%d duplicates, more than the %d tasks active at the pause: the workers sent while the replica did not confirm", tally.Duplicates, inFlight)
+		t.Errorf("%d duplicates, more than the %d tasks active at the pause: the workers sent while the replica did not confirm; e.g. %v",
+			tally.Duplicates, inFlight, tally.DuplicateKeys)
 	}
 	if tally.Refused == 0 {
 		t.Error("no request was answered 503: the lagging replica and the kill went unnoticed, the scenario tested nothing")
