@@ -368,8 +368,14 @@ func (h *Handler) resplit(ctx context.Context, r *run, d *delivery, a action) er
 	return nil
 }
 
-// finish ends the attempt with a retry after backoff or an archive.
+// finish ends the attempt with a retry after backoff or an archive. A
+// replication barrier that failed (notReplicated) is neither: nothing was
+// sent, and the task is handed back without spending its retry budget.
 func (h *Handler) finish(ctx context.Context, r *run, a action) error {
+	var nr notReplicated
+	if errors.As(a.err, &nr) {
+		return h.replicasBehind(r, nr)
+	}
 	if a.kind == actArchive {
 		return h.archive(ctx, r, a.reason, a.err)
 	}
@@ -471,11 +477,11 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 		return due.Add(late)
 	}
 	for {
-		// The slot is a time on Redis' clock, taken between asked and the
-		// reply; lateness is measured from asked, which never understates
-		// it, while sleeps start at the reply, which never sends early.
-		asked := time.Now()
-		dc, err := lim.Acquire(ctx, ask)
+		// The slot is a time on Redis' clock, taken between asked (after
+		// the replication barrier) and the reply; lateness is measured from
+		// asked, which never understates it, while sleeps start at the
+		// reply, which never sends early.
+		asked, dc, err := h.acquire(ctx, r, ask)
 		if err != nil {
 			return "", turn{}, h.finish(ctx, r, decide(storeError{err}, r.situation()))
 		}
@@ -501,11 +507,7 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 		if err := h.sleep(ctx, dc.Wait); err != nil {
 			// The task goes back to Redis, keeping the reservation it held
 			// in memory, for the rest of the fleet.
-			hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			if herr := lim.Hold(hctx, id, dc.Resume); herr != nil {
-				r.log.Warn("could not keep the reserved slot; the task will take a new one", "error", herr)
-			}
-			cancel()
+			h.hold(ctx, r, dc.Resume)
 			if errors.Is(err, errStopping) {
 				return "", turn{}, h.deferTask(queue, max(time.Until(due), 0))
 			}
@@ -515,7 +517,7 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 			// The slot was handed out ahead: use it unless it moved (a 429
 			// pause, a priority message) or the wake-up came later than half
 			// the guard (the other half covers the trip to Telegram).
-			ok, err := lim.Confirm(ctx, chat, dc)
+			ok, err := h.confirm(ctx, r, chat, dc)
 			if err != nil {
 				return "", turn{}, h.finish(ctx, r, decide(storeError{err}, r.situation()))
 			}
