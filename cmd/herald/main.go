@@ -28,6 +28,7 @@ import (
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/local"
 	"github.com/herald-dev/herald/internal/settings"
+	"github.com/herald-dev/herald/internal/telegram"
 )
 
 func main() {
@@ -52,7 +53,7 @@ func main() {
 		Bots:           bots,
 		TelegramToken:  os.Getenv(settings.EnvTelegramToken),
 		BotTokens:      botTokens(bots, os.Getenv),
-		TelegramAPIURL: os.Getenv(settings.EnvTelegramAPIURL),
+		TelegramAPIURL: os.Getenv(telegram.EnvAPIURL),
 		Out:            os.Stdout,
 		Logger:         log,
 	})

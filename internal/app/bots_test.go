@@ -133,7 +133,7 @@ func TestCheckWorkerChecksEveryBotsToken(t *testing.T) {
 	}
 
 	// A fake or self-hosted Bot API takes any token.
-	cfg.Telegram.APIURL = "http://127.0.0.1:8081"
+	cfg.Telegram.Client.APIURL = "http://127.0.0.1:8081"
 	if err := CheckWorker(cfg); err != nil {
 		t.Errorf("against another Bot API: %v", err)
 	}

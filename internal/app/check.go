@@ -7,6 +7,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/settings"
+	"github.com/herald-dev/herald/internal/telegram"
 )
 
 // CheckProducer reports whether `producer serve` would start with cfg as far
@@ -50,7 +51,7 @@ func CheckWorker(cfg settings.Worker) error {
 	if _, err := NewSenders(cfg); err != nil {
 		return err
 	}
-	if strings.TrimRight(cfg.Telegram.APIURL, "/") != settings.DefaultTelegramAPIURL {
+	if strings.TrimRight(cfg.Telegram.Client.APIURL, "/") != telegram.DefaultAPIURL {
 		return nil
 	}
 	var errs []error

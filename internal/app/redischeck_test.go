@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/settings"
+	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/test/redistest"
 )
 
@@ -37,7 +38,7 @@ func TestBadRedisPasswordFailsFast(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "REDIS_URL") || strings.Contains(err.Error(), "wrong-password") {
 			t.Errorf("RunProducer with %s: %v, want an error naming REDIS_URL without the password", pcfg.Redis.Redacted(), err)
 		}
-		wcfg := settings.Worker{Redis: settings.Redis{URL: url}, Telegram: settings.Telegram{Token: "1:x", APIURL: "http://127.0.0.1:1"}}.WithDefaults()
+		wcfg := settings.Worker{Redis: settings.Redis{URL: url}, Telegram: settings.Telegram{Token: "1:x", Client: telegram.Config{APIURL: "http://127.0.0.1:1"}}}.WithDefaults()
 		wcfg.Listen = ""
 		if err := RunWorker(ctx, wcfg, log); err == nil || !strings.Contains(err.Error(), "REDIS_URL") {
 			t.Errorf("RunWorker with %s: %v, want an error naming REDIS_URL", wcfg.Redis.Redacted(), err)

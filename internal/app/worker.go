@@ -44,7 +44,9 @@ func NewSenders(cfg settings.Worker) (map[string]worker.Sender, error) {
 			errs = append(errs, missingToken(name, len(bots) > 1))
 			continue
 		}
-		c, err := telegram.New(telegram.Config{Token: token, APIURL: cfg.Telegram.APIURL, Timeout: cfg.Telegram.Timeout})
+		tc := cfg.Telegram.Client
+		tc.Token = token
+		c, err := telegram.New(tc)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("bot %q (%s): %w", name, tokenSource(cfg, name), err))
 			continue
@@ -153,7 +155,7 @@ func RunWorker(ctx context.Context, cfg settings.Worker, log *slog.Logger) error
 	if err != nil {
 		return err
 	}
-	log.Info("worker starting", "redis", cfg.Redis.Redacted(), "telegram_api", cfg.Telegram.APIURL,
+	log.Info("worker starting", "redis", cfg.Redis.Redacted(), "telegram_api", cfg.Telegram.Client.APIURL,
 		"bots", cfg.BotNames(), "concurrency", cfg.Worker.Concurrency, "queues", cfg.Worker.Queues)
 	httpCtx, stopHTTP := context.WithCancel(context.Background())
 	defer stopHTTP()

@@ -253,7 +253,7 @@ func startTelegram(o Options) (telegramAPI, error) {
 		t.apiURL = fake.URL()
 	}
 	if t.apiURL == "" {
-		t.apiURL = settings.DefaultTelegramAPIURL
+		t.apiURL = telegram.DefaultAPIURL
 	}
 	return t, nil
 }

@@ -2,30 +2,20 @@ package settings
 
 import (
 	"log/slog"
-	"net/url"
-	"strings"
-	"time"
 
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/telegram"
 )
 
-// Telegram environment variables.
+// The default bot's token variables (every other bot's are named after
+// it: BotTokenEnv).
 const (
 	EnvTelegramToken     = "TELEGRAM_BOT_TOKEN"
 	EnvTelegramTokenFile = "TELEGRAM_BOT_TOKEN_FILE"
-	EnvTelegramAPIURL    = "TELEGRAM_API_URL"
-	EnvTelegramTimeout   = "TELEGRAM_TIMEOUT"
 )
 
-// DefaultTelegramAPIURL is the Bot API the worker talks to unless told
-// otherwise: the telegram client's default, named here too because callers
-// compare a configured URL with it (a real token shape is only required
-// there). The timeout's default is the client's as well, and the
-// retry_after unit's is the worker's.
-const DefaultTelegramAPIURL = telegram.DefaultAPIURL
-
-// Telegram holds what the worker needs to reach the Bot API.
+// Telegram holds what the worker needs to reach the Bot API: the default
+// bot's token source and the client's settings.
 type Telegram struct {
 	// Token is the bot token (TELEGRAM_BOT_TOKEN). It may be empty when the
 	// worker runs against a fake Bot API.
@@ -33,20 +23,10 @@ type Telegram struct {
 	// TokenFile is a file holding the token (TELEGRAM_BOT_TOKEN_FILE); its
 	// content is trimmed. It cannot be combined with Token.
 	TokenFile string
-	// APIURL is the Bot API base URL (TELEGRAM_API_URL), without a trailing
-	// slash; default [telegram.DefaultAPIURL].
-	APIURL string
-	// Timeout bounds one Bot API request (TELEGRAM_TIMEOUT, default
-	// [telegram.DefaultTimeout]).
-	Timeout time.Duration
-}
-
-// Endpoint returns the API endpoint pattern for
-// tgbotapi.NewBotAPIWithAPIEndpoint: APIURL followed by "/bot%s/%s", where the
-// placeholders take the token and the method name. Any '%' already in
-// APIURL is escaped.
-func (t Telegram) Endpoint() string {
-	return strings.ReplaceAll(strings.TrimRight(t.APIURL, "/"), "%", "%%") + "/bot%s/%s"
+	// Client holds the Bot API URL and timeout, bound by
+	// telegram.Config.Specs; each bot's client is built from it with the
+	// bot's token.
+	Client telegram.Config
 }
 
 // String describes the settings with the token masked.
@@ -55,7 +35,7 @@ func (t Telegram) String() string {
 	if t.Token != "" {
 		tok = config.RedactedValue
 	}
-	return "{Token:" + tok + " TokenFile:" + t.TokenFile + " APIURL:" + t.APIURL + " Timeout:" + config.FmtDur(t.Timeout) + "}"
+	return "{Token:" + tok + " TokenFile:" + t.TokenFile + " APIURL:" + t.Client.APIURL + " Timeout:" + config.FmtDur(t.Client.Timeout) + "}"
 }
 
 // LogValue logs the settings with the token masked.
@@ -67,20 +47,14 @@ func (t Telegram) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("token", tok),
 		slog.String("token_file", t.TokenFile),
-		slog.String("api_url", t.APIURL),
-		slog.String("timeout", config.FmtDur(t.Timeout)),
+		slog.String("api_url", t.Client.APIURL),
+		slog.String("timeout", config.FmtDur(t.Client.Timeout)),
 	)
 }
 
-// withDefaults fills the API URL and the timeout from the client's
-// defaults.
+// withDefaults fills the client's defaults.
 func (t Telegram) withDefaults() Telegram {
-	if t.APIURL == "" {
-		t.APIURL = telegram.DefaultAPIURL
-	}
-	if t.Timeout == 0 {
-		t.Timeout = telegram.DefaultTimeout
-	}
+	t.Client = t.Client.WithDefaults()
 	return t
 }
 
@@ -89,31 +63,20 @@ func (t Telegram) token() (string, error) {
 	return config.SecretPair(t.Token, t.TokenFile, EnvTelegramToken, EnvTelegramTokenFile)
 }
 
-// validate checks token exclusivity and readability, the URL and the timeout.
+// validate checks token exclusivity and readability, and the client's
+// settings.
 func (t Telegram) validate(p *config.Problems) {
 	config.ValidateSecretPair(p, t.Token, t.TokenFile, EnvTelegramToken, EnvTelegramTokenFile)
-	u, err := url.Parse(t.APIURL)
-	switch {
-	case err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https"):
-		p.Add(EnvTelegramAPIURL, "must be an http:// or https:// URL such as %s, got %q", telegram.DefaultAPIURL, redactURL(t.APIURL))
-	case strings.Contains(u.Path, "/bot"):
-		// The path may hold the token; do not echo it.
-		p.Add(EnvTelegramAPIURL, "must be the base URL only (e.g. %s), without /bot<token>", telegram.DefaultAPIURL)
-	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
-		p.Add(EnvTelegramAPIURL, "must be a plain base URL without user, query or fragment, got %q", redactURL(t.APIURL))
-	}
-	p.Positive(EnvTelegramTimeout, t.Timeout, telegram.DefaultTimeout)
+	t.Client.Check(p)
 }
 
-// telegramSpecs binds the Bot API settings to t.
+// telegramSpecs binds the default bot's token and the Bot API settings to
+// t.
 func telegramSpecs(t *Telegram) []config.Spec {
-	return []config.Spec{
+	return append([]config.Spec{
 		config.SecretSpec(EnvTelegramToken, `Token of the bot "default" (see `+EnvBots+`). Prefer the _FILE variant.`,
 			config.StringVar(&t.Token)),
 		config.NewSpec(EnvTelegramTokenFile, "", "File holding the bot token (content trimmed); excludes "+EnvTelegramToken+".",
 			config.StringVar(&t.TokenFile)),
-		config.NewSpec(EnvTelegramAPIURL, telegram.DefaultAPIURL, "Bot API base URL, http:// or https://.",
-			config.BaseURLVar(&t.APIURL)),
-		config.NewSpec(EnvTelegramTimeout, config.FmtDur(telegram.DefaultTimeout), "Timeout of one Bot API request.", config.DurationVar(&t.Timeout)),
-	}
+	}, t.Client.Specs()...)
 }

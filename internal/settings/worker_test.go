@@ -14,6 +14,7 @@ import (
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/worker"
 )
 
@@ -31,7 +32,7 @@ func TestLoadWorkerDefaults(t *testing.T) {
 	want := Worker{
 		Redis:    Redis{URL: "redis://127.0.0.1:6379/0", WaitTimeout: time.Second},
 		Log:      config.Log{Level: slog.LevelInfo, Format: "auto"},
-		Telegram: Telegram{APIURL: "https://api.telegram.org", Timeout: 15 * time.Second},
+		Telegram: Telegram{Client: telegram.Config{APIURL: "https://api.telegram.org", Timeout: 15 * time.Second}},
 		Bots:     []string{"default"},
 		Limits: Limits{
 			Bot:     Windows{{30, time.Second}},
@@ -130,7 +131,7 @@ func TestLoadWorkerEnv(t *testing.T) {
 	want := Worker{
 		Redis:     Redis{URL: "rediss://:pw@cache:6380/2", WaitReplicas: 2, WaitTimeout: 250 * time.Millisecond},
 		Log:       config.Log{Level: slog.LevelDebug, Format: "json"},
-		Telegram:  Telegram{Token: "123:abc", APIURL: "http://127.0.0.1:8081", Timeout: 3 * time.Second},
+		Telegram:  Telegram{Token: "123:abc", Client: telegram.Config{APIURL: "http://127.0.0.1:8081", Timeout: 3 * time.Second}},
 		Bots:      []string{"default", "pages"},
 		BotTokens: map[string]BotToken{"pages": {Token: "456:def"}},
 		Limits: Limits{
@@ -399,13 +400,13 @@ func TestWorkerValidate(t *testing.T) {
 			`TELEGRAM_BOT_TOKEN_FILE (-telegram-bot-token-file) cannot read "` + filepath.Join(dir, "nope") + `": no such file or directory`},
 		{"telegram file is dir", func(w *Worker) { w.Telegram.TokenFile = dir },
 			`TELEGRAM_BOT_TOKEN_FILE (-telegram-bot-token-file) cannot read "` + dir + `"`},
-		{"telegram url scheme", func(w *Worker) { w.Telegram.APIURL = "ftp://api.telegram.org" },
+		{"telegram url scheme", func(w *Worker) { w.Telegram.Client.APIURL = "ftp://api.telegram.org" },
 			`TELEGRAM_API_URL (-telegram-api-url) must be an http:// or https:// URL`},
-		{"telegram url no host", func(w *Worker) { w.Telegram.APIURL = "api.telegram.org" },
+		{"telegram url no host", func(w *Worker) { w.Telegram.Client.APIURL = "api.telegram.org" },
 			`TELEGRAM_API_URL (-telegram-api-url) must be an http:// or https:// URL`},
-		{"telegram url query", func(w *Worker) { w.Telegram.APIURL = "https://api.telegram.org?x=1" },
+		{"telegram url query", func(w *Worker) { w.Telegram.Client.APIURL = "https://api.telegram.org?x=1" },
 			`TELEGRAM_API_URL (-telegram-api-url) must be a plain base URL`},
-		{"telegram timeout", func(w *Worker) { w.Telegram.Timeout = 0 },
+		{"telegram timeout", func(w *Worker) { w.Telegram.Client.Timeout = 0 },
 			"TELEGRAM_TIMEOUT (-telegram-timeout) must be > 0"},
 		{"redis scheme", func(w *Worker) { w.Redis.URL = "memcached://x" },
 			"REDIS_URL (-redis-url) \"memcached://x\" has unsupported scheme \"memcached\"; accepted schemes are redis://, rediss://, redis-sentinel://, redis-cluster://, rediss-cluster:// and redis-socket://"},
@@ -549,24 +550,10 @@ func TestWorkerToken(t *testing.T) {
 	}
 }
 
-func TestTelegramEndpoint(t *testing.T) {
-	t.Parallel()
-	tests := map[string]string{
-		"https://api.telegram.org": "https://api.telegram.org/bot%s/%s",
-		"http://127.0.0.1:8081/":   "http://127.0.0.1:8081/bot%s/%s",
-		"http://h/proxy%20path":    "http://h/proxy%%20path/bot%s/%s",
-	}
-	for in, want := range tests {
-		if got := (Telegram{APIURL: in}).Endpoint(); got != want {
-			t.Errorf("Endpoint(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestTelegramAPIURLWithTokenNotEchoed(t *testing.T) {
 	t.Parallel()
 	w := Worker{}.WithDefaults()
-	w.Telegram.APIURL = "https://api.telegram.org/bot123:SECRETTOKEN"
+	w.Telegram.Client.APIURL = "https://api.telegram.org/bot123:SECRETTOKEN"
 	err := w.Validate()
 	if err == nil || !strings.Contains(err.Error(), "without /bot<token>") {
 		t.Fatalf("err = %v", err)

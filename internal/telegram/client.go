@@ -38,14 +38,8 @@ func New(cfg Config) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	apiURL := DefaultAPIURL
-	if cfg.APIURL != "" {
-		apiURL, _ = parseAPIURL(cfg.APIURL) // validated above
-	}
-	timeout := cfg.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
+	cfg = cfg.WithDefaults()
+	apiURL, timeout := strings.TrimRight(cfg.APIURL, "/"), cfg.Timeout
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = defaultHTTPClient(timeout)

@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
+
+	"github.com/herald-dev/herald/internal/config"
 )
 
 // Defaults applied by New to zero Config fields.
@@ -49,13 +49,10 @@ func (c Config) validate() error {
 			return fmt.Errorf("telegram: Config.Token contains the character %q; a bot token has only letters, digits, ':', '_' and '-' (copy it again from @BotFather)", r)
 		}
 	}
-	if c.Timeout < 0 {
-		return fmt.Errorf("telegram: Config.Timeout is %s; use a positive duration, or 0 for the default %s", c.Timeout, DefaultTimeout)
-	}
-	if c.APIURL != "" {
-		if _, err := parseAPIURL(c.APIURL); err != nil {
-			return err
-		}
+	var p config.Problems
+	c.WithDefaults().Check(&p)
+	if err := p.Err(); err != nil {
+		return fmt.Errorf("telegram: %w", err)
 	}
 	return nil
 }
@@ -66,28 +63,6 @@ func (c Config) validate() error {
 func tokenRune(r rune) bool {
 	return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' ||
 		r == ':' || r == '_' || r == '-'
-}
-
-// parseAPIURL checks that raw is an absolute http or https URL without
-// query or fragment and returns it without trailing slashes.
-func parseAPIURL(raw string) (string, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", fmt.Errorf("telegram: Config.APIURL %q does not parse (%v); use a URL such as %s", raw, err, DefaultAPIURL)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("telegram: Config.APIURL %q must use http or https, for example %s", raw, DefaultAPIURL)
-	}
-	if u.Host == "" {
-		return "", fmt.Errorf("telegram: Config.APIURL %q has no host; use a URL such as %s", raw, DefaultAPIURL)
-	}
-	if u.User != nil {
-		return "", fmt.Errorf("telegram: Config.APIURL must not contain user information; put credentials in an HTTP proxy instead")
-	}
-	if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
-		return "", fmt.Errorf("telegram: Config.APIURL %q must not have a query or fragment; give only scheme, host and optional path", raw)
-	}
-	return strings.TrimRight(raw, "/"), nil
 }
 
 // defaultHTTPClient builds the client used when Config.HTTPClient is nil.

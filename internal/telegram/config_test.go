@@ -21,13 +21,14 @@ func TestNewValidates(t *testing.T) {
 		{name: "missing token", cfg: Config{}, wantErr: "Config.Token is empty"},
 		{name: "token with a space", cfg: Config{Token: "12345:sekret value"}, wantErr: "Config.Token contains the character ' '"},
 		{name: "token with a slash", cfg: Config{Token: "12345:sekret/value"}, wantErr: "Config.Token contains the character '/'"},
-		{name: "negative timeout", cfg: Config{Token: testToken, Timeout: -time.Second}, wantErr: "Config.Timeout"},
-		{name: "ftp scheme", cfg: Config{Token: testToken, APIURL: "ftp://api.telegram.org"}, wantErr: "Config.APIURL \"ftp://api.telegram.org\" must use http or https"},
-		{name: "no scheme", cfg: Config{Token: testToken, APIURL: "api.telegram.org"}, wantErr: "Config.APIURL"},
-		{name: "unparsable", cfg: Config{Token: testToken, APIURL: "http://[::1"}, wantErr: "does not parse"},
-		{name: "no host", cfg: Config{Token: testToken, APIURL: "https:///path"}, wantErr: "has no host"},
+		{name: "negative timeout", cfg: Config{Token: testToken, Timeout: -time.Second}, wantErr: "TELEGRAM_TIMEOUT (-telegram-timeout) must be > 0"},
+		{name: "ftp scheme", cfg: Config{Token: testToken, APIURL: "ftp://api.telegram.org"}, wantErr: `TELEGRAM_API_URL (-telegram-api-url) must be an http:// or https:// URL such as https://api.telegram.org, got "ftp://api.telegram.org"`},
+		{name: "no scheme", cfg: Config{Token: testToken, APIURL: "api.telegram.org"}, wantErr: "must be an http:// or https:// URL"},
+		{name: "unparsable", cfg: Config{Token: testToken, APIURL: "http://[::1"}, wantErr: `got "http://[::1"`},
+		{name: "no host", cfg: Config{Token: testToken, APIURL: "https:///path"}, wantErr: "must be an http:// or https:// URL"},
 		{name: "query", cfg: Config{Token: testToken, APIURL: "https://api.telegram.org/?x=1"}, wantErr: "query or fragment"},
-		{name: "user info", cfg: Config{Token: testToken, APIURL: "https://u:p@api.telegram.org"}, wantErr: "user information"},
+		{name: "token in the path", cfg: Config{Token: testToken, APIURL: "https://api.telegram.org/bot123:secret"}, wantErr: "without /bot<token>"},
+		{name: "user info", cfg: Config{Token: testToken, APIURL: "https://u:p@api.telegram.org"}, wantErr: `without user, query or fragment, got "https://u:xxxxx@api.telegram.org"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/herald-dev/herald/internal/app"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/settings"
+	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/internal/worker"
 	"github.com/herald-dev/herald/test/redistest"
@@ -96,7 +97,7 @@ func runWorkerUntilArchived(ctx context.Context, t *testing.T, s *stack, apiURL 
 	t.Helper()
 	wcfg := settings.Worker{
 		Redis:    settings.Redis{URL: s.redis.URL()},
-		Telegram: settings.Telegram{Token: botToken, APIURL: apiURL},
+		Telegram: settings.Telegram{Token: botToken, Client: telegram.Config{APIURL: apiURL}},
 		Worker:   worker.Config{Concurrency: 2},
 	}.WithDefaults()
 	wcfg.Listen = ""
