@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/worker"
 )
@@ -107,12 +108,12 @@ func (t Telegram) validate(p *config.Problems) {
 	u, err := url.Parse(t.APIURL)
 	switch {
 	case err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https"):
-		p.Add(EnvTelegramAPIURL, "must be an http:// or https:// URL such as %s, got %q", telegram.DefaultAPIURL, redactURL(t.APIURL))
+		p.Add(EnvTelegramAPIURL, "must be an http:// or https:// URL such as %s, got %q", telegram.DefaultAPIURL, redisconn.RedactURL(t.APIURL))
 	case strings.Contains(u.Path, "/bot"):
 		// The path may hold the token; do not echo it.
 		p.Add(EnvTelegramAPIURL, "must be the base URL only (e.g. %s), without /bot<token>", telegram.DefaultAPIURL)
 	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
-		p.Add(EnvTelegramAPIURL, "must be a plain base URL without user, query or fragment, got %q", redactURL(t.APIURL))
+		p.Add(EnvTelegramAPIURL, "must be a plain base URL without user, query or fragment, got %q", redisconn.RedactURL(t.APIURL))
 	}
 	p.Positive(EnvTelegramTimeout, t.Timeout, telegram.DefaultTimeout)
 	if most := worker.DefaultRetryAfterUnit; t.RetryAfterUnit <= 0 || t.RetryAfterUnit > most {

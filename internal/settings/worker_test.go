@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/redisconn"
 )
 
 // envOf turns a map into a getenv function.
@@ -26,7 +27,7 @@ func TestLoadWorkerDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Worker{
-		Redis:    Redis{URL: "redis://127.0.0.1:6379/0", WaitTimeout: time.Second},
+		Redis:    redisconn.Config{URL: "redis://127.0.0.1:6379/0", WaitTimeout: time.Second},
 		Log:      config.Log{Level: slog.LevelInfo, Format: "auto"},
 		Telegram: Telegram{APIURL: "https://api.telegram.org", Timeout: 15 * time.Second, RetryAfterUnit: time.Second},
 		Bots:     []string{"default"},
@@ -119,7 +120,7 @@ func TestLoadWorkerEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Worker{
-		Redis:     Redis{URL: "rediss://:pw@cache:6380/2", WaitReplicas: 2, WaitTimeout: 250 * time.Millisecond},
+		Redis:     redisconn.Config{URL: "rediss://:pw@cache:6380/2", WaitReplicas: 2, WaitTimeout: 250 * time.Millisecond},
 		Log:       config.Log{Level: slog.LevelDebug, Format: "json"},
 		Telegram:  Telegram{Token: "123:abc", APIURL: "http://127.0.0.1:8081", Timeout: 3 * time.Second, RetryAfterUnit: 100 * time.Millisecond},
 		Bots:      []string{"default", "pages"},
