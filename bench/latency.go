@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/jobs"
-	"github.com/herald-dev/herald/internal/settings"
+	"github.com/herald-dev/herald/internal/redisconn"
 
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/test/fleet"
@@ -21,7 +21,7 @@ import (
 // sendMessage. With -v it also sends n messages through the HTTP API and
 // reports that path.
 func latency(ctx context.Context, f *fleet.Fleet, fake *telegramfake.Server, n int, interval time.Duration) ([]fleet.Message, fleet.Outcome, error) {
-	opts, err := (settings.Redis{URL: f.RedisURL}).UniversalOptions()
+	opts, err := (redisconn.Config{URL: f.RedisURL}).UniversalOptions()
 	if err != nil {
 		return nil, fleet.Outcome{}, err
 	}

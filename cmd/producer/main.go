@@ -29,6 +29,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/app"
 	"github.com/herald-dev/herald/internal/producer"
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 )
 
@@ -68,7 +69,7 @@ func run() int {
 		}
 		return 0
 	case "send":
-		rdb, err := cfg.Redis.NewClient(settings.ClientOptions{})
+		rdb, err := cfg.Redis.NewClient(redisconn.ClientOptions{})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "producer send:", err)
 			return producer.ExitUsage

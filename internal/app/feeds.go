@@ -14,6 +14,7 @@ import (
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 )
 
@@ -32,7 +33,7 @@ func RunFeeds(ctx context.Context, cfg settings.Producer, path string, log *slog
 	if err != nil {
 		return err
 	}
-	rdb, err := cfg.Redis.NewClient(settings.ClientOptions{})
+	rdb, err := cfg.Redis.NewClient(redisconn.ClientOptions{})
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/test/redistest"
 )
@@ -51,7 +52,7 @@ func TestMetricsCacheBoundsRedisCost(t *testing.T) {
 		t.Fatal(err)
 	}
 	cost := func(cache time.Duration, scrapes int) (first, rest int64) {
-		cfg := settings.Producer{Redis: settings.Redis{URL: srv.URL()}, APIToken: "t", MetricsCache: cache}.WithDefaults()
+		cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, APIToken: "t", MetricsCache: cache}.WithDefaults()
 		cfg.MetricsCache = cache
 		h, cleanup, err := ProducerHandler(cfg, rdb, asynq.RedisClientOpt{Addr: srv.Addr}, NewRegistry(), slog.New(slog.DiscardHandler))
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/test/redistest"
 )
@@ -27,7 +28,7 @@ func TestMetricsOnTheirOwnListener(t *testing.T) {
 		}
 		ports[i] = "127.0.0.1:" + strconv.Itoa(p)
 	}
-	cfg := settings.Producer{Redis: settings.Redis{URL: srv.URL()}, Listen: ports[0], APIToken: "api",
+	cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, Listen: ports[0], APIToken: "api",
 		MetricsListen: ports[1], MetricsToken: "scrape"}.WithDefaults()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)

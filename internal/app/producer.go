@@ -29,6 +29,7 @@ import (
 	"github.com/herald-dev/herald/internal/interact"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/producer"
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/silences"
 	"github.com/herald-dev/herald/internal/webhooks"
@@ -46,19 +47,8 @@ func NewEnqueuer(rdb redis.UniversalClient, cfg settings.Producer) *jobs.Enqueue
 		Timeout:           cfg.TaskTimeout,
 		IdempotencyWindow: cfg.IdempotencyWindow,
 		Limits:            jobs.Limits{Bots: cfg.BotNames(), MaxTextLen: cfg.MaxTextLen},
-		Durable:           NewAcker(rdb, cfg.Redis),
+		Durable:           durable.New(rdb, cfg.Redis.Durable()),
 	})
-}
-
-// NewAcker returns the durable acknowledgement of r's settings on rdb.
-func NewAcker(rdb redis.UniversalClient, r settings.Redis) *durable.Acker {
-	return durable.New(rdb, DurableConfig(r))
-}
-
-// DurableConfig is what HERALD_REDIS_WAIT_REPLICAS and _TIMEOUT ask for.
-func DurableConfig(r settings.Redis) durable.Config {
-	replicas, auto, timeout := r.Durability()
-	return durable.Config{Replicas: replicas, Auto: auto, Timeout: timeout}
 }
 
 // writableCheck is /readyz's Redis check: the server Herald writes to
@@ -467,16 +457,16 @@ func ProducerHandler(cfg settings.Producer, rdb redis.UniversalClient, connOpt a
 // RunProducer serves the producer API until ctx ends. SIGHUP reloads the
 // routing file.
 func RunProducer(ctx context.Context, cfg settings.Producer, log *slog.Logger) error {
-	// The producer's own client fails fast (settings.ClientOptions.FailFast):
+	// The producer's own client fails fast (redisconn.ClientOptions.FailFast):
 	// an API request gets its 503 at once and the sender retries. The web
 	// UI and asynq's queue metrics get clients of their own, built the same
 	// way so that they follow a failover as quickly.
-	rdb, err := cfg.Redis.NewClient(settings.ClientOptions{FailFast: true})
+	rdb, err := cfg.Redis.NewClient(redisconn.ClientOptions{FailFast: true})
 	if err != nil {
 		return err
 	}
 	defer rdb.Close()
-	connOpt, err := cfg.Redis.AsynqConnOpt(settings.ClientOptions{})
+	connOpt, err := cfg.Redis.AsynqConnOpt(redisconn.ClientOptions{})
 	if err != nil {
 		return err
 	}
@@ -496,9 +486,9 @@ func RunProducer(ctx context.Context, cfg settings.Producer, log *slog.Logger) e
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go durable.Watch(watchCtx, rdb, roleWatchInterval, cfg.Redis.ReplicaHint(), log)
-	replicas, auto, timeout := cfg.Redis.Durability()
+	wait := cfg.Redis.Durable()
 	log.Info("producer starting", "listen", cfg.Listen, "redis", cfg.Redis.Redacted(), "monitoring", cfg.MonitoringPath,
-		"auth", !cfg.AuthDisabled, "bots", cfg.BotNames(), "routes", cfg.RoutesFile, "wait_replicas", waitShown(replicas, auto), "wait_timeout", timeout)
+		"auth", !cfg.AuthDisabled, "bots", cfg.BotNames(), "routes", cfg.RoutesFile, "wait_replicas", waitShown(wait.Replicas, wait.Auto), "wait_timeout", wait.Timeout)
 	if p.MetricsHandler() == nil {
 		if err := httpapi.ListenAndServe(ctx, cfg.Listen, p.Handler(), log); err != nil {
 			return fmt.Errorf("producer: %w", err)

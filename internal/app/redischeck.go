@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/herald-dev/herald/internal/settings"
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,7 +25,7 @@ func checkRedisAuth(ctx context.Context, rdb redis.UniversalClient, redacted str
 		return nil
 	}
 	return fmt.Errorf("redis at %s refused the connection: %v: fix the user name, password or database in %s (-redis-url)",
-		redacted, err, settings.EnvRedisURL)
+		redacted, err, redisconn.EnvURL)
 }
 
 // isRedisRefusal reports errors that only a configuration change fixes:

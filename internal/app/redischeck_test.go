@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/test/redistest"
@@ -33,12 +34,12 @@ func TestBadRedisPasswordFailsFast(t *testing.T) {
 		"redis://" + srv.Addr + "/0",
 		"redis://nobody:right-password@" + srv.Addr + "/0",
 	} {
-		pcfg := settings.Producer{Redis: settings.Redis{URL: url}, Listen: "127.0.0.1:0", APIToken: "t"}.WithDefaults()
+		pcfg := settings.Producer{Redis: redisconn.Config{URL: url}, Listen: "127.0.0.1:0", APIToken: "t"}.WithDefaults()
 		err := RunProducer(ctx, pcfg, log)
 		if err == nil || !strings.Contains(err.Error(), "REDIS_URL") || strings.Contains(err.Error(), "wrong-password") {
 			t.Errorf("RunProducer with %s: %v, want an error naming REDIS_URL without the password", pcfg.Redis.Redacted(), err)
 		}
-		wcfg := settings.Worker{Redis: settings.Redis{URL: url}, Telegram: settings.Telegram{Token: "1:x", Client: telegram.Config{APIURL: "http://127.0.0.1:1"}}}.WithDefaults()
+		wcfg := settings.Worker{Redis: redisconn.Config{URL: url}, Telegram: settings.Telegram{Token: "1:x", Client: telegram.Config{APIURL: "http://127.0.0.1:1"}}}.WithDefaults()
 		wcfg.Listen = ""
 		if err := RunWorker(ctx, wcfg, log); err == nil || !strings.Contains(err.Error(), "REDIS_URL") {
 			t.Errorf("RunWorker with %s: %v, want an error naming REDIS_URL", wcfg.Redis.Redacted(), err)

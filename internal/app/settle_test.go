@@ -9,6 +9,7 @@ import (
 	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/test/redistest"
 )
@@ -28,8 +29,8 @@ func TestFeedDispatchWaitsForTheReplica(t *testing.T) {
 	t.Parallel()
 	master, replica := redistest.StartReplicated(t)
 	ctx := context.Background()
-	cfg := settings.Producer{Redis: settings.Redis{URL: master.URL(), WaitReplicas: 1, WaitTimeout: 200 * time.Millisecond}}.WithDefaults()
-	rdb, err := cfg.Redis.NewClient(settings.ClientOptions{FailFast: true})
+	cfg := settings.Producer{Redis: redisconn.Config{URL: master.URL(), WaitReplicas: 1, WaitTimeout: 200 * time.Millisecond}}.WithDefaults()
+	rdb, err := cfg.Redis.NewClient(redisconn.ClientOptions{FailFast: true})
 	if err != nil {
 		t.Fatal(err)
 	}

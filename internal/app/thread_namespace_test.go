@@ -16,6 +16,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
@@ -81,7 +82,7 @@ func newThreadStack(t *testing.T) *threadStack {
 			t.Errorf("worker.Run: %v", err)
 		}
 	})
-	cfg := settings.Producer{Redis: settings.Redis{URL: srv.URL()}, APIToken: tokenA, AdminToken: tokenB, AlertsDefaultChat: threadChat}.WithDefaults()
+	cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, APIToken: tokenA, AdminToken: tokenB, AlertsDefaultChat: threadChat}.WithDefaults()
 	h, cleanup, err := ProducerHandler(cfg, rdb, asynq.RedisClientOpt{Addr: srv.Addr}, NewRegistry(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/interact"
 	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/worker"
@@ -87,14 +88,14 @@ func tokenSource(cfg settings.Worker, name string) string {
 func NewWorker(cfg settings.Worker, bots map[string]worker.Sender, reg prometheus.Registerer, log *slog.Logger) (*worker.Worker, error) {
 	// Herald's own client: on a Cluster it reloads the slot map quickly
 	// after a failover, and asynq's server runs on it too.
-	rdb, err := cfg.Redis.NewClient(settings.ClientOptions{})
+	rdb, err := cfg.Redis.NewClient(redisconn.ClientOptions{})
 	if err != nil {
 		return nil, err
 	}
 	// The settings are worker.Config's own; only the runtime parts are
 	// added here.
 	wc := cfg.Worker
-	wc.Client, wc.Durable, wc.Bots = rdb, DurableConfig(cfg.Redis), bots
+	wc.Client, wc.Durable, wc.Bots = rdb, cfg.Redis.Durable(), bots
 	wc.Limits = Limits(cfg.Limits)
 	wc.Logger, wc.Registerer = log, reg
 	w, err := worker.New(wc)
@@ -131,7 +132,7 @@ func attachPresses(w *worker.Worker, cfg settings.Worker, bots map[string]worker
 	queues = slices.Clone(queues)
 	slices.SortFunc(queues, func(a, b string) int { return cmp.Or(cfg.Worker.Queues[b]-cfg.Worker.Queues[a], strings.Compare(a, b)) })
 	side, err := interact.ForWorker(interact.WorkerConfig{Redis: w.Client(), Bots: apis, Queues: queues,
-		Durable: NewAcker(w.Client(), cfg.Redis), WebhookURL: cfg.Updates.WebhookURL, WebhookSecret: secret,
+		Durable: durable.New(w.Client(), cfg.Redis.Durable()), WebhookURL: cfg.Updates.WebhookURL, WebhookSecret: secret,
 		Registerer: reg, Logger: log})
 	if err != nil {
 		return err

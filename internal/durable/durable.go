@@ -61,7 +61,7 @@ type replicaCount struct {
 // client that made (or shares the servers of) the writes to confirm. A
 // negative Replicas counts as 0, a Timeout under a millisecond as the
 // default, and the timeout is capped 100ms below the client's read timeout
-// so that the socket deadline never cuts a WAIT short (settings.Redis
+// so that the socket deadline never cuts a WAIT short (internal/redisconn
 // validates the settings and builds clients with room for them).
 func New(rdb redis.UniversalClient, cfg Config) *Acker {
 	cfg.Replicas = max(cfg.Replicas, 0)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/app"
 	"github.com/herald-dev/herald/internal/producer"
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
@@ -34,7 +35,7 @@ func TestLocalModeServesTheCLI(t *testing.T) {
 	// What cmd/producer does for `send`, from the environment alone.
 	cfg, rest, err := settings.LoadProducerArgs([]string{"send", "hello", "from", "the", "CLI", "--chat", "42"},
 		func(k string) string {
-			if k == settings.EnvRedisURL {
+			if k == redisconn.EnvURL {
 				return ep.Redis
 			}
 			return ""

@@ -29,6 +29,7 @@ import (
 	"github.com/herald-dev/herald/internal/app"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
@@ -277,12 +278,12 @@ func baseURL(addr net.Addr) string {
 // health and metrics server stays off: WithDefaults fills in its address,
 // so it is cleared afterwards.
 func configs(o Options, redisURL string) (settings.Producer, settings.Worker) {
-	pcfg := settings.Producer{Redis: settings.Redis{URL: redisURL}, Listen: o.Listen, AuthDisabled: true,
+	pcfg := settings.Producer{Redis: redisconn.Config{URL: redisURL}, Listen: o.Listen, AuthDisabled: true,
 		RoutesFile: o.RoutesFile, Bots: o.Bots}.WithDefaults()
 	if pcfg.RoutesFile == "" {
 		pcfg.AlertsDefaultChat = demoChat
 	}
-	wcfg := settings.Worker{Redis: settings.Redis{URL: redisURL}, Listen: "", Bots: o.Bots}.WithDefaults()
+	wcfg := settings.Worker{Redis: redisconn.Config{URL: redisURL}, Listen: "", Bots: o.Bots}.WithDefaults()
 	wcfg.Listen = ""
 	return pcfg, wcfg
 }

@@ -60,12 +60,6 @@ func ExampleWorker_Validate() {
 	// HERALD_BACKOFF_BASE (-backoff-base) is 1h, above HERALD_BACKOFF_CAP (-backoff-cap) which is 10m; lower the base or raise the cap
 }
 
-func ExampleRedis_Redacted() {
-	r := settings.Redis{URL: "redis-sentinel://:hunter2@10.0.0.1:26379,10.0.0.2:26379/0?master=mymaster"}
-	fmt.Println(r.Redacted())
-	// Output: redis-sentinel://:xxxxx@10.0.0.1:26379,10.0.0.2:26379/0?master=mymaster
-}
-
 func ExampleMarkdownTable() {
 	fmt.Print(config.MarkdownTable(settings.WorkerSettings()[11:12]))
 	// Output:

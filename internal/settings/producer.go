@@ -14,6 +14,7 @@ import (
 	"github.com/herald-dev/herald/internal/heartbeat"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/webhooks"
 )
 
@@ -85,7 +86,7 @@ var reservedPaths = []string{"/v1", "/livez", "/readyz", "/metrics"}
 // Producer is the configuration of the producer binary, which accepts
 // messages over HTTP (or its command line) and enqueues SendMessage tasks.
 type Producer struct {
-	Redis Redis
+	Redis redisconn.Config
 	Log   config.Log
 
 	// Bots names the bots messages and routes may name (HERALD_BOTS, shared
@@ -207,7 +208,7 @@ type Producer struct {
 // default. Because zero counts as unset, MonitoringPath must be cleared
 // after calling it to disable the UI.
 func (p Producer) WithDefaults() Producer {
-	p.Redis = p.Redis.withDefaults()
+	p.Redis = p.Redis.WithDefaults()
 	p.Log = p.Log.WithDefaults()
 	if p.Bots == nil {
 		p.Bots = slices.Clone(defaultBots)
@@ -260,7 +261,7 @@ func (p Producer) WithDefaults() Producer {
 // Validate reports every problem at once.
 func (p Producer) Validate() error {
 	var pr config.Problems
-	p.Redis.validate(&pr)
+	p.Redis.Check(&pr)
 	p.Log.Validate(&pr)
 	validateBots(&pr, p.Bots)
 	if bots := p.BotNames(); len(bots) > 0 && p.RoutesFile == "" && p.AlertsDefaultChat != "" && !slices.Contains(bots, keys.DefaultBot) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/redisconn"
 )
 
 func TestLoadProducerDefaults(t *testing.T) {
@@ -21,7 +22,7 @@ func TestLoadProducerDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Producer{
-		Redis:             Redis{URL: "redis://127.0.0.1:6379/0", WaitTimeout: time.Second},
+		Redis:             redisconn.Config{URL: "redis://127.0.0.1:6379/0", WaitTimeout: time.Second},
 		Log:               config.Log{Level: slog.LevelInfo, Format: "auto"},
 		Bots:              []string{"default"},
 		Listen:            ":8080",
@@ -108,7 +109,7 @@ func TestLoadProducerEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Producer{
-		Redis:              Redis{URL: "redis-sentinel://:pw@s1,s2/1?master=m", WaitReplicas: 2, WaitTimeout: 250 * time.Millisecond},
+		Redis:              redisconn.Config{URL: "redis-sentinel://:pw@s1,s2/1?master=m", WaitReplicas: 2, WaitTimeout: 250 * time.Millisecond},
 		Log:                config.Log{Level: slog.LevelError, Format: "text"},
 		Bots:               []string{"default", "pages"},
 		Listen:             "127.0.0.1:0",

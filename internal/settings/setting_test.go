@@ -11,6 +11,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/internal/redisconn"
 )
 
 // TestDocumentedDefaultsMatchWithDefaults holds every setting's documented
@@ -168,8 +169,8 @@ func TestUsageAndMarkdown(t *testing.T) {
 func TestSecretsNeverRendered(t *testing.T) {
 	t.Parallel()
 	const redisPW, botToken, apiToken = "redisPW-123", "999:botTOKEN", "apiTOKEN-456"
-	w := Worker{Redis: Redis{URL: "redis://u:" + redisPW + "@cache:6379/0"}, Telegram: Telegram{Token: botToken}}.WithDefaults()
-	p := Producer{Redis: Redis{URL: "redis-sentinel://:" + redisPW + "@a,b/0?master=m&password=" + redisPW}, APIToken: apiToken}.WithDefaults()
+	w := Worker{Redis: redisconn.Config{URL: "redis://u:" + redisPW + "@cache:6379/0"}, Telegram: Telegram{Token: botToken}}.WithDefaults()
+	p := Producer{Redis: redisconn.Config{URL: "redis-sentinel://:" + redisPW + "@a,b/0?master=m&password=" + redisPW}, APIToken: apiToken}.WithDefaults()
 
 	var buf bytes.Buffer
 	l := slog.New(slog.NewJSONHandler(&buf, nil))

@@ -14,6 +14,7 @@ import (
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/worker"
 )
 
@@ -177,7 +178,7 @@ const burstGone = "limits are sliding windows (N per span) with no burst"
 // Worker is the configuration of the worker binary, which takes SendMessage
 // tasks from the queues and sends them through the Bot API.
 type Worker struct {
-	Redis    Redis
+	Redis    redisconn.Config
 	Log      config.Log
 	Telegram Telegram
 	Limits   Limits
@@ -212,7 +213,7 @@ type Worker struct {
 // (Listen) must be cleared after calling it; a limit is switched off with
 // Unlimited, which it keeps.
 func (w Worker) WithDefaults() Worker {
-	w.Redis = w.Redis.withDefaults()
+	w.Redis = w.Redis.WithDefaults()
 	w.Log = w.Log.WithDefaults()
 	w.Telegram = w.Telegram.withDefaults()
 	w.Limits = w.Limits.withDefaults()
@@ -231,7 +232,7 @@ func (w Worker) WithDefaults() Worker {
 // exclusivity of its two sources and its file are checked.
 func (w Worker) Validate() error {
 	var p config.Problems
-	w.Redis.validate(&p)
+	w.Redis.Check(&p)
 	w.Log.Validate(&p)
 	w.Telegram.validate(&p)
 	w.validateBots(&p)

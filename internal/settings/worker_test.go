@@ -14,6 +14,7 @@ import (
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/worker"
 )
@@ -30,7 +31,7 @@ func TestLoadWorkerDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Worker{
-		Redis:    Redis{URL: "redis://127.0.0.1:6379/0", WaitTimeout: time.Second},
+		Redis:    redisconn.Config{URL: "redis://127.0.0.1:6379/0", WaitTimeout: time.Second},
 		Log:      config.Log{Level: slog.LevelInfo, Format: "auto"},
 		Telegram: Telegram{Client: telegram.Config{APIURL: "https://api.telegram.org", Timeout: 15 * time.Second}},
 		Bots:     []string{"default"},
@@ -129,7 +130,7 @@ func TestLoadWorkerEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Worker{
-		Redis:     Redis{URL: "rediss://:pw@cache:6380/2", WaitReplicas: 2, WaitTimeout: 250 * time.Millisecond},
+		Redis:     redisconn.Config{URL: "rediss://:pw@cache:6380/2", WaitReplicas: 2, WaitTimeout: 250 * time.Millisecond},
 		Log:       config.Log{Level: slog.LevelDebug, Format: "json"},
 		Telegram:  Telegram{Token: "123:abc", Client: telegram.Config{APIURL: "http://127.0.0.1:8081", Timeout: 3 * time.Second}},
 		Bots:      []string{"default", "pages"},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/app"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
@@ -96,7 +97,7 @@ func seed(t *testing.T) *stack {
 func runWorkerUntilArchived(ctx context.Context, t *testing.T, s *stack, apiURL string, res jobs.Result) *asynq.TaskInfo {
 	t.Helper()
 	wcfg := settings.Worker{
-		Redis:    settings.Redis{URL: s.redis.URL()},
+		Redis:    redisconn.Config{URL: s.redis.URL()},
 		Telegram: settings.Telegram{Token: botToken, Client: telegram.Config{APIURL: apiURL}},
 		Worker:   worker.Config{Concurrency: 2},
 	}.WithDefaults()
@@ -149,7 +150,7 @@ func stateOf(info *asynq.TaskInfo) string {
 // producerConfig is the producer's configuration on srv.
 func producerConfig(srv *redistest.Server, readOnly bool) settings.Producer {
 	cfg := settings.Producer{
-		Redis:              settings.Redis{URL: srv.URL()},
+		Redis:              redisconn.Config{URL: srv.URL()},
 		Listen:             "127.0.0.1:0",
 		APIToken:           apiToken,
 		AdminToken:         adminToken,

@@ -27,7 +27,7 @@ type Config struct {
 	// can install the wake hook. Required unless Client is set.
 	Redis *redis.UniversalOptions
 	// Client, when set, is used instead of a client built from Redis (with
-	// the fast failover settings of settings.Redis.NewClient); the worker
+	// the fast failover settings of redisconn.Config.NewClient); the worker
 	// installs its hooks on it and closes it.
 	Client redis.UniversalClient
 	// Durable says which replicas must hold a send's record before the

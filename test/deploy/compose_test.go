@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/worker"
 )
@@ -315,21 +316,21 @@ func TestRedisURLPointsAtRedisService(t *testing.T) {
 	t.Parallel()
 	p := loadProject(t, loadOpts{dotEnv: exampleEnv(t)})
 	for _, name := range []string{svcProducer, svcWorker} {
-		raw := envOf(service(t, p, name))(settings.EnvRedisURL)
+		raw := envOf(service(t, p, name))(redisconn.EnvURL)
 		if raw == "" {
-			t.Errorf("%s has no %s; it would dial 127.0.0.1 inside its own container", name, settings.EnvRedisURL)
+			t.Errorf("%s has no %s; it would dial 127.0.0.1 inside its own container", name, redisconn.EnvURL)
 			continue
 		}
-		if _, err := (settings.Redis{URL: raw}).ConnOpt(); err != nil {
-			t.Errorf("%s %s: %v", name, settings.EnvRedisURL, err)
+		if _, err := (redisconn.Config{URL: raw}).ConnOpt(); err != nil {
+			t.Errorf("%s %s: %v", name, redisconn.EnvURL, err)
 		}
 		u, err := url.Parse(raw)
 		if err != nil {
-			t.Errorf("%s %s: %v", name, settings.EnvRedisURL, err)
+			t.Errorf("%s %s: %v", name, redisconn.EnvURL, err)
 			continue
 		}
 		if u.Hostname() != svcRedis || u.Port() != "6379" {
-			t.Errorf("%s %s = %s, want the redis service at redis:6379", name, settings.EnvRedisURL, (settings.Redis{URL: raw}).Redacted())
+			t.Errorf("%s %s = %s, want the redis service at redis:6379", name, redisconn.EnvURL, (redisconn.Config{URL: raw}).Redacted())
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/herald-dev/herald/internal/app"
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 )
 
@@ -146,8 +147,8 @@ func TestNoSecretInCommittedFiles(t *testing.T) {
 				t.Errorf("service %s sets %s in %s; secrets belong in .env", s.Name, name, composeFile)
 			}
 		}
-		if u := envOf(s)(settings.EnvRedisURL); strings.Contains(u, "@") {
-			t.Errorf("service %s puts credentials into %s", s.Name, settings.EnvRedisURL)
+		if u := envOf(s)(redisconn.EnvURL); strings.Contains(u, "@") {
+			t.Errorf("service %s puts credentials into %s", s.Name, redisconn.EnvURL)
 		}
 	}
 	// Settings reach the Herald services from a required .env.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
-	"github.com/herald-dev/herald/internal/settings"
+	"github.com/herald-dev/herald/internal/redisconn"
 )
 
 // replicatedFile layers a Sentinel group under the base compose file.
@@ -59,20 +59,20 @@ func TestReplicatedRedisLayer(t *testing.T) {
 	for _, name := range []string{svcProducer, svcProducerCheck, svcWorker, svcWorkerCheck, svcFeeds} {
 		s := service(t, p, name)
 		env := rawEnv(s)
-		raw := env(settings.EnvRedisURL)
-		if _, err := (settings.Redis{URL: raw}).ConnOpt(); err != nil {
+		raw := env(redisconn.EnvURL)
+		if _, err := (redisconn.Config{URL: raw}).ConnOpt(); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 		if !strings.HasPrefix(raw, "redis-sentinel://") || !strings.HasSuffix(raw, "?master=herald") {
-			t.Errorf("%s %s = %q, want the sentinels and master=herald", name, settings.EnvRedisURL, raw)
+			t.Errorf("%s %s = %q, want the sentinels and master=herald", name, redisconn.EnvURL, raw)
 		}
 		for _, sn := range sentinels {
 			if !strings.Contains(raw, sn+":26379") {
-				t.Errorf("%s %s lacks %s", name, settings.EnvRedisURL, sn)
+				t.Errorf("%s %s lacks %s", name, redisconn.EnvURL, sn)
 			}
 		}
-		if got := env(settings.EnvRedisWaitReplicas); got != "1" {
-			t.Errorf("%s %s = %q, want 1", name, settings.EnvRedisWaitReplicas, got)
+		if got := env(redisconn.EnvWaitReplicas); got != "1" {
+			t.Errorf("%s %s = %q, want 1", name, redisconn.EnvWaitReplicas, got)
 		}
 		if oneShot(name) {
 			continue

@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/app"
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/test/redistest"
 )
@@ -158,7 +159,7 @@ func fxBadRequests() []fxBadRequest {
 func fxServeProducer(t *testing.T, srv *redistest.Server, rdb redis.UniversalClient) string {
 	t.Helper()
 	cfg := settings.Producer{
-		Redis:    settings.Redis{URL: srv.URL()},
+		Redis:    redisconn.Config{URL: srv.URL()},
 		Listen:   "127.0.0.1:0",
 		APIToken: fxAPIToken,
 

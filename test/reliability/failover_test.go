@@ -19,7 +19,7 @@ import (
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/markup"
-	"github.com/herald-dev/herald/internal/settings"
+	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/test/fleet"
 	"github.com/herald-dev/herald/test/fleet/fleettest"
@@ -313,10 +313,10 @@ func foFleet(t *testing.T, redisURL string, workers int, producerEnv ...string) 
 }
 
 // foInspector returns an asynq Inspector on a client built as Herald builds
-// its own (settings.Redis.NewClient), so that it follows the failover too.
+// its own (redisconn.Config.NewClient), so that it follows the failover too.
 func foInspector(t *testing.T, url string) *asynq.Inspector {
 	t.Helper()
-	rdb, err := settings.Redis{URL: url}.NewClient(settings.ClientOptions{})
+	rdb, err := redisconn.Config{URL: url}.NewClient(redisconn.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
