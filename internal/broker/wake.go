@@ -35,13 +35,14 @@ type Waker struct {
 }
 
 // NewWaker returns a Waker for a worker serving queues. maxIdle bounds how
-// long a queue found empty is answered empty without news (default 1s);
+// long a queue found empty is answered empty without news (default
+// DefaultMaxIdle, as for ServerConfig);
 // an idle round is held in Redis for at most popBlock of it. id names the
 // worker's inbox (unique per process). Call SetClient before the hook sees
 // traffic.
 func NewWaker(queues []string, maxIdle time.Duration, id string) *Waker {
 	if maxIdle <= 0 {
-		maxIdle = time.Second
+		maxIdle = DefaultMaxIdle
 	}
 	w := &Waker{queues: map[string]bool{}, maxIdle: maxIdle, inbox: keys.WakeInbox(id), ch: make(chan struct{}, 1),
 		quit: make(chan struct{}), seen: map[string]bool{}, empty: map[string]time.Time{}, now: time.Now}
