@@ -22,11 +22,21 @@ const (
 	EnvBackoffCap      = "HERALD_BACKOFF_CAP"
 	EnvSentRetention   = "HERALD_SENT_RETENTION"
 	EnvLeaseRecovery   = "HERALD_LEASE_RECOVERY_AFTER"
+	EnvMaxIdle         = "HERALD_MAX_IDLE"
 )
 
 // MaxWaitLong is the longest WaitLong accepted: a waiter is a goroutine
 // that holds a place of the asynq server for the whole wait.
 const MaxWaitLong = time.Hour
+
+// Bounds of MaxIdle: an idle worker looks at each queue once per MaxIdle
+// (one LLEN a queue), so the floor bounds that cost; the ceiling bounds how
+// late a task that came without news (the web UI's "run", a plain asynq
+// client) is seen.
+const (
+	MinMaxIdle = 100 * time.Millisecond
+	MaxMaxIdle = 10 * time.Minute
+)
 
 // Specs binds the worker's own settings to c's fields, in documentation
 // order.
@@ -48,6 +58,8 @@ func (c *Config) Specs() []config.Spec {
 			config.DurationVar(&c.SentRetention)),
 		config.NewSpec(EnvLeaseRecovery, config.FmtDur(broker.DefaultLeaseRecoveryAfter), "Hand a task to another worker when its lease went this long without extension (crashed worker); -1s leaves it to asynq (60-90s).",
 			config.DurationVar(&c.LeaseRecoveryAfter)),
+		config.NewSpec(EnvMaxIdle, config.FmtDur(broker.DefaultMaxIdle), `Longest time an idle worker goes without looking at its queues (one LLEN each); new messages wake it at once, so this bounds only tasks made ready without news (the web UI's "run", plain asynq clients).`,
+			config.DurationVar(&c.MaxIdle)),
 	}
 }
 
@@ -76,6 +88,10 @@ func (c Config) Check(p *config.Problems) {
 			config.FmtDur(c.BackoffBase), config.Ref(EnvBackoffCap), config.FmtDur(c.BackoffCap))
 	}
 	p.AtLeastSecond(EnvSentRetention, c.SentRetention, DefaultSentRetention)
+	if c.MaxIdle < MinMaxIdle || c.MaxIdle > MaxMaxIdle {
+		p.Add(EnvMaxIdle, "must be between %s and %s (e.g. %s), got %s", config.FmtDur(MinMaxIdle), config.FmtDur(MaxMaxIdle),
+			config.FmtDur(broker.DefaultMaxIdle), config.FmtDur(c.MaxIdle))
+	}
 	if err := broker.CheckLeaseRecovery(c.LeaseRecoveryAfter); err != nil {
 		p.Add(EnvLeaseRecovery, "%v", err)
 	}

@@ -22,6 +22,7 @@ var samples = map[string]struct{ in, out string }{
 	worker.EnvBackoffCap:      {"1m", "1m"},
 	worker.EnvSentRetention:   {"48h", "48h"},
 	worker.EnvLeaseRecovery:   {"20s", "20s"},
+	worker.EnvMaxIdle:         {"2s", "2s"},
 }
 
 // TestSettingsRoundTrip loads every setting of worker.Config from the
@@ -74,6 +75,7 @@ func TestCheck(t *testing.T) {
 		{func(c *worker.Config) { c.SentRetention = time.Millisecond }, "HERALD_SENT_RETENTION (-sent-retention) must be at least 1s"},
 		{func(c *worker.Config) { c.LeaseRecoveryAfter = 5 * time.Second }, "HERALD_LEASE_RECOVERY_AFTER (-lease-recovery-after) must be between 10s and 29s"},
 		{func(c *worker.Config) { c.RetryAfterUnit = 2 * time.Second }, "TELEGRAM_RETRY_AFTER_UNIT (-telegram-retry-after-unit) must be above 0 and at most 1s"},
+		{func(c *worker.Config) { c.MaxIdle = time.Millisecond }, "HERALD_MAX_IDLE (-max-idle) must be between 100ms and 10m"},
 		{func(c *worker.Config) { c.ShutdownTimeout = -time.Second }, "HERALD_SHUTDOWN_TIMEOUT (-shutdown-timeout) must be > 0"},
 	}
 	for _, tc := range tests {

@@ -68,8 +68,8 @@ type Config struct {
 	// still to send is kept; default 7 days. A delivered message's record
 	// lives at most FinishedRecordTTL.
 	SentRetention time.Duration
-	// MaxIdle bounds how long an idle worker waits between dequeue rounds;
-	// default 10s. New messages wake it at once; MaxIdle only matters for
+	// MaxIdle bounds how long an idle worker waits between dequeue rounds
+	// (HERALD_MAX_IDLE); default broker.DefaultMaxIdle, 10s. New messages wake it at once; MaxIdle only matters for
 	// tasks that arrive without news (asynq's recoverer, clients that do not
 	// call broker.Notify).
 	MaxIdle time.Duration
@@ -96,9 +96,8 @@ type Config struct {
 }
 
 // WithDefaults returns the config with zero fields set to their defaults,
-// the server's settings (ShutdownTimeout, LeaseRecoveryAfter) from
-// broker's; MaxIdle and LeaseSweepInterval are left to
-// broker.ServerConfig.
+// the server's settings (ShutdownTimeout, LeaseRecoveryAfter, MaxIdle)
+// from broker's; LeaseSweepInterval is left to broker.ServerConfig.
 func (c Config) WithDefaults() Config {
 	if len(c.Queues) == 0 {
 		c.Queues = jobs.DefaultQueueWeights()
@@ -117,6 +116,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.LeaseRecoveryAfter == 0 {
 		c.LeaseRecoveryAfter = broker.DefaultLeaseRecoveryAfter
+	}
+	if c.MaxIdle == 0 {
+		c.MaxIdle = broker.DefaultMaxIdle
 	}
 	if c.BackoffBase == 0 {
 		c.BackoffBase = DefaultBackoffBase
