@@ -244,3 +244,132 @@ func TestConfigIsALeaf(t *testing.T) {
 		}
 	}
 }
+
+// isSettingName reports whether s looks like the name of an environment
+// variable Herald reads.
+func isSettingName(s string) bool {
+	for _, p := range []string{"HERALD_", "TELEGRAM_", "REDIS_", "LOG_"} {
+		if strings.HasPrefix(s, p) && strings.ToUpper(s) == s && !strings.ContainsAny(s, " <>") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestOneSpecPerSetting fails unless every setting is declared once: its
+// name is the value of exactly one constant in production code, and that
+// constant is passed to exactly one config.NewSpec or config.SecretSpec
+// call, which holds the setting's default and help text. The binaries
+// share the specs of settings both read (such as HERALD_QUEUES' owner,
+// HERALD_BOTS) by calling the declaring function, never by restating them.
+func TestOneSpecPerSetting(t *testing.T) {
+	_, pkgs := load(t)
+	consts := map[string][]string{} // env name -> "pkg.Const" declaring it
+	specCalls := map[string]int{}   // "pkg.Const" -> NewSpec/SecretSpec calls naming it
+	for _, k := range pkgs {
+		short := strings.TrimPrefix(k.path, module+"/")
+		for _, f := range k.prod {
+			local := map[string]string{} // import name -> path
+			for _, im := range f.Imports {
+				p, _ := strconv.Unquote(im.Path.Value)
+				name := p[strings.LastIndex(p, "/")+1:]
+				if im.Name != nil {
+					name = im.Name.Name
+				}
+				local[name] = strings.TrimPrefix(p, module+"/")
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.GenDecl:
+					if n.Tok != token.CONST {
+						return true
+					}
+					for _, s := range n.Specs {
+						vs := s.(*ast.ValueSpec)
+						for i, v := range vs.Values {
+							lit, ok := v.(*ast.BasicLit)
+							if !ok || lit.Kind != token.STRING || i >= len(vs.Names) {
+								continue
+							}
+							if s, _ := strconv.Unquote(lit.Value); isSettingName(s) {
+								consts[s] = append(consts[s], short+"."+vs.Names[i].Name)
+							}
+						}
+					}
+				case *ast.CallExpr:
+					var fn string
+					switch f := n.Fun.(type) {
+					case *ast.SelectorExpr:
+						if id, ok := f.X.(*ast.Ident); ok && local[id.Name] == "internal/config" {
+							fn = f.Sel.Name
+						}
+					case *ast.Ident:
+						if short == "internal/config" {
+							fn = f.Name
+						}
+					}
+					if (fn != "NewSpec" && fn != "SecretSpec") || len(n.Args) == 0 {
+						return true
+					}
+					switch a := n.Args[0].(type) {
+					case *ast.Ident:
+						specCalls[short+"."+a.Name]++
+					case *ast.SelectorExpr:
+						if id, ok := a.X.(*ast.Ident); ok && local[id.Name] != "" {
+							specCalls[local[id.Name]+"."+a.Sel.Name]++
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	names := make([]string, 0, len(consts))
+	for n := range consts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	specs := 0
+	for _, env := range names {
+		decl := consts[env]
+		if len(decl) > 1 {
+			t.Errorf("%s is declared %d times: %s", env, len(decl), strings.Join(decl, ", "))
+			continue
+		}
+		switch n := specCalls[decl[0]]; {
+		case n == 1:
+			specs++
+		case n > 1:
+			t.Errorf("%s (%s) has %d specs; declare it once and share the spec", env, decl[0], n)
+		}
+	}
+	for _, s := range settingsOfBinaries(t) {
+		if c := consts[s]; len(c) != 1 || specCalls[c[0]] != 1 {
+			t.Errorf("the setting %s has no single constant with a single spec (constants %v)", s, c)
+		}
+	}
+	t.Logf("%d settings, each a constant with one spec", specs)
+}
+
+// settingsOfBinaries lists the settings the producer and the worker
+// document, from the README's generated tables.
+func settingsOfBinaries(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		env := strings.Trim(strings.SplitN(line, "|", 3)[1], " `")
+		if isSettingName(env) && !seen[env] {
+			seen[env] = true
+			out = append(out, env)
+		}
+	}
+	return out
+}
