@@ -60,7 +60,7 @@ type longPoll struct {
 // botState is a bot's updates, webhook, callback queries and photo files,
 // guarded by Server.mu.
 type botState struct {
-	files   map[string]*Photo // file_id → photo
+	files   map[string]*photo // file_id → photo
 	fileSeq int64
 
 	queries  map[string]*CallbackQuery // by id
@@ -86,7 +86,7 @@ type botState struct {
 func (b *bot) resetState() {
 	old := &b.x
 	b.x = botState{
-		files:        make(map[string]*Photo),
+		files:        make(map[string]*photo),
 		queries:      make(map[string]*CallbackQuery),
 		updates:      make(map[int]*update),
 		nextUpdateID: firstUpdateID(b.user.ID),
