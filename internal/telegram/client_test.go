@@ -21,7 +21,7 @@ func TestGetMe(t *testing.T) {
 	if err != nil {
 		t.Fatalf("GetMe: %v", err)
 	}
-	if want := (User{ID: 987654, Username: "herald_bot"}); got != want {
+	if want := (user{ID: 987654, Username: "herald_bot"}); got != want {
 		t.Errorf("GetMe = %+v, want %+v", got, want)
 	}
 	if p := <-paths; p != "/bot"+testToken+"/getMe" {
@@ -71,7 +71,7 @@ func TestErrorText(t *testing.T) {
 			"telegram: 403 blocked: Forbidden: bot was blocked by the user"},
 		{&Error{Reason: ReasonTimeout, Ambiguous: true, Description: "EOF"},
 			"telegram: timeout (may have been delivered): EOF"},
-		{&Error{Reason: ReasonTransport}, "telegram: transport"},
+		{&Error{Reason: reasonTransport}, "telegram: transport"},
 		{nil, "<nil>"},
 	}
 	for _, tc := range cases {
@@ -90,11 +90,11 @@ func TestErrorText(t *testing.T) {
 func TestReasonsTemporary(t *testing.T) {
 	t.Parallel()
 	want := map[Reason]bool{
-		ReasonRateLimited: true, ReasonServerError: true, ReasonTransport: true, ReasonTimeout: true,
-		ReasonUnauthorized: true, ReasonNotFound: true,
-		ReasonParseEntities: false, ReasonMigrated: false, ReasonBlocked: false, ReasonKicked: false,
-		ReasonForbidden: false, ReasonChatNotFound: false, ReasonTooLong: false, ReasonBadRequest: false,
-		ReasonNotModified: false, ReasonMessageGone: false, ReasonPhotoRejected: false,
+		ReasonRateLimited: true, ReasonServerError: true, reasonTransport: true, ReasonTimeout: true,
+		ReasonUnauthorized: true, reasonNotFound: true,
+		ReasonParseEntities: false, ReasonMigrated: false, ReasonBlocked: false, reasonKicked: false,
+		reasonForbidden: false, ReasonChatNotFound: false, ReasonTooLong: false, ReasonBadRequest: false,
+		reasonNotModified: false, ReasonMessageGone: false, reasonPhotoRejected: false,
 	}
 	got := Reasons()
 	if len(got) != len(want) {
@@ -127,7 +127,7 @@ func BenchmarkSend(b *testing.B) {
 	}
 	defer c.CloseIdleConnections()
 	ctx := context.Background()
-	m := Message{Chat: "-100123", Text: "disk full", ParseMode: ParseModeHTML, DisableLinkPreview: true}
+	m := Message{Chat: "-100123", Text: "disk full", ParseMode: parseModeHTML, DisableLinkPreview: true}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := c.Send(ctx, m); err != nil {
