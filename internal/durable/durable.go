@@ -27,15 +27,15 @@ type Config struct {
 	// writes; 0 (and not Auto) turns the waits off.
 	Replicas int
 	// Auto waits for one replica on a node that has at least one online
-	// replica (INFO replication, re-read at most every ReplicasTTL), and
+	// replica (INFO replication, re-read at most every replicasTTL), and
 	// for none on a node without. Replicas is ignored.
 	Auto bool
 	// Timeout bounds one WAIT; default 1s.
 	Timeout time.Duration
 }
 
-// ReplicasTTL is how long Auto trusts a node's count of online replicas.
-const ReplicasTTL = time.Second
+// replicasTTL is how long Auto trusts a node's count of online replicas.
+const replicasTTL = time.Second
 
 // markerTTL keeps the marker keys from outliving a quiet spell.
 const markerTTL = time.Minute
@@ -163,7 +163,7 @@ func (a *Acker) nodes(ctx context.Context, keys []string) ([]node, error) {
 
 // addrOf names a non-cluster client's server for the replica cache and
 // errors ("FailoverClient" for a Sentinel client: its master moves, and
-// the cache entry with it after at most ReplicasTTL).
+// the cache entry with it after at most replicasTTL).
 func addrOf(rdb redis.UniversalClient) string {
 	if c, ok := rdb.(*redis.Client); ok {
 		return c.Options().Addr
@@ -220,13 +220,13 @@ func (a *Acker) waitNode(ctx context.Context, n node) error {
 }
 
 // onlineReplicas returns how many replicas the node has online, from a
-// cache at most ReplicasTTL old.
+// cache at most replicasTTL old.
 func (a *Acker) onlineReplicas(ctx context.Context, n node) (int, error) {
 	now := a.now()
 	a.mu.Lock()
 	c, ok := a.known[n.addr]
 	a.mu.Unlock()
-	if ok && now.Sub(c.at) < ReplicasTTL {
+	if ok && now.Sub(c.at) < replicasTTL {
 		return c.n, nil
 	}
 	info, err := n.client.Info(ctx, "replication").Result()
