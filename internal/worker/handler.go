@@ -449,27 +449,7 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 		ask.SleepMax = h.waitLong
 	default:
 	}
-	late := lim.Config().Guard / 2
-	// tooLate reports whether a slot woken up to (or answered) after l is
-	// to be given up. Once this send has given up maxLateRetries slots, a
-	// late one is used: a Redis slower than half the guard must not keep a
-	// message from ever being sent.
-	tooLate := func(l time.Duration) bool {
-		if l <= late || d.lates >= maxLateRetries {
-			return false
-		}
-		d.lates++
-		h.metrics.LateSlots.Inc()
-		return true
-	}
-	// by is the send-by time of a slot due at due: half a guard after it,
-	// or no bound once the late slots given up are used up.
-	by := func(due time.Time) time.Time {
-		if d.lates >= maxLateRetries {
-			return time.Time{}
-		}
-		return due.Add(late)
-	}
+	lt := lateness{h: h, d: d, late: lim.Config().Guard / 2}
 	for {
 		// The slot is a time on Redis' clock, taken between asked and the
 		// reply; lateness is measured from asked, which never understates
@@ -488,8 +468,8 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 			return "", turn{}, h.deferTask(queue, dc.Wait)
 		}
 		if dc.Kind == ratelimit.Go && dc.Wait <= 0 {
-			if !tooLate(time.Since(asked)) {
-				return record, turn{slot: dc.Slot, resume: dc.Resume, by: by(asked)}, nil
+			if !lt.tooLate(time.Since(asked)) {
+				return record, turn{slot: dc.Slot, resume: dc.Resume, by: lt.by(asked)}, nil
 			}
 			// The answer took longer than half the guard: the slot is in
 			// the past by then, and the sends reserved after it count
@@ -499,17 +479,7 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 		}
 		due := asked.Add(dc.Wait)
 		if err := h.sleep(ctx, dc.Wait); err != nil {
-			// The task goes back to Redis, keeping the reservation it held
-			// in memory, for the rest of the fleet.
-			hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			if herr := lim.Hold(hctx, id, dc.Resume); herr != nil {
-				r.log.Warn("could not keep the reserved slot; the task will take a new one", "error", herr)
-			}
-			cancel()
-			if errors.Is(err, errStopping) {
-				return "", turn{}, h.deferTask(queue, max(time.Until(due), 0))
-			}
-			return "", turn{}, err
+			return "", turn{}, h.sleepCut(ctx, r, dc.Resume, due, err)
 		}
 		if dc.Kind == ratelimit.Go {
 			// The slot was handed out ahead: use it unless it moved (a 429
@@ -519,8 +489,8 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 			if err != nil {
 				return "", turn{}, h.finish(ctx, r, decide(storeError{err}, r.situation()))
 			}
-			if ok && !tooLate(time.Since(due)) {
-				return record, turn{slot: dc.Slot, resume: dc.Resume, by: by(due)}, nil
+			if ok && !lt.tooLate(time.Since(due)) {
+				return record, turn{slot: dc.Slot, resume: dc.Resume, by: lt.by(due)}, nil
 			}
 		}
 		// Again (or a slot that moved): ask once more with the reservation
@@ -528,6 +498,52 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 		// 429 wrote meanwhile holds this send back too.
 		ask.Resume = dc.Resume
 	}
+}
+
+// sleepCut ends a wait for a slot due at due that err cut short: the task
+// goes back to Redis, keeping the reservation it held in memory (resume)
+// for the rest of the fleet, deferred until the slot when the worker is
+// stopping.
+func (h *handler) sleepCut(ctx context.Context, r *run, resume string, due time.Time, err error) error {
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	if herr := r.bot.limiter.Hold(hctx, r.ID, resume); herr != nil {
+		r.log.Warn("could not keep the reserved slot; the task will take a new one", "error", herr)
+	}
+	cancel()
+	if errors.Is(err, errStopping) {
+		return h.deferTask(r.Queue, max(time.Until(due), 0))
+	}
+	return err
+}
+
+// lateness decides, for one send, which slots come too late to use: those
+// woken up to (or answered) more than half the guard after their time.
+type lateness struct {
+	h    *handler // its metrics count the slots given up
+	d    *delivery
+	late time.Duration // half the limiter's guard
+}
+
+// tooLate reports whether a slot woken up to (or answered) after l is to
+// be given up. Once this send has given up maxLateRetries slots, a late one
+// is used: a Redis slower than half the guard must not keep a message from
+// ever being sent.
+func (lt lateness) tooLate(l time.Duration) bool {
+	if l <= lt.late || lt.d.lates >= maxLateRetries {
+		return false
+	}
+	lt.d.lates++
+	lt.h.metrics.LateSlots.Inc()
+	return true
+}
+
+// by is the send-by time of a slot due at due: half a guard after it, or
+// no bound once the late slots given up are used up.
+func (lt lateness) by(due time.Time) time.Time {
+	if lt.d.lates >= maxLateRetries {
+		return time.Time{}
+	}
+	return due.Add(lt.late)
 }
 
 // botNames lists the bots the handler serves, sorted.
