@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+
 	// Time zone names must resolve on every replica, including one built
 	// into an image without /usr/share/zoneinfo; the embedded database is
 	// only consulted when the system has none.
