@@ -24,16 +24,8 @@ type Client struct {
 	log      *slog.Logger
 }
 
-// user is the bot's own account as reported by getMe.
-type user struct {
-	// ID is the bot's user id.
-	ID int64
-	// Username is the bot's @username without the '@'.
-	Username string
-}
-
 // New checks cfg, fills in defaults and returns a Client. It does not
-// contact Telegram; call GetMe to verify the token.
+// contact Telegram.
 func New(cfg Config) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -109,26 +101,6 @@ func (c *Client) Send(ctx context.Context, m Message) (Sent, error) {
 		return Sent{}, nil
 	}
 	return Sent{MessageID: msg.MessageID, ChatID: msg.Chat.ID}, nil
-}
-
-// GetMe asks Telegram who the bot is, which also proves that the token and
-// API URL work. Failures are classified like Send's.
-func (c *Client) GetMe(ctx context.Context) (user, error) {
-	if err := ctx.Err(); err != nil {
-		return user{}, err
-	}
-	result, err := c.call(ctx, "getMe", nil)
-	if err != nil {
-		return user{}, err
-	}
-	var u tgbotapi.User
-	if jerr := json.Unmarshal(result, &u); jerr != nil {
-		return user{}, &Error{
-			Reason:      ReasonServerError,
-			Description: "getMe result did not decode: " + c.Redact(jerr.Error()),
-		}
-	}
-	return user{ID: u.ID, Username: u.UserName}, nil
 }
 
 // ChatID asks Telegram (getChat) for the numeric id of chat, a numeric id

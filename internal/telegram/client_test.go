@@ -9,36 +9,6 @@ import (
 	"testing"
 )
 
-func TestGetMe(t *testing.T) {
-	t.Parallel()
-	paths := make(chan string, 1)
-	srv := startServer(t, func(w http.ResponseWriter, r *http.Request) {
-		paths <- r.URL.Path
-		_, _ = io.WriteString(w, `{"ok":true,"result":{"id":987654,"is_bot":true,"first_name":"Herald","username":"herald_bot"}}`)
-	})
-	c, _ := newTestClient(t, srv.URL, 0)
-	got, err := c.GetMe(context.Background())
-	if err != nil {
-		t.Fatalf("GetMe: %v", err)
-	}
-	if want := (user{ID: 987654, Username: "herald_bot"}); got != want {
-		t.Errorf("GetMe = %+v, want %+v", got, want)
-	}
-	if p := <-paths; p != "/bot"+testToken+"/getMe" {
-		t.Errorf("path %q", p)
-	}
-}
-
-func TestGetMeUnauthorized(t *testing.T) {
-	t.Parallel()
-	c, _ := newTestClient(t, jsonServer(401, `{"ok":false,"error_code":401,"description":"Unauthorized"}`)(t), 0)
-	_, err := c.GetMe(context.Background())
-	e, ok := AsError(err)
-	if !ok || e.Reason != ReasonUnauthorized || !e.Temporary() {
-		t.Errorf("GetMe error = %#v, want temporary unauthorized", err)
-	}
-}
-
 func TestAsError(t *testing.T) {
 	t.Parallel()
 	inner := &Error{Reason: ReasonBlocked, Code: 403}
