@@ -14,47 +14,47 @@ import (
 	"github.com/herald-dev/herald/internal/markup"
 )
 
-// markupText is text already formatted for a route's parse mode. The fields a
-// message template sees are markupText (the alert's plain text escaped for the
+// Markup is text already formatted for a route's parse mode. The fields a
+// message template sees are Markup (the alert's plain text escaped for the
 // mode), and so are the results of the template helpers: the template
-// prints them as they are, and a helper given markupText does not escape it a
+// prints them as they are, and a helper given Markup does not escape it a
 // second time.
-type markupText string
+type Markup string
 
-// label is one alert label as a message template sees it, both parts
+// Label is one alert label as a message template sees it, both parts
 // escaped for the route's parse mode.
-type label struct {
-	Name  markupText
-	Value markupText
+type Label struct {
+	Name  Markup
+	Value Markup
 }
 
-// messageData is the value a route's message template executes on. Every
+// MessageData is the value a route's message template executes on. Every
 // text field holds the alert's text escaped for the route's parse mode, so
 // {{ .Title }} is safe wherever text may stand.
-type messageData struct {
-	Title       markupText
-	Body        markupText
-	Severity    markupText // critical, warning or info
-	Status      markupText // firing or resolved
-	Source      markupText
-	URL         markupText // the URL escaped as text; use {{ link .Title .URL }} for a link
-	Fingerprint markupText
-	Time        markupText // RFC 3339, UTC
-	Route       markupText // the route's name
+type MessageData struct {
+	Title       Markup
+	Body        Markup
+	Severity    Markup // critical, warning or info
+	Status      Markup // firing or resolved
+	Source      Markup
+	URL         Markup // the URL escaped as text; use {{ link .Title .URL }} for a link
+	Fingerprint Markup
+	Time        Markup // RFC 3339, UTC
+	Route       Markup // the route's name
 	// Emoji is a marker for the severity (🚨 critical, ⚠️ warning, ℹ️ info)
 	// or ✅ when the alert is resolved.
-	Emoji markupText
+	Emoji Markup
 	// Resolved is true when the alert's status is resolved.
 	Resolved bool
 	// Labels are the alert's labels sorted by name.
-	Labels []label
+	Labels []Label
 
-	labels map[string]markupText
+	labels map[string]Markup
 }
 
 // Label returns the value of the label called name, escaped, or "" when the
 // alert has no such label: {{ .Label "team" }}.
-func (d *messageData) Label(name string) markupText { return d.labels[name] }
+func (d *MessageData) Label(name string) Markup { return d.labels[name] }
 
 // severityEmoji marks a message with its severity at a glance.
 func severityEmoji(a *Alert) string {
@@ -80,13 +80,13 @@ type renderLimits struct {
 }
 
 // newMessageData escapes a's fields for mode.
-func newMessageData(a *Alert, routeName string, mode markup.Mode, lim renderLimits) *messageData {
-	esc := func(s string) markupText { return markupText(markup.Escape(s, mode)) }
+func newMessageData(a *Alert, routeName string, mode markup.Mode, lim renderLimits) *MessageData {
+	esc := func(s string) Markup { return Markup(markup.Escape(s, mode)) }
 	body := a.Body
 	if lim.bodyRunes >= 0 {
 		body = markup.TruncateRunes(body, lim.bodyRunes)
 	}
-	d := &messageData{
+	d := &MessageData{
 		Title:       esc(a.Title),
 		Body:        esc(body),
 		Severity:    esc(string(a.Severity)),
@@ -98,7 +98,7 @@ func newMessageData(a *Alert, routeName string, mode markup.Mode, lim renderLimi
 		Route:       esc(routeName),
 		Emoji:       esc(severityEmoji(a)),
 		Resolved:    a.Status == StatusResolved,
-		labels:      make(map[string]markupText, len(a.Labels)),
+		labels:      make(map[string]Markup, len(a.Labels)),
 	}
 	if lim.noLabels {
 		return d
@@ -111,13 +111,13 @@ func newMessageData(a *Alert, routeName string, mode markup.Mode, lim renderLimi
 	for _, k := range names {
 		v := esc(a.Labels[k])
 		d.labels[k] = v
-		d.Labels = append(d.Labels, label{Name: esc(k), Value: v})
+		d.Labels = append(d.Labels, Label{Name: esc(k), Value: v})
 	}
 	return d
 }
 
 // helpers is the mode-aware function set of message templates. Every
-// helper returns markupText. Arguments that are markupText count as formatted text
+// helper returns Markup. Arguments that are Markup count as formatted text
 // of the mode; anything else (a string written in the template, a number)
 // counts as plain text and is escaped.
 type helpers struct{ mode markup.Mode }
@@ -131,27 +131,27 @@ func (h helpers) funcMap() template.FuncMap {
 		"code":     h.code,
 		"text":     h.text,
 		"raw":      h.raw,
-		"upper":    func(v any) markupText { return h.escape(strings.ToUpper(h.plain(v))) },
-		"lower":    func(v any) markupText { return h.escape(strings.ToLower(h.plain(v))) },
-		"truncate": func(n int, v any) markupText { return h.escape(markup.TruncateRunes(h.plain(v), n)) },
+		"upper":    func(v any) Markup { return h.escape(strings.ToUpper(h.plain(v))) },
+		"lower":    func(v any) Markup { return h.escape(strings.ToLower(h.plain(v))) },
+		"truncate": func(n int, v any) Markup { return h.escape(markup.TruncateRunes(h.plain(v), n)) },
 		"join":     h.join,
 	}
 }
 
-func (h helpers) escape(s string) markupText { return markupText(markup.Escape(s, h.mode)) }
+func (h helpers) escape(s string) Markup { return Markup(markup.Escape(s, h.mode)) }
 
-// plain returns the plain text of a helper argument: markupText is unescaped,
+// plain returns the plain text of a helper argument: Markup is unescaped,
 // anything else is printed as text.
 func (h helpers) plain(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return ""
-	case markupText:
+	case Markup:
 		if p, err := markup.Plain(string(x), h.mode); err == nil {
 			return p
 		}
 		return string(x)
-	case label:
+	case Label:
 		return h.plain(x.Name) + "=" + h.plain(x.Value)
 	case string:
 		return x
@@ -161,8 +161,8 @@ func (h helpers) plain(v any) string {
 }
 
 // markup returns a helper argument as formatted text of the mode.
-func (h helpers) markup(v any) markupText {
-	if m, ok := v.(markupText); ok {
+func (h helpers) markup(v any) Markup {
+	if m, ok := v.(Markup); ok {
 		return m
 	}
 	return h.escape(h.plain(v))
@@ -170,18 +170,18 @@ func (h helpers) markup(v any) markupText {
 
 // text escapes v: {{ text "(resolved)" }} writes literal text that would
 // otherwise need escaping by hand in MarkdownV2.
-func (h helpers) text(v any) markupText { return h.markup(v) }
+func (h helpers) text(v any) Markup { return h.markup(v) }
 
 // raw inserts v's plain text without escaping, for values that already hold
 // markup of the mode (a body a sender formatted in HTML, say). An invalid
 // result sends the built-in plain text message instead.
-func (h helpers) raw(v any) markupText { return markupText(h.plain(v)) }
+func (h helpers) raw(v any) Markup { return Markup(h.plain(v)) }
 
 // link makes text a link to url; without a url it is just text. In plain
 // text mode, and for a url that is not an absolute http, https, tg or
 // mailto URL (Telegram would drop such a link silently), it writes
 // "text (url)".
-func (h helpers) link(text, url any) markupText {
+func (h helpers) link(text, url any) Markup {
 	u := h.plain(url)
 	t := h.markup(text)
 	if t == "" {
@@ -196,9 +196,9 @@ func (h helpers) link(text, url any) markupText {
 	}
 	switch mode {
 	case markup.HTML:
-		return markupText(`<a href="` + markup.EscapeHTML(u) + `">` + string(t) + `</a>`)
+		return Markup(`<a href="` + markup.EscapeHTML(u) + `">` + string(t) + `</a>`)
 	case markup.MarkdownV2:
-		return markupText("[" + string(t) + "](" + escapeMarkdownV2URL(u) + ")")
+		return Markup("[" + string(t) + "](" + escapeMarkdownV2URL(u) + ")")
 	default:
 		if h.plain(t) == u {
 			return t
@@ -228,44 +228,44 @@ func escapeMarkdownV2URL(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `)`, `\)`).Replace(s)
 }
 
-func (h helpers) wrap(v any, html, md string) markupText {
+func (h helpers) wrap(v any, html, md string) Markup {
 	m := h.markup(v)
 	if m == "" {
 		return ""
 	}
 	switch h.mode {
 	case markup.HTML:
-		return markupText("<" + html + ">" + string(m) + "</" + html + ">")
+		return Markup("<" + html + ">" + string(m) + "</" + html + ">")
 	case markup.MarkdownV2:
-		return markupText(md + string(m) + md)
+		return Markup(md + string(m) + md)
 	}
 	return m
 }
 
 // bold sets v in bold.
-func (h helpers) bold(v any) markupText { return h.wrap(v, "b", "*") }
+func (h helpers) bold(v any) Markup { return h.wrap(v, "b", "*") }
 
 // italic sets v in italics.
-func (h helpers) italic(v any) markupText { return h.wrap(v, "i", "_") }
+func (h helpers) italic(v any) Markup { return h.wrap(v, "i", "_") }
 
 // code sets v's plain text in monospace.
-func (h helpers) code(v any) markupText {
+func (h helpers) code(v any) Markup {
 	p := h.plain(v)
 	if p == "" {
 		return ""
 	}
 	switch h.mode {
 	case markup.HTML:
-		return markupText("<code>" + markup.EscapeHTML(p) + "</code>")
+		return Markup("<code>" + markup.EscapeHTML(p) + "</code>")
 	case markup.MarkdownV2:
-		return markupText("`" + strings.NewReplacer(`\`, `\\`, "`", "\\`").Replace(p) + "`")
+		return Markup("`" + strings.NewReplacer(`\`, `\\`, "`", "\\`").Replace(p) + "`")
 	}
-	return markupText(p)
+	return Markup(p)
 }
 
 // join joins the plain text of list's elements (a slice of anything; a
 // label reads name=value) with sep, and escapes the result.
-func (h helpers) join(sep any, list any) (markupText, error) {
+func (h helpers) join(sep any, list any) (Markup, error) {
 	v := reflect.ValueOf(list)
 	if list == nil {
 		return "", nil
