@@ -82,7 +82,7 @@ const (
 	MaxLabelLen       = 1024
 	MaxSourceLen      = 64
 	MaxFingerprintLen = 200
-	MaxKeyLen         = 200
+	maxKeyLen         = 200
 )
 
 // Normalize fills defaults (severity info, status firing, time now) and
@@ -152,7 +152,7 @@ func (a *Alert) Validate() error {
 		checkText("labels."+k, k+v, MaxLabelLen)
 	}
 	checkText("fingerprint", a.Fingerprint, MaxFingerprintLen)
-	checkText("key", a.Key, MaxKeyLen)
+	checkText("key", a.Key, maxKeyLen)
 	if a.ImageURL != "" && !webURL(a.ImageURL) {
 		bad("image_url", "must be an absolute http or https URL of at most %d bytes that Telegram can fetch", MaxURLLen)
 	}
@@ -211,7 +211,7 @@ type Dispatched struct {
 	Silenced []SilencedAlert `json:"silenced,omitempty"`
 	// Held lists the messages a route's quiet hours hold until the window
 	// ends.
-	Held []HeldMessage `json:"held,omitempty"`
+	Held []heldMessage `json:"held,omitempty"`
 }
 
 // ErrNoRoute is returned (wrapped) by Dispatch when an alert matches no route

@@ -14,8 +14,8 @@ import (
 	"github.com/herald-dev/herald/internal/jobs"
 )
 
-// MaxAlertsPerRequest bounds the alerts of one POST /v1/alerts batch.
-const MaxAlertsPerRequest = 100
+// maxAlertsPerRequest bounds the alerts of one POST /v1/alerts batch.
+const maxAlertsPerRequest = 100
 
 // apiRequest is the body of POST /v1/alerts: either the fields of one
 // alert (the JSON form of Alert), or "alerts" holding a list of them, never
@@ -45,7 +45,7 @@ func (r *apiRequest) alert() Alert {
 //
 //	{"title": "Disk full", "severity": "critical", "source": "cron", "labels": {"host": "db-1"}}
 //
-// or a batch {"alerts": [{...}, {...}]} of up to MaxAlertsPerRequest. Alert
+// or a batch {"alerts": [{...}, {...}]} of up to maxAlertsPerRequest. Alert
 // fields: title (required), body, severity (critical, warning, info), status
 // (firing, resolved), source, url, labels, fingerprint, key (the alert's
 // identity across firing and resolved, for threads), image_url (sent as a
@@ -163,9 +163,9 @@ func (h *apiHandler) decode(w http.ResponseWriter, r *http.Request) ([]Alert, *h
 	switch {
 	case len(req.Alerts) == 0:
 		return nil, httpapi.Invalid("empty batch", jobs.FieldError{Field: "alerts", Message: "must hold at least one alert"})
-	case len(req.Alerts) > MaxAlertsPerRequest:
+	case len(req.Alerts) > maxAlertsPerRequest:
 		return nil, httpapi.Invalid("batch too large", jobs.FieldError{Field: "alerts",
-			Message: fmt.Sprintf("holds %d alerts; the limit is %d per request: split the batch", len(req.Alerts), MaxAlertsPerRequest)})
+			Message: fmt.Sprintf("holds %d alerts; the limit is %d per request: split the batch", len(req.Alerts), maxAlertsPerRequest)})
 	}
 	batch := make([]Alert, len(req.Alerts))
 	var fields []jobs.FieldError

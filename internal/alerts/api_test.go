@@ -159,7 +159,7 @@ func TestAPIBadRequests(t *testing.T) {
 		{"batch bad time", `{"alerts":[{"title":"x","time":"yesterday"}]}`, 400, httpapi.CodeInvalidField, []string{"alerts[0].time"}},
 		{"empty batch", `{"alerts":[]}`, 400, httpapi.CodeInvalidField, []string{"alerts"}},
 		{"both shapes", `{"title":"x","alerts":[{"title":"y"}]}`, 400, httpapi.CodeInvalidField, []string{"alerts"}},
-		{"too many", `{"alerts":[` + strings.Repeat(`{"title":"x"},`, MaxAlertsPerRequest) + `{"title":"x"}]}`, 400, httpapi.CodeInvalidField, []string{"alerts"}},
+		{"too many", `{"alerts":[` + strings.Repeat(`{"title":"x"},`, maxAlertsPerRequest) + `{"title":"x"}]}`, 400, httpapi.CodeInvalidField, []string{"alerts"}},
 		{"malformed", `{"title":`, 400, httpapi.CodeInvalidJSON, nil},
 		{"two objects", `{"title":"a"}{"title":"b"}`, 400, httpapi.CodeInvalidJSON, nil},
 		{"too large", `{"title":"` + strings.Repeat("x", 1<<16) + `"}`, 413, httpapi.CodeBodyTooLarge, nil},

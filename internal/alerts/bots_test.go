@@ -101,7 +101,7 @@ func TestRouteBotProblems(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := ParseRoutesWith("routes.yaml", []byte(tc.src), ParseOptions{Bots: tc.bots})
-			var re *RoutesError
+			var re *routesError
 			if !errors.As(err, &re) {
 				t.Fatalf("error %v, want a *RoutesError", err)
 			}

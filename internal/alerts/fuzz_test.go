@@ -13,7 +13,7 @@ import (
 )
 
 // FuzzParseRoutes feeds arbitrary text to the routing file parser. It must
-// never panic; a file it refuses gets a *RoutesError with at least one
+// never panic; a file it refuses gets a *routesError with at least one
 // problem; a file it accepts must still be accepted, with the same routes
 // and webhooks, after its YAML tree is written out again, and every route
 // must render the sample alerts into valid messages.
@@ -21,7 +21,7 @@ func FuzzParseRoutes(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tb, root, err := parseRoutes("f.yaml", data, ParseOptions{})
 		if err != nil {
-			var re *RoutesError
+			var re *routesError
 			if !errors.As(err, &re) || len(re.Problems) == 0 {
 				t.Fatalf("error %T %v, want a *RoutesError with problems", err, err)
 			}

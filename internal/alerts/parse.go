@@ -38,7 +38,7 @@ const regexPrefix = "=~"
 
 // ParseRoutes parses and validates a routing file; name is used in error
 // messages (normally the file's path). Every problem found is reported in
-// one *RoutesError, each with its line and column and the fix.
+// one *routesError, each with its line and column and the fix.
 //
 // The file has three top-level keys:
 //
@@ -128,7 +128,7 @@ func (p *parser) err() error {
 	if !p.Failed() {
 		return nil
 	}
-	return &RoutesError{File: p.file, Problems: p.Problems()}
+	return &routesError{File: p.file, Problems: p.Problems()}
 }
 
 func (p *parser) table(root *yaml.Node) *Table {

@@ -101,7 +101,7 @@ func TestParseInteractionErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := ParseRoutes("routes.yaml", []byte(tt.src))
-			var re *RoutesError
+			var re *routesError
 			if !errors.As(err, &re) {
 				t.Fatalf("error %v, want a *RoutesError", err)
 			}

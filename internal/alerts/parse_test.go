@@ -206,7 +206,7 @@ func TestParseRoutesErrors(t *testing.T) {
 			if tb != nil {
 				t.Errorf("a table returned with the error")
 			}
-			var re *RoutesError
+			var re *routesError
 			if !errors.As(err, &re) || re.File != "routes.yaml" || len(re.Problems) == 0 {
 				t.Fatalf("error %T %v, want a *RoutesError", err, err)
 			}
@@ -223,7 +223,7 @@ func TestParseRoutesErrors(t *testing.T) {
 func TestParseRoutesReportsEveryProblem(t *testing.T) {
 	t.Parallel()
 	_, err := ParseRoutes("r.yaml", []byte("routes:\n  - name: a\n    queue: x\n    destinations: [abc]\n  - name: b\n    parse_mode: y\n"))
-	var re *RoutesError
+	var re *routesError
 	if !errors.As(err, &re) {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ routes:
 func TestParseRoutesDefaultsTemplateErrorOnce(t *testing.T) {
 	t.Parallel()
 	_, err := ParseRoutes("r.yaml", []byte("defaults:\n  template: '{{ .Nope }}'\nroutes:\n  - name: a\n    destinations: [1]\n  - name: b\n    destinations: [2]\n"))
-	var re *RoutesError
+	var re *routesError
 	if !errors.As(err, &re) || len(re.Problems) != 1 || re.Problems[0].Line != 2 {
 		t.Fatalf("want one problem at line 2, got %v", err)
 	}

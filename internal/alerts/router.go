@@ -144,50 +144,10 @@ func (r *Router) Reload(path string) error {
 // quiet hours, for alerts that are not critical, are handed to the Holder
 // until the window ends (Dispatched.Held) instead of being enqueued.
 func (r *Router) Dispatch(ctx context.Context, batch []Alert) (Dispatched, error) {
-	t := r.table.Load()
 	now := r.cfg.Now()
-	var outs []outgoing
-	var caught []SilencedAlert
-	var verr jobs.ValidationError
-	for i := range batch {
-		a := batch[i]
-		prefix := ""
-		if len(batch) > 1 {
-			prefix = fmt.Sprintf("alerts[%d].", i)
-		}
-		if err := a.Normalize(now); err != nil {
-			var v *jobs.ValidationError
-			if !errors.As(err, &v) {
-				return Dispatched{}, err
-			}
-			for _, f := range v.Fields {
-				verr.Fields = append(verr.Fields, jobs.FieldError{Field: prefix + f.Field, Message: f.Message})
-			}
-			continue
-		}
-		if id, err := r.silenced(ctx, &a, now); err != nil {
-			return Dispatched{}, err
-		} else if id != "" {
-			caught = append(caught, SilencedAlert{Index: i, Fingerprint: a.Fingerprint, SilencedBy: id, Alert: a})
-			continue
-		}
-		routes := t.match(&a)
-		if len(routes) == 0 {
-			which := "the alert"
-			if len(batch) > 1 {
-				which = fmt.Sprintf("alerts[%d]", i)
-			}
-			return Dispatched{}, fmt.Errorf("%s (source %q, severity %s): %w", which, a.Source, a.Severity, ErrNoRoute)
-		}
-		for _, rt := range routes {
-			h := r.holdFor(&a, rt, now)
-			for _, req := range r.requests(&a, rt) {
-				outs = append(outs, outgoing{req: req, hold: h, alert: &a, route: rt})
-			}
-		}
-	}
-	if len(verr.Fields) > 0 {
-		return Dispatched{}, &verr
+	outs, caught, err := r.plan(ctx, batch, now)
+	if err != nil {
+		return Dispatched{}, err
 	}
 	// Rendering keeps messages valid; checking them here anyway means a
 	// bug cannot leave half a batch in Redis.
@@ -201,6 +161,65 @@ func (r *Router) Dispatch(ctx context.Context, batch []Alert) (Dispatched, error
 	if err := r.threadModes(ctx, outs); err != nil {
 		return Dispatched{}, err
 	}
+	return r.deliver(ctx, outs, caught, now)
+}
+
+// plan normalizes every alert of batch, sets aside those a silence catches
+// and renders the others for each route they match. Invalid alerts are
+// reported together, their fields prefixed with their index in the batch
+// when it holds several; an alert that no route takes fails the batch.
+func (r *Router) plan(ctx context.Context, batch []Alert, now time.Time) ([]outgoing, []SilencedAlert, error) {
+	t := r.table.Load()
+	var outs []outgoing
+	var caught []SilencedAlert
+	var verr jobs.ValidationError
+	for i := range batch {
+		a := batch[i]
+		prefix := ""
+		if len(batch) > 1 {
+			prefix = fmt.Sprintf("alerts[%d].", i)
+		}
+		if err := a.Normalize(now); err != nil {
+			var v *jobs.ValidationError
+			if !errors.As(err, &v) {
+				return nil, nil, err
+			}
+			for _, f := range v.Fields {
+				verr.Fields = append(verr.Fields, jobs.FieldError{Field: prefix + f.Field, Message: f.Message})
+			}
+			continue
+		}
+		if id, err := r.silenced(ctx, &a, now); err != nil {
+			return nil, nil, err
+		} else if id != "" {
+			caught = append(caught, SilencedAlert{Index: i, Fingerprint: a.Fingerprint, SilencedBy: id, Alert: a})
+			continue
+		}
+		routes := t.match(&a)
+		if len(routes) == 0 {
+			which := "the alert"
+			if len(batch) > 1 {
+				which = fmt.Sprintf("alerts[%d]", i)
+			}
+			return nil, nil, fmt.Errorf("%s (source %q, severity %s): %w", which, a.Source, a.Severity, ErrNoRoute)
+		}
+		for _, rt := range routes {
+			h := r.holdFor(&a, rt, now)
+			for _, req := range r.requests(&a, rt) {
+				outs = append(outs, outgoing{req: req, hold: h, alert: &a, route: rt})
+			}
+		}
+	}
+	if len(verr.Fields) > 0 {
+		return nil, nil, &verr
+	}
+	return outs, caught, nil
+}
+
+// deliver records the silenced alerts of a dispatch, hands the messages in
+// their quiet hours to the Holder and enqueues the others, with their
+// buttons. It stops at the first failure, returning what was done so far.
+func (r *Router) deliver(ctx context.Context, outs []outgoing, caught []SilencedAlert, now time.Time) (Dispatched, error) {
 	out := Dispatched{Messages: make([]jobs.Result, 0, len(outs))}
 	if len(caught) > 0 {
 		if err := r.cfg.Silences.Record(ctx, caught, now); err != nil {

@@ -47,9 +47,9 @@ type SilencedAlert struct {
 	Alert Alert `json:"-"`
 }
 
-// HeldMessage is a message that a route's quiet hours hold: it waits in
+// heldMessage is a message that a route's quiet hours hold: it waits in
 // Redis and joins its destination's digest at Until.
-type HeldMessage struct {
+type heldMessage struct {
 	jobs.Result
 	// Route is the route whose quiet hours hold it.
 	Route string `json:"route"`
@@ -91,7 +91,7 @@ func (r *Router) holdFor(a *Alert, rt *route, now time.Time) hold {
 // alert's, whatever the route's coalesce setting: held messages are
 // delivered as a digest, so they carry no thread (nor buttons); a held
 // resolution closes its alert's thread at once.
-func (r *Router) held(ctx context.Context, req jobs.Request, h hold) (HeldMessage, error) {
+func (r *Router) held(ctx context.Context, req jobs.Request, h hold) (heldMessage, error) {
 	req.Coalesce = true
 	closes := req.Message.Thread != nil && req.Message.Thread.Close
 	key := ""
@@ -105,7 +105,7 @@ func (r *Router) held(ctx context.Context, req jobs.Request, h hold) (HeldMessag
 	}
 	res, err := r.cfg.Holder.Hold(ctx, req, h.until)
 	if err != nil {
-		return HeldMessage{}, err
+		return heldMessage{}, err
 	}
 	if closes {
 		// The resolution will be a digest line, not a reply: close the
@@ -116,7 +116,7 @@ func (r *Router) held(ctx context.Context, req jobs.Request, h hold) (HeldMessag
 			r.cfg.Logger.Warn("could not close the thread of a resolved alert held by quiet hours", "route", h.route, "error", err)
 		}
 	}
-	return HeldMessage{Result: res, Route: h.route, Until: h.until.UTC()}, nil
+	return heldMessage{Result: res, Route: h.route, Until: h.until.UTC()}, nil
 }
 
 // hasQuietHours reports whether a route of t has quiet hours.

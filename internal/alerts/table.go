@@ -2,7 +2,6 @@ package alerts
 
 import (
 	"os"
-	"sort"
 )
 
 // Table is a parsed and validated routing file: the routes in file order,
@@ -33,29 +32,6 @@ func LoadRoutesWith(path string, opts ParseOptions) (*Table, error) {
 
 // Source is the file name the table was parsed from.
 func (t *Table) Source() string { return t.source }
-
-// RouteNames lists the route names in file order, the default route (if
-// any) last.
-func (t *Table) RouteNames() []string {
-	names := make([]string, 0, len(t.routes)+1)
-	for _, r := range t.routes {
-		names = append(names, r.name)
-	}
-	if t.fallback != nil {
-		names = append(names, t.fallback.name)
-	}
-	return names
-}
-
-// WebhookNames lists the generic webhook mappings, sorted.
-func (t *Table) WebhookNames() []string {
-	names := make([]string, 0, len(t.webhooks))
-	for n := range t.webhooks {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
 
 // GenericWebhook returns the generic JSON webhook mapping called name, and
 // whether the routing file defines one.

@@ -264,7 +264,7 @@ func (h helpers) code(v any) Markup {
 }
 
 // join joins the plain text of list's elements (a slice of anything; a
-// Label reads name=value) with sep, and escapes the result.
+// label reads name=value) with sep, and escapes the result.
 func (h helpers) join(sep any, list any) (Markup, error) {
 	v := reflect.ValueOf(list)
 	if list == nil {
@@ -319,23 +319,6 @@ var builtins = map[markup.Mode]*template.Template{
 	markup.HTML:       mustTemplate("builtin-html", builtinHTML, markup.HTML),
 	markup.MarkdownV2: mustTemplate("builtin-markdownv2", builtinMarkdownV2, markup.MarkdownV2),
 	markup.None:       mustTemplate("builtin-plain", builtinPlain, markup.None),
-}
-
-// BuiltinTemplate returns the source of the built-in message template of a
-// parse mode ("HTML", "MarkdownV2" or "plain"), a starting point for one's
-// own.
-func BuiltinTemplate(parseMode string) (string, error) {
-	mode, err := markup.ParseMode(parseMode)
-	if err != nil {
-		return "", err
-	}
-	switch mode {
-	case markup.HTML:
-		return builtinHTML, nil
-	case markup.MarkdownV2:
-		return builtinMarkdownV2, nil
-	}
-	return builtinPlain, nil
 }
 
 func mustTemplate(name, src string, mode markup.Mode) *template.Template {

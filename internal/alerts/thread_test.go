@@ -360,7 +360,7 @@ func TestThreadKey(t *testing.T) {
 	if k := threadKey("am/1", "db", destination{chat: "1", thread: 7}); k != "alert/am/1/db/7" {
 		t.Errorf("key %q", k)
 	}
-	long := threadKey(strings.Repeat("é", MaxKeyLen), "route", destination{chat: "1"})
+	long := threadKey(strings.Repeat("é", maxKeyLen), "route", destination{chat: "1"})
 	if !strings.HasPrefix(long, "alert/sha256:") || len(long) > jobs.MaxThreadKey {
 		t.Errorf("long key %q", long)
 	}

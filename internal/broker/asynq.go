@@ -25,8 +25,8 @@ const (
 	RetryCeiling = 1_000_000
 )
 
-// BackstopDelay is the retry delay to hand asynq (its RetryDelayFunc) for a
+// backstopDelay is the retry delay to hand asynq (its RetryDelayFunc) for a
 // task the worker itself promotes after d. asynq stores the retry score in
 // whole Unix seconds, truncated; one second more keeps asynq's forwarder from
 // moving the task before its slot (it only acts if this process dies).
-func BackstopDelay(d time.Duration) time.Duration { return d + time.Second }
+func backstopDelay(d time.Duration) time.Duration { return d + time.Second }

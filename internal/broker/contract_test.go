@@ -80,6 +80,10 @@ func redisNow(t *testing.T, rdb redis.Cmdable) time.Time {
 	return now
 }
 
+// scheduledKey is the sorted set of queue's tasks scheduled for later,
+// scored by the Unix second they are due; only the contract test reads it.
+func scheduledKey(queue string) string { return key(queue, "scheduled") }
+
 // score returns member's score in key, failing when it is absent.
 func score(t *testing.T, rdb redis.Cmdable, key, member string) float64 {
 	t.Helper()
@@ -165,7 +169,7 @@ func TestContractDequeue(t *testing.T) {
 		now, err := rdb.Time(ctx).Result()
 		s.now, s.err = float64(now.Unix()), err
 		s.lease, s.leaseErr = rdb.ZScore(ctx, LeaseKey("low"), id).Result()
-		s.state = rdb.HGet(ctx, TaskKey("low", id), "state").Val()
+		s.state = rdb.HGet(ctx, taskKey("low", id), "state").Val()
 		s.active = rdb.LPos(ctx, ActiveKey("low"), id, redis.LPosArgs{}).Err() == nil
 		handled <- s
 		return nil
@@ -251,7 +255,7 @@ func TestContractForward(t *testing.T) {
 		asynq.TaskID("later"), asynq.ProcessIn(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	wantUnixSeconds(t, "a scheduled task", score(t, rdb, ScheduledKey("default"), "later"),
+	wantUnixSeconds(t, "a scheduled task", score(t, rdb, scheduledKey("default"), "later"),
 		before.Add(time.Second), redisNow(t, rdb).Add(time.Second))
 	handled := make(chan string, 1)
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
@@ -286,7 +290,7 @@ func TestContractForward(t *testing.T) {
 }
 
 // TestContractPromote: a failed task waits in the retry set scored by the
-// whole Unix second it is due (so BackstopDelay keeps asynq from moving it
+// whole Unix second it is due (so backstopDelay keeps asynq from moving it
 // early), its hash keeps its state and pending_since under the names and in
 // the units the promote script writes, and the end of pending the script
 // pushes on is the one asynq pops next.
@@ -299,7 +303,7 @@ func TestContractPromote(t *testing.T) {
 	failedAt := make(chan time.Time, 1)
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency: 1, Queues: map[string]int{q: 1}, TaskCheckInterval: 10 * time.Millisecond, LogLevel: asynq.FatalLevel,
-		RetryDelayFunc: func(int, error, *asynq.Task) time.Duration { return BackstopDelay(delay) },
+		RetryDelayFunc: func(int, error, *asynq.Task) time.Duration { return backstopDelay(delay) },
 	})
 	if err := srv.Start(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
 		failedAt <- redisNow(t, rdb)
@@ -312,14 +316,14 @@ func TestContractPromote(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := receive(t, failedAt, "the task to fail")
-	waitFor(t, "the task in the retry set", func() bool { return rdb.ZScore(ctx, RetryKey(q), "snoozed").Err() == nil })
+	waitFor(t, "the task in the retry set", func() bool { return rdb.ZScore(ctx, retryKey(q), "snoozed").Err() == nil })
 	srv.Shutdown()
-	s := score(t, rdb, RetryKey(q), "snoozed")
-	wantUnixSeconds(t, "a retry", s, at.Add(delay), redisNow(t, rdb).Add(BackstopDelay(delay)))
+	s := score(t, rdb, retryKey(q), "snoozed")
+	wantUnixSeconds(t, "a retry", s, at.Add(delay), redisNow(t, rdb).Add(backstopDelay(delay)))
 	if float64(at.Add(delay).UnixNano())/1e9 > s+1 {
 		t.Errorf("retry scored %v, due %v: asynq's forwarder could move it early", s, at.Add(delay))
 	}
-	if st := rdb.HGet(ctx, TaskKey(q, "snoozed"), "state").Val(); st != "retry" {
+	if st := rdb.HGet(ctx, taskKey(q, "snoozed"), "state").Val(); st != "retry" {
 		t.Errorf("a retry's state field is %q, want \"retry\"", st)
 	}
 
@@ -329,7 +333,7 @@ func TestContractPromote(t *testing.T) {
 		}
 	}
 	woken := make(chan string, 1)
-	p := NewPromoter(rdb, func(q string) { woken <- q }, quietLog())
+	p := newPromoter(rdb, func(q string) { woken <- q }, quietLog())
 	pctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go p.Run(pctx)
@@ -341,8 +345,8 @@ func TestContractPromote(t *testing.T) {
 	if err != nil || info.State != asynq.TaskStatePending {
 		t.Fatalf("after promotion asynq sees %v (%v), want pending", info, err)
 	}
-	ours := rdb.HMGet(ctx, TaskKey(q, "snoozed"), "state", "pending_since").Val()
-	theirs := rdb.HMGet(ctx, TaskKey(q, "first"), "state", "pending_since").Val()
+	ours := rdb.HMGet(ctx, taskKey(q, "snoozed"), "state", "pending_since").Val()
+	theirs := rdb.HMGet(ctx, taskKey(q, "first"), "state", "pending_since").Val()
 	oursNs, _ := strconv.ParseInt(fmt.Sprint(ours[1]), 10, 64)
 	theirsNs, _ := strconv.ParseInt(fmt.Sprint(theirs[1]), 10, 64)
 	if ours[0] != theirs[0] || theirsNs == 0 || math.Abs(float64(oursNs-theirsNs)) > float64(time.Minute) {
@@ -397,11 +401,11 @@ func TestContractLeaseSweep(t *testing.T) {
 	wantUnixSeconds(t, "an extended lease", score(t, rdb, LeaseKey(q), "held"), now.Add(LeaseDuration-time.Second), now.Add(LeaseDuration))
 
 	// A sweeper for which any lease is stale requeues the running task.
-	sw := NewLeaseSweeper(rdb, []string{q}, -2*time.Second, time.Second, nil, nil, quietLog())
+	sw := newLeaseSweeper(rdb, []string{q}, -2*time.Second, time.Second, nil, nil, quietLog())
 	if n := sw.Sweep(ctx); n != 1 {
 		t.Fatalf("sweep moved %d tasks, want the running one", n)
 	}
-	if st := rdb.HGet(ctx, TaskKey(q, "held"), "state").Val(); st != "pending" {
+	if st := rdb.HGet(ctx, taskKey(q, "held"), "state").Val(); st != "pending" {
 		t.Errorf("swept task's state %q, want pending", st)
 	}
 	release <- struct{}{}
@@ -419,7 +423,7 @@ func TestContractDigestWake(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := context.Background()
 	woken := make(chan string, 4)
-	rdb.AddHook(DigestWakeHook(func(_ context.Context, q string) { woken <- q }))
+	rdb.AddHook(newDigestWakeHook(func(_ context.Context, q string) { woken <- q }))
 	before := redisNow(t, rdb)
 	if _, err := asynq.NewClientFromRedisClient(rdb).Enqueue(asynq.NewTask("item", nil), asynq.Queue("low"),
 		asynq.Group("-100:7"), asynq.TaskID("item")); err != nil {

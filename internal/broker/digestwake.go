@@ -6,13 +6,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// DigestWakeHook returns a go-redis hook that calls notify with the queue as
+// newDigestWakeHook returns a go-redis hook that calls notify with the queue as
 // soon as asynq's aggregator has stored a digest task. The aggregator
 // enqueues without Herald's wake-up, so an idle fleet would otherwise see the
 // digest only after MaxIdle. asynq deletes the aggregation set right after
 // the digest is stored; the hook recognises that call
 // (aggregationSetDeleted) and notifies the queue.
-func DigestWakeHook(notify func(ctx context.Context, queue string)) redis.Hook {
+func newDigestWakeHook(notify func(ctx context.Context, queue string)) redis.Hook {
 	return digestWakeHook{notify: notify}
 }
 

@@ -39,7 +39,7 @@
 // dequeue calls itself (redis.Nil, as asynq's script would), without a round
 // trip, until news for that queue arrives or MaxIdle passes. Tasks that
 // reach a queue without news (asynq's recoverer, a client that does not
-// notify) are therefore seen within MaxIdle at worst. DigestWakeHook does the
+// notify) are therefore seen within MaxIdle at worst. newDigestWakeHook does the
 // same for digests: it recognises the script with which asynq's aggregator
 // deletes an aggregation set, right after storing the digest task, and
 // notifies the queue.
@@ -68,7 +68,7 @@
 // hash with one field per running task, which the web UI lists. Its script
 // sets those fields one HSET each, and a Herald worker runs many tasks that
 // sleep through their wait for a send slot (up to 256 per process).
-// HeartbeatHook swaps in a script that writes the same keys in a fixed
+// heartbeatHook swaps in a script that writes the same keys in a fixed
 // number of commands.
 //
 // # Done (done.go)
@@ -76,7 +76,7 @@
 // When a task succeeds and is not kept, asynq's done script takes it out of
 // the active list and lease set, deletes its hash and counts it in the
 // queue's daily and total processed counts; for the total it reads the
-// count first, to wrap it to 1 instead of overflowing. DoneHook swaps in a
+// count first, to wrap it to 1 instead of overflowing. doneHook swaps in a
 // script that increments the total at once and wraps it only when Redis
 // refuses the increment: one command fewer for every message delivered,
 // with asynq's keys, replies and counts.
@@ -86,20 +86,20 @@
 // Each is a package-level redis.NewScript whose comment lists its KEYS, ARGV
 // and reply; each runs on the keys of one queue, so one hash slot.
 //
-//   - Promoter (promote.go) snoozes a task: the worker hands it back to asynq
-//     as a retry with BackstopDelay, and at the exact due time the promoter
+//   - promoter (promote.go) snoozes a task: the worker hands it back to asynq
+//     as a retry with backstopDelay, and at the exact due time the promoter
 //     moves it from the retry set to the head of pending. asynq's forwarder,
 //     with one-second resolution and appending to the tail, is the backstop
 //     should the process die.
-//   - LeaseSweeper (leasesweep.go) requeues, at the head of pending, the
+//   - leaseSweeper (leasesweep.go) requeues, at the head of pending, the
 //     active tasks whose lease has not been extended for a while: their
 //     worker died or froze. asynq's recoverer does the same only 30 s after
 //     the lease ended, checked once a minute.
-//   - Reclaimer (reclaim.go) puts the tasks of aggregation sets left behind
+//   - reclaimer (reclaim.go) puts the tasks of aggregation sets left behind
 //     by a dead aggregator back into their groups and lists the groups again,
 //     sooner than asynq's recoverer, which forgets the latter.
 //
-// Promoter, LeaseSweeper and Reclaimer each run until their context ends
+// promoter, leaseSweeper and reclaimer each run until their context ends
 // (Run); the promoter hands its pending promotions over at shutdown
 // (HandOver).
 package broker

@@ -65,13 +65,13 @@ end
 return redis.status_reply('OK')
 `
 
-// DoneHook swaps asynq's done script, run once for every task that
+// doneHook swaps asynq's done script, run once for every task that
 // succeeds and is not retained, for doneScript or doneUniqueScript, as
-// HeartbeatHook does for the heartbeat (scriptSwap). Keys and arguments
+// heartbeatHook does for the heartbeat (scriptSwap). Keys and arguments
 // stay asynq's, so the processed counts asynq's Inspector and the metrics
 // read move as before. The contract test runs the real asynq server
 // through the hook and checks them.
-func DoneHook() redis.Hook {
+func doneHook() redis.Hook {
 	return scriptSwap(func(cmd redis.Cmder) (*redis.Script, string, bool) {
 		ok, unique := marksDone(cmd)
 		if unique {
@@ -105,7 +105,7 @@ func marksDone(cmd redis.Cmder) (ok, unique bool) {
 		return false, false
 	}
 	q := queueOf(k(0))
-	if q == "" || k(0) != ActiveKey(q) || k(1) != LeaseKey(q) || k(2) != TaskKey(q, id) ||
+	if q == "" || k(0) != ActiveKey(q) || k(1) != LeaseKey(q) || k(2) != taskKey(q, id) ||
 		!isDailyProcessedKey(q, k(3)) || k(4) != processedTotalKey(q) {
 		return false, false
 	}

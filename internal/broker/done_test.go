@@ -16,7 +16,7 @@ import (
 	"github.com/herald-dev/herald/test/redistest"
 )
 
-// TestContractDone: with DoneHook on its client, the real asynq server
+// TestContractDone: with doneHook on its client, the real asynq server
 // settles succeeded tasks with Herald's done scripts (Redis has both
 // cached): the tasks and their hashes are gone, a unique task's lock is
 // released, and asynq's Inspector, which the web UI and the metrics read,
@@ -35,7 +35,7 @@ func checkDone(t *testing.T, rdb redis.UniversalClient, node redis.Scripter) {
 	ctx := context.Background()
 	rec := &recorder{}
 	rdb.AddHook(rec)
-	rdb.AddHook(DoneHook())
+	rdb.AddHook(doneHook())
 	const q, plain = "default", 3
 	client := asynq.NewClientFromRedisClient(rdb)
 	var ids []string
@@ -74,14 +74,14 @@ func checkDone(t *testing.T, rdb redis.UniversalClient, node redis.Scripter) {
 			info.Processed, info.ProcessedTotal, info.Failed, info.Pending, total, total)
 	}
 	for _, id := range append(ids, "unique") {
-		if n := rdb.Exists(ctx, TaskKey(q, id)).Val(); n != 0 {
+		if n := rdb.Exists(ctx, taskKey(q, id)).Val(); n != 0 {
 			t.Errorf("task %s's hash is still there", id)
 		}
 	}
 	if n := rdb.Exists(ctx, lock).Val(); n != 0 {
 		t.Errorf("the unique task's lock %s is still held", lock)
 	}
-	if st := rdb.HGet(ctx, TaskKey(q, "kept"), "state").Val(); st != "completed" {
+	if st := rdb.HGet(ctx, taskKey(q, "kept"), "state").Val(); st != "completed" {
 		t.Errorf("the retained task's state is %q, want completed", st)
 	}
 
@@ -131,7 +131,7 @@ func checkDone(t *testing.T, rdb redis.UniversalClient, node redis.Scripter) {
 func TestContractDoneWrapsTotal(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Start(t).Client(t)
-	rdb.AddHook(DoneHook())
+	rdb.AddHook(doneHook())
 	ctx := context.Background()
 	const q = "default"
 	if err := rdb.Set(ctx, processedTotalKey(q), strconv.FormatInt(math.MaxInt64, 10), 0).Err(); err != nil {
@@ -142,7 +142,7 @@ func TestContractDoneWrapsTotal(t *testing.T) {
 		t.Fatal(err)
 	}
 	receive(t, handled, "the task to be handled")
-	waitFor(t, "the task to be settled", func() bool { return rdb.Exists(ctx, TaskKey(q, "wrap")).Val() == 0 })
+	waitFor(t, "the task to be settled", func() bool { return rdb.Exists(ctx, taskKey(q, "wrap")).Val() == 0 })
 	if got := rdb.Get(ctx, processedTotalKey(q)).Val(); got != "1" {
 		t.Errorf("processed total after %d is %q, want 1", int64(math.MaxInt64), got)
 	}
@@ -160,7 +160,7 @@ func TestDoneScriptReplies(t *testing.T) {
 	ctx := context.Background()
 	const q, id = "default", "x"
 	day := key(q, "processed:2024-05-01")
-	keys := []string{ActiveKey(q), LeaseKey(q), TaskKey(q, id), day, processedTotalKey(q)}
+	keys := []string{ActiveKey(q), LeaseKey(q), taskKey(q, id), day, processedTotalKey(q)}
 	lock := key(q, "unique:t:")
 	argv := []any{id, time.Now().Add(time.Hour).Unix(), int64(math.MaxInt64)}
 	// setup leaves the task active with a lease and a hash, less what
@@ -177,7 +177,7 @@ func TestDoneScriptReplies(t *testing.T) {
 			rdb.ZAdd(ctx, LeaseKey(q), redis.Z{Score: 1, Member: id})
 		}
 		if drop != "hash" {
-			rdb.HSet(ctx, TaskKey(q, id), "state", "active")
+			rdb.HSet(ctx, taskKey(q, id), "state", "active")
 		}
 		rdb.Set(ctx, lock, id, 0)
 	}
@@ -267,7 +267,7 @@ func TestMarksDone(t *testing.T) {
 			"asynq:{q}:processed:2024-05-01", "asynq:{q}:processed", "asynq:{q}:pending", "id1", int64(1700000000), mx}, false, false},
 		{"plain command", []any{"get", "asynq:{q}:active"}, false, false},
 	}
-	hook := DoneHook().ProcessHook(func(context.Context, redis.Cmder) error { return nil })
+	hook := doneHook().ProcessHook(func(context.Context, redis.Cmder) error { return nil })
 	for _, tc := range tests {
 		cmd := redis.NewCmd(ctx, append([]any(nil), tc.args...)...)
 		if ok, unique := marksDone(cmd); ok != tc.ok || unique != tc.unique {

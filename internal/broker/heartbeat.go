@@ -31,12 +31,12 @@ redis.call('EXPIRE', KEYS[2], ARGV[1])
 return redis.status_reply('OK')
 `
 
-// HeartbeatHook swaps asynq's server-state script for serverStateScript as
+// heartbeatHook swaps asynq's server-state script for serverStateScript as
 // the calls pass through the go-redis client (see scriptSwap). Keys and
 // arguments are asynq's, so the web UI and asynq's Inspector read the same
 // hashes as before. The contract test runs the real asynq server through
 // the hook and checks the servers and workers it reports.
-func HeartbeatHook() redis.Hook {
+func heartbeatHook() redis.Hook {
 	return scriptSwap(func(cmd redis.Cmder) (*redis.Script, string, bool) {
 		return serverStateScript, serverStateSource, writesServerState(cmd)
 	})

@@ -12,7 +12,7 @@ import (
 	"github.com/herald-dev/herald/test/redistest"
 )
 
-// TestContractHeartbeat: with HeartbeatHook on its client, the real asynq
+// TestContractHeartbeat: with heartbeatHook on its client, the real asynq
 // server's heartbeat runs Herald's server-state script (Redis has it
 // cached), and asynq's Inspector, which the web UI uses, still reports the
 // server and every task it runs, on one server and on a Redis Cluster. At
@@ -48,7 +48,7 @@ func onServerAndCluster(t *testing.T, check func(t *testing.T, rdb redis.Univers
 // its heartbeat wrote. node is where the script is looked for (nil: the
 // master of the heartbeat's slot).
 func checkHeartbeat(t *testing.T, rdb redis.UniversalClient, node redis.Scripter) {
-	rdb.AddHook(HeartbeatHook())
+	rdb.AddHook(heartbeatHook())
 	const q, running = "default", 5
 	started := make(chan string, running)
 	release := make(chan struct{})

@@ -26,9 +26,6 @@ func queueOf(key string) string {
 // the head.
 func PendingKey(queue string) string { return key(queue, "pending") }
 
-// PausedKey exists while queue is paused.
-func PausedKey(queue string) string { return key(queue, "paused") }
-
 // ActiveKey is the list of queue's tasks being handled.
 func ActiveKey(queue string) string { return key(queue, "active") }
 
@@ -36,33 +33,29 @@ func ActiveKey(queue string) string { return key(queue, "active") }
 // second their lease ends.
 func LeaseKey(queue string) string { return key(queue, "lease") }
 
-// RetryKey is the sorted set of queue's tasks waiting to be retried, scored
+// retryKey is the sorted set of queue's tasks waiting to be retried, scored
 // by the Unix second they are due.
-func RetryKey(queue string) string { return key(queue, "retry") }
+func retryKey(queue string) string { return key(queue, "retry") }
 
-// ScheduledKey is the sorted set of queue's tasks scheduled for later,
-// scored by the Unix second they are due.
-func ScheduledKey(queue string) string { return key(queue, "scheduled") }
-
-// TaskKeyPrefix starts the key of every task hash of queue; the task id
+// taskKeyPrefix starts the key of every task hash of queue; the task id
 // follows it.
-func TaskKeyPrefix(queue string) string { return key(queue, "t:") }
+func taskKeyPrefix(queue string) string { return key(queue, "t:") }
 
-// TaskKey is the hash holding one task: its encoded message ("msg"), its
+// taskKey is the hash holding one task: its encoded message ("msg"), its
 // "state" ("pending", "active", "retry", ...) and, while pending, since when
 // ("pending_since", Unix nanoseconds), which asynq's queue latency reads.
-func TaskKey(queue, id string) string { return TaskKeyPrefix(queue) + id }
+func taskKey(queue, id string) string { return taskKeyPrefix(queue) + id }
 
 // GroupsKey is the set of group names with tasks waiting in queue.
 func GroupsKey(queue string) string { return key(queue, "groups") }
 
-// GroupKeyPrefix starts the key of every group of queue; the group name
+// groupKeyPrefix starts the key of every group of queue; the group name
 // follows it.
-func GroupKeyPrefix(queue string) string { return key(queue, "g:") }
+func groupKeyPrefix(queue string) string { return key(queue, "g:") }
 
 // GroupKey is the sorted set of the tasks waiting in one group of queue,
 // scored by the Unix second each was added.
-func GroupKey(queue, group string) string { return GroupKeyPrefix(queue) + group }
+func GroupKey(queue, group string) string { return groupKeyPrefix(queue) + group }
 
 // AggregationSetKey is a group's tasks taken out for one aggregation run.
 func AggregationSetKey(queue, group, setID string) string {

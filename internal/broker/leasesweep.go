@@ -42,7 +42,7 @@ type sweepClient interface {
 	ZCount(ctx context.Context, key, min, max string) *redis.IntCmd
 }
 
-// LeaseSweeper requeues the tasks of workers that stopped extending their
+// leaseSweeper requeues the tasks of workers that stopped extending their
 // leases (killed, frozen or cut off from Redis). Every worker runs one; the
 // script is atomic, so two sweepers never move the same task twice.
 //
@@ -52,7 +52,7 @@ type sweepClient interface {
 // finds the task gone from the active list and does nothing, and Herald's
 // sent record stops the second worker from sending it again unless both
 // send at the same moment.
-type LeaseSweeper struct {
+type leaseSweeper struct {
 	rdb        sweepClient
 	queues     []string
 	staleAfter time.Duration
@@ -62,17 +62,17 @@ type LeaseSweeper struct {
 	log        *slog.Logger
 }
 
-// NewLeaseSweeper returns a sweeper of queues that requeues a task whose
+// newLeaseSweeper returns a sweeper of queues that requeues a task whose
 // lease went staleAfter without an extension, every interval (±20%). wake
 // and recovered, when set, hear of each queue a sweep moved tasks in.
-func NewLeaseSweeper(rdb sweepClient, queues []string, staleAfter, interval time.Duration,
-	wake func(queue string), recovered func(queue string, n int), log *slog.Logger) *LeaseSweeper {
-	return &LeaseSweeper{rdb: rdb, queues: queues, staleAfter: staleAfter, interval: interval,
+func newLeaseSweeper(rdb sweepClient, queues []string, staleAfter, interval time.Duration,
+	wake func(queue string), recovered func(queue string, n int), log *slog.Logger) *leaseSweeper {
+	return &leaseSweeper{rdb: rdb, queues: queues, staleAfter: staleAfter, interval: interval,
 		wake: wake, recovered: recovered, log: log}
 }
 
 // Sweep runs the script once per queue and returns how many tasks it moved.
-func (s *LeaseSweeper) Sweep(ctx context.Context) int {
+func (s *leaseSweeper) Sweep(ctx context.Context) int {
 	horizon := strconv.Itoa(int((LeaseDuration - s.staleAfter) / time.Second))
 	// A plain read on this process's clock (a second lenient, for skew)
 	// finds the queues with a lease that may be stale; only those run the
@@ -86,7 +86,7 @@ func (s *LeaseSweeper) Sweep(ctx context.Context) int {
 		}
 		res, err := sweepLeasesScript.Run(ctx, s.rdb,
 			[]string{LeaseKey(q), ActiveKey(q), PendingKey(q)},
-			horizon, TaskKeyPrefix(q), 100).StringSlice()
+			horizon, taskKeyPrefix(q), 100).StringSlice()
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Warn("lease sweep failed; asynq's recoverer remains the backstop", "queue", q, "error", err)
@@ -109,4 +109,4 @@ func (s *LeaseSweeper) Sweep(ctx context.Context) int {
 }
 
 // Run sweeps every interval until ctx ends.
-func (s *LeaseSweeper) Run(ctx context.Context) { every(ctx, s.interval, func() { s.Sweep(ctx) }) }
+func (s *leaseSweeper) Run(ctx context.Context) { every(ctx, s.interval, func() { s.Sweep(ctx) }) }

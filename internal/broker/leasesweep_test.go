@@ -48,7 +48,7 @@ func TestLeaseSweeperRequeuesOnlyStaleLeases(t *testing.T) {
 		if err := rdb.ZAdd(ctx, LeaseKey(q), redisZ(float64(lease), id)).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if err := rdb.HSet(ctx, TaskKey(q, id), "state", "active").Err(); err != nil {
+		if err := rdb.HSet(ctx, taskKey(q, id), "state", "active").Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -57,8 +57,8 @@ func TestLeaseSweeperRequeuesOnlyStaleLeases(t *testing.T) {
 		recovered int
 		woken     []string
 	)
-	newSweeper := func() *LeaseSweeper {
-		return NewLeaseSweeper(rdb, []string{q, "critical"}, 15*time.Second, time.Second,
+	newSweeper := func() *leaseSweeper {
+		return newLeaseSweeper(rdb, []string{q, "critical"}, 15*time.Second, time.Second,
 			func(q string) { mu.Lock(); woken = append(woken, q); mu.Unlock() },
 			func(_ string, n int) { mu.Lock(); recovered += n; mu.Unlock() },
 			slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -12,7 +12,7 @@ import (
 // (nil). Snooze and Retry hand the task back to asynq as a retry and have
 // the server's promoter make it pending again, at the head of its queue, at
 // the exact time asked for; asynq's forwarder is only the backstop should the
-// process die first (BackstopDelay). Archive stops at once.
+// process die first (backstopDelay). Archive stops at once.
 
 // Snooze hands the task back until d has passed. It is not a failure: the
 // task's attempt count is unchanged (a rate-limit wait, a 429 pause).
@@ -31,8 +31,8 @@ func Retry(d time.Duration, reason string, err error) error {
 // retried" as its last error, which the web UI shows.
 func Archive(reason string, err error) error { return &archivedError{reason: reason, err: err} }
 
-// Later reports the delay of a Snooze or Retry outcome.
-func Later(err error) (time.Duration, bool) {
+// later reports the delay of a Snooze or Retry outcome.
+func later(err error) (time.Duration, bool) {
 	var l *laterError
 	if errors.As(err, &l) {
 		return l.delay, true
@@ -79,8 +79,8 @@ func isFailure(err error) bool {
 // retryDelay is asynq's RetryDelayFunc. For Snooze and Retry the promoter
 // has the exact time; asynq's own retry is the backstop.
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
-	if d, ok := Later(err); ok {
-		return BackstopDelay(d)
+	if d, ok := later(err); ok {
+		return backstopDelay(d)
 	}
 	if errors.Is(err, asynq.ErrLeaseExpired) {
 		// asynq's recoverer found the task of a worker that died, after its

@@ -28,11 +28,11 @@ redis.call('HSET', KEYS[1], 'state', 'pending', 'pending_since', ARGV[2])
 return 1
 `)
 
-// Promoter returns deferred tasks to their queue at their due time. Each
+// promoter returns deferred tasks to their queue at their due time. Each
 // worker process promotes the tasks it deferred; if the process dies, asynq's
 // forwarder moves them within about 21 seconds (forwardInterval plus the
 // retry score, rounded up so that it never moves them early).
-type Promoter struct {
+type promoter struct {
 	rdb  redis.Scripter
 	wake func(queue string)
 	log  *slog.Logger
@@ -62,17 +62,17 @@ func (h *dueHeap) Pop() any {
 	return it
 }
 
-// NewPromoter returns a Promoter that runs its script on rdb and calls wake
+// newPromoter returns a promoter that runs its script on rdb and calls wake
 // with the queue of each task it moved.
-func NewPromoter(rdb redis.Scripter, wake func(queue string), log *slog.Logger) *Promoter {
-	return &Promoter{rdb: rdb, wake: wake, log: log, kick: make(chan struct{}, 1)}
+func newPromoter(rdb redis.Scripter, wake func(queue string), log *slog.Logger) *promoter {
+	return &promoter{rdb: rdb, wake: wake, log: log, kick: make(chan struct{}, 1)}
 }
 
 // PromoteAt asks for task id of queue, which the caller hands back to asynq
-// as a retry (its handler returns an error with BackstopDelay), to be made
+// as a retry (its handler returns an error with backstopDelay), to be made
 // pending again, at the head of its queue, at at: the task snoozes until
 // then.
-func (p *Promoter) PromoteAt(queue, id string, at time.Time) {
+func (p *promoter) PromoteAt(queue, id string, at time.Time) {
 	p.mu.Lock()
 	heap.Push(&p.items, dueItem{at: at, queue: queue, id: id})
 	p.mu.Unlock()
@@ -83,7 +83,7 @@ func (p *Promoter) PromoteAt(queue, id string, at time.Time) {
 }
 
 // Run promotes due tasks until ctx ends.
-func (p *Promoter) Run(ctx context.Context) {
+func (p *promoter) Run(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for ctx.Err() == nil {
@@ -111,9 +111,9 @@ func (p *Promoter) Run(ctx context.Context) {
 }
 
 // promote runs promoteScript for one task.
-func (p *Promoter) promote(ctx context.Context, it dueItem, now time.Time) (int, error) {
+func (p *promoter) promote(ctx context.Context, it dueItem, now time.Time) (int, error) {
 	return promoteScript.Run(ctx, p.rdb,
-		[]string{TaskKey(it.queue, it.id), RetryKey(it.queue), PendingKey(it.queue)},
+		[]string{taskKey(it.queue, it.id), retryKey(it.queue), PendingKey(it.queue)},
 		it.id, strconv.FormatInt(now.UnixNano(), 10)).Int()
 }
 
@@ -121,7 +121,7 @@ func (p *Promoter) promote(ctx context.Context, it dueItem, now time.Time) (int,
 // returns every task it was holding a promotion for to its queue at once and
 // wakes other workers, which then take over the waiting (each task still
 // holds its reservation, so it is deferred again to the same slot).
-func (p *Promoter) HandOver(ctx context.Context, notify func(ctx context.Context, queue string)) int {
+func (p *promoter) HandOver(ctx context.Context, notify func(ctx context.Context, queue string)) int {
 	p.mu.Lock()
 	items := p.items
 	p.items = nil
@@ -145,7 +145,7 @@ const (
 	notYetWait  = 20 * time.Millisecond
 )
 
-func (p *Promoter) promoteDue(ctx context.Context) {
+func (p *promoter) promoteDue(ctx context.Context) {
 	now := time.Now()
 	var due []dueItem
 	p.mu.Lock()

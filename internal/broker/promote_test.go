@@ -21,14 +21,14 @@ func TestPromoterStoppingLeavesTasksForHandOver(t *testing.T) {
 	ctx := context.Background()
 	const q = "default"
 	for _, id := range []string{"a", "b"} {
-		if err := rdb.ZAdd(ctx, RetryKey(q), redis.Z{Score: 0, Member: id}).Err(); err != nil {
+		if err := rdb.ZAdd(ctx, retryKey(q), redis.Z{Score: 0, Member: id}).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if err := rdb.HSet(ctx, TaskKey(q, id), "state", "retry").Err(); err != nil {
+		if err := rdb.HSet(ctx, taskKey(q, id), "state", "retry").Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	p := NewPromoter(rdb, func(string) {}, quietLog())
+	p := newPromoter(rdb, func(string) {}, quietLog())
 	p.PromoteAt(q, "a", time.Now().Add(-time.Second))
 	p.PromoteAt(q, "b", time.Now().Add(-time.Second))
 

@@ -43,12 +43,12 @@ end
 return {#sets, moved}
 `)
 
-// Reclaimer returns the items of aggregation sets left behind by a dead
+// reclaimer returns the items of aggregation sets left behind by a dead
 // aggregator to their groups, where the next aggregation picks them up.
 // Every worker runs one; the script is atomic, so two reclaimers never move
 // a set twice. Should an aggregator merely be slow, its set is aggregated
 // twice, and the digest handler's per-item claims deliver each item once.
-type Reclaimer struct {
+type reclaimer struct {
 	rdb       redis.Scripter
 	queues    []string
 	after     time.Duration
@@ -57,32 +57,32 @@ type Reclaimer struct {
 	log       *slog.Logger
 }
 
-// NewReclaimer returns a Reclaimer of queues' aggregation sets older than
+// newReclaimer returns a reclaimer of queues' aggregation sets older than
 // after (below AggregationTimeout); reclaimed, when set, hears how many items
 // each pass put back.
-func NewReclaimer(rdb redis.Scripter, queues []string, after time.Duration, reclaimed func(int), log *slog.Logger) *Reclaimer {
-	return &Reclaimer{rdb: rdb, queues: queues, after: after,
+func newReclaimer(rdb redis.Scripter, queues []string, after time.Duration, reclaimed func(int), log *slog.Logger) *reclaimer {
+	return &reclaimer{rdb: rdb, queues: queues, after: after,
 		interval: min(max(after/2, time.Second), 15*time.Second), reclaimed: reclaimed, log: log}
 }
 
 // horizon is ARGV[1] of reclaimSetsScript: a set created at least `after`
 // ago (whole seconds, rounded up, plus one for the truncation of the score)
 // has a score at or below now + horizon.
-func (s *Reclaimer) horizon() int {
+func (s *reclaimer) horizon() int {
 	after := int((s.after + time.Second - 1) / time.Second)
 	return int(AggregationTimeout/time.Second) - after - 1
 }
 
 // Reclaim runs the script for every queue and returns how many items it
 // put back.
-func (s *Reclaimer) Reclaim(ctx context.Context) int {
+func (s *reclaimer) Reclaim(ctx context.Context) int {
 	horizon := strconv.Itoa(s.horizon())
 	total := 0
 	for _, q := range s.queues {
 		for {
 			res, err := reclaimSetsScript.Run(ctx, s.rdb,
 				[]string{AggregationSetsKey(q), GroupsKey(q)},
-				horizon, GroupKeyPrefix(q), 100).Int64Slice()
+				horizon, groupKeyPrefix(q), 100).Int64Slice()
 			if err != nil {
 				if ctx.Err() == nil {
 					s.log.Warn("aggregation set reclaim failed; asynq's recoverer remains the backstop", "queue", q, "error", err)
@@ -107,4 +107,4 @@ func (s *Reclaimer) Reclaim(ctx context.Context) int {
 }
 
 // Run reclaims every interval (±20% jitter) until ctx ends.
-func (s *Reclaimer) Run(ctx context.Context) { every(ctx, s.interval, func() { s.Reclaim(ctx) }) }
+func (s *reclaimer) Run(ctx context.Context) { every(ctx, s.interval, func() { s.Reclaim(ctx) }) }

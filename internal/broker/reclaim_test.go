@@ -80,11 +80,11 @@ func TestReclaimerReturnsARealAbandonedAggregation(t *testing.T) {
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var reclaimed int
-	patient := NewReclaimer(rdb, []string{q}, time.Minute, nil, log)
+	patient := newReclaimer(rdb, []string{q}, time.Minute, nil, log)
 	if n := patient.Reclaim(ctx); n != 0 {
 		t.Fatalf("a reclaimer waiting a minute took a %v-old set", time.Since(now))
 	}
-	quick := NewReclaimer(rdb, []string{q, "critical"}, time.Second, func(n int) { reclaimed += n }, log)
+	quick := newReclaimer(rdb, []string{q, "critical"}, time.Second, func(n int) { reclaimed += n }, log)
 	for quick.Reclaim(ctx) == 0 {
 		// The set must first be a second old (scores are whole seconds).
 		select {
@@ -130,7 +130,7 @@ func TestReclaimScriptRunsOnMiniredis(t *testing.T) {
 	// Scored as if created an hour ago.
 	rdb.ZAdd(ctx, AggregationSetsKey(q), redis.Z{Score: float64(time.Now().Add(-time.Hour).Unix()), Member: set})
 	var n int
-	r := NewReclaimer(rdb, []string{q}, 30*time.Second, func(k int) { n += k }, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	r := newReclaimer(rdb, []string{q}, 30*time.Second, func(k int) { n += k }, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if got := r.Reclaim(ctx); got != 2 || n != 2 {
 		t.Fatalf("reclaimed %d (counted %d), want 2", got, n)
 	}

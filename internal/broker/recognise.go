@@ -84,7 +84,7 @@ func aggregationSetDeleted(cmd redis.Cmder) (string, bool) {
 	set, _ := args[3].(string)
 	sets, _ := args[4].(string)
 	q := queueOf(set)
-	if !strings.HasPrefix(set, GroupKeyPrefix(q)) || sets != AggregationSetsKey(q) {
+	if !strings.HasPrefix(set, groupKeyPrefix(q)) || sets != AggregationSetsKey(q) {
 		return "", false
 	}
 	return q, true

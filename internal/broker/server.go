@@ -21,7 +21,7 @@ const (
 	DefaultShutdownTimeout    = 25 * time.Second
 	DefaultMaxIdle            = 10 * time.Second
 	DefaultLeaseRecoveryAfter = 15 * time.Second
-	DefaultLeaseSweepInterval = 10 * time.Second
+	defaultLeaseSweepInterval = 10 * time.Second
 	// MinLeaseRecoveryAfter is the shortest lease recovery: asynq extends a
 	// live lease every 5 s, so a lease not extended for 10 s has missed two.
 	MinLeaseRecoveryAfter = 10 * time.Second
@@ -91,7 +91,7 @@ func (c ServerConfig) WithDefaults() ServerConfig {
 		c.LeaseRecoveryAfter = DefaultLeaseRecoveryAfter
 	}
 	if c.LeaseSweepInterval == 0 {
-		c.LeaseSweepInterval = DefaultLeaseSweepInterval
+		c.LeaseSweepInterval = defaultLeaseSweepInterval
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -151,9 +151,9 @@ type Server struct {
 	rdb       redis.UniversalClient
 	queues    []string
 	waker     *Waker
-	promoter  *Promoter
-	sweeper   *LeaseSweeper // nil when the sweep is off
-	reclaimer *Reclaimer
+	promoter  *promoter
+	sweeper   *leaseSweeper // nil when the sweep is off
+	reclaimer *reclaimer
 	srv       *asynq.Server
 	ready     atomic.Bool
 }
@@ -172,21 +172,21 @@ func NewServer(rdb redis.UniversalClient, cfg ServerConfig) (*Server, error) {
 	sort.Strings(s.queues)
 	s.waker = NewWaker(s.queues, cfg.MaxIdle, uuid.NewString())
 	rdb.AddHook(s.waker.Hook())
-	rdb.AddHook(SettleHook())
-	rdb.AddHook(HeartbeatHook())
-	rdb.AddHook(DoneHook())
+	rdb.AddHook(newSettleHook())
+	rdb.AddHook(heartbeatHook())
+	rdb.AddHook(doneHook())
 	s.waker.SetClient(rdb)
-	rdb.AddHook(DigestWakeHook(func(ctx context.Context, q string) { _ = Notify(ctx, rdb, q) }))
-	s.promoter = NewPromoter(rdb, s.waker.WakeQueue, cfg.Logger)
+	rdb.AddHook(newDigestWakeHook(func(ctx context.Context, q string) { _ = Notify(ctx, rdb, q) }))
+	s.promoter = newPromoter(rdb, s.waker.WakeQueue, cfg.Logger)
 	if cfg.LeaseRecoveryAfter > 0 {
-		s.sweeper = NewLeaseSweeper(rdb, s.queues, cfg.LeaseRecoveryAfter, cfg.LeaseSweepInterval,
+		s.sweeper = newLeaseSweeper(rdb, s.queues, cfg.LeaseRecoveryAfter, cfg.LeaseSweepInterval,
 			s.waker.WakeQueue, cfg.OnLeaseRecovered, cfg.Logger)
 	}
 	reclaimAfter := cfg.Groups.ReclaimAfter
 	if reclaimAfter <= 0 {
 		reclaimAfter = AggregationTimeout / 4
 	}
-	s.reclaimer = NewReclaimer(rdb, s.queues, reclaimAfter, cfg.OnReclaimed, cfg.Logger)
+	s.reclaimer = newReclaimer(rdb, s.queues, reclaimAfter, cfg.OnReclaimed, cfg.Logger)
 	s.srv = asynq.NewServerFromRedisClient(rdb, s.asynqConfig())
 	return s, nil
 }
@@ -299,7 +299,7 @@ func (s *Server) wrap(h Handler) asynq.Handler {
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
 		task := taskOf(ctx, t)
 		err := h.Handle(ctx, task)
-		if d, ok := Later(err); ok {
+		if d, ok := later(err); ok {
 			s.promoter.PromoteAt(task.Queue, task.ID, time.Now().Add(d))
 		}
 		return err

@@ -13,7 +13,7 @@ import (
 // cancellation settleHook set aside.
 const settleTimeout = 5 * time.Second
 
-// SettleHook lets asynq's scripts that take a task out of its queue's
+// newSettleHook lets asynq's scripts that take a task out of its queue's
 // active list (done, mark as complete, retry, archive, requeue) run when
 // their context is already cancelled.
 //
@@ -29,7 +29,7 @@ const settleTimeout = 5 * time.Second
 // left alone (the syncer drops those requests anyway). Running the script
 // late is safe: it finds the task gone from the active list and changes
 // nothing when someone else recovered it meanwhile.
-func SettleHook() redis.Hook { return settleHook{} }
+func newSettleHook() redis.Hook { return settleHook{} }
 
 type settleHook struct{}
 

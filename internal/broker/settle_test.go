@@ -15,7 +15,7 @@ import (
 // TestContractSettleAfterOutage: a handler's failure that asynq could not
 // write because Redis was down lands (the task moves to retry, with the
 // handler's error) at the syncer's next try once Redis is back. asynq v0.26
-// retries with a cancelled context; SettleHook lets that try run. The
+// retries with a cancelled context; newSettleHook lets that try run. The
 // scripts asynq sends to take a task out of the active list (here retry and
 // done) are the ones settles recognises.
 func TestContractSettleAfterOutage(t *testing.T) {
@@ -24,7 +24,7 @@ func TestContractSettleAfterOutage(t *testing.T) {
 	rdb := srv.Client(t)
 	rec := &recorder{}
 	rdb.AddHook(rec)
-	rdb.AddHook(SettleHook())
+	rdb.AddHook(newSettleHook())
 	const q = "low"
 	started := make(chan string, 2)
 	release := make(chan struct{})
@@ -67,7 +67,7 @@ func TestContractSettleAfterOutage(t *testing.T) {
 	})
 	srv.Restart(t)
 	waitFor(t, "the task in retry with its error", func() bool {
-		st, err := rdb.HGet(context.Background(), TaskKey(q, "settle-me"), "state").Result()
+		st, err := rdb.HGet(context.Background(), taskKey(q, "settle-me"), "state").Result()
 		return err == nil && st == "retry"
 	})
 	var done, retry bool

@@ -43,7 +43,7 @@ const (
 	DefaultMaxSize      = 100
 	DefaultMaxMessages  = 3
 	DefaultReclaimAfter = 30 * time.Second
-	DefaultClaimTTL     = 7 * 24 * time.Hour
+	defaultClaimTTL     = 7 * 24 * time.Hour
 )
 
 // Bounds Config.Validate enforces.
@@ -75,7 +75,7 @@ func (c Config) WithDefaults() Config {
 		c.ReclaimAfter = DefaultReclaimAfter
 	}
 	if c.ClaimTTL == 0 {
-		c.ClaimTTL = DefaultClaimTTL
+		c.ClaimTTL = defaultClaimTTL
 	}
 	if c.MessageLimit == 0 {
 		c.MessageLimit = markup.MaxMessageLen

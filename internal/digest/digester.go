@@ -267,7 +267,7 @@ func (d *Digester) send(ctx context.Context, queue string, msg jobs.SendMessage)
 // from the digest and its position, so a retried digest does it once. A
 // digest item or SendMessage goes back with its type; anything else as a
 // digest item, which the worker archives as an invalid payload.
-func (d *Digester) requeueBad(ctx context.Context, digestID, queue string, i int, u Unreadable) error {
+func (d *Digester) requeueBad(ctx context.Context, digestID, queue string, i int, u unreadable) error {
 	typ := u.Type
 	if typ != jobs.TypeSendMessage {
 		typ = jobs.TypeDigestItem

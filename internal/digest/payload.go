@@ -17,8 +17,8 @@ import (
 // when asynq aggregated it.
 const TypeDigest = "telegram:digest"
 
-// PayloadVersion is the digest payload version this build writes.
-const PayloadVersion = 1
+// payloadVersion is the digest payload version this build writes.
+const payloadVersion = 1
 
 // TaskTimeout bounds one attempt at a digest task. The handler only talks to
 // Redis, so this is generous.
@@ -28,23 +28,23 @@ const TaskTimeout = time.Minute
 // task is archived with it (its payload stays visible in the web UI).
 var ErrInvalidPayload = errors.New("invalid payload")
 
-// Payload is the JSON payload of a TypeDigest task.
-type Payload struct {
+// payload is the JSON payload of a TypeDigest task.
+type payload struct {
 	// V is the payload version.
 	V int `json:"v"`
 	// Group is the asynq group the items came from (the destination).
 	Group string `json:"group"`
 	// Items holds each grouped task's payload as it was stored: a
-	// jobs.CoalescedItem object, or an Unreadable object for a task that
+	// jobs.CoalescedItem object, or an unreadable object for a task that
 	// was not a readable digest item.
 	Items []json.RawMessage `json:"items"`
 }
 
-// Unreadable wraps a grouped task whose payload is not a JSON object of a
+// unreadable wraps a grouped task whose payload is not a JSON object of a
 // digest item, so that the digest payload stays valid JSON. The digest
 // handler enqueues it again on its own (type and payload as they were), where
 // it is sent or archived with a reason: it is never dropped.
-type Unreadable struct {
+type unreadable struct {
 	// Type is the task's type.
 	Type string `json:"unreadable_type"`
 	// Raw is the task's payload as text (bytes that are not UTF-8 become
@@ -60,7 +60,7 @@ type Unreadable struct {
 // one, whereas a fixed id that already existed would make asynq aggregate
 // the group again and again.
 func Aggregate(group string, tasks []*asynq.Task) *asynq.Task {
-	p := Payload{V: PayloadVersion, Group: group, Items: make([]json.RawMessage, 0, len(tasks))}
+	p := payload{V: payloadVersion, Group: group, Items: make([]json.RawMessage, 0, len(tasks))}
 	for _, t := range tasks {
 		p.Items = append(p.Items, itemJSON(t.Type(), t.Payload()))
 	}
@@ -86,7 +86,7 @@ func itemJSON(typ string, payload []byte) json.RawMessage {
 }
 
 func unreadableJSON(typ string, payload []byte) json.RawMessage {
-	b, _ := json.Marshal(Unreadable{Type: typ, Raw: string(payload)})
+	b, _ := json.Marshal(unreadable{Type: typ, Raw: string(payload)})
 	return b
 }
 
@@ -95,20 +95,20 @@ type entry struct {
 	item jobs.CoalescedItem
 	// bad is set when the element is not a usable item: typ and raw are
 	// what to enqueue again on its own, err why it was refused.
-	bad *Unreadable
+	bad *unreadable
 	err error
 }
 
 // decodePayload parses a digest payload. Only a payload that is not a
 // digest at all is an error; unusable items come back marked bad.
 func decodePayload(b []byte) ([]entry, error) {
-	var p Payload
+	var p payload
 	if err := json.Unmarshal(b, &p); err != nil {
 		return nil, fmt.Errorf("%w: not a digest JSON object: %v", ErrInvalidPayload, err)
 	}
-	if p.V > PayloadVersion {
+	if p.V > payloadVersion {
 		return nil, fmt.Errorf("%w: digest payload version %d is not supported by this build (max %d): upgrade the worker",
-			ErrInvalidPayload, p.V, PayloadVersion)
+			ErrInvalidPayload, p.V, payloadVersion)
 	}
 	entries := make([]entry, 0, len(p.Items))
 	for _, raw := range p.Items {
@@ -117,13 +117,13 @@ func decodePayload(b []byte) ([]entry, error) {
 			Raw  string  `json:"raw"`
 		}
 		if json.Unmarshal(raw, &u) == nil && u.Type != nil {
-			entries = append(entries, entry{bad: &Unreadable{Type: *u.Type, Raw: u.Raw},
+			entries = append(entries, entry{bad: &unreadable{Type: *u.Type, Raw: u.Raw},
 				err: fmt.Errorf("grouped task of type %q is not a readable digest item", *u.Type)})
 			continue
 		}
 		it, err := jobs.DecodeItem(raw)
 		if err != nil {
-			entries = append(entries, entry{bad: &Unreadable{Type: jobs.TypeDigestItem, Raw: string(raw)}, err: err})
+			entries = append(entries, entry{bad: &unreadable{Type: jobs.TypeDigestItem, Raw: string(raw)}, err: err})
 			continue
 		}
 		entries = append(entries, entry{item: it})

@@ -55,7 +55,7 @@ var errTooLarge = errors.New("response body too large")
 // fetch GETs a feed with the validators of its last answer, within the
 // feed's timeout, reading at most maxBody bytes. Errors never contain the
 // URL, which may carry an access token in its query.
-func fetch(ctx context.Context, client *http.Client, fd Feed, userAgent string, v validators, maxBody int64, now time.Time) (response, error) {
+func fetch(ctx context.Context, client *http.Client, fd feed, userAgent string, v validators, maxBody int64, now time.Time) (response, error) {
 	ctx, cancel := context.WithTimeout(ctx, fd.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fd.URL, nil)
@@ -143,7 +143,7 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 }
 
 // redact turns a client error into one without the request URL.
-func redact(ctx context.Context, fd Feed, err error) error {
+func redact(ctx context.Context, fd feed, err error) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("no complete answer within the timeout of %v", fd.Timeout)
 	}

@@ -57,8 +57,8 @@ func TestFetchLimits(t *testing.T) {
 	client := *srv.Client()
 	client.CheckRedirect = checkRedirect
 	now := time.Now()
-	feed := func(path string, timeout time.Duration) Feed {
-		return Feed{Name: "t", URL: srv.URL + path + "?token=secret-value", Timeout: timeout}
+	feed := func(path string, timeout time.Duration) feed {
+		return feed{Name: "t", URL: srv.URL + path + "?token=secret-value", Timeout: timeout}
 	}
 
 	if _, err := fetch(context.Background(), &client, feed("/big", time.Minute), "ua", validators{}, 1024, now); !errors.Is(err, errTooLarge) {

@@ -13,63 +13,63 @@ import (
 	"github.com/herald-dev/herald/internal/yamlstrict"
 )
 
-// Defaults for the settings of feeds.yaml.
+// defaults for the settings of feeds.yaml.
 const (
-	// DefaultInterval is how often a feed is polled when neither the feed
+	// defaultInterval is how often a feed is polled when neither the feed
 	// nor the defaults section says.
-	DefaultInterval = 5 * time.Minute
-	// DefaultTimeout bounds one fetch (connect, headers and body).
-	DefaultTimeout = 20 * time.Second
-	// DefaultUserAgent is the User-Agent header sent with every fetch.
-	DefaultUserAgent = "Herald-feeds/1 (+https://github.com/herald-dev/herald)"
-	// DefaultSource is the alert source of feed items.
-	DefaultSource = "feed"
+	defaultInterval = 5 * time.Minute
+	// defaultTimeout bounds one fetch (connect, headers and body).
+	defaultTimeout = 20 * time.Second
+	// defaultUserAgent is the User-Agent header sent with every fetch.
+	defaultUserAgent = "Herald-feeds/1 (+https://github.com/herald-dev/herald)"
+	// defaultSource is the alert source of feed items.
+	defaultSource = "feed"
 )
 
 // Bounds of the settings of feeds.yaml.
 const (
-	MinInterval     = 10 * time.Second
-	MaxInterval     = 24 * time.Hour
-	MinTimeout      = time.Second
-	MaxTimeout      = 5 * time.Minute
-	MaxFeeds        = 10000
-	MaxNameLen      = 64
-	MaxUserAgentLen = 256
-	MaxFeedLabels   = 32
-	MaxLabelNameLen = 64
+	minInterval     = 10 * time.Second
+	maxInterval     = 24 * time.Hour
+	minTimeout      = time.Second
+	maxTimeout      = 5 * time.Minute
+	maxFeeds        = 10000
+	maxNameLen      = 64
+	maxUserAgentLen = 256
+	maxFeedLabels   = 32
+	maxLabelNameLen = 64
 )
 
-// LabelFeed is the label every feed alert carries: the feed's name. A
+// labelFeed is the label every feed alert carries: the feed's name. A
 // configured label may not use it.
-const LabelFeed = "feed"
+const labelFeed = "feed"
 
 var (
 	nameRE      = regexp.MustCompile(`^[a-z0-9_-]+$`)
 	labelNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 )
 
-// File is the content of feeds.yaml: settings shared by every feed and the
+// file is the content of feeds.yaml: settings shared by every feed and the
 // list of feeds.
-type File struct {
+type file struct {
 	// Defaults apply to every feed that does not set its own value.
-	Defaults Defaults
+	Defaults defaults
 	// Feeds are the feeds to poll; at least one.
-	Feeds []Feed
+	Feeds []feed
 
 	// path names the file in errors; lines maps a field path such as
-	// "feeds[2].url" to its position in the file. Both are empty for a File
+	// "feeds[2].url" to its position in the file. Both are empty for a file
 	// built in code.
 	path  string
 	lines map[string]position
 }
 
-// Defaults are the settings a feed inherits.
-type Defaults struct {
+// defaults are the settings a feed inherits.
+type defaults struct {
 	// Interval between polls of a feed; default 5m, between 10s and 24h.
 	Interval time.Duration
 	// Timeout of one fetch; default 20s, between 1s and 5m.
 	Timeout time.Duration
-	// UserAgent is sent with every request; default DefaultUserAgent.
+	// UserAgent is sent with every request; default defaultUserAgent.
 	UserAgent string
 	// Severity of the alerts; default info.
 	Severity alerts.Severity
@@ -79,8 +79,8 @@ type Defaults struct {
 	Labels map[string]string
 }
 
-// Feed is one feed to poll.
-type Feed struct {
+// feed is one feed to poll.
+type feed struct {
 	// Name identifies the feed in Redis keys, labels, logs and metrics:
 	// 1 to 64 of a-z, 0-9, '_' and '-', unique in the file. Renaming a
 	// feed makes it a new feed (its first poll sends nothing).
@@ -101,9 +101,9 @@ type Feed struct {
 	Line int
 }
 
-// ConfigError is one problem in feeds.yaml: where it is, which field, and
+// configError is one problem in feeds.yaml: where it is, which field, and
 // what to do about it.
-type ConfigError struct {
+type configError struct {
 	// Path is the file's path, when known.
 	Path string
 	// Line and Column locate the offending node, 1-based; 0 when unknown.
@@ -117,27 +117,27 @@ type ConfigError struct {
 
 // Error prints path:line:column: field: msg, in the style of every
 // configuration file error (see package yamlstrict).
-func (e *ConfigError) Error() string {
+func (e *configError) Error() string {
 	return yamlstrict.Problem{Line: e.Line, Column: e.Column, Path: e.Field, What: e.Msg}.Format(e.Path)
 }
 
-// Validate reports every invalid setting as a *ConfigError (joined). Zero
+// Validate reports every invalid setting as a *configError (joined). Zero
 // values mean "use the default" and are valid.
-func (f File) Validate() error {
+func (f file) Validate() error {
 	var errs []error
 	add := func(field string, fallbackLine int, format string, args ...any) {
 		at := f.lines[field]
 		if at.line == 0 {
 			at = position{line: fallbackLine}
 		}
-		errs = append(errs, &ConfigError{Path: f.path, Line: at.line, Column: at.column, Field: field, Msg: fmt.Sprintf(format, args...)})
+		errs = append(errs, &configError{Path: f.path, Line: at.line, Column: at.column, Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
 	d := f.Defaults
 	checkInterval(add, "defaults.interval", 0, d.Interval)
 	checkTimeout(add, "defaults.timeout", 0, d.Timeout)
 	if d.UserAgent != "" {
-		if len(d.UserAgent) > MaxUserAgentLen || !printable(d.UserAgent) {
-			add("defaults.user_agent", 0, "must be printable text of at most %d bytes", MaxUserAgentLen)
+		if len(d.UserAgent) > maxUserAgentLen || !printable(d.UserAgent) {
+			add("defaults.user_agent", 0, "must be printable text of at most %d bytes", maxUserAgentLen)
 		}
 	}
 	checkSeverity(add, "defaults.severity", 0, d.Severity)
@@ -147,8 +147,8 @@ func (f File) Validate() error {
 	if len(f.Feeds) == 0 {
 		add("feeds", 0, "no feeds: add at least one entry with a name and a url")
 	}
-	if len(f.Feeds) > MaxFeeds {
-		add("feeds", 0, "has %d feeds; the limit is %d", len(f.Feeds), MaxFeeds)
+	if len(f.Feeds) > maxFeeds {
+		add("feeds", 0, "has %d feeds; the limit is %d", len(f.Feeds), maxFeeds)
 	}
 	first := map[string]int{}
 	for i, fd := range f.Feeds {
@@ -156,8 +156,8 @@ func (f File) Validate() error {
 		switch {
 		case fd.Name == "":
 			add(at+".name", fd.Line, "is required: a unique name of a-z, 0-9, '_' and '-'")
-		case len(fd.Name) > MaxNameLen || !nameRE.MatchString(fd.Name):
-			add(at+".name", fd.Line, "%q must be 1 to %d characters of a-z, 0-9, '_' and '-'", fd.Name, MaxNameLen)
+		case len(fd.Name) > maxNameLen || !nameRE.MatchString(fd.Name):
+			add(at+".name", fd.Line, "%q must be 1 to %d characters of a-z, 0-9, '_' and '-'", fd.Name, maxNameLen)
 		default:
 			if j, dup := first[fd.Name]; dup {
 				add(at+".name", fd.Line, "%q is already the name of feeds[%d]; names must be unique", fd.Name, j)
@@ -180,26 +180,26 @@ func (f File) Validate() error {
 // WithDefaults returns a copy with the defaults section completed and every
 // feed's unset settings taken from it; each feed's labels become the default
 // labels overridden by its own.
-func (f File) WithDefaults() File {
+func (f file) WithDefaults() file {
 	d := f.Defaults
 	if d.Interval == 0 {
-		d.Interval = DefaultInterval
+		d.Interval = defaultInterval
 	}
 	if d.Timeout == 0 {
-		d.Timeout = DefaultTimeout
+		d.Timeout = defaultTimeout
 	}
 	if d.UserAgent == "" {
-		d.UserAgent = DefaultUserAgent
+		d.UserAgent = defaultUserAgent
 	}
 	if d.Severity == "" {
 		d.Severity = alerts.SeverityInfo
 	}
 	if d.Source == "" {
-		d.Source = DefaultSource
+		d.Source = defaultSource
 	}
 	out := f
 	out.Defaults = d
-	out.Feeds = make([]Feed, len(f.Feeds))
+	out.Feeds = make([]feed, len(f.Feeds))
 	for i, fd := range f.Feeds {
 		if fd.Interval == 0 {
 			fd.Interval = d.Interval
@@ -229,14 +229,14 @@ func (f File) WithDefaults() File {
 type addFunc func(field string, fallbackLine int, format string, args ...any)
 
 func checkInterval(add addFunc, field string, line int, d time.Duration) {
-	if d != 0 && (d < MinInterval || d > MaxInterval) {
-		add(field, line, "%v is out of range: use a duration between %v and %v, such as 5m", d, MinInterval, MaxInterval)
+	if d != 0 && (d < minInterval || d > maxInterval) {
+		add(field, line, "%v is out of range: use a duration between %v and %v, such as 5m", d, minInterval, maxInterval)
 	}
 }
 
 func checkTimeout(add addFunc, field string, line int, d time.Duration) {
-	if d != 0 && (d < MinTimeout || d > MaxTimeout) {
-		add(field, line, "%v is out of range: use a duration between %v and %v, such as 20s", d, MinTimeout, MaxTimeout)
+	if d != 0 && (d < minTimeout || d > maxTimeout) {
+		add(field, line, "%v is out of range: use a duration between %v and %v, such as 20s", d, minTimeout, maxTimeout)
 	}
 }
 
@@ -255,15 +255,15 @@ func checkSource(add addFunc, field string, line int, s string) {
 }
 
 func checkLabels(add addFunc, field string, line int, labels map[string]string) {
-	if len(labels) > MaxFeedLabels {
-		add(field, line, "has %d labels; the limit is %d", len(labels), MaxFeedLabels)
+	if len(labels) > maxFeedLabels {
+		add(field, line, "has %d labels; the limit is %d", len(labels), maxFeedLabels)
 	}
 	for k, v := range labels {
 		switch {
-		case k == LabelFeed:
-			add(field+"."+k, line, "the label %q is set by the poller to the feed's name; choose another name", LabelFeed)
-		case len(k) > MaxLabelNameLen || !labelNameRE.MatchString(k):
-			add(field+"."+k, line, "label names are 1 to %d characters of letters, digits and '_', not starting with a digit", MaxLabelNameLen)
+		case k == labelFeed:
+			add(field+"."+k, line, "the label %q is set by the poller to the feed's name; choose another name", labelFeed)
+		case len(k) > maxLabelNameLen || !labelNameRE.MatchString(k):
+			add(field+"."+k, line, "label names are 1 to %d characters of letters, digits and '_', not starting with a digit", maxLabelNameLen)
 		}
 		if !utf8.ValidString(v) || utf8.RuneCountInString(k+v) > alerts.MaxLabelLen {
 			add(field+"."+k, line, "the value must be UTF-8 text; name and value together at most %d characters", alerts.MaxLabelLen)

@@ -7,14 +7,14 @@ import (
 )
 
 // FuzzParseConfig feeds arbitrary bytes to the feeds.yaml parser: it must
-// never panic, every error must be a *ConfigError, and an accepted file must
+// never panic, every error must be a *configError, and an accepted file must
 // pass Validate and resolve to usable feeds.
 func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("feeds:\n  - name: a\n    url: https://a.test/\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		file, err := ParseConfig(data)
+		file, err := parseFile("", data)
 		if err != nil {
-			var ce *ConfigError
+			var ce *configError
 			if !errors.As(err, &ce) {
 				t.Fatalf("error %T %v is not a *ConfigError", err, err)
 			}
@@ -36,13 +36,13 @@ func FuzzParseConfig(f *testing.F) {
 				t.Fatalf("duplicate name %q accepted", fd.Name)
 			}
 			seen[fd.Name] = true
-			if fd.Interval < MinInterval || fd.Interval > MaxInterval || fd.Timeout < MinTimeout || fd.Timeout > MaxTimeout {
+			if fd.Interval < minInterval || fd.Interval > maxInterval || fd.Timeout < minTimeout || fd.Timeout > maxTimeout {
 				t.Fatalf("feed %q resolved to interval %v timeout %v", fd.Name, fd.Interval, fd.Timeout)
 			}
 			if checkURL(fd.URL) != "" {
 				t.Fatalf("feed %q has a bad url %q", fd.Name, fd.URL)
 			}
-			if fd.Labels[LabelFeed] != "" {
+			if fd.Labels[labelFeed] != "" {
 				t.Fatalf("feed %q sets the reserved label", fd.Name)
 			}
 		}

@@ -256,25 +256,25 @@ func redisServer(t *testing.T) *redistest.Server {
 	return redistest.Start(t)
 }
 
-// testPoller is a Poller with the scheduler slots of the feeds a test
+// testPoller is a poller with the scheduler slots of the feeds a test
 // polls by hand, so failures in a row add up as under Run.
 type testPoller struct {
-	*Poller
+	*poller
 	slots map[string]*slot
 }
 
-// newPoller builds a Poller for tests; edit adjusts the config first.
-func newPoller(t *testing.T, rdb redis.UniversalClient, d alerts.Dispatcher, feeds []Feed, edit func(*Config)) *testPoller {
+// newPoller builds a poller for tests; edit adjusts the config first.
+func newPoller(t *testing.T, rdb redis.UniversalClient, d alerts.Dispatcher, feeds []feed, edit func(*Config)) *testPoller {
 	t.Helper()
-	cfg := Config{File: File{Feeds: feeds}, Redis: rdb, Dispatcher: d, Logger: discardLogger()}
+	cfg := Config{File: file{Feeds: feeds}, Redis: rdb, Dispatcher: d, Logger: discardLogger()}
 	if edit != nil {
 		edit(&cfg)
 	}
-	p, err := New(cfg)
+	p, err := newFeedPoller(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	tp := &testPoller{Poller: p, slots: map[string]*slot{}}
+	tp := &testPoller{poller: p, slots: map[string]*slot{}}
 	for _, fd := range p.cfg.File.Feeds {
 		tp.slots[fd.Name] = &slot{feed: fd}
 	}

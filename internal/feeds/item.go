@@ -105,7 +105,7 @@ func oldestFirst(es []entry) {
 
 // toAlert renders one item as an alert of feed fd. base resolves relative
 // item links (the feed's own link, else its URL).
-func toAlert(fd Feed, feedTitle string, base *url.URL, e entry) alerts.Alert {
+func toAlert(fd feed, feedTitle string, base *url.URL, e entry) alerts.Alert {
 	it := e.item
 	title := shorten(titleText(it.Title), maxTitleRunes)
 	body := plainText(it.Description)
@@ -130,7 +130,7 @@ func toAlert(fd Feed, feedTitle string, base *url.URL, e entry) alerts.Alert {
 	for k, v := range fd.Labels {
 		labels[k] = v
 	}
-	labels[LabelFeed] = fd.Name
+	labels[labelFeed] = fd.Name
 	a := alerts.Alert{
 		Title:       title,
 		Body:        body,

@@ -69,7 +69,7 @@ func TestOldestFirst(t *testing.T) {
 
 func TestToAlert(t *testing.T) {
 	t.Parallel()
-	fd := Feed{Name: "blog", Severity: alerts.SeverityInfo, Source: "feed", Labels: map[string]string{"team": "web"}}
+	fd := feed{Name: "blog", Severity: alerts.SeverityInfo, Source: "feed", Labels: map[string]string{"team": "web"}}
 	base, _ := url.Parse("https://blog.test/posts/")
 	pub := time.Date(2026, 11, 30, 9, 0, 0, 0, time.FixedZone("CET", 3600))
 	for _, tc := range []struct {

@@ -13,8 +13,8 @@ import (
 	"github.com/herald-dev/herald/internal/yamlstrict"
 )
 
-// MaxFileBytes bounds the size of feeds.yaml.
-const MaxFileBytes = 1 << 20
+// maxFileBytes bounds the size of feeds.yaml.
+const maxFileBytes = 1 << 20
 
 // The keys feeds.yaml takes, per mapping.
 var (
@@ -24,41 +24,37 @@ var (
 )
 
 // LoadConfig reads and validates feeds.yaml. Every problem is reported, as
-// *ConfigError values joined into one error, each naming the file, the line
+// *configError values joined into one error, each naming the file, the line
 // and column, and the field.
-func LoadConfig(path string) (File, error) {
+func LoadConfig(path string) (file, error) {
 	fh, err := os.Open(path)
 	if err != nil {
-		return File{}, fmt.Errorf("feeds: %w", err)
+		return file{}, fmt.Errorf("feeds: %w", err)
 	}
 	defer fh.Close()
-	data, err := io.ReadAll(io.LimitReader(fh, MaxFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(fh, maxFileBytes+1))
 	if err != nil {
-		return File{}, fmt.Errorf("feeds: read %s: %w", path, err)
+		return file{}, fmt.Errorf("feeds: read %s: %w", path, err)
 	}
-	if len(data) > MaxFileBytes {
-		return File{}, &ConfigError{Path: path, Msg: fmt.Sprintf("the file is larger than %d bytes; split the feeds over several pollers", MaxFileBytes)}
+	if len(data) > maxFileBytes {
+		return file{}, &configError{Path: path, Msg: fmt.Sprintf("the file is larger than %d bytes; split the feeds over several pollers", maxFileBytes)}
 	}
 	return parseFile(path, data)
 }
 
-// ParseConfig parses and validates the content of a feeds.yaml file, like
-// LoadConfig without the file name in errors.
-func ParseConfig(data []byte) (File, error) { return parseFile("", data) }
-
 // parseFile reads the file's structure with the strict walker (unknown or
 // repeated keys, wrong types and aliases are refused, each at its line and
-// column), then checks the values with File.Validate.
-func parseFile(path string, data []byte) (File, error) {
-	p := &parser{file: File{path: path, lines: map[string]position{}}}
+// column), then checks the values with file.Validate.
+func parseFile(path string, data []byte) (file, error) {
+	p := &parser{file: file{path: path, lines: map[string]position{}}}
 	if root := p.Document(data, "add a feeds: list with at least one feed (a name and a url)"); root != nil {
 		p.top(root)
 	}
 	if p.Failed() {
-		return File{}, p.configErrors(path)
+		return file{}, p.configErrors(path)
 	}
 	if err := p.file.Validate(); err != nil {
-		return File{}, err
+		return file{}, err
 	}
 	return p.file, nil
 }
@@ -66,18 +62,18 @@ func parseFile(path string, data []byte) (File, error) {
 // position is where a setting is written in the file.
 type position struct{ line, column int }
 
-// parser fills a File from the node tree, remembering where each setting
-// is so that File.Validate can point at it.
+// parser fills a file from the node tree, remembering where each setting
+// is so that file.Validate can point at it.
 type parser struct {
 	yamlstrict.Walker
-	file File
+	file file
 }
 
-// configErrors turns the walker's problems into joined *ConfigError values.
+// configErrors turns the walker's problems into joined *configError values.
 func (p *parser) configErrors(path string) error {
 	var errs []error
 	for _, pr := range p.Problems() {
-		errs = append(errs, &ConfigError{Path: path, Line: pr.Line, Column: pr.Column, Field: pr.Path, Msg: pr.Detail()})
+		errs = append(errs, &configError{Path: path, Line: pr.Line, Column: pr.Column, Field: pr.Path, Msg: pr.Detail()})
 	}
 	return errors.Join(errs...)
 }
@@ -124,7 +120,7 @@ func (p *parser) defaults(f yamlstrict.Field) {
 func (p *parser) feeds(f yamlstrict.Field) {
 	for i, item := range p.List(f.Value, f.Path) {
 		m := p.mapping(item, yamlstrict.Index(f.Path, i), feedKeys)
-		p.file.Feeds = append(p.file.Feeds, Feed{
+		p.file.Feeds = append(p.file.Feeds, feed{
 			Name:     p.str(m["name"]),
 			URL:      p.str(m["url"]),
 			Interval: p.duration(m["interval"]),
@@ -144,7 +140,7 @@ func (p *parser) str(f yamlstrict.Field) string {
 }
 
 // duration returns a positive duration; a setting left out or empty is 0,
-// which File.WithDefaults replaces.
+// which file.WithDefaults replaces.
 func (p *parser) duration(f yamlstrict.Field) time.Duration {
 	if yamlstrict.IsNull(f.Value) {
 		return 0
@@ -157,7 +153,7 @@ func (p *parser) duration(f yamlstrict.Field) time.Duration {
 	return d
 }
 
-// labels returns a mapping of label names to values; File.Validate checks
+// labels returns a mapping of label names to values; file.Validate checks
 // the names.
 func (p *parser) labels(f yamlstrict.Field) map[string]string {
 	if f.Value == nil {

@@ -22,7 +22,7 @@ func TestLoadConfigExample(t *testing.T) {
 	}
 }
 
-func TestParseConfig(t *testing.T) {
+func TestParseFile(t *testing.T) {
 	t.Parallel()
 	src := `
 defaults:
@@ -43,7 +43,7 @@ feeds:
     source: statuspage
     timeout: 5s
 `
-	f, err := ParseConfig([]byte(src))
+	f, err := parseFile("", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,9 +65,9 @@ feeds:
 		t.Fatalf("status_page resolved to %+v", s)
 	}
 	// WithDefaults on a minimal file.
-	m := File{Feeds: []Feed{{Name: "a", URL: "https://a.test/"}}}.WithDefaults()
-	if m.Feeds[0].Interval != DefaultInterval || m.Feeds[0].Timeout != DefaultTimeout ||
-		m.Defaults.UserAgent != DefaultUserAgent || m.Feeds[0].Severity != alerts.SeverityInfo || m.Feeds[0].Source != DefaultSource {
+	m := file{Feeds: []feed{{Name: "a", URL: "https://a.test/"}}}.WithDefaults()
+	if m.Feeds[0].Interval != defaultInterval || m.Feeds[0].Timeout != defaultTimeout ||
+		m.Defaults.UserAgent != defaultUserAgent || m.Feeds[0].Severity != alerts.SeverityInfo || m.Feeds[0].Source != defaultSource {
 		t.Fatalf("defaults not applied: %+v", m)
 	}
 }
@@ -126,11 +126,11 @@ func TestConfigErrorsNameTheLine(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := ParseConfig([]byte(tc.src))
+			_, err := parseFile("", []byte(tc.src))
 			if err == nil {
 				t.Fatal("accepted")
 			}
-			var ce *ConfigError
+			var ce *configError
 			if !errors.As(err, &ce) {
 				t.Fatalf("error %T %v is not a *ConfigError", err, err)
 			}
@@ -157,7 +157,7 @@ func TestLoadConfigNamesTheFile(t *testing.T) {
 		t.Fatal("a missing file loaded")
 	}
 	big := filepath.Join(t.TempDir(), "big.yaml")
-	if err := os.WriteFile(big, []byte("#"+strings.Repeat("x", MaxFileBytes)), 0o600); err != nil {
+	if err := os.WriteFile(big, []byte("#"+strings.Repeat("x", maxFileBytes)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := LoadConfig(big); err == nil || !strings.Contains(err.Error(), "larger than") {
@@ -167,7 +167,7 @@ func TestLoadConfigNamesTheFile(t *testing.T) {
 
 func TestConfigValidate(t *testing.T) {
 	t.Parallel()
-	ok := File{Feeds: []Feed{{Name: "a", URL: "https://a.test/"}}}
+	ok := file{Feeds: []feed{{Name: "a", URL: "https://a.test/"}}}
 	rdb := testRedis(t)
 	for _, tc := range []struct {
 		name string
@@ -179,22 +179,22 @@ func TestConfigValidate(t *testing.T) {
 		{"negative concurrency", func(c *Config) { c.Concurrency = -1 }, "Config.Concurrency is -1"},
 		{"negative body limit", func(c *Config) { c.MaxBodyBytes = -1 }, "Config.MaxBodyBytes"},
 		{"short state ttl", func(c *Config) { c.StateTTL = time.Minute }, "Config.StateTTL"},
-		{"no feeds", func(c *Config) { c.File = File{} }, "feeds: no feeds"},
-		{"bad feed in code", func(c *Config) { c.File = File{Feeds: []Feed{{Name: "a", URL: "file:///etc/passwd"}}} }, "feeds[0].url: must start with http"},
+		{"no feeds", func(c *Config) { c.File = file{} }, "feeds: no feeds"},
+		{"bad feed in code", func(c *Config) { c.File = file{Feeds: []feed{{Name: "a", URL: "file:///etc/passwd"}}} }, "feeds[0].url: must start with http"},
 	} {
 		cfg := Config{File: ok, Redis: rdb, Dispatcher: &recorder{}}
 		tc.edit(&cfg)
-		if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := newFeedPoller(cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
 		}
 	}
-	p, err := New(Config{File: ok, Redis: rdb, Dispatcher: &recorder{}})
+	p, err := newFeedPoller(Config{File: ok, Redis: rdb, Dispatcher: &recorder{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := p.cfg
-	if c.Concurrency != DefaultConcurrency || c.MaxBodyBytes != DefaultMaxBodyBytes || c.MaxBackoff != DefaultMaxBackoff ||
-		c.SeenLimit != DefaultSeenLimit || c.MaxNewPerPoll != DefaultMaxNewPerPoll || c.StateTTL != DefaultStateTTL {
+	if c.Concurrency != DefaultConcurrency || c.MaxBodyBytes != defaultMaxBodyBytes || c.MaxBackoff != defaultMaxBackoff ||
+		c.SeenLimit != defaultSeenLimit || c.MaxNewPerPoll != defaultMaxNewPerPoll || c.StateTTL != defaultStateTTL {
 		t.Fatalf("defaults %+v", c)
 	}
 }

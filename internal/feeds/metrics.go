@@ -65,7 +65,7 @@ type metrics struct {
 
 // newMetrics creates the series of feeds and registers them on reg (nil:
 // not registered).
-func newMetrics(reg prometheus.Registerer, feeds []Feed) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, feeds []feed) (*metrics, error) {
 	m := &metrics{
 		polls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_feed_polls_total",

@@ -32,11 +32,11 @@ type outcome struct {
 
 // leaseTTL bounds how long a crashed poller can keep a feed's lease: the
 // fetch timeout plus time to dispatch the items.
-func leaseTTL(fd Feed) time.Duration { return 2*fd.Timeout + time.Minute }
+func leaseTTL(fd feed) time.Duration { return 2*fd.Timeout + time.Minute }
 
 // poll polls one feed once: lease, conditional GET, parse, compare with the
 // seen items, dispatch the new ones, record them.
-func (p *Poller) poll(ctx context.Context, fd Feed) outcome {
+func (p *poller) poll(ctx context.Context, fd feed) outcome {
 	token := p.token()
 	ok, err := p.store.acquire(ctx, fd.Name, p.owner(), token, leaseTTL(fd))
 	if err != nil {
@@ -53,7 +53,7 @@ func (p *Poller) poll(ctx context.Context, fd Feed) outcome {
 
 // pollLeased polls a feed whose lease this poller holds: load its state,
 // fetch it and, when it changed, handle its items.
-func (p *Poller) pollLeased(ctx context.Context, fd Feed) outcome {
+func (p *poller) pollLeased(ctx context.Context, fd feed) outcome {
 	log := p.log.With("feed", fd.Name)
 	st, err := p.store.load(ctx, fd.Name)
 	if err != nil {
@@ -90,7 +90,7 @@ func fetchFailed(err error) outcome {
 // pollItems compares the items of a fetched feed with the seen ones,
 // dispatches the new ones and records the poll. next are the validators of
 // the fetch, stored once every new item is dispatched.
-func (p *Poller) pollItems(ctx context.Context, fd Feed, log *slog.Logger, primed bool, parsed *gofeed.Feed, next *validators) outcome {
+func (p *poller) pollItems(ctx context.Context, fd feed, log *slog.Logger, primed bool, parsed *gofeed.Feed, next *validators) outcome {
 	es := entries(parsed.Items)
 	members := make([]string, len(es))
 	for i, e := range es {
@@ -121,7 +121,7 @@ func (p *Poller) pollItems(ctx context.Context, fd Feed, log *slog.Logger, prime
 
 // prime records every item of a feed's first successful poll as seen and
 // sends none.
-func (p *Poller) prime(ctx context.Context, fd Feed, log *slog.Logger, now time.Time, members []string, next *validators) outcome {
+func (p *poller) prime(ctx context.Context, fd feed, log *slog.Logger, now time.Time, members []string, next *validators) outcome {
 	// First successful poll: what the feed lists now is history.
 	c := commit{add: members, listed: len(members), validators: next, prime: true}
 	if err := p.store.save(ctx, fd.Name, now, c); err != nil {
@@ -147,7 +147,7 @@ func splitSeen(es []entry, seen []bool) (fresh []entry, present []string) {
 // dropOverflow bounds what one poll sends: beyond MaxNewPerPoll, the oldest
 // of fresh (sorted oldest first) are recorded as seen and not sent. It
 // returns the entries left to send and the members it recorded.
-func (p *Poller) dropOverflow(ctx context.Context, fd Feed, log *slog.Logger, now time.Time, fresh []entry, out *outcome) ([]entry, []string, error) {
+func (p *poller) dropOverflow(ctx context.Context, fd feed, log *slog.Logger, now time.Time, fresh []entry, out *outcome) ([]entry, []string, error) {
 	over := len(fresh) - p.cfg.MaxNewPerPoll
 	if over <= 0 {
 		return fresh, nil, nil
@@ -168,7 +168,7 @@ func (p *Poller) dropOverflow(ctx context.Context, fd Feed, log *slog.Logger, no
 // dispatchNew dispatches the new items in order, each recorded as seen once
 // dispatched, and returns the members of those it sent. It stops at the
 // first error, leaving the rest unseen for the next poll.
-func (p *Poller) dispatchNew(ctx context.Context, fd Feed, parsed *gofeed.Feed, now time.Time, fresh []entry, out *outcome) ([]string, error) {
+func (p *poller) dispatchNew(ctx context.Context, fd feed, parsed *gofeed.Feed, now time.Time, fresh []entry, out *outcome) ([]string, error) {
 	fetched, _ := url.Parse(fd.URL)
 	base := feedBase(fetched, parsed)
 	var sent []string
@@ -188,7 +188,7 @@ func (p *Poller) dispatchNew(ctx context.Context, fd Feed, parsed *gofeed.Feed, 
 // dispatchItem dispatches the alert a of item e and records e as seen. An
 // item that cannot become a valid alert is recorded as seen without being
 // sent (sent is false): retrying cannot help it.
-func (p *Poller) dispatchItem(ctx context.Context, fd Feed, a alerts.Alert, e entry, now time.Time, out *outcome) (sent bool, err error) {
+func (p *poller) dispatchItem(ctx context.Context, fd feed, a alerts.Alert, e entry, now time.Time, out *outcome) (sent bool, err error) {
 	check := a
 	if err := check.Normalize(now); err != nil {
 		return false, p.skipInvalid(ctx, fd, e, err, out)
@@ -214,7 +214,7 @@ func (p *Poller) dispatchItem(ctx context.Context, fd Feed, a alerts.Alert, e en
 // next only when dispatching succeeded, so that after a failure the next
 // poll fetches the same items again. It returns dispatchErr, or else the
 // failure to save.
-func (p *Poller) recordPoll(ctx context.Context, feed string, now time.Time, c commit, next *validators, dispatchErr error) error {
+func (p *poller) recordPoll(ctx context.Context, feed string, now time.Time, c commit, next *validators, dispatchErr error) error {
 	if dispatchErr == nil {
 		c.validators = next
 	}
@@ -226,7 +226,7 @@ func (p *Poller) recordPoll(ctx context.Context, feed string, now time.Time, c c
 
 // concludePoll sets the result of a poll that got past the fetch, from the
 // error that ended its dispatching (nil when none did) and what it sent.
-func concludePoll(fd Feed, log *slog.Logger, out outcome, dispatchErr error) outcome {
+func concludePoll(fd feed, log *slog.Logger, out outcome, dispatchErr error) outcome {
 	switch {
 	case dispatchErr != nil:
 		out.result = resultDispatchError
@@ -245,7 +245,7 @@ func concludePoll(fd Feed, log *slog.Logger, out outcome, dispatchErr error) out
 
 // skipInvalid records an item whose alert cannot be valid (retrying cannot
 // help) and logs why.
-func (p *Poller) skipInvalid(ctx context.Context, fd Feed, e entry, why error, out *outcome) error {
+func (p *poller) skipInvalid(ctx context.Context, fd feed, e entry, why error, out *outcome) error {
 	p.log.Error("feed item cannot become a valid alert; recorded as seen and not sent",
 		"feed", fd.Name, "item", hashHex(e.key), "error", why)
 	if err := p.store.markSeen(ctx, fd.Name, p.cfg.clock.Now(), e.member); err != nil {

@@ -23,7 +23,7 @@ func TestFirstPollSendsNothingThenNewItemsOnce(t *testing.T) {
 	srv := newFeedServer(t, noValidators, rssDoc(numbered(1, 20)...))
 	rec := &recorder{}
 	reg := prometheus.NewRegistry()
-	p := newPoller(t, rdb, rec, []Feed{{Name: "status", URL: srv.URL()}}, func(c *Config) { c.Registerer = reg })
+	p := newPoller(t, rdb, rec, []feed{{Name: "status", URL: srv.URL()}}, func(c *Config) { c.Registerer = reg })
 
 	out, _ := p.pollNow(t, "status")
 	wantResult(t, out, resultFirst)
@@ -84,9 +84,9 @@ func TestConfiguredSeverityLabelsAndSource(t *testing.T) {
 	rdb := testRedis(t)
 	srv := newFeedServer(t, noValidators, rssDoc())
 	rec := &recorder{}
-	file := File{
-		Defaults: Defaults{Labels: map[string]string{"team": "ops", "env": "prod"}, UserAgent: "herald-test/1"},
-		Feeds: []Feed{{Name: "cves", URL: srv.URL(), Severity: alerts.SeverityWarning, Source: "nvd",
+	file := file{
+		Defaults: defaults{Labels: map[string]string{"team": "ops", "env": "prod"}, UserAgent: "herald-test/1"},
+		Feeds: []feed{{Name: "cves", URL: srv.URL(), Severity: alerts.SeverityWarning, Source: "nvd",
 			Labels: map[string]string{"env": "staging", "kind": "security"}}},
 	}
 	p := newPoller(t, rdb, rec, nil, func(c *Config) { c.File = file })
@@ -130,7 +130,7 @@ func TestConditionalGet(t *testing.T) {
 			t.Parallel()
 			srv := newFeedServer(t, tc.mode, rssDoc(numbered(1, 3)...))
 			rec := &recorder{}
-			p := newPoller(t, rdb, rec, []Feed{{Name: "cond-" + tc.name, URL: srv.URL()}}, nil)
+			p := newPoller(t, rdb, rec, []feed{{Name: "cond-" + tc.name, URL: srv.URL()}}, nil)
 			name := "cond-" + tc.name
 
 			wantResult(t, first(p.pollNow(t, name)), resultFirst)
@@ -182,7 +182,7 @@ func TestRestartSendsNothingOld(t *testing.T) {
 	// No validators: every poll gets the whole feed, so only the seen set
 	// keeps old items from being sent again.
 	srv := newFeedServer(t, noValidators, rssDoc(numbered(1, 5)...))
-	feeds := []Feed{{Name: "restart", URL: srv.URL()}}
+	feeds := []feed{{Name: "restart", URL: srv.URL()}}
 
 	rec1 := &recorder{}
 	p1 := newPoller(t, rdb, rec1, feeds, nil)
@@ -209,7 +209,7 @@ func TestFailedDispatchRetriesNextPoll(t *testing.T) {
 	rdb := testRedis(t)
 	srv := newFeedServer(t, bothValidators, rssDoc(numbered(1, 2)...))
 	rec := &recorder{}
-	p := newPoller(t, rdb, rec, []Feed{{Name: "retry", URL: srv.URL()}}, nil)
+	p := newPoller(t, rdb, rec, []feed{{Name: "retry", URL: srv.URL()}}, nil)
 	wantResult(t, first(p.pollNow(t, "retry")), resultFirst)
 
 	// Three new items; the second dispatch fails as when Redis is down.
@@ -225,15 +225,15 @@ func TestFailedDispatchRetriesNextPoll(t *testing.T) {
 	if !errors.Is(out.err, jobs.ErrUnavailable) || out.sent != 1 {
 		t.Fatalf("outcome %+v, want ErrUnavailable after one item sent", out)
 	}
-	if delay != DefaultInterval {
-		t.Fatalf("first failure waits %v, want the interval %v", delay, DefaultInterval)
+	if delay != defaultInterval {
+		t.Fatalf("first failure waits %v, want the interval %v", delay, defaultInterval)
 	}
 	// The validators were not updated: the next poll gets the whole feed
 	// again instead of a 304 that would lose items 4 and 5.
 	rec.setFail(nil)
 	out, delay = p.pollNow(t, "retry")
 	wantResult(t, out, resultNew)
-	if delay != DefaultInterval {
+	if delay != defaultInterval {
 		t.Fatalf("after a success the wait is %v, want the interval", delay)
 	}
 	if got := rec.titles(); !slices.Equal(got, []string{"Item 3", "Item 4", "Item 5"}) {
@@ -250,7 +250,7 @@ func TestUndeliverableItems(t *testing.T) {
 		t.Parallel()
 		srv := newFeedServer(t, noValidators, rssDoc())
 		rec := &recorder{}
-		p := newPoller(t, rdb, rec, []Feed{{Name: "invalid", URL: srv.URL()}}, nil)
+		p := newPoller(t, rdb, rec, []feed{{Name: "invalid", URL: srv.URL()}}, nil)
 		wantResult(t, first(p.pollNow(t, "invalid")), resultFirst)
 		srv.set(rssDoc(numbered(1, 2)...))
 		rec.setFail(func(n int, a alerts.Alert) error {
@@ -274,7 +274,7 @@ func TestUndeliverableItems(t *testing.T) {
 		t.Parallel()
 		srv := newFeedServer(t, noValidators, rssDoc())
 		rec := &recorder{}
-		p := newPoller(t, rdb, rec, []Feed{{Name: "noroute", URL: srv.URL()}}, nil)
+		p := newPoller(t, rdb, rec, []feed{{Name: "noroute", URL: srv.URL()}}, nil)
 		wantResult(t, first(p.pollNow(t, "noroute")), resultFirst)
 		srv.set(rssDoc(numbered(1, 1)...))
 		rec.setFail(func(int, alerts.Alert) error { return fmt.Errorf("routing: %w", alerts.ErrNoRoute) })
@@ -293,7 +293,7 @@ func TestTooManyNewItemsAreCapped(t *testing.T) {
 	rdb := testRedis(t)
 	srv := newFeedServer(t, noValidators, rssDoc(numbered(1, 1)...))
 	rec := &recorder{}
-	p := newPoller(t, rdb, rec, []Feed{{Name: "burst", URL: srv.URL()}}, func(c *Config) { c.MaxNewPerPoll = 2 })
+	p := newPoller(t, rdb, rec, []feed{{Name: "burst", URL: srv.URL()}}, func(c *Config) { c.MaxNewPerPoll = 2 })
 	wantResult(t, first(p.pollNow(t, "burst")), resultFirst)
 	srv.set(rssDoc(numbered(1, 6)...))
 	out, _ := p.pollNow(t, "burst")
@@ -312,7 +312,7 @@ func TestSeenSetIsTrimmedButKeepsListedItems(t *testing.T) {
 	rdb := testRedis(t)
 	srv := newFeedServer(t, noValidators, rssDoc(numbered(1, 8)...))
 	rec := &recorder{}
-	p := newPoller(t, rdb, rec, []Feed{{Name: "trim", URL: srv.URL()}}, func(c *Config) { c.SeenLimit = 3 })
+	p := newPoller(t, rdb, rec, []feed{{Name: "trim", URL: srv.URL()}}, func(c *Config) { c.SeenLimit = 3 })
 	ctx := context.Background()
 	wantResult(t, first(p.pollNow(t, "trim")), resultFirst)
 	// The feed lists 8 items: all 8 stay remembered despite the limit of 3.
@@ -331,11 +331,11 @@ func TestSeenSetIsTrimmedButKeepsListedItems(t *testing.T) {
 	if got := rec.titles(); !slices.Equal(got, []string{"Item 9"}) {
 		t.Fatalf("dispatched %q", got)
 	}
-	if ttl := rdb.PTTL(ctx, keys.FeedSeen("trim")).Val(); ttl <= 0 || ttl > DefaultStateTTL {
-		t.Fatalf("seen set TTL %v, want at most %v", ttl, DefaultStateTTL)
+	if ttl := rdb.PTTL(ctx, keys.FeedSeen("trim")).Val(); ttl <= 0 || ttl > defaultStateTTL {
+		t.Fatalf("seen set TTL %v, want at most %v", ttl, defaultStateTTL)
 	}
-	if ttl := rdb.PTTL(ctx, keys.FeedState("trim")).Val(); ttl <= 0 || ttl > DefaultStateTTL {
-		t.Fatalf("state TTL %v, want at most %v", ttl, DefaultStateTTL)
+	if ttl := rdb.PTTL(ctx, keys.FeedState("trim")).Val(); ttl <= 0 || ttl > defaultStateTTL {
+		t.Fatalf("state TTL %v, want at most %v", ttl, defaultStateTTL)
 	}
 }
 
@@ -344,7 +344,7 @@ func TestFailuresBackOffAndHonourRetryAfter(t *testing.T) {
 	rdb := testRedis(t)
 	interval := time.Minute
 	srv := newFeedServer(t, noValidators, rssDoc(numbered(1, 1)...))
-	p := newPoller(t, rdb, &recorder{}, []Feed{{Name: "flaky", URL: srv.URL(), Interval: interval}},
+	p := newPoller(t, rdb, &recorder{}, []feed{{Name: "flaky", URL: srv.URL(), Interval: interval}},
 		func(c *Config) { c.MaxBackoff = 10 * time.Minute })
 
 	steps := []struct {
@@ -384,7 +384,7 @@ func TestLeaseKeepsReplicasApart(t *testing.T) {
 	rdb := testRedis(t)
 	ctx := context.Background()
 	srv := newFeedServer(t, noValidators, rssDoc(numbered(1, 2)...))
-	feeds := []Feed{{Name: "shared", URL: srv.URL()}}
+	feeds := []feed{{Name: "shared", URL: srv.URL()}}
 	a := newPoller(t, rdb, &recorder{}, feeds, nil)
 	b := newPoller(t, rdb, &recorder{}, feeds, nil)
 
@@ -394,7 +394,7 @@ func TestLeaseKeepsReplicasApart(t *testing.T) {
 	}
 	out, wait := b.pollNow(t, "shared")
 	wantResult(t, out, resultLeased)
-	if wait != DefaultInterval {
+	if wait != defaultInterval {
 		t.Fatalf("a leased feed waits %v, want its interval", wait)
 	}
 	if req, _ := srv.stats(); req != 0 {
@@ -417,8 +417,8 @@ func TestLeaseKeepsReplicasApart(t *testing.T) {
 	out = a.poll(ctx, s.feed)
 	wantResult(t, out, resultFirst)
 	a.releaseLease(ctx, s.feed, out, a.account(s, out))
-	if ttl := rdb.PTTL(ctx, keys.FeedLease("shared")).Val(); ttl <= 0 || ttl > DefaultInterval/2 {
-		t.Fatalf("lease TTL after the poll %v, want (0, %v]", ttl, DefaultInterval/2)
+	if ttl := rdb.PTTL(ctx, keys.FeedLease("shared")).Val(); ttl <= 0 || ttl > defaultInterval/2 {
+		t.Fatalf("lease TTL after the poll %v, want (0, %v]", ttl, defaultInterval/2)
 	}
 	wantResult(t, first(b.pollNow(t, "shared")), resultLeased)
 	if req, _ := srv.stats(); req != 1 {
@@ -469,7 +469,7 @@ func TestFixturesDispatchReadableAlerts(t *testing.T) {
 			name := "fx-" + strings.TrimSuffix(tc.fixture, ".xml")
 			srv := newFeedServer(t, etagOnly, rssDoc())
 			rec := &recorder{}
-			p := newPoller(t, rdb, rec, []Feed{{Name: name, URL: srv.URL()}}, nil)
+			p := newPoller(t, rdb, rec, []feed{{Name: name, URL: srv.URL()}}, nil)
 			wantResult(t, first(p.pollNow(t, name)), resultFirst)
 			srv.set(readFixture(t, tc.fixture))
 			out, _ := p.pollNow(t, name)
@@ -487,7 +487,7 @@ func TestFixturesDispatchReadableAlerts(t *testing.T) {
 				if err := g.Validate(); err != nil {
 					t.Errorf("alert %d is invalid: %v", i, err)
 				}
-				if g.Labels[LabelFeed] != name || g.Time.IsZero() {
+				if g.Labels[labelFeed] != name || g.Time.IsZero() {
 					t.Errorf("alert %d labels %v time %v", i, g.Labels, g.Time)
 				}
 			}

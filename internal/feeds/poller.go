@@ -18,21 +18,21 @@ import (
 	"github.com/herald-dev/herald/internal/alerts"
 )
 
-// Defaults of Config.
+// defaults of Config.
 const (
 	DefaultConcurrency   = 4
-	DefaultMaxBodyBytes  = 10 << 20
-	DefaultMaxBackoff    = time.Hour
-	DefaultSeenLimit     = 1000
-	DefaultMaxNewPerPoll = 100
-	DefaultStateTTL      = 30 * 24 * time.Hour
+	defaultMaxBodyBytes  = 10 << 20
+	defaultMaxBackoff    = time.Hour
+	defaultSeenLimit     = 1000
+	defaultMaxNewPerPoll = 100
+	defaultStateTTL      = 30 * 24 * time.Hour
 )
 
-// Config configures a Poller.
+// Config configures a poller.
 type Config struct {
 	// File is the parsed feeds.yaml (LoadConfig). Required: at least one
 	// feed.
-	File File
+	File file
 	// Redis keeps the seen items, the HTTP validators and the poll leases.
 	// Required.
 	Redis redis.UniversalClient
@@ -89,19 +89,19 @@ func (c Config) WithDefaults() Config {
 		c.Concurrency = DefaultConcurrency
 	}
 	if c.MaxBodyBytes == 0 {
-		c.MaxBodyBytes = DefaultMaxBodyBytes
+		c.MaxBodyBytes = defaultMaxBodyBytes
 	}
 	if c.MaxBackoff == 0 {
-		c.MaxBackoff = DefaultMaxBackoff
+		c.MaxBackoff = defaultMaxBackoff
 	}
 	if c.SeenLimit == 0 {
-		c.SeenLimit = DefaultSeenLimit
+		c.SeenLimit = defaultSeenLimit
 	}
 	if c.MaxNewPerPoll == 0 {
-		c.MaxNewPerPoll = DefaultMaxNewPerPoll
+		c.MaxNewPerPoll = defaultMaxNewPerPoll
 	}
 	if c.StateTTL == 0 {
-		c.StateTTL = DefaultStateTTL
+		c.StateTTL = defaultStateTTL
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -112,7 +112,7 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// validate reports every unusable field but the file's (see File.Validate);
+// validate reports every unusable field but the file's (see file.Validate);
 // it runs after WithDefaults.
 func (c Config) validate() error {
 	var errs []error
@@ -127,25 +127,25 @@ func (c Config) validate() error {
 		bad("Config.Concurrency is %d: use at least 1 (default %d)", c.Concurrency, DefaultConcurrency)
 	}
 	if c.MaxBodyBytes < 1 {
-		bad("Config.MaxBodyBytes is %d: use a positive size (default %d)", c.MaxBodyBytes, DefaultMaxBodyBytes)
+		bad("Config.MaxBodyBytes is %d: use a positive size (default %d)", c.MaxBodyBytes, defaultMaxBodyBytes)
 	}
 	if c.MaxBackoff < 0 {
-		bad("Config.MaxBackoff is %v: use a positive duration (default %v)", c.MaxBackoff, DefaultMaxBackoff)
+		bad("Config.MaxBackoff is %v: use a positive duration (default %v)", c.MaxBackoff, defaultMaxBackoff)
 	}
 	if c.SeenLimit < 1 {
-		bad("Config.SeenLimit is %d: use at least 1 (default %d)", c.SeenLimit, DefaultSeenLimit)
+		bad("Config.SeenLimit is %d: use at least 1 (default %d)", c.SeenLimit, defaultSeenLimit)
 	}
 	if c.MaxNewPerPoll < 1 {
-		bad("Config.MaxNewPerPoll is %d: use at least 1 (default %d)", c.MaxNewPerPoll, DefaultMaxNewPerPoll)
+		bad("Config.MaxNewPerPoll is %d: use at least 1 (default %d)", c.MaxNewPerPoll, defaultMaxNewPerPoll)
 	}
 	if c.StateTTL < time.Hour {
-		bad("Config.StateTTL is %v: use at least 1h (default %v)", c.StateTTL, DefaultStateTTL)
+		bad("Config.StateTTL is %v: use at least 1h (default %v)", c.StateTTL, defaultStateTTL)
 	}
 	return errors.Join(errs...)
 }
 
-// Poller polls the feeds of one file.
-type Poller struct {
+// poller polls the feeds of one file.
+type poller struct {
 	cfg     Config
 	client  *http.Client
 	ownHTTP *http.Transport // closed after Run when the poller made it
@@ -158,9 +158,9 @@ type Poller struct {
 	running atomic.Bool
 }
 
-// New validates cfg and returns a Poller. It registers the metrics but does
+// newFeedPoller validates cfg and returns a poller. It registers the metrics but does
 // not touch the network; Run starts polling.
-func New(cfg Config) (*Poller, error) {
+func newFeedPoller(cfg Config) (*poller, error) {
 	// The file is checked before its defaults are spread over the feeds,
 	// so that each problem is reported once, where it was written.
 	fileErr := cfg.File.Validate()
@@ -168,7 +168,7 @@ func New(cfg Config) (*Poller, error) {
 	if err := errors.Join(fileErr, cfg.validate()); err != nil {
 		return nil, err
 	}
-	p := &Poller{
+	p := &poller{
 		cfg:   cfg,
 		store: &store{rdb: cfg.Redis, keep: cfg.SeenLimit, ttl: cfg.StateTTL},
 		log:   cfg.Logger.With("component", "feeds"),
@@ -182,7 +182,7 @@ func New(cfg Config) (*Poller, error) {
 	} else {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConnsPerHost = 2
-		tr.ResponseHeaderTimeout = MaxTimeout
+		tr.ResponseHeaderTimeout = maxTimeout
 		p.ownHTTP = tr
 		p.client = &http.Client{Transport: tr, CheckRedirect: checkRedirect}
 	}
@@ -197,9 +197,9 @@ func New(cfg Config) (*Poller, error) {
 	return p, nil
 }
 
-// Run builds a Poller from cfg and runs it until ctx ends.
+// Run builds a poller from cfg and runs it until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
-	p, err := New(cfg)
+	p, err := newFeedPoller(cfg)
 	if err != nil {
 		return err
 	}
@@ -219,7 +219,7 @@ type done struct {
 // its interval derived from its name, then every interval (longer after
 // failures); at most Config.Concurrency polls run at once. Run may be
 // called once.
-func (p *Poller) Run(ctx context.Context) error {
+func (p *poller) Run(ctx context.Context) error {
 	if !p.running.CompareAndSwap(false, true) {
 		return errors.New("feeds: Poller.Run called twice")
 	}
@@ -280,7 +280,7 @@ func (p *Poller) Run(ctx context.Context) error {
 
 // account updates the slot's failure count and the metrics after a poll and
 // returns the wait until the feed's next poll.
-func (p *Poller) account(s *slot, out outcome) time.Duration {
+func (p *poller) account(s *slot, out outcome) time.Duration {
 	name := s.feed.Name
 	p.metrics.polls.WithLabelValues(name, string(out.result)).Inc()
 	if out.sent > 0 {
@@ -313,7 +313,7 @@ func (p *Poller) account(s *slot, out outcome) time.Duration {
 // releaseLease gives up the feed's lease after a poll, keeping it for half
 // the wait until the next poll: a replica on the same schedule then finds it
 // taken instead of fetching the feed again right after this one.
-func (p *Poller) releaseLease(ctx context.Context, fd Feed, out outcome, next time.Duration) {
+func (p *poller) releaseLease(ctx context.Context, fd feed, out outcome, next time.Duration) {
 	if out.token == "" {
 		return
 	}
@@ -324,10 +324,10 @@ func (p *Poller) releaseLease(ctx context.Context, fd Feed, out outcome, next ti
 	}
 }
 
-// owner prefixes every lease token of this Poller.
-func (p *Poller) owner() string { return p.id + "-" }
+// owner prefixes every lease token of this poller.
+func (p *poller) owner() string { return p.id + "-" }
 
 // token returns a lease token unique to this poll.
-func (p *Poller) token() string {
+func (p *poller) token() string {
 	return fmt.Sprintf("%s%d", p.owner(), p.seq.Add(1))
 }

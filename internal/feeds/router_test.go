@@ -60,7 +60,7 @@ func TestNewItemsBecomeTasksThroughTheRouter(t *testing.T) {
 	}
 	fwd := &forwarder{next: router}
 	srv := newFeedServer(t, bothValidators, rssDoc(numbered(1, 3)...))
-	p := newPoller(t, rdb, fwd, []Feed{{Name: "releases", URL: srv.URL()}}, nil)
+	p := newPoller(t, rdb, fwd, []feed{{Name: "releases", URL: srv.URL()}}, nil)
 
 	wantResult(t, first(p.pollNow(t, "releases")), resultFirst)
 	items := append([]testItem{

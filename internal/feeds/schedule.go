@@ -36,7 +36,7 @@ func backoff(interval, ceiling time.Duration, n int) time.Duration {
 
 // slot is one feed in the scheduler.
 type slot struct {
-	feed Feed
+	feed feed
 	// due is when the feed is next polled.
 	due time.Time
 	// failures counts failed polls in a row.
@@ -64,7 +64,7 @@ func (a *agenda) Pop() any {
 }
 
 // newAgenda schedules every feed's first poll at start plus its offset.
-func newAgenda(feeds []Feed, start time.Time) *agenda {
+func newAgenda(feeds []feed, start time.Time) *agenda {
 	a := make(agenda, 0, len(feeds))
 	for _, fd := range feeds {
 		a = append(a, &slot{feed: fd, due: start.Add(firstOffset(fd.Name, fd.Interval))})

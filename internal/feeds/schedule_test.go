@@ -35,9 +35,9 @@ func TestFirstPollsAreSpread(t *testing.T) {
 	t.Parallel()
 	const n, buckets = 100, 10
 	interval := 5 * time.Minute
-	var feeds []Feed
+	var feeds []feed
 	for i := 0; i < n; i++ {
-		feeds = append(feeds, Feed{Name: fmt.Sprintf("feed-%03d", i), Interval: interval})
+		feeds = append(feeds, feed{Name: fmt.Sprintf("feed-%03d", i), Interval: interval})
 	}
 	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	a := newAgenda(feeds, start)
@@ -73,7 +73,7 @@ func TestRunBacksOffFailingFeed(t *testing.T) {
 	clk := newFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	events := make(chan pollEvent, 100)
 	interval := time.Minute
-	p := newPoller(t, rdb, &recorder{}, []Feed{{Name: "down", URL: srv.URL(), Interval: interval}}, func(c *Config) {
+	p := newPoller(t, rdb, &recorder{}, []feed{{Name: "down", URL: srv.URL(), Interval: interval}}, func(c *Config) {
 		c.clock = clk
 		c.MaxBackoff = 8 * time.Minute
 		c.polled = func(e pollEvent) { events <- e }
@@ -157,9 +157,9 @@ func TestRunBoundsConcurrency(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	interval := 5 * time.Minute
-	var list []Feed
+	var list []feed
 	for i := 0; i < feeds; i++ {
-		list = append(list, Feed{Name: fmt.Sprintf("many-%03d", i), URL: fmt.Sprintf("%s/%d.xml", srv.URL, i), Interval: interval})
+		list = append(list, feed{Name: fmt.Sprintf("many-%03d", i), URL: fmt.Sprintf("%s/%d.xml", srv.URL, i), Interval: interval})
 	}
 	clk := newFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	events := make(chan pollEvent, feeds)
@@ -214,7 +214,7 @@ func TestRunStopsWithPollsInFlight(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	clk := newFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-	p := newPoller(t, rdb, &recorder{}, []Feed{{Name: "hang", URL: srv.URL, Interval: time.Minute}}, func(c *Config) {
+	p := newPoller(t, rdb, &recorder{}, []feed{{Name: "hang", URL: srv.URL, Interval: time.Minute}}, func(c *Config) {
 		c.clock = clk
 		c.HTTPClient = srv.Client()
 	})

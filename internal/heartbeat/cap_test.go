@@ -46,8 +46,8 @@ func TestHeartbeatCap(t *testing.T) {
 	if w.Code != http.StatusConflict {
 		t.Fatalf("ping over the cap: %d, want 409", w.Code)
 	}
-	if eb := errorBody(t, w); eb.Error.Code != CodeTooManyHeartbeats {
-		t.Fatalf("error %+v, want code %s", eb.Error, CodeTooManyHeartbeats)
+	if eb := errorBody(t, w); eb.Error.Code != codeTooManyHeartbeats {
+		t.Fatalf("error %+v, want code %s", eb.Error, codeTooManyHeartbeats)
 	}
 	var existing string
 	for i, c := range codes {

@@ -25,11 +25,11 @@ type Checker struct {
 
 	// afterCheck, when set (by tests), is called after every check of the
 	// loop with its outcome.
-	afterCheck func(CheckResult)
+	afterCheck func(checkResult)
 }
 
-// CheckResult is the outcome of one check.
-type CheckResult struct {
+// checkResult is the outcome of one check.
+type checkResult struct {
 	// Overdue is how many heartbeats this check turned down.
 	Overdue int
 	// Dispatched is how many alerts (overdue and recovery) it dispatched.
@@ -114,8 +114,8 @@ func (c *Checker) jittered() time.Duration {
 // exactly once across all replicas), claims the notifications that are due
 // (new ones, ones a failed dispatch gave back, ones whose claimant died) and
 // dispatches them. Start calls it every CheckInterval.
-func (c *Checker) Check(ctx context.Context) CheckResult {
-	var res CheckResult
+func (c *Checker) Check(ctx context.Context) checkResult {
+	var res checkResult
 	for {
 		overdue, claimed, err := c.st.check(ctx)
 		if err != nil {

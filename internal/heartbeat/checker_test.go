@@ -319,7 +319,7 @@ func TestCheckDirect(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if res := c.Check(ctx); res != (CheckResult{}) {
+	if res := c.Check(ctx); res != (checkResult{}) {
 		t.Fatalf("empty check = %+v", res)
 	}
 	api := newTestHandler(t, rdb, rec, nil)

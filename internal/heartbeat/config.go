@@ -13,47 +13,47 @@ import (
 
 // Bounds on what a ping may declare.
 const (
-	// MinInterval is the shortest interval a heartbeat may declare.
-	MinInterval = time.Second
-	// MaxInterval is the longest interval (or grace) a heartbeat may
+	// minInterval is the shortest interval a heartbeat may declare.
+	minInterval = time.Second
+	// maxInterval is the longest interval (or grace) a heartbeat may
 	// declare: enough for a yearly job.
-	MaxInterval = 400 * 24 * time.Hour
-	// MaxNameLen is the longest heartbeat name.
-	MaxNameLen = 64
+	maxInterval = 400 * 24 * time.Hour
+	// maxNameLen is the longest heartbeat name.
+	maxNameLen = 64
 )
 
 // Defaults of Config, named once so that WithDefaults, the errors that
 // suggest them and the producer's settings all say the same.
 const (
 	DefaultCheckInterval   = 5 * time.Second
-	DefaultDispatchTimeout = 10 * time.Second
-	DefaultMaxBodyBytes    = 64 << 10
+	defaultDispatchTimeout = 10 * time.Second
+	defaultMaxBodyBytes    = 64 << 10
 	DefaultMaxHeartbeats   = 1000
-	DefaultBatchSize       = 100
-	// DefaultMaxFailDetail is how much of a /fail body becomes the alert's
+	defaultBatchSize       = 100
+	// defaultMaxFailDetail is how much of a /fail body becomes the alert's
 	// detail.
-	DefaultMaxFailDetail = 1024
-	// FallbackGraceFraction and FallbackMinGrace are what the fields
+	defaultMaxFailDetail = 1024
+	// fallbackGraceFraction and fallbackMinGrace are what the fields
 	// DefaultGraceFraction and MinDefaultGrace fall back to when zero.
-	FallbackGraceFraction = 0.1
-	FallbackMinGrace      = 30 * time.Second
+	fallbackGraceFraction = 0.1
+	fallbackMinGrace      = 30 * time.Second
 )
 
 // Bounds of Config that validate enforces.
 const (
-	// MinCheckInterval is the shortest CheckInterval: every check runs a
+	// minCheckInterval is the shortest CheckInterval: every check runs a
 	// Redis script, and a tighter loop only loads Redis.
-	MinCheckInterval = 10 * time.Millisecond
-	// MaxGraceFraction bounds DefaultGraceFraction.
-	MaxGraceFraction = 10
-	// MaxFailDetailLimit bounds MaxFailDetail, so that the detail and
+	minCheckInterval = 10 * time.Millisecond
+	// maxGraceFraction bounds DefaultGraceFraction.
+	maxGraceFraction = 10
+	// maxFailDetailLimit bounds MaxFailDetail, so that the detail and
 	// the rest of the alert fit in one alert body.
-	MaxFailDetailLimit = 8 << 10
+	maxFailDetailLimit = 8 << 10
 )
 
-// CodeTooManyHeartbeats is the error code of the 409 refusing a ping that
+// codeTooManyHeartbeats is the error code of the 409 refusing a ping that
 // would create a heartbeat beyond Config.MaxHeartbeats.
-const CodeTooManyHeartbeats = "too_many_heartbeats"
+const codeTooManyHeartbeats = "too_many_heartbeats"
 
 // Config configures the heartbeat handler and checker. The zero value of each
 // optional field means its default; the handler and the checkers of one
@@ -113,25 +113,25 @@ func (c Config) WithDefaults() Config {
 		c.CheckInterval = DefaultCheckInterval
 	}
 	if c.DispatchTimeout == 0 {
-		c.DispatchTimeout = DefaultDispatchTimeout
+		c.DispatchTimeout = defaultDispatchTimeout
 	}
 	if c.DefaultSeverity == "" {
 		c.DefaultSeverity = alerts.SeverityCritical
 	}
 	if c.DefaultGraceFraction == 0 {
-		c.DefaultGraceFraction = FallbackGraceFraction
+		c.DefaultGraceFraction = fallbackGraceFraction
 	}
 	if c.MinDefaultGrace == 0 {
-		c.MinDefaultGrace = FallbackMinGrace
+		c.MinDefaultGrace = fallbackMinGrace
 	}
 	if c.MaxBodyBytes == 0 {
-		c.MaxBodyBytes = DefaultMaxBodyBytes
+		c.MaxBodyBytes = defaultMaxBodyBytes
 	}
 	if c.MaxFailDetail == 0 {
-		c.MaxFailDetail = DefaultMaxFailDetail
+		c.MaxFailDetail = defaultMaxFailDetail
 	}
 	if c.BatchSize == 0 {
-		c.BatchSize = DefaultBatchSize
+		c.BatchSize = defaultBatchSize
 	}
 	if c.MaxHeartbeats == 0 {
 		c.MaxHeartbeats = DefaultMaxHeartbeats
@@ -153,35 +153,35 @@ func (c Config) validate() error {
 	if c.Dispatcher == nil {
 		errs = append(errs, errors.New("heartbeat: Config.Dispatcher is required: pass the alert router"))
 	}
-	if c.CheckInterval < MinCheckInterval {
-		bad("Config.CheckInterval is %v; use at least %v (default %v)", c.CheckInterval, MinCheckInterval, DefaultCheckInterval)
+	if c.CheckInterval < minCheckInterval {
+		bad("Config.CheckInterval is %v; use at least %v (default %v)", c.CheckInterval, minCheckInterval, DefaultCheckInterval)
 	}
 	if c.DispatchTimeout < 0 {
-		bad("Config.DispatchTimeout is %v; use a positive duration (default %v)", c.DispatchTimeout, DefaultDispatchTimeout)
+		bad("Config.DispatchTimeout is %v; use a positive duration (default %v)", c.DispatchTimeout, defaultDispatchTimeout)
 	}
 	switch c.DefaultSeverity {
 	case alerts.SeverityCritical, alerts.SeverityWarning, alerts.SeverityInfo:
 	default:
 		bad("Config.DefaultSeverity %q is not one of critical, warning, info", c.DefaultSeverity)
 	}
-	if c.DefaultGraceFraction < 0 || c.DefaultGraceFraction > MaxGraceFraction {
+	if c.DefaultGraceFraction < 0 || c.DefaultGraceFraction > maxGraceFraction {
 		bad("Config.DefaultGraceFraction is %v; use a fraction of the interval between 0 and %v (default %v)",
-			c.DefaultGraceFraction, MaxGraceFraction, FallbackGraceFraction)
+			c.DefaultGraceFraction, maxGraceFraction, fallbackGraceFraction)
 	}
-	if c.MinDefaultGrace < 0 || c.MinDefaultGrace > MaxInterval {
-		bad("Config.MinDefaultGrace is %v; use a duration between 0 and %v (default %v)", c.MinDefaultGrace, MaxInterval, FallbackMinGrace)
+	if c.MinDefaultGrace < 0 || c.MinDefaultGrace > maxInterval {
+		bad("Config.MinDefaultGrace is %v; use a duration between 0 and %v (default %v)", c.MinDefaultGrace, maxInterval, fallbackMinGrace)
 	}
 	if c.MaxBodyBytes < 0 {
-		bad("Config.MaxBodyBytes is %d; use a positive size (default %d KiB)", c.MaxBodyBytes, DefaultMaxBodyBytes>>10)
+		bad("Config.MaxBodyBytes is %d; use a positive size (default %d KiB)", c.MaxBodyBytes, defaultMaxBodyBytes>>10)
 	}
-	if c.MaxFailDetail < 0 || c.MaxFailDetail > MaxFailDetailLimit {
-		bad("Config.MaxFailDetail is %d; use between 1 and %d bytes (default %d)", c.MaxFailDetail, MaxFailDetailLimit, DefaultMaxFailDetail)
+	if c.MaxFailDetail < 0 || c.MaxFailDetail > maxFailDetailLimit {
+		bad("Config.MaxFailDetail is %d; use between 1 and %d bytes (default %d)", c.MaxFailDetail, maxFailDetailLimit, defaultMaxFailDetail)
 	}
 	if c.MaxHeartbeats < 1 {
 		bad("Config.MaxHeartbeats is %d; use at least 1 (default %d)", c.MaxHeartbeats, DefaultMaxHeartbeats)
 	}
 	if c.BatchSize < 1 {
-		bad("Config.BatchSize is %d; use at least 1 (default %d)", c.BatchSize, DefaultBatchSize)
+		bad("Config.BatchSize is %d; use at least 1 (default %d)", c.BatchSize, defaultBatchSize)
 	}
 	return errors.Join(errs...)
 }

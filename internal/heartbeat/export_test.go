@@ -2,7 +2,7 @@ package heartbeat
 
 // SetAfterCheck installs a hook called after every check of the loop. Call
 // it before Start.
-func (c *Checker) SetAfterCheck(f func(CheckResult)) { c.afterCheck = f }
+func (c *Checker) SetAfterCheck(f func(checkResult)) { c.afterCheck = f }
 
 // SetBeforeHandover installs a hook called with each claimed notification
 // right before the checker confirms its handover. Call it before Start.

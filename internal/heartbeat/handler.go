@@ -13,8 +13,8 @@ import (
 	"github.com/herald-dev/herald/internal/jobs"
 )
 
-// List is the body of GET /v1/heartbeats.
-type List struct {
+// list is the body of GET /v1/heartbeats.
+type list struct {
 	Heartbeats []Heartbeat `json:"heartbeats"`
 }
 
@@ -152,7 +152,7 @@ func (h *handler) record(w http.ResponseWriter, r *http.Request, name, sig strin
 			Message: "no longer fires: declare another schedule or an interval"}))
 		return
 	case errors.Is(err, errTooMany):
-		httpapi.WriteError(w, httpapi.Errorf(http.StatusConflict, CodeTooManyHeartbeats,
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusConflict, codeTooManyHeartbeats,
 			"this server keeps at most %d heartbeats: delete unused ones (DELETE /v1/heartbeats/{name}) or raise HERALD_MAX_HEARTBEATS; pings of existing heartbeats still work",
 			h.cfg.MaxHeartbeats))
 		return
@@ -242,7 +242,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 		h.unavailable(w, "read", err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, List{Heartbeats: hbs})
+	httpapi.WriteJSON(w, http.StatusOK, list{Heartbeats: hbs})
 }
 
 func (h *handler) remove(w http.ResponseWriter, r *http.Request) {

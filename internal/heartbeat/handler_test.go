@@ -140,7 +140,7 @@ func TestListAndGet(t *testing.T) {
 	backdate(t, rdb, "zeta")
 
 	w = do(api, http.MethodGet, "/v1/heartbeats", "", "")
-	var list List
+	var list list
 	if err := json.Unmarshal(w.Body.Bytes(), &list); err != nil || w.Code != http.StatusOK {
 		t.Fatalf("list: %d %s (%v)", w.Code, w.Body, err)
 	}

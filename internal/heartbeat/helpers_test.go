@@ -140,8 +140,8 @@ func newCheckCounter(n int) *checkCounter {
 	return &checkCounter{counts: make([]int, n), changed: make(chan struct{})}
 }
 
-func (c *checkCounter) hook(i int) func(CheckResult) {
-	return func(res CheckResult) {
+func (c *checkCounter) hook(i int) func(checkResult) {
+	return func(res checkResult) {
 		c.mu.Lock()
 		c.counts[i]++
 		if res.Err != nil {

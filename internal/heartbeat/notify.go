@@ -13,14 +13,14 @@ import (
 	"github.com/herald-dev/herald/internal/jobs"
 )
 
-// SourceHeartbeat is the Source of every heartbeat alert.
-const SourceHeartbeat = "heartbeat"
+// sourceHeartbeat is the Source of every heartbeat alert.
+const sourceHeartbeat = "heartbeat"
 
-// Fingerprint is the idempotency key of a heartbeat's alert: kind is "down"
+// fingerprint is the idempotency key of a heartbeat's alert: kind is "down"
 // or "up", and lastPing is the last ping before the outage, which names the
 // outage (both alerts of one outage carry it). A retried dispatch of the
 // same alert is therefore never delivered twice.
-func Fingerprint(name, kind string, lastPing time.Time) string {
+func fingerprint(name, kind string, lastPing time.Time) string {
 	return "heartbeat/" + name + "/" + kind + "/" + strconv.FormatInt(lastPing.UnixNano(), 10)
 }
 
@@ -61,9 +61,9 @@ func (n notification) alert() alerts.Alert {
 	labels[labelHeartbeat] = n.Name
 	a := alerts.Alert{
 		Severity:    alerts.Severity(n.Severity),
-		Source:      SourceHeartbeat,
+		Source:      sourceHeartbeat,
 		Labels:      labels,
-		Fingerprint: Fingerprint(n.Name, n.Kind, last),
+		Fingerprint: fingerprint(n.Name, n.Kind, last),
 		// One key for the heartbeat's outage and its recovery: they
 		// share a thread in the chat.
 		Key: "heartbeat/" + n.Name,

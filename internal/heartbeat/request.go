@@ -60,8 +60,8 @@ func validateName(name string) *jobs.FieldError {
 	if name == "" {
 		return bad("is required: PUT /v1/heartbeats/{name}")
 	}
-	if len(name) > MaxNameLen {
-		return bad(fmt.Sprintf("is %d characters long; the limit is %d", len(name), MaxNameLen))
+	if len(name) > maxNameLen {
+		return bad(fmt.Sprintf("is %d characters long; the limit is %d", len(name), maxNameLen))
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
@@ -199,8 +199,8 @@ func (r *pingReader) interval() time.Duration {
 	switch {
 	case err != nil:
 		r.bad("interval", "%v", err)
-	case d < MinInterval || d > MaxInterval:
-		r.bad("interval", "is %v; use between %v and %v", d, MinInterval, MaxInterval)
+	case d < minInterval || d > maxInterval:
+		r.bad("interval", "is %v; use between %v and %v", d, minInterval, maxInterval)
 	default:
 		return d
 	}
@@ -220,7 +220,7 @@ func (r *pingReader) schedule() *schedule {
 		r.bad("schedule", "cannot be combined with interval: a heartbeat expects pings either every interval or on a schedule; declare one of them")
 		return nil
 	case hasTZ && !hasExpr:
-		r.bad("time_zone", "is only accepted together with schedule: the zone belongs to the schedule, so declare both (the default zone is %s)", DefaultTimeZone)
+		r.bad("time_zone", "is only accepted together with schedule: the zone belongs to the schedule, so declare both (the default zone is %s)", defaultTimeZone)
 		return nil
 	case !hasExpr:
 		return nil
@@ -244,8 +244,8 @@ func (r *pingReader) maxRun() *time.Duration {
 	switch {
 	case err != nil:
 		r.bad("max_run_time", "%v", err)
-	case d < 0 || d > MaxInterval:
-		r.bad("max_run_time", "is %v; use between 0s (the grace) and %v", d, MaxInterval)
+	case d < 0 || d > maxInterval:
+		r.bad("max_run_time", "is %v; use between 0s (the grace) and %v", d, maxInterval)
 	default:
 		return &d
 	}
@@ -262,8 +262,8 @@ func (r *pingReader) grace() *time.Duration {
 	switch {
 	case err != nil:
 		r.bad("grace", "%v", err)
-	case d < 0 || d > MaxInterval:
-		r.bad("grace", "is %v; use between 0s and %v", d, MaxInterval)
+	case d < 0 || d > maxInterval:
+		r.bad("grace", "is %v; use between 0s and %v", d, maxInterval)
 	default:
 		return &d
 	}

@@ -103,10 +103,10 @@ func FuzzParsePing(f *testing.F) {
 			}
 			return
 		}
-		if p.Interval != 0 && (p.Interval < MinInterval || p.Interval > MaxInterval) {
+		if p.Interval != 0 && (p.Interval < minInterval || p.Interval > maxInterval) {
 			t.Fatalf("accepted interval %v", p.Interval)
 		}
-		if p.Grace != nil && (*p.Grace < 0 || *p.Grace > MaxInterval) {
+		if p.Grace != nil && (*p.Grace < 0 || *p.Grace > maxInterval) {
 			t.Fatalf("accepted grace %v", *p.Grace)
 		}
 		switch p.Severity {
@@ -169,7 +169,7 @@ func TestAlertRendering(t *testing.T) {
 		b.Body != "Pinged again at 2026-12-01 06:00:00 UTC after 27h0m0s without a ping.\nLast ping before: 2026-11-30 03:00:00 UTC; overdue since 2026-12-01 04:00:00 UTC (expected every 24h0m0s, grace 1h0m0s)." {
 		t.Errorf("up alert: %+v", b)
 	}
-	if Fingerprint("x", "down", last) != "heartbeat/x/down/1796007600123456000" {
-		t.Errorf("Fingerprint = %q", Fingerprint("x", "down", last))
+	if fingerprint("x", "down", last) != "heartbeat/x/down/1796007600123456000" {
+		t.Errorf("Fingerprint = %q", fingerprint("x", "down", last))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+
 	// Time zone names must resolve on every replica, including one built
 	// into an image without /usr/share/zoneinfo; the embedded database is
 	// only consulted when the system has none.
@@ -16,10 +17,10 @@ import (
 
 // Bounds on schedules.
 const (
-	// MaxScheduleLen is the longest cron expression a heartbeat may declare.
-	MaxScheduleLen = 128
-	// DefaultTimeZone is the time zone of a schedule that names none.
-	DefaultTimeZone = "UTC"
+	// maxScheduleLen is the longest cron expression a heartbeat may declare.
+	maxScheduleLen = 128
+	// defaultTimeZone is the time zone of a schedule that names none.
+	defaultTimeZone = "UTC"
 	// scheduleCandidates is how many scheduled times the store passes to
 	// the ping script, so that it can pick the first one after its own
 	// clock and the one after it (for the default grace).
@@ -50,7 +51,7 @@ func parseSchedule(expr, tz string, now time.Time) (*schedule, map[string]string
 	expr = strings.Join(strings.Fields(expr), " ")
 	tz = strings.TrimSpace(tz)
 	if tz == "" {
-		tz = DefaultTimeZone
+		tz = defaultTimeZone
 	}
 	loc, err := loadLocation(tz)
 	if err != nil {
@@ -60,8 +61,8 @@ func parseSchedule(expr, tz string, now time.Time) (*schedule, map[string]string
 	switch {
 	case expr == "":
 		problems["schedule"] = "is empty; use a cron expression such as \"0 3 * * *\" or a descriptor such as @daily"
-	case len(expr) > MaxScheduleLen:
-		problems["schedule"] = fmt.Sprintf("is %d characters long; the limit is %d", len(expr), MaxScheduleLen)
+	case len(expr) > maxScheduleLen:
+		problems["schedule"] = fmt.Sprintf("is %d characters long; the limit is %d", len(expr), maxScheduleLen)
 	case strings.HasPrefix(expr, "TZ=") || strings.HasPrefix(expr, "CRON_TZ="):
 		problems["schedule"] = "must not carry a time zone prefix; give the zone in time_zone"
 	case strings.HasPrefix(expr, "@every"):

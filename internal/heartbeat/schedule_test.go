@@ -202,7 +202,7 @@ func TestScheduledDeadlines(t *testing.T) {
 	clock := newFakeClock(time.Now())
 	api := newTestHandler(t, srv.Client(t), newRecorder(), func(c *Config) {
 		withClock(clock)(c)
-		c.MinDefaultGrace = FallbackMinGrace
+		c.MinDefaultGrace = fallbackMinGrace
 	})
 	q := url.QueryEscape
 	tests := []struct {

@@ -236,23 +236,41 @@ func (s *store) signal(ctx context.Context, name, sig string, p pingSettings, de
 		if round == maxScheduleRounds {
 			return pingResult{}, fmt.Errorf("heartbeat %q: its schedule changed under %d signals in a row", name, round)
 		}
-		from, expr, tz := str(res[1]), str(res[2]), str(res[3])
-		sc, problems := parseSchedule(expr, tz, usTime(from))
-		if sc == nil {
-			if _, ok := problems["time_zone"]; ok {
-				// Another replica stored a zone this one cannot load.
-				return pingResult{}, fmt.Errorf("heartbeat %q: time zone %q: %s", name, tz, problems["time_zone"])
-			}
-			return pingResult{}, errNoNextRun
-		}
-		opts.Key, opts.From, opts.Cands = scheduleKey(expr, tz), from, opts.Cands[:0]
-		for _, c := range sc.candidates(usTime(from), scheduleCandidates) {
-			opts.Cands = append(opts.Cands, strconv.FormatInt(c.UnixMicro(), 10))
-		}
-		if len(opts.Cands) < 2 {
-			return pingResult{}, errNoNextRun
+		if err := reschedule(name, res, &opts); err != nil {
+			return pingResult{}, err
 		}
 	}
+	return decodePing(res)
+}
+
+// reschedule fills opts with the next run times of the schedule that the
+// ping script answered with ("3", from, expression, time zone), for the
+// script's next round.
+func reschedule(name string, res []any, opts *signalOpts) error {
+	from, expr, tz := str(res[1]), str(res[2]), str(res[3])
+	sc, problems := parseSchedule(expr, tz, usTime(from))
+	if sc == nil {
+		if _, ok := problems["time_zone"]; ok {
+			// Another replica stored a zone this one cannot load.
+			return fmt.Errorf("heartbeat %q: time zone %q: %s", name, tz, problems["time_zone"])
+		}
+		return errNoNextRun
+	}
+	opts.Key, opts.From, opts.Cands = scheduleKey(expr, tz), from, opts.Cands[:0]
+	for _, c := range sc.candidates(usTime(from), scheduleCandidates) {
+		opts.Cands = append(opts.Cands, strconv.FormatInt(c.UnixMicro(), 10))
+	}
+	if len(opts.Cands) < 2 {
+		return errNoNextRun
+	}
+	return nil
+}
+
+// decodePing reads the ping script's final answer: the stored record,
+// whether the signal created it, the script's clock, the notifications'
+// lease and the notifications it claimed; or the refusal of a single code
+// (too many heartbeats, or an interval required).
+func decodePing(res []any) (pingResult, error) {
 	if len(res) == 1 {
 		if str(res[0]) == "2" {
 			return pingResult{}, errTooMany

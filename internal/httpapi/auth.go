@@ -6,10 +6,10 @@ import (
 	"strings"
 )
 
-// PresentedToken returns the credential a request carries: the bearer
+// presentedToken returns the credential a request carries: the bearer
 // token, or else the basic-auth password (browsers and senders such as
 // Alertmanager that only speak basic auth put the token there).
-func PresentedToken(r *http.Request) string {
+func presentedToken(r *http.Request) string {
 	if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
 		return strings.TrimSpace(h[7:])
 	}
@@ -32,7 +32,7 @@ func TokenMatches(got, want string) bool {
 // token (bearer or basic-auth password). Others get a 401 JSON error.
 func RequireToken(token string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !TokenMatches(PresentedToken(r), token) {
+		if !TokenMatches(presentedToken(r), token) {
 			Unauthorized(w, "missing or wrong API token: send Authorization: Bearer <token>")
 			return
 		}
@@ -40,15 +40,15 @@ func RequireToken(token string, next http.Handler) http.Handler {
 	})
 }
 
-// Challenges are the WWW-Authenticate headers of a 401: one header per
+// challenges are the WWW-Authenticate headers of a 401: one header per
 // scheme. Browsers parse a header as one challenge, so "Bearer ..., Basic
 // ..." on one line hides the Basic challenge and Chromium shows no login
 // prompt; Basic comes first for the same reason.
-var Challenges = []string{`Basic realm="herald", charset="UTF-8"`, `Bearer realm="herald"`}
+var challenges = []string{`Basic realm="herald", charset="UTF-8"`, `Bearer realm="herald"`}
 
 // Unauthorized writes a 401 with the authentication schemes Herald accepts.
 func Unauthorized(w http.ResponseWriter, msg string) {
-	w.Header()["Www-Authenticate"] = append([]string(nil), Challenges...)
+	w.Header()["Www-Authenticate"] = append([]string(nil), challenges...)
 	WriteError(w, Errorf(http.StatusUnauthorized, CodeUnauthorized, "%s", msg))
 }
 

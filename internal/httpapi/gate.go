@@ -18,8 +18,8 @@ const (
 	DefaultGateTimeout = 10 * time.Second
 )
 
-// CodeTimeout is the code of a 408: the body did not arrive in time.
-const CodeTimeout = "timeout"
+// codeTimeout is the code of a 408: the body did not arrive in time.
+const codeTimeout = "timeout"
 
 // BodyGate reads the bodies of requests that cannot be authenticated before
 // their body is read (signed webhooks, whose signature covers the body; every
@@ -77,7 +77,7 @@ func (g *BodyGate) ReadBody(w http.ResponseWriter, r *http.Request, maxBytes int
 	case errors.As(err, &tooLarge):
 		return nil, Errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "body exceeds %d bytes", tooLarge.Limit)
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return nil, Errorf(http.StatusRequestTimeout, CodeTimeout, "the body did not arrive within %s", g.timeout)
+		return nil, Errorf(http.StatusRequestTimeout, codeTimeout, "the body did not arrive within %s", g.timeout)
 	default:
 		return nil, Errorf(http.StatusBadRequest, CodeInvalidJSON, "reading the body failed: %v", err)
 	}

@@ -24,9 +24,9 @@ func NewToken(name, secret string, scopes ...Scope) Token {
 	return Token{Name: name, Scopes: scopes, digest: sha256.Sum256([]byte(secret))}
 }
 
-// NewHashedToken returns the token whose secret has the SHA-256 digest sum,
+// newHashedToken returns the token whose secret has the SHA-256 digest sum,
 // for a tokens file that holds digests rather than secrets.
-func NewHashedToken(name string, sum [sha256.Size]byte, scopes ...Scope) Token {
+func newHashedToken(name string, sum [sha256.Size]byte, scopes ...Scope) Token {
 	return Token{Name: name, Scopes: scopes, digest: sum}
 }
 
@@ -34,13 +34,13 @@ func NewHashedToken(name string, sum [sha256.Size]byte, scopes ...Scope) Token {
 // silence's created_by and in thread namespaces, which separate with "/".
 var validTokenName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
 
-// ValidTokenName reports whether name may name a token: 1 to 32 of a-z,
+// isTokenName reports whether name may name a token: 1 to 32 of a-z,
 // 0-9, _ and -, starting with a letter or digit.
-func ValidTokenName(name string) bool { return validTokenName.MatchString(name) }
+func isTokenName(name string) bool { return validTokenName.MatchString(name) }
 
 // Keyring holds the API's tokens and tells who presented which. An open
 // keyring (OpenKeyring) stands for authentication turned off: every request
-// is LocalPrincipal.
+// is localPrincipal.
 type Keyring struct {
 	tokens []Token
 	open   bool
@@ -56,7 +56,7 @@ func NewKeyring(tokens ...Token) (*Keyring, error) {
 	var errs []error
 	for i, t := range tokens {
 		switch {
-		case !ValidTokenName(t.Name):
+		case !isTokenName(t.Name):
 			errs = append(errs, fmt.Errorf("token name %q: use 1 to 32 of a-z, 0-9, _ and -", t.Name))
 		case len(t.Scopes) == 0:
 			errs = append(errs, fmt.Errorf("token %q has no scope: give it one or more of %s", t.Name, scopeNames(AllScopes)))
@@ -77,7 +77,7 @@ func NewKeyring(tokens ...Token) (*Keyring, error) {
 }
 
 // OpenKeyring returns the keyring of a server without authentication
-// (local mode): every request is LocalPrincipal.
+// (local mode): every request is localPrincipal.
 func OpenKeyring() *Keyring { return &Keyring{open: true} }
 
 // Open reports whether k is an open keyring.
@@ -98,9 +98,9 @@ func (k *Keyring) Names() []string {
 // all of them every time.
 func (k *Keyring) Identify(r *http.Request) (Principal, bool) {
 	if k.open {
-		return LocalPrincipal, true
+		return localPrincipal, true
 	}
-	got := PresentedToken(r)
+	got := presentedToken(r)
 	if got == "" {
 		return Principal{}, false
 	}
@@ -122,12 +122,12 @@ func (k *Keyring) Identify(r *http.Request) (Principal, bool) {
 // that carries scope: 401 without a known token, 403 with one that lacks
 // the scope. next finds the principal with PrincipalFrom.
 func (k *Keyring) Require(scope Scope, next http.Handler) http.Handler {
-	return k.Authenticate(RequireScope(scope, next))
+	return k.Authenticate(requireScope(scope, next))
 }
 
 // Authenticate wraps next so that it runs only for a request presenting a
 // known token, with its principal on the request's context (401
-// otherwise). Scopes are next's to check (RequireScope).
+// otherwise). Scopes are next's to check (requireScope).
 func (k *Keyring) Authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := k.Identify(r)

@@ -22,7 +22,7 @@ func TestKeyringScopes(t *testing.T) {
 	k, err := NewKeyring(
 		NewToken("api", "sender-secret", ScopeSend),
 		NewToken("oncall", "operator-secret", ScopeSend, ScopeOperate),
-		NewHashedToken("cron", sha256.Sum256([]byte("cron-secret")), ScopeSend),
+		newHashedToken("cron", sha256.Sum256([]byte("cron-secret")), ScopeSend),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -62,12 +62,12 @@ func basic(pw string) string {
 	return r.Header.Get("Authorization")
 }
 
-// TestRequireScopeFailsClosed: a handler behind RequireScope that nobody
+// TestRequireScopeFailsClosed: a handler behind requireScope that nobody
 // authenticated refuses every request.
 func TestRequireScopeFailsClosed(t *testing.T) {
 	t.Parallel()
 	w := httptest.NewRecorder()
-	RequireScope(ScopeSend, whoami).ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
+	requireScope(ScopeSend, whoami).ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
 	if w.Code != http.StatusForbidden {
 		t.Fatalf("%d %s, want 403", w.Code, w.Body)
 	}
@@ -169,7 +169,7 @@ func TestTokensFileMistakes(t *testing.T) {
   - name: h
     scope: send
 `)
-	_, err := ParseTokens(data, "tokens.yaml", read)
+	_, err := parseTokens(data, "tokens.yaml", read)
 	if err == nil {
 		t.Fatal("no error")
 	}

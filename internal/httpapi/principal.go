@@ -28,8 +28,8 @@ const (
 // AllScopes lists every scope, weakest first.
 var AllScopes = []Scope{ScopeSend, ScopeOperate, ScopeAdmin}
 
-// ParseScope reads a scope's name.
-func ParseScope(s string) (Scope, error) {
+// parseScope reads a scope's name.
+func parseScope(s string) (Scope, error) {
 	for _, sc := range AllScopes {
 		if string(sc) == strings.TrimSpace(s) {
 			return sc, nil
@@ -58,9 +58,9 @@ type Principal struct {
 	Scopes []Scope
 }
 
-// LocalPrincipal is the caller when authentication is off (local mode):
+// localPrincipal is the caller when authentication is off (local mode):
 // every scope, under the name "local".
-var LocalPrincipal = Principal{Name: "local", Scopes: AllScopes}
+var localPrincipal = Principal{Name: "local", Scopes: AllScopes}
 
 // Has reports whether p carries scope s.
 func (p Principal) Has(s Scope) bool { return slices.Contains(p.Scopes, s) }
@@ -82,11 +82,11 @@ func PrincipalFrom(ctx context.Context) (Principal, bool) {
 	return p, ok
 }
 
-// RequireScope wraps next so that it runs only for a request whose
+// requireScope wraps next so that it runs only for a request whose
 // principal (put on its context by the authentication in front) carries
 // scope; others get a 403 naming the scope. A request with no principal on
-// its context is refused too: RequireScope fails closed.
-func RequireScope(scope Scope, next http.Handler) http.Handler {
+// its context is refused too: requireScope fails closed.
+func requireScope(scope Scope, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := PrincipalFrom(r.Context())
 		if !ok || !p.Has(scope) {

@@ -11,21 +11,21 @@ import (
 
 // Timeouts of every Herald HTTP server. They bound what a slow or idle
 // client can hold: a connection that sends nothing is closed after
-// ReadHeaderTimeout, a request whose body is still arriving after
-// ReadTimeout fails and its connection is closed, and a keep-alive
-// connection idle for IdleTimeout is closed.
+// readHeaderTimeout, a request whose body is still arriving after
+// readTimeout fails and its connection is closed, and a keep-alive
+// connection idle for idleTimeout is closed.
 const (
-	// ReadHeaderTimeout bounds reading a request's line and headers.
-	ReadHeaderTimeout = 5 * time.Second
-	// ReadTimeout bounds reading a whole request, body included: 1 MiB
+	// readHeaderTimeout bounds reading a request's line and headers.
+	readHeaderTimeout = 5 * time.Second
+	// readTimeout bounds reading a whole request, body included: 1 MiB
 	// needs at least 52 KB/s. Unauthenticated bodies get less (BodyGate).
-	ReadTimeout = 20 * time.Second
-	// WriteTimeout bounds a handler and the writing of its answer.
-	WriteTimeout = 60 * time.Second
-	// IdleTimeout closes keep-alive connections idle this long.
-	IdleTimeout = 20 * time.Second
-	// MaxHeaderBytes bounds a request's headers (Go's default is 1 MiB).
-	MaxHeaderBytes = 64 << 10
+	readTimeout = 20 * time.Second
+	// writeTimeout bounds a handler and the writing of its answer.
+	writeTimeout = 60 * time.Second
+	// idleTimeout closes keep-alive connections idle this long.
+	idleTimeout = 20 * time.Second
+	// maxHeaderBytes bounds a request's headers (Go's default is 1 MiB).
+	maxHeaderBytes = 64 << 10
 	// shutdownTimeout is how long in-flight requests get when the server
 	// stops.
 	shutdownTimeout = 5 * time.Second
@@ -40,11 +40,11 @@ func NewServer(h http.Handler, log *slog.Logger) *http.Server {
 	}
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: ReadHeaderTimeout,
-		ReadTimeout:       ReadTimeout,
-		WriteTimeout:      WriteTimeout,
-		IdleTimeout:       IdleTimeout,
-		MaxHeaderBytes:    MaxHeaderBytes,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.With("component", "http").Handler(), slog.LevelDebug),
 	}
 }

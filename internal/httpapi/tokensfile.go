@@ -15,8 +15,8 @@ import (
 
 type yamlNode = yaml.Node
 
-// MinTokenLen is the shortest secret a tokens file's token may have.
-const MinTokenLen = 16
+// minTokenLen is the shortest secret a tokens file's token may have.
+const minTokenLen = 16
 
 // maxTokenFile bounds what is read of a token's file or of the tokens file.
 const maxTokenFile = 64 << 10
@@ -39,7 +39,7 @@ func LoadTokensFile(path string) ([]Token, error) {
 		return nil, fmt.Errorf("tokens file: %w", err)
 	}
 	dir := filepath.Dir(path)
-	return ParseTokens(data, path, func(p string) (string, error) {
+	return parseTokens(data, path, func(p string) (string, error) {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
@@ -51,9 +51,9 @@ func LoadTokensFile(path string) ([]Token, error) {
 // tokenKeys are the keys of one entry of a tokens file.
 var tokenKeys = []string{"name", "scopes", "file", "sha256"}
 
-// ParseTokens reads a tokens file's content (named file in errors);
+// parseTokens reads a tokens file's content (named file in errors);
 // readSecret returns the trimmed content of an entry's file.
-func ParseTokens(data []byte, file string, readSecret func(string) (string, error)) ([]Token, error) {
+func parseTokens(data []byte, file string, readSecret func(string) (string, error)) ([]Token, error) {
 	var w yamlstrict.Walker
 	root := w.Document(data, "add a tokens: list")
 	list := w.Mapping(root, "", []string{"tokens"})["tokens"]
@@ -77,7 +77,7 @@ func ParseTokens(data []byte, file string, readSecret func(string) (string, erro
 func parseToken(w *yamlstrict.Walker, item *yamlNode, path string, readSecret func(string) (string, error)) (Token, bool) {
 	m := w.Mapping(item, path, tokenKeys)
 	name, _ := w.String(m["name"].Value, m["name"].Path)
-	if !ValidTokenName(name) {
+	if !isTokenName(name) {
 		w.Report(orNode(m["name"].Value, item), yamlstrict.Join(path, "name"),
 			fmt.Sprintf("%q is not a token name", name), "use 1 to 32 of a-z, 0-9, _ and -, such as grafana")
 	}
@@ -89,7 +89,7 @@ func parseToken(w *yamlstrict.Walker, item *yamlNode, path string, readSecret fu
 	if secret != "" {
 		return NewToken(name, secret, scopes...), true
 	}
-	return NewHashedToken(name, hashed, scopes...), true
+	return newHashedToken(name, hashed, scopes...), true
 }
 
 // parseScopes reads an entry's scopes: a name or a list of names.
@@ -97,7 +97,7 @@ func parseScopes(w *yamlstrict.Walker, f yamlstrict.Field, item *yamlNode, path 
 	var scopes []Scope
 	for i, n := range w.OneOrList(f.Value, f.Path) {
 		s, _ := w.String(n, yamlstrict.Index(f.Path, i))
-		sc, err := ParseScope(s)
+		sc, err := parseScope(s)
 		if err != nil {
 			w.Report(n, yamlstrict.Index(f.Path, i), fmt.Sprintf("%q is not a scope", s), "use "+scopeNames(AllScopes))
 			continue
@@ -126,8 +126,8 @@ func parseSecret(w *yamlstrict.Walker, m map[string]yamlstrict.Field, item *yaml
 		switch {
 		case err != nil:
 			w.Report(m["file"].Value, m["file"].Path, err.Error(), "fix the path or the file's permissions")
-		case len(s) < MinTokenLen:
-			w.Report(m["file"].Value, m["file"].Path, fmt.Sprintf("the token in %q is shorter than %d characters", file, MinTokenLen),
+		case len(s) < minTokenLen:
+			w.Report(m["file"].Value, m["file"].Path, fmt.Sprintf("the token in %q is shorter than %d characters", file, minTokenLen),
 				"generate one with openssl rand -hex 32")
 		default:
 			return s, sum, true

@@ -12,7 +12,7 @@ import (
 // slowStore is a silences store whose Create waits for release, then
 // refuses: too many silences.
 type slowStore struct {
-	SilenceStore
+	silenceStore
 	entered, release chan struct{}
 }
 
@@ -29,8 +29,8 @@ func (s *slowStore) Create(ctx context.Context, in silences.Input) (silences.Sil
 func TestDuplicateDoesNotAnswerFirst(t *testing.T) {
 	t.Parallel()
 	h := setup(t, options{})
-	store := &slowStore{SilenceStore: h.store, entered: make(chan struct{}), release: make(chan struct{})}
-	handler, err := NewHandler(HandlerConfig{Redis: h.rdb, Bots: h.bots, Edits: h.edits, Silences: store,
+	store := &slowStore{silenceStore: h.store, entered: make(chan struct{}), release: make(chan struct{})}
+	handler, err := newHandler(handlerConfig{Redis: h.rdb, Bots: h.bots, Edits: h.edits, Silences: store,
 		BackoffBase: 50 * time.Millisecond, BackoffCap: 500 * time.Millisecond, Logger: h.log, Metrics: h.metrics})
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestDuplicateDoesNotAnswerFirst(t *testing.T) {
 	if got.RefusedAnswers != 0 {
 		t.Errorf("%d answers refused: the query was answered more than once", got.RefusedAnswers)
 	}
-	if n := h.presses(t, map[string]string{"outcome": OutcomeDuplicate}); n != 1 {
+	if n := h.presses(t, map[string]string{"outcome": outcomeDuplicate}); n != 1 {
 		t.Errorf("duplicates counted %v, want 1", n)
 	}
 

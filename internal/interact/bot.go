@@ -7,9 +7,9 @@ import (
 	"github.com/herald-dev/herald/internal/telegram"
 )
 
-// Bot is what the package asks of one bot's Bot API client;
+// bot is what the package asks of one bot's Bot API client;
 // *telegram.Client implements it.
-type Bot interface {
+type bot interface {
 	// AnswerCallback answers a press (answerCallbackQuery).
 	AnswerCallback(ctx context.Context, queryID, text string, alert bool) error
 	// GetUpdates long-polls for callback queries after offset.
@@ -18,14 +18,14 @@ type Bot interface {
 	SetWebhook(ctx context.Context, url, secret string) error
 }
 
-var _ Bot = (*telegram.Client)(nil)
+var _ bot = (*telegram.Client)(nil)
 
 // BotsOf returns the clients among clients that are Bots, by name: a
 // worker's senders (worker.Config.Bots) are *telegram.Client.
-func BotsOf[S any](clients map[string]S) map[string]Bot {
-	out := make(map[string]Bot, len(clients))
+func BotsOf[S any](clients map[string]S) map[string]bot {
+	out := make(map[string]bot, len(clients))
 	for name, c := range clients {
-		if b, ok := any(c).(Bot); ok {
+		if b, ok := any(c).(bot); ok {
 			out[name] = b
 		}
 	}

@@ -28,7 +28,7 @@
 //
 // # Handling a press
 //
-// The worker's Handler (press.go) reads the button's data
+// The worker's handler (press.go) reads the button's data
 // (callbacks.ParseData), loads what it acts on (callbacks.Load) and checks
 // who pressed (callbacks.Subject.Allows) and where (the alert's own chat,
 // not a copy of the message elsewhere). The checks fail closed: a press

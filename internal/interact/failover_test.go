@@ -13,9 +13,9 @@ import (
 	"github.com/herald-dev/herald/internal/telegram"
 )
 
-// pollLog is a Bot that notes when each getUpdates is sent.
+// pollLog is a bot that notes when each getUpdates is sent.
 type pollLog struct {
-	Bot
+	bot
 	mu    sync.Mutex
 	polls []time.Time
 }
@@ -24,7 +24,7 @@ func (l *pollLog) GetUpdates(ctx context.Context, offset int64, timeout time.Dur
 	l.mu.Lock()
 	l.polls = append(l.polls, time.Now())
 	l.mu.Unlock()
-	return l.Bot.GetUpdates(ctx, offset, timeout)
+	return l.bot.GetUpdates(ctx, offset, timeout)
 }
 
 // firstAfter is the first getUpdates sent after t, or the zero time.
@@ -46,9 +46,9 @@ func (l *pollLog) firstAfter(t time.Time) time.Time {
 func TestPollerFailoverAfterKill(t *testing.T) {
 	t.Parallel()
 	h := setup(t, options{})
-	start := func(owner string, rdb redis.UniversalClient) (*Poller, *pollLog, context.CancelFunc) {
-		log := &pollLog{Bot: h.bots["pages"]}
-		p, err := NewPoller(PollerConfig{Redis: rdb, Bots: map[string]Bot{"pages": log}, Tasks: h.tasks(t), Owner: owner,
+	start := func(owner string, rdb redis.UniversalClient) (*poller, *pollLog, context.CancelFunc) {
+		log := &pollLog{bot: h.bots["pages"]}
+		p, err := newPoller(pollerConfig{Redis: rdb, Bots: map[string]bot{"pages": log}, Tasks: h.tasks(t), Owner: owner,
 			Logger: h.log.With("poller", owner), Metrics: h.metrics})
 		if err != nil {
 			t.Fatal(err)

@@ -52,18 +52,18 @@ type harness struct {
 	redis   *redistest.Server
 	rdb     *redis.Client
 	fake    *telegramfake.Server
-	bots    map[string]Bot
+	bots    map[string]bot
 	edits   *jobs.Enqueuer
 	store   *silences.Store
-	metrics *Metrics
+	metrics *metrics
 	reg     *prometheus.Registry
-	handler *Handler
+	handler *handler
 	insp    *asynq.Inspector
 	log     *slog.Logger
 }
 
 type options struct {
-	// poller attaches a Poller to the worker.
+	// poller attaches a poller to the worker.
 	poller bool
 	// receiver, when set, is attached to the worker instead (built from
 	// the harness before the worker starts).
@@ -111,14 +111,14 @@ func setup(t *testing.T, o options) *harness {
 		t.Fatal(err)
 	}
 	rdb := srv.Client(t)
-	h := &harness{redis: srv, rdb: rdb, fake: fake, bots: BotsOf(senders), reg: reg, log: log, metrics: NewMetrics(reg)}
+	h := &harness{redis: srv, rdb: rdb, fake: fake, bots: BotsOf(senders), reg: reg, log: log, metrics: newMetrics(reg)}
 	h.edits = jobs.NewEnqueuer(rdb, jobs.EnqueueConfig{Queues: jobs.DefaultQueues(), DefaultQueue: jobs.QueueCritical,
 		Limits: jobs.Limits{Bots: testBots}})
 	h.store, err = silences.New(silences.Config{Redis: rdb, Items: h.edits, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.handler, err = NewHandler(HandlerConfig{Redis: rdb, Bots: h.bots, Edits: h.edits, EditQueue: jobs.QueueCritical,
+	h.handler, err = newHandler(handlerConfig{Redis: rdb, Bots: h.bots, Edits: h.edits, EditQueue: jobs.QueueCritical,
 		Silences: h.store, BackoffBase: 50 * time.Millisecond, BackoffCap: 500 * time.Millisecond, Logger: log, Metrics: h.metrics})
 	if err != nil {
 		t.Fatal(err)
@@ -147,10 +147,10 @@ func setup(t *testing.T, o options) *harness {
 	return h
 }
 
-// tasks returns Tasks on the harness's Redis.
-func (h *harness) tasks(t *testing.T) *Tasks {
+// tasks returns tasks on the harness's Redis.
+func (h *harness) tasks(t *testing.T) *tasks {
 	t.Helper()
-	tasks, err := NewTasks(TasksConfig{Redis: h.rdb, Metrics: h.metrics})
+	tasks, err := newTasks(tasksConfig{Redis: h.rdb, Metrics: h.metrics})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,9 +159,9 @@ func (h *harness) tasks(t *testing.T) *Tasks {
 
 // newPoller returns a poller of every test bot with short leases, named
 // owner.
-func (h *harness) newPoller(t *testing.T, owner string) *Poller {
+func (h *harness) newPoller(t *testing.T, owner string) *poller {
 	t.Helper()
-	p, err := NewPoller(PollerConfig{Redis: h.rdb, Bots: h.bots, Tasks: h.tasks(t), Owner: owner,
+	p, err := newPoller(pollerConfig{Redis: h.rdb, Bots: h.bots, Tasks: h.tasks(t), Owner: owner,
 		LeaseTTL: time.Second, AcquireEvery: 100 * time.Millisecond, ErrorDelay: 100 * time.Millisecond,
 		Logger: h.log.With("poller", owner), Metrics: h.metrics})
 	if err != nil {

@@ -69,12 +69,12 @@ func TestConfigsNameTheirFields(t *testing.T) {
 		err  error
 		want []string
 	}{
-		{func() error { _, err := NewHandler(HandlerConfig{}); return err }(), []string{"HandlerConfig.Redis", "HandlerConfig.Bots", "HandlerConfig.Edits"}},
-		{func() error { _, err := NewPoller(PollerConfig{LeaseTTL: time.Millisecond}); return err }(), []string{"PollerConfig.Redis", "PollerConfig.Tasks", "PollerConfig.LeaseTTL"}},
-		{func() error { _, err := NewTasks(TasksConfig{}); return err }(), []string{"TasksConfig.Redis"}},
-		{func() error { _, err := NewReceiver(ReceiverConfig{Secret: "a b"}); return err }(), []string{"ReceiverConfig.Tasks", "ReceiverConfig.Secret", "ReceiverConfig.Bots"}},
+		{func() error { _, err := newHandler(handlerConfig{}); return err }(), []string{"HandlerConfig.Redis", "HandlerConfig.Bots", "HandlerConfig.Edits"}},
+		{func() error { _, err := newPoller(pollerConfig{LeaseTTL: time.Millisecond}); return err }(), []string{"PollerConfig.Redis", "PollerConfig.Tasks", "PollerConfig.LeaseTTL"}},
+		{func() error { _, err := newTasks(tasksConfig{}); return err }(), []string{"TasksConfig.Redis"}},
+		{func() error { _, err := newReceiver(receiverConfig{Secret: "a b"}); return err }(), []string{"ReceiverConfig.Tasks", "ReceiverConfig.Secret", "ReceiverConfig.Bots"}},
 		{func() error {
-			_, err := NewRegistrar(RegistrarConfig{BaseURL: "herald.example.com"})
+			_, err := newRegistrar(registrarConfig{BaseURL: "herald.example.com"})
 			return err
 		}(), []string{"RegistrarConfig.Bots", "RegistrarConfig.BaseURL", "RegistrarConfig.Secret"}},
 	} {

@@ -6,23 +6,23 @@ import (
 
 // Outcomes of a press (the outcome label of herald_telegram_presses_total).
 const (
-	// OutcomeAccepted: a permitted press, recorded and acted on.
-	OutcomeAccepted = "accepted"
-	// OutcomeDuplicate: the same press delivered again; nothing changed.
-	OutcomeDuplicate = "duplicate"
-	// OutcomeRefused: the user may not press this message's buttons, or
+	// outcomeAccepted: a permitted press, recorded and acted on.
+	outcomeAccepted = "accepted"
+	// outcomeDuplicate: the same press delivered again; nothing changed.
+	outcomeDuplicate = "duplicate"
+	// outcomeRefused: the user may not press this message's buttons, or
 	// not where they pressed (or where cannot be told).
-	OutcomeRefused = "refused"
-	// OutcomeUnknown: a button of no alert Herald still tracks, or data
+	outcomeRefused = "refused"
+	// outcomeUnknown: a button of no alert Herald still tracks, or data
 	// that is not Herald's.
-	OutcomeUnknown = "unknown"
-	// OutcomeFailed: a permitted press whose action could not be done for
+	outcomeUnknown = "unknown"
+	// outcomeFailed: a permitted press whose action could not be done for
 	// good (a silence the store refused).
-	OutcomeFailed = "failed"
+	outcomeFailed = "failed"
 )
 
-// Metrics are the package's Prometheus metrics, all labelled by bot.
-type Metrics struct {
+// metrics are the package's Prometheus metrics, all labelled by bot.
+type metrics struct {
 	// Presses counts presses by bot, action and outcome.
 	Presses *prometheus.CounterVec
 	// Updates counts updates handed to the queue, by bot and how they
@@ -36,11 +36,11 @@ type Metrics struct {
 	Polling *prometheus.GaugeVec
 }
 
-// NewMetrics builds the metrics and registers them on reg (nil: not
+// newMetrics builds the metrics and registers them on reg (nil: not
 // registered). A process registers them once and hands them to each
 // component's config.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
 		Presses: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_telegram_presses_total",
 			Help: "Button presses (callback queries) by bot, action and outcome (accepted, duplicate, refused, unknown, failed).",
@@ -65,9 +65,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 }
 
 // orNew returns m, or unregistered metrics when m is nil.
-func (m *Metrics) orNew() *Metrics {
+func (m *metrics) orNew() *metrics {
 	if m == nil {
-		return NewMetrics(nil)
+		return newMetrics(nil)
 	}
 	return m
 }

@@ -18,47 +18,47 @@ import (
 	"github.com/herald-dev/herald/internal/telegram"
 )
 
-// Defaults of PollerConfig.
+// Defaults of pollerConfig.
 const (
-	// DefaultLeaseTTL is how long a bot's updates lease lasts unless its
+	// defaultLeaseTTL is how long a bot's updates lease lasts unless its
 	// holder renews it (every third of it): about the longest a dead
 	// holder keeps the fleet from polling. Telegram takes a press's
 	// answer for some 15 s, so the hand-over must be far shorter.
-	DefaultLeaseTTL = 3 * time.Second
-	// DefaultAcquireEvery is the longest a process that does not hold a
+	defaultLeaseTTL = 3 * time.Second
+	// defaultAcquireEvery is the longest a process that does not hold a
 	// bot's lease waits between tries to take it. It also tries as soon as
 	// the lease it saw would run out, so that a dead holder is replaced
 	// within about LeaseTTL whatever this is; this bounds the hand-over
 	// after a holder's shutdown and the Redis commands of standbys.
-	DefaultAcquireEvery = 2 * time.Second
-	// DefaultPollTimeout caps the long poll's wait for an update. Each
+	defaultAcquireEvery = 2 * time.Second
+	// defaultPollTimeout caps the long poll's wait for an update. Each
 	// poll is cut further to end before the holder's lease could run out
-	// (see Poller), so in practice it lasts a second or two.
-	DefaultPollTimeout = 30 * time.Second
-	// DefaultErrorDelay is the first wait after a failed round; it doubles
-	// up to DefaultErrorDelayCap while the failures last.
-	DefaultErrorDelay    = 2 * time.Second
-	DefaultErrorDelayCap = time.Minute
-	// DefaultOffsetRetention is how long the stored offset outlives the
+	// (see poller), so in practice it lasts a second or two.
+	defaultPollTimeout = 30 * time.Second
+	// defaultErrorDelay is the first wait after a failed round; it doubles
+	// up to defaultErrorDelayCap while the failures last.
+	defaultErrorDelay    = 2 * time.Second
+	defaultErrorDelayCap = time.Minute
+	// defaultOffsetRetention is how long the stored offset outlives the
 	// last update. Telegram forgets unconfirmed updates after a day, and
 	// after a week without updates may restart update ids from a random
 	// number: an offset older than that must not hide the new ones.
-	DefaultOffsetRetention = 24 * time.Hour
+	defaultOffsetRetention = 24 * time.Hour
 )
 
-// PollerConfig configures a Poller.
-type PollerConfig struct {
+// pollerConfig configures a poller.
+type pollerConfig struct {
 	// Redis holds the leases and offsets. Required.
 	Redis redis.UniversalClient
 	// Bots are the bots to poll, by name. Required.
-	Bots map[string]Bot
+	Bots map[string]bot
 	// Tasks queues the updates. Required.
-	Tasks *Tasks
+	Tasks *tasks
 	// Owner names this process in the leases; default host name, process
 	// id and a random suffix.
 	Owner string
 	// LeaseTTL, AcquireEvery and PollTimeout: see their defaults
-	// (DefaultLeaseTTL, DefaultAcquireEvery, DefaultPollTimeout). The
+	// (defaultLeaseTTL, defaultAcquireEvery, defaultPollTimeout). The
 	// holder renews its lease every LeaseTTL/3; a lease under a few
 	// seconds leaves no room for a long poll, and the holder short polls
 	// once per renewal instead.
@@ -66,41 +66,41 @@ type PollerConfig struct {
 	AcquireEvery time.Duration
 	PollTimeout  time.Duration
 	// ErrorDelay and ErrorDelayCap shape the waits after failed rounds
-	// (defaults DefaultErrorDelay and DefaultErrorDelayCap).
+	// (defaults defaultErrorDelay and defaultErrorDelayCap).
 	ErrorDelay, ErrorDelayCap time.Duration
 	// OffsetRetention is how long the stored offset outlives the last
-	// update (default DefaultOffsetRetention).
+	// update (default defaultOffsetRetention).
 	OffsetRetention time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Metrics count errors and show which bots this process polls; nil:
 	// unregistered ones.
-	Metrics *Metrics
+	Metrics *metrics
 }
 
 // withDefaults fills the zero fields.
-func (c PollerConfig) withDefaults() PollerConfig {
+func (c pollerConfig) withDefaults() pollerConfig {
 	if c.Owner == "" {
 		host, _ := os.Hostname()
 		c.Owner = host + "-" + strconv.Itoa(os.Getpid()) + "-" + uuid.NewString()[:8]
 	}
 	if c.LeaseTTL == 0 {
-		c.LeaseTTL = DefaultLeaseTTL
+		c.LeaseTTL = defaultLeaseTTL
 	}
 	if c.AcquireEvery == 0 {
-		c.AcquireEvery = DefaultAcquireEvery
+		c.AcquireEvery = defaultAcquireEvery
 	}
 	if c.PollTimeout == 0 {
-		c.PollTimeout = DefaultPollTimeout
+		c.PollTimeout = defaultPollTimeout
 	}
 	if c.ErrorDelay == 0 {
-		c.ErrorDelay = DefaultErrorDelay
+		c.ErrorDelay = defaultErrorDelay
 	}
 	if c.ErrorDelayCap == 0 {
-		c.ErrorDelayCap = DefaultErrorDelayCap
+		c.ErrorDelayCap = defaultErrorDelayCap
 	}
 	if c.OffsetRetention == 0 {
-		c.OffsetRetention = DefaultOffsetRetention
+		c.OffsetRetention = defaultOffsetRetention
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -113,7 +113,7 @@ func (c PollerConfig) withDefaults() PollerConfig {
 // must not crowd Redis.
 const minLeaseTTL = 300 * time.Millisecond
 
-func (c PollerConfig) validate() error {
+func (c pollerConfig) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("interact: "+format, args...)) }
 	if c.Redis == nil {
@@ -131,32 +131,32 @@ func (c PollerConfig) validate() error {
 		bad("PollerConfig.Tasks is required: it queues the updates")
 	}
 	if c.LeaseTTL < minLeaseTTL {
-		bad("PollerConfig.LeaseTTL is %v; use at least %v (default %v)", c.LeaseTTL, minLeaseTTL, DefaultLeaseTTL)
+		bad("PollerConfig.LeaseTTL is %v; use at least %v (default %v)", c.LeaseTTL, minLeaseTTL, defaultLeaseTTL)
 	}
 	if c.AcquireEvery <= 0 {
-		bad("PollerConfig.AcquireEvery is %v; use a positive duration (default %v)", c.AcquireEvery, DefaultAcquireEvery)
+		bad("PollerConfig.AcquireEvery is %v; use a positive duration (default %v)", c.AcquireEvery, defaultAcquireEvery)
 	}
 	if c.PollTimeout < 0 {
-		bad("PollerConfig.PollTimeout is %v; use 0 or more (default %v)", c.PollTimeout, DefaultPollTimeout)
+		bad("PollerConfig.PollTimeout is %v; use 0 or more (default %v)", c.PollTimeout, defaultPollTimeout)
 	}
 	if c.ErrorDelay <= 0 || c.ErrorDelayCap < c.ErrorDelay {
 		bad("PollerConfig.ErrorDelay (%v) must be positive and at most ErrorDelayCap (%v)", c.ErrorDelay, c.ErrorDelayCap)
 	}
 	if c.OffsetRetention < time.Minute {
-		bad("PollerConfig.OffsetRetention is %v; use at least 1m (default %v)", c.OffsetRetention, DefaultOffsetRetention)
+		bad("PollerConfig.OffsetRetention is %v; use at least 1m (default %v)", c.OffsetRetention, defaultOffsetRetention)
 	}
 	return errors.Join(errs...)
 }
 
-// Poller long-polls the updates of its bots, each bot from exactly one
+// poller long-polls the updates of its bots, each bot from exactly one
 // process of the fleet at a time: the holder of the bot's lease. It hands
 // every update to the queue before it moves the bot's stored offset past
 // it, so that a holder that stops or dies loses nothing and its successor
 // neither skips nor repeats updates. A holder's getUpdates always ends
 // before its lease could run out, so two holders' polls never overlap
 // (Telegram would end one with 409 Conflict).
-type Poller struct {
-	cfg PollerConfig
+type poller struct {
+	cfg pollerConfig
 	log *slog.Logger
 
 	mu     sync.Mutex
@@ -164,21 +164,21 @@ type Poller struct {
 	wg     sync.WaitGroup
 }
 
-// NewPoller checks cfg and returns a Poller; Start runs it.
-func NewPoller(cfg PollerConfig) (*Poller, error) {
+// newPoller checks cfg and returns a poller; Start runs it.
+func newPoller(cfg pollerConfig) (*poller, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Poller{cfg: cfg, log: cfg.Logger.With("component", "updates_poller")}, nil
+	return &poller{cfg: cfg, log: cfg.Logger.With("component", "updates_poller")}, nil
 }
 
 // Owner is the name this process holds leases under.
-func (p *Poller) Owner() string { return p.cfg.Owner }
+func (p *poller) Owner() string { return p.cfg.Owner }
 
 // Start runs one loop per bot until ctx ends or Shutdown. It returns at
 // once; calling it twice is an error.
-func (p *Poller) Start(ctx context.Context) error {
+func (p *poller) Start(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cancel != nil {
@@ -198,7 +198,7 @@ func (p *Poller) Start(ctx context.Context) error {
 
 // Shutdown stops polling, hands the leases back (so another process takes
 // over at once) and waits for the loops to end.
-func (p *Poller) Shutdown() {
+func (p *poller) Shutdown() {
 	p.mu.Lock()
 	cancel := p.cancel
 	p.mu.Unlock()
@@ -211,7 +211,7 @@ func (p *Poller) Shutdown() {
 // run takes the bot's lease whenever it is free and polls while it holds
 // it. A process that finds another holder tries again when that lease
 // would run out, or after AcquireEvery if sooner.
-func (p *Poller) run(ctx context.Context, name string, bot Bot) {
+func (p *poller) run(ctx context.Context, name string, bot bot) {
 	log := p.log.With("bot", name)
 	sp := keys.Bot(name)
 	for ctx.Err() == nil {
@@ -243,7 +243,7 @@ const acquireSlack = 20 * time.Millisecond
 
 // release hands the lease back, on a context of its own: the poller's has
 // ended.
-func (p *Poller) release(log *slog.Logger, sp keys.Space) {
+func (p *poller) release(log *slog.Logger, sp keys.Space) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := releaseLeaseScript.Run(ctx, p.cfg.Redis, []string{sp.UpdatesLease()}, p.cfg.Owner).Err(); err != nil {
@@ -297,7 +297,7 @@ func (l *lease) wait(ctx context.Context, d time.Duration) {
 // hold polls while the lease, taken at took, is this process's: renew
 // extends it and ends the polling once it is lost. The offset is read from
 // Redis once, then kept here: only the holder moves it.
-func (p *Poller) hold(ctx context.Context, log *slog.Logger, name string, bot Bot, took time.Time) {
+func (p *poller) hold(ctx context.Context, log *slog.Logger, name string, bot bot, took time.Time) {
 	ctx, lost := context.WithCancelCause(ctx)
 	defer lost(nil)
 	l := newLease(took.Add(p.cfg.LeaseTTL))
@@ -327,7 +327,7 @@ func (p *Poller) hold(ctx context.Context, log *slog.Logger, name string, bot Bo
 // renew extends the lease every third of its time to live until ctx ends,
 // and calls lost when another process holds it or when it could not be
 // extended before it ran out.
-func (p *Poller) renew(ctx context.Context, log *slog.Logger, sp keys.Space, l *lease, lost context.CancelCauseFunc) {
+func (p *poller) renew(ctx context.Context, log *slog.Logger, sp keys.Space, l *lease, lost context.CancelCauseFunc) {
 	t := time.NewTicker(p.cfg.LeaseTTL / 3)
 	defer t.Stop()
 	for {
@@ -363,7 +363,7 @@ const pollSlack = 250 * time.Millisecond
 // Telegram takes it; 0 for a short poll) and the deadline by which the
 // call must have ended: a sixth of the lease before it could run out.
 // ok is false when that deadline has passed (the renewal is late).
-func (p *Poller) budget(l *lease) (timeout time.Duration, deadline time.Time, ok bool) {
+func (p *poller) budget(l *lease) (timeout time.Duration, deadline time.Time, ok bool) {
 	deadline = l.held().Add(-p.cfg.LeaseTTL / 6)
 	left := time.Until(deadline)
 	if left <= 0 {
@@ -377,7 +377,7 @@ func (p *Poller) budget(l *lease) (timeout time.Duration, deadline time.Time, ok
 // at least wait: a 429's retry_after), and calls lost when it finds the
 // lease gone. offset is the holder's copy of the stored offset, -1 until
 // read.
-func (p *Poller) round(ctx context.Context, log *slog.Logger, name string, bot Bot, l *lease, offset *int64,
+func (p *poller) round(ctx context.Context, log *slog.Logger, name string, bot bot, l *lease, offset *int64,
 	lost context.CancelCauseFunc) (ok bool, wait time.Duration) {
 	sp := keys.Bot(name)
 	if *offset < 0 {
@@ -410,7 +410,7 @@ func (p *Poller) round(ctx context.Context, log *slog.Logger, name string, bot B
 		l.wait(ctx, p.cfg.LeaseTTL/3)
 	}
 	for _, u := range ups {
-		if _, err := p.cfg.Tasks.Enqueue(ctx, name, ViaPoll, u); err != nil {
+		if _, err := p.cfg.Tasks.Enqueue(ctx, name, viaPoll, u); err != nil {
 			// Not confirmed: the next getUpdates from the stored offset
 			// returns it again.
 			if ctx.Err() == nil {
@@ -442,7 +442,7 @@ func (p *Poller) round(ctx context.Context, log *slog.Logger, name string, bot B
 
 // pollFailed logs a failed getUpdates, naming the fix for the failures an
 // operator must act on, and returns the wait Telegram asked for (429).
-func (p *Poller) pollFailed(log *slog.Logger, name string, err error) time.Duration {
+func (p *poller) pollFailed(log *slog.Logger, name string, err error) time.Duration {
 	te, _ := telegram.AsError(err)
 	switch {
 	case te != nil && te.RetryAfter > 0:
@@ -465,7 +465,7 @@ func (p *Poller) pollFailed(log *slog.Logger, name string, err error) time.Durat
 }
 
 // delay is the wait after n failed rounds in a row.
-func (p *Poller) delay(n int) time.Duration {
+func (p *poller) delay(n int) time.Duration {
 	d := p.cfg.ErrorDelay
 	for i := 1; i < n && d < p.cfg.ErrorDelayCap; i++ {
 		d *= 2

@@ -18,7 +18,7 @@ import (
 func TestPollerLease(t *testing.T) {
 	t.Parallel()
 	h := setup(t, options{})
-	pollers := map[string]*Poller{"a": h.newPoller(t, "a"), "b": h.newPoller(t, "b")}
+	pollers := map[string]*poller{"a": h.newPoller(t, "a"), "b": h.newPoller(t, "b")}
 	for _, p := range pollers {
 		if err := p.Start(context.Background()); err != nil {
 			t.Fatal(err)
@@ -71,10 +71,10 @@ func TestPollerLease(t *testing.T) {
 			t.Errorf("the press before the hand-over was fetched %d times, want once", c.Deliveries)
 		}
 	}
-	if n := h.presses(t, map[string]string{"bot": "pages", "outcome": OutcomeAccepted}); n != 2 {
+	if n := h.presses(t, map[string]string{"bot": "pages", "outcome": outcomeAccepted}); n != 2 {
 		t.Errorf("pages: %v presses accepted, want 2", n)
 	}
-	if n := h.presses(t, map[string]string{"outcome": OutcomeDuplicate}); n != 0 {
+	if n := h.presses(t, map[string]string{"outcome": outcomeDuplicate}); n != 0 {
 		t.Errorf("%v duplicate presses: an update was handed over twice", n)
 	}
 }

@@ -23,44 +23,44 @@ import (
 	"github.com/herald-dev/herald/internal/telegram"
 )
 
-// SilenceStore creates silences; *silences.Store implements it.
-type SilenceStore interface {
+// silenceStore creates silences; *silences.Store implements it.
+type silenceStore interface {
 	Create(ctx context.Context, in silences.Input) (silences.Silence, error)
 	List(ctx context.Context, f silences.Filter) ([]silences.Silence, error)
 }
 
-var _ SilenceStore = (*silences.Store)(nil)
+var _ silenceStore = (*silences.Store)(nil)
 
-// Defaults of HandlerConfig.
+// Defaults of handlerConfig.
 const (
-	// DefaultPressRetention is how long a press is remembered by its
+	// defaultPressRetention is how long a press is remembered by its
 	// callback query id: far longer than Telegram redelivers an update.
-	DefaultPressRetention = 24 * time.Hour
-	// DefaultAnswerWindow is how long after Herald received a press a
+	defaultPressRetention = 24 * time.Hour
+	// defaultAnswerWindow is how long after Herald received a press a
 	// failed answer (a network error, a 5xx) is still retried: Telegram
 	// takes answers for a short while only.
-	DefaultAnswerWindow = 30 * time.Second
-	// DefaultHandlerBackoffBase and DefaultHandlerBackoffCap shape the
+	defaultAnswerWindow = 30 * time.Second
+	// defaultHandlerBackoffBase and defaultHandlerBackoffCap shape the
 	// retries after Redis errors.
-	DefaultHandlerBackoffBase = time.Second
-	DefaultHandlerBackoffCap  = time.Minute
-	// DefaultMaxLines is how many lines presses may add below one message
+	defaultHandlerBackoffBase = time.Second
+	defaultHandlerBackoffCap  = time.Minute
+	// defaultMaxLines is how many lines presses may add below one message
 	// (the latest are kept).
-	DefaultMaxLines = 10
-	// DefaultPressRetry is how many failed attempts after the first a
+	defaultMaxLines = 10
+	// defaultPressRetry is how many failed attempts after the first a
 	// press that is not recorded yet gets before its task is archived.
-	DefaultPressRetry = 20
+	defaultPressRetry = 20
 )
 
-// HandlerConfig configures the Handler of TypeUpdate tasks.
-type HandlerConfig struct {
+// handlerConfig configures the handler of TypeUpdate tasks.
+type handlerConfig struct {
 	// Redis holds the subjects, the press records and the
 	// acknowledgements. Required.
 	Redis redis.UniversalClient
 	// Bots are the Bot API clients, by bot name, that answer presses.
 	// Required; a task of a bot missing here is retried (the fleet may be
 	// mid-rollout).
-	Bots map[string]Bot
+	Bots map[string]bot
 	// Edits queues the edits that show a press on its message. Required:
 	// an edit is a message like any other, under the fleet's limits.
 	Edits *jobs.Enqueuer
@@ -69,59 +69,59 @@ type HandlerConfig struct {
 	EditQueue string
 	// Silences creates the silences of the silence buttons; nil answers
 	// them with "Silences are not available here".
-	Silences SilenceStore
+	Silences silenceStore
 	// Durable, when set, is waited on after a press is recorded and
 	// before it is answered.
 	Durable *durable.Acker
 	// PressRetention is how long a press is remembered (default
-	// DefaultPressRetention); AckRetention how long an acknowledgement is
+	// defaultPressRetention); AckRetention how long an acknowledgement is
 	// (default jobs.ThreadRetention, as long as the thread).
 	PressRetention time.Duration
 	AckRetention   time.Duration
 	// AnswerWindow bounds the retries of a failed answer (default
-	// DefaultAnswerWindow).
+	// defaultAnswerWindow).
 	AnswerWindow time.Duration
 	// BackoffBase and BackoffCap shape the retries after Redis errors
-	// (defaults DefaultHandlerBackoffBase and DefaultHandlerBackoffCap).
+	// (defaults defaultHandlerBackoffBase and defaultHandlerBackoffCap).
 	BackoffBase, BackoffCap time.Duration
 	// MaxLines bounds the lines shown below a message (default
-	// DefaultMaxLines).
+	// defaultMaxLines).
 	MaxLines int
 	// MaxRetry is how many failed attempts after the first a press gets
-	// before it is recorded (default DefaultPressRetry): by then it is
+	// before it is recorded (default defaultPressRetry): by then it is
 	// stale. A recorded press is retried until it is done, however long
 	// Redis or the silences store fail.
 	MaxRetry int
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Metrics count the presses; nil: unregistered ones.
-	Metrics *Metrics
+	Metrics *metrics
 	// Now is the clock of acknowledgements and silences; default time.Now.
 	Now func() time.Time
 }
 
 // withDefaults fills the zero fields.
-func (c HandlerConfig) withDefaults() HandlerConfig {
+func (c handlerConfig) withDefaults() handlerConfig {
 	if c.PressRetention == 0 {
-		c.PressRetention = DefaultPressRetention
+		c.PressRetention = defaultPressRetention
 	}
 	if c.AckRetention == 0 {
 		c.AckRetention = jobs.ThreadRetention
 	}
 	if c.AnswerWindow == 0 {
-		c.AnswerWindow = DefaultAnswerWindow
+		c.AnswerWindow = defaultAnswerWindow
 	}
 	if c.BackoffBase == 0 {
-		c.BackoffBase = DefaultHandlerBackoffBase
+		c.BackoffBase = defaultHandlerBackoffBase
 	}
 	if c.BackoffCap == 0 {
-		c.BackoffCap = DefaultHandlerBackoffCap
+		c.BackoffCap = defaultHandlerBackoffCap
 	}
 	if c.MaxLines == 0 {
-		c.MaxLines = DefaultMaxLines
+		c.MaxLines = defaultMaxLines
 	}
 	if c.MaxRetry == 0 {
-		c.MaxRetry = DefaultPressRetry
+		c.MaxRetry = defaultPressRetry
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -133,7 +133,7 @@ func (c HandlerConfig) withDefaults() HandlerConfig {
 	return c
 }
 
-func (c HandlerConfig) validate() error {
+func (c handlerConfig) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("interact: "+format, args...)) }
 	if c.Redis == nil {
@@ -152,47 +152,47 @@ func (c HandlerConfig) validate() error {
 	}
 	if c.PressRetention < time.Minute || c.AckRetention < time.Minute {
 		bad("HandlerConfig.PressRetention (%v) and AckRetention (%v) must be at least 1m (defaults %v and %v)",
-			c.PressRetention, c.AckRetention, DefaultPressRetention, jobs.ThreadRetention)
+			c.PressRetention, c.AckRetention, defaultPressRetention, jobs.ThreadRetention)
 	}
 	if c.AnswerWindow < 0 {
-		bad("HandlerConfig.AnswerWindow is %v; use a positive duration (default %v)", c.AnswerWindow, DefaultAnswerWindow)
+		bad("HandlerConfig.AnswerWindow is %v; use a positive duration (default %v)", c.AnswerWindow, defaultAnswerWindow)
 	}
 	if c.BackoffBase <= 0 || c.BackoffCap < c.BackoffBase {
 		bad("HandlerConfig.BackoffBase (%v) must be positive and at most BackoffCap (%v)", c.BackoffBase, c.BackoffCap)
 	}
 	if c.MaxLines < 1 {
-		bad("HandlerConfig.MaxLines is %d; use at least 1 (default %d)", c.MaxLines, DefaultMaxLines)
+		bad("HandlerConfig.MaxLines is %d; use at least 1 (default %d)", c.MaxLines, defaultMaxLines)
 	}
 	if c.MaxRetry < 0 {
-		bad("HandlerConfig.MaxRetry is %d; use 0 for the default %d, or more", c.MaxRetry, DefaultPressRetry)
+		bad("HandlerConfig.MaxRetry is %d; use 0 for the default %d, or more", c.MaxRetry, defaultPressRetry)
 	}
 	return errors.Join(errs...)
 }
 
-// Handler handles TypeUpdate tasks: it acts on button presses.
-type Handler struct {
-	cfg HandlerConfig
+// handler handles TypeUpdate tasks: it acts on button presses.
+type handler struct {
+	cfg handlerConfig
 	rdb redis.UniversalClient
 	log *slog.Logger
 }
 
-// NewHandler checks cfg and returns a Handler.
-func NewHandler(cfg HandlerConfig) (*Handler, error) {
+// newHandler checks cfg and returns a handler.
+func newHandler(cfg handlerConfig) (*handler, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Handler{cfg: cfg, rdb: cfg.Redis, log: cfg.Logger.With("component", "presses")}, nil
+	return &handler{cfg: cfg, rdb: cfg.Redis, log: cfg.Logger.With("component", "presses")}, nil
 }
 
-var _ broker.Handler = (*Handler)(nil)
+var _ broker.Handler = (*handler)(nil)
 
 // press is one attempt at handling a press.
 type press struct {
 	task     broker.Task
 	bot      string
 	keys     keys.Space
-	api      Bot
+	api      bot
 	q        *telegram.CallbackQuery
 	received time.Time
 	log      *slog.Logger
@@ -221,7 +221,7 @@ func (p *press) by() string { return p.q.From.Name() }
 // each time the alert fires again after resolving, so the name adds the id
 // of the thread's first message (the one pressed once the thread is
 // closed): last week's acknowledgement does not answer today's press.
-func (h *Handler) incidentOf(ctx context.Context, p *press) (string, error) {
+func (h *handler) incidentOf(ctx context.Context, p *press) (string, error) {
 	base := "ref:" + p.ref
 	if p.subj.ThreadKey != "" {
 		base = p.subj.ThreadKey
@@ -242,7 +242,7 @@ func (h *Handler) incidentOf(ctx context.Context, p *press) (string, error) {
 }
 
 // Handle implements broker.Handler.
-func (h *Handler) Handle(ctx context.Context, t broker.Task) error {
+func (h *handler) Handle(ctx context.Context, t broker.Task) error {
 	pl, err := decodePayload(t.Payload)
 	if err != nil {
 		return broker.Archive("invalid_payload", err)
@@ -263,11 +263,11 @@ func (h *Handler) Handle(ctx context.Context, t broker.Task) error {
 }
 
 // handle checks the press and hands a permitted one to accept.
-func (h *Handler) handle(ctx context.Context, p *press) error {
+func (h *handler) handle(ctx context.Context, p *press) error {
 	action, ref, ok := callbacks.ParseData(p.q.Data)
 	if !ok {
 		p.log.Info("press of a button that is not Herald's; answered without text", "data", p.q.Data)
-		h.count(p, "none", OutcomeUnknown)
+		h.count(p, "none", outcomeUnknown)
 		return h.answer(ctx, p, "", false)
 	}
 	p.action, p.ref = action, ref
@@ -276,13 +276,13 @@ func (h *Handler) handle(ctx context.Context, p *press) error {
 	switch {
 	case errors.Is(err, callbacks.ErrUnknown):
 		p.log.Info("press of an alert no longer tracked")
-		h.count(p, action, OutcomeUnknown)
+		h.count(p, action, outcomeUnknown)
 		return h.answer(ctx, p, answerUntracked, false)
 	case err != nil:
 		return h.retry(p, "redis", err)
 	case !slices.Contains(subj.Actions, action):
 		p.log.Warn("press of an action the alert's buttons do not offer", "actions", subj.Actions)
-		h.count(p, action, OutcomeUnknown)
+		h.count(p, action, outcomeUnknown)
 		return h.answer(ctx, p, answerUntracked, false)
 	}
 	p.subj = subj
@@ -305,9 +305,9 @@ func (h *Handler) handle(ctx context.Context, p *press) error {
 
 // refuse answers a press it will not act on with answer, as an alert, and
 // counts and logs it (why, with attrs).
-func (h *Handler) refuse(ctx context.Context, p *press, answer, why string, attrs ...any) error {
+func (h *handler) refuse(ctx context.Context, p *press, answer, why string, attrs ...any) error {
 	p.log.Warn(why, attrs...)
-	h.count(p, p.action, OutcomeRefused)
+	h.count(p, p.action, outcomeRefused)
 	return h.answer(ctx, p, answer, true)
 }
 
@@ -332,7 +332,7 @@ const (
 // when Telegram names it by that username (groups and channels only). A
 // press without a chat (a message sent in inline mode, which Herald never
 // sends) and an @username whose id is no longer known are chatUnsure.
-func (h *Handler) checkChat(ctx context.Context, p *press) (chatCheck, error) {
+func (h *handler) checkChat(ctx context.Context, p *press) (chatCheck, error) {
 	m := p.q.Message
 	if m == nil || m.Chat.ID == 0 || p.subj.Chat == "" {
 		return chatUnsure, nil
@@ -395,7 +395,7 @@ const (
 // accept records a permitted press once and carries it out: the action,
 // the answer, the edit. Each step notes in the record that it is done, so
 // that a retried task resumes where the last attempt stopped.
-func (h *Handler) accept(ctx context.Context, p *press) error {
+func (h *handler) accept(ctx context.Context, p *press) error {
 	ctx = durable.Track(ctx)
 	key := p.keys.CallbackQuery(p.q.ID)
 	if stop, err := h.claim(ctx, p, key); stop || err != nil {
@@ -453,7 +453,7 @@ func (h *Handler) accept(ctx context.Context, p *press) error {
 // claim records the press for p's task, and settles whether the task
 // answers it (see claimScript). stop is set when there is nothing (more)
 // to do: the press is another task's, or this task finished it.
-func (h *Handler) claim(ctx context.Context, p *press, key string) (stop bool, err error) {
+func (h *handler) claim(ctx context.Context, p *press, key string) (stop bool, err error) {
 	res, err := claimScript.Run(ctx, h.rdb, []string{key}, p.task.ID, p.action, h.cfg.PressRetention.Milliseconds()).Int64Slice()
 	if err == nil && len(res) != 2 {
 		err = fmt.Errorf("unexpected reply %v", res)
@@ -467,7 +467,7 @@ func (h *Handler) claim(ctx context.Context, p *press, key string) (stop bool, e
 		// with the outcome: an answer from here could come first, with
 		// the wrong text, and Telegram takes one answer only.
 		p.log.Info("the press was delivered again; another task handles and answers it")
-		h.count(p, p.action, OutcomeDuplicate)
+		h.count(p, p.action, outcomeDuplicate)
 		return true, nil
 	case 3:
 		return true, nil
@@ -480,7 +480,7 @@ func (h *Handler) claim(ctx context.Context, p *press, key string) (stop bool, e
 }
 
 // loadRecord reads the press record.
-func (h *Handler) loadRecord(ctx context.Context, key string) (record, error) {
+func (h *handler) loadRecord(ctx context.Context, key string) (record, error) {
 	m, err := h.rdb.HGetAll(ctx, key).Result()
 	if err != nil {
 		return record{}, err
@@ -499,7 +499,7 @@ func boolField(b bool) string {
 }
 
 // act does the press's action and fills in rec's answer and line.
-func (h *Handler) act(ctx context.Context, p *press, rec *record) error {
+func (h *handler) act(ctx context.Context, p *press, rec *record) error {
 	if p.action == callbacks.Ack {
 		return h.acknowledge(ctx, p, rec)
 	}
@@ -517,7 +517,7 @@ type ack struct {
 
 // acknowledge stores the first acknowledgement of the thread; a later one
 // is told who came first and changes nothing.
-func (h *Handler) acknowledge(ctx context.Context, p *press, rec *record) error {
+func (h *handler) acknowledge(ctx context.Context, p *press, rec *record) error {
 	now := h.cfg.Now()
 	key := p.keys.Acknowledged(p.subj.Chat, p.incident)
 	body, err := json.Marshal(ack{By: p.by(), UserID: p.q.From.ID, At: now.UTC(), Query: p.q.ID})
@@ -544,7 +544,7 @@ func (h *Handler) acknowledge(ctx context.Context, p *press, rec *record) error 
 				msg += " by " + prev.By + " at " + clock(prev.At, now)
 			}
 			rec.answer = msg
-			h.count(p, p.action, OutcomeAccepted)
+			h.count(p, p.action, outcomeAccepted)
 			p.log.Info("acknowledgement of an alert acknowledged already", "first_by", prev.By)
 			return nil
 		}
@@ -552,18 +552,18 @@ func (h *Handler) acknowledge(ctx context.Context, p *press, rec *record) error 
 		now = prev.At
 	}
 	rec.answer, rec.line = answerAcknowledged, ackLine(p.by(), now, h.cfg.Now())
-	h.count(p, p.action, OutcomeAccepted)
+	h.count(p, p.action, outcomeAccepted)
 	p.log.Info("alert acknowledged")
 	return nil
 }
 
 // silence creates the silence of a silence button.
-func (h *Handler) silence(ctx context.Context, p *press, rec *record) error {
+func (h *handler) silence(ctx context.Context, p *press, rec *record) error {
 	d := callbacks.SilenceFor(p.action)
 	if h.cfg.Silences == nil {
 		p.log.Warn("silence press, but this worker has no silences store")
 		rec.answer, rec.alert = answerNoSilences, true
-		h.count(p, p.action, OutcomeFailed)
+		h.count(p, p.action, outcomeFailed)
 		return nil
 	}
 	comment := silenceComment(p.subj.Alert, d, p.q.ID)
@@ -597,12 +597,12 @@ func (h *Handler) silence(ctx context.Context, p *press, rec *record) error {
 		case errors.As(err, &verr):
 			p.log.Error("the alert's silence was refused; check the route's matchers", "error", err)
 			rec.answer, rec.alert = truncateAnswer("This alert cannot be silenced: "+verr.Error()), true
-			h.count(p, p.action, OutcomeFailed)
+			h.count(p, p.action, outcomeFailed)
 			return nil
 		case errors.Is(err, silences.ErrTooMany):
 			p.log.Warn("silence not created: too many silences in force", "error", err)
 			rec.answer, rec.alert = answerTooMany, true
-			h.count(p, p.action, OutcomeFailed)
+			h.count(p, p.action, outcomeFailed)
 			return nil
 		case err != nil:
 			return h.retry(p, "silences", err)
@@ -612,7 +612,7 @@ func (h *Handler) silence(ctx context.Context, p *press, rec *record) error {
 	rec.answer = "Silenced for " + span(d)
 	rec.line = silenceLine(p.by(), d, sil.EndsAt, now)
 	rec.silence = sil.ID
-	h.count(p, p.action, OutcomeAccepted)
+	h.count(p, p.action, outcomeAccepted)
 	p.log.Info("alert silenced", "silence", sil.ID, "ends_at", sil.EndsAt)
 	return nil
 }
@@ -631,7 +631,7 @@ func truncateAnswer(s string) string {
 // is open; once it is closed (the alert resolved) or when the alert has
 // none, the message pressed. The edit's idempotency key is the press: a
 // retried attempt does not queue a second one.
-func (h *Handler) edit(ctx context.Context, p *press, line string) error {
+func (h *handler) edit(ctx context.Context, p *press, line string) error {
 	s := p.subj
 	lines, err := noteScript.Run(ctx, h.rdb, []string{p.keys.CallbackQuery(p.q.ID), p.keys.PressLines(s.Chat, p.incident)},
 		line, h.cfg.AckRetention.Milliseconds(), h.cfg.MaxLines).StringSlice()
@@ -677,7 +677,7 @@ func (h *Handler) edit(ctx context.Context, p *press, line string) error {
 // that thread's record (keys.Space.Thread): the alert's own while it is
 // open; else a thread of the pressed message alone ("press/<message id>"),
 // recorded here for the worker's edit. Nil when there is neither.
-func (h *Handler) editTarget(ctx context.Context, p *press) (*jobs.Thread, string, error) {
+func (h *handler) editTarget(ctx context.Context, p *press) (*jobs.Thread, string, error) {
 	s := p.subj
 	if s.ThreadKey != "" {
 		v, err := h.rdb.Get(ctx, p.keys.Thread(s.Chat, s.ThreadKey)).Result()
@@ -713,7 +713,7 @@ func (h *Handler) editTarget(ctx context.Context, p *press) (*jobs.Thread, strin
 // within AnswerWindow of the press's arrival; any other
 // (the query is too old, or was answered: 400) is logged and dropped, as a
 // retry could not succeed.
-func (h *Handler) answer(ctx context.Context, p *press, text string, alert bool) error {
+func (h *handler) answer(ctx context.Context, p *press, text string, alert bool) error {
 	if !p.answerClaimed {
 		n, err := answerClaimScript.Run(ctx, h.rdb, []string{p.keys.CallbackQuery(p.q.ID)}, p.task.ID,
 			h.cfg.PressRetention.Milliseconds()).Int()
@@ -750,8 +750,8 @@ func (h *Handler) answer(ctx context.Context, p *press, text string, alert bool)
 // presses count on their task's first attempt only (a retry after a failed
 // answer is the same press); accepted and failed ones count when their
 // action is done, which a retried attempt does not do again.
-func (h *Handler) count(p *press, action, outcome string) {
-	if p.task.Attempt > 0 && outcome != OutcomeAccepted && outcome != OutcomeFailed {
+func (h *handler) count(p *press, action, outcome string) {
+	if p.task.Attempt > 0 && outcome != outcomeAccepted && outcome != outcomeFailed {
 		return
 	}
 	h.cfg.Metrics.Presses.WithLabelValues(p.bot, action, outcome).Inc()
@@ -760,7 +760,7 @@ func (h *Handler) count(p *press, action, outcome string) {
 // retry hands the task back after a failure that may pass (Redis). A
 // press not recorded yet gives up after MaxRetry failures; a recorded one
 // is never lost.
-func (h *Handler) retry(p *press, reason string, err error) error {
+func (h *handler) retry(p *press, reason string, err error) error {
 	if !p.recorded && p.task.Attempt >= h.cfg.MaxRetry {
 		p.log.Error("press not recorded after every retry; dropped", "reason", reason, "error", err)
 		return broker.Archive(reason, err)
@@ -771,7 +771,7 @@ func (h *Handler) retry(p *press, reason string, err error) error {
 
 // backoff is the wait before the next attempt after attempt failures:
 // doubling from BackoffBase up to BackoffCap.
-func (h *Handler) backoff(attempt int) time.Duration {
+func (h *handler) backoff(attempt int) time.Duration {
 	d := h.cfg.BackoffBase
 	for i := 0; i < attempt && d < h.cfg.BackoffCap; i++ {
 		d *= 2

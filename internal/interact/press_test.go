@@ -100,7 +100,7 @@ func TestAcknowledgeByGetUpdates(t *testing.T) {
 	if hasLine(cur.Text, "@alice") {
 		t.Errorf("the new firing shows the old acknowledgement: %q", cur.Text)
 	}
-	if n := h.presses(t, map[string]string{"bot": "pages", "action": "ack", "outcome": OutcomeAccepted}); n != 5 {
+	if n := h.presses(t, map[string]string{"bot": "pages", "action": "ack", "outcome": outcomeAccepted}); n != 5 {
 		t.Errorf("accepted acknowledgements counted %v, want 5", n)
 	}
 }
@@ -134,7 +134,7 @@ func TestRedeliveredPressActsOnce(t *testing.T) {
 	if len(lines) != 1 {
 		t.Errorf("press lines %q, want one", lines)
 	}
-	if n := h.presses(t, map[string]string{"bot": "status", "outcome": OutcomeAccepted}); n != 1 {
+	if n := h.presses(t, map[string]string{"bot": "status", "outcome": outcomeAccepted}); n != 1 {
 		t.Errorf("accepted presses %v, want 1", n)
 	}
 	for _, c := range h.fake.CallbackQueries("status") {
@@ -166,7 +166,7 @@ func TestPressRefused(t *testing.T) {
 	if list, err := h.store.List(h.ctx, silences.FilterAll); err != nil || len(list) != 0 {
 		t.Errorf("silences after a refused press: %v (%v)", list, err)
 	}
-	if n := h.presses(t, map[string]string{"bot": "pages", "action": "s1h", "outcome": OutcomeRefused}); n != 1 {
+	if n := h.presses(t, map[string]string{"bot": "pages", "action": "s1h", "outcome": outcomeRefused}); n != 1 {
 		t.Errorf("refused presses counted %v, want 1", n)
 	}
 	// Alice, named by username in another case, may.
@@ -264,7 +264,7 @@ func TestHandlerDedupAndResume(t *testing.T) {
 			t.Errorf("the duplicates answered %d times, want never", c.RefusedAnswers)
 		}
 	}
-	if n := h.presses(t, map[string]string{"outcome": OutcomeDuplicate}); n != 2 {
+	if n := h.presses(t, map[string]string{"outcome": outcomeDuplicate}); n != 2 {
 		t.Errorf("duplicates counted %v, want 2", n)
 	}
 	h.current(t, msg, "the one edit", func(e telegramfake.Edit) bool { return hasLine(e.Text, "Acknowledged by @alice") })
@@ -365,7 +365,7 @@ func TestPressChatUnsure(t *testing.T) {
 	refused("a press in the channel, its id forgotten", handle(callbacks.Ack, chatJSON(msg.ChatID, "")))
 	refused("an inline-only press", handle(callbacks.Ack, ""))
 	refused("a press in a private chat of the channel's name", handle(callbacks.Ack, chatJSON(5555, "alerts_ch")))
-	if got := h.presses(t, map[string]string{"bot": "pages", "outcome": OutcomeRefused}); got != 3 {
+	if got := h.presses(t, map[string]string{"bot": "pages", "outcome": outcomeRefused}); got != 3 {
 		t.Errorf("refused presses counted %v, want 3", got)
 	}
 	if list, _ := h.store.List(h.ctx, silences.FilterAll); len(list) != 0 {
@@ -461,7 +461,7 @@ func pressTask(t *testing.T, id string, q telegramfake.CallbackQuery, message st
 	if err := json.Unmarshal([]byte(raw), &u); err != nil {
 		t.Fatal(err)
 	}
-	body, _ := json.Marshal(Payload{V: 1, Bot: "pages", Via: ViaPoll, ReceivedAt: time.Now(), Update: u})
+	body, _ := json.Marshal(payload{V: 1, Bot: "pages", Via: viaPoll, ReceivedAt: time.Now(), Update: u})
 	return broker.Task{Type: TypeUpdate, Payload: body, ID: id, Queue: "critical"}
 }
 

@@ -13,36 +13,36 @@ import (
 	"github.com/herald-dev/herald/internal/telegram"
 )
 
-// Defaults of RegistrarConfig.
+// Defaults of registrarConfig.
 const (
-	DefaultRegisterRetry    = 2 * time.Second
-	DefaultRegisterRetryCap = time.Minute
+	defaultRegisterRetry    = 2 * time.Second
+	defaultRegisterRetryCap = time.Minute
 )
 
-// RegistrarConfig configures a Registrar.
-type RegistrarConfig struct {
+// registrarConfig configures a registrar.
+type registrarConfig struct {
 	// Bots are the bots whose webhooks to set, by name. Required.
-	Bots map[string]Bot
+	Bots map[string]bot
 	// BaseURL is the producer's public base URL (https://...); each bot's
-	// webhook is WebhookURL(BaseURL, bot). Required.
+	// webhook is webhookURL(BaseURL, bot). Required.
 	BaseURL string
 	// Secret is the secret token Telegram sends with every post (see
 	// CheckSecret). Required.
 	Secret string
 	// Retry and RetryCap shape the retries of a failed setWebhook
-	// (defaults DefaultRegisterRetry and DefaultRegisterRetryCap); a 429
+	// (defaults defaultRegisterRetry and defaultRegisterRetryCap); a 429
 	// waits what Telegram asks.
 	Retry, RetryCap time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
 
-func (c RegistrarConfig) withDefaults() RegistrarConfig {
+func (c registrarConfig) withDefaults() registrarConfig {
 	if c.Retry == 0 {
-		c.Retry = DefaultRegisterRetry
+		c.Retry = defaultRegisterRetry
 	}
 	if c.RetryCap == 0 {
-		c.RetryCap = DefaultRegisterRetryCap
+		c.RetryCap = defaultRegisterRetryCap
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -50,7 +50,7 @@ func (c RegistrarConfig) withDefaults() RegistrarConfig {
 	return c
 }
 
-func (c RegistrarConfig) validate() error {
+func (c registrarConfig) validate() error {
 	var errs []error
 	if len(c.Bots) == 0 {
 		errs = append(errs, errors.New("interact: RegistrarConfig.Bots is required"))
@@ -85,12 +85,12 @@ func CheckBaseURL(raw string) error {
 	return nil
 }
 
-// Registrar points each bot's webhook at the producer when the worker
+// registrar points each bot's webhook at the producer when the worker
 // starts (setWebhook with the secret token), retrying until Telegram takes
 // it. Every worker of the fleet does so; the calls after the first change
 // nothing.
-type Registrar struct {
-	cfg RegistrarConfig
+type registrar struct {
+	cfg registrarConfig
 	log *slog.Logger
 
 	mu     sync.Mutex
@@ -98,17 +98,17 @@ type Registrar struct {
 	wg     sync.WaitGroup
 }
 
-// NewRegistrar checks cfg and returns a Registrar; Start runs it.
-func NewRegistrar(cfg RegistrarConfig) (*Registrar, error) {
+// newRegistrar checks cfg and returns a registrar; Start runs it.
+func newRegistrar(cfg registrarConfig) (*registrar, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Registrar{cfg: cfg, log: cfg.Logger.With("component", "webhook_registrar")}, nil
+	return &registrar{cfg: cfg, log: cfg.Logger.With("component", "webhook_registrar")}, nil
 }
 
 // Start sets the webhooks in the background and returns at once.
-func (r *Registrar) Start(ctx context.Context) error {
+func (r *registrar) Start(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cancel != nil {
@@ -126,7 +126,7 @@ func (r *Registrar) Start(ctx context.Context) error {
 }
 
 // Shutdown stops the retries and waits for them.
-func (r *Registrar) Shutdown() {
+func (r *registrar) Shutdown() {
 	r.mu.Lock()
 	cancel := r.cancel
 	r.mu.Unlock()
@@ -137,8 +137,8 @@ func (r *Registrar) Shutdown() {
 }
 
 // register calls setWebhook for one bot until it succeeds or ctx ends.
-func (r *Registrar) register(ctx context.Context, name string, bot Bot) {
-	hook := WebhookURL(r.cfg.BaseURL, name)
+func (r *registrar) register(ctx context.Context, name string, bot bot) {
+	hook := webhookURL(r.cfg.BaseURL, name)
 	log := r.log.With("bot", name, "url", hook)
 	wait := r.cfg.Retry
 	for ctx.Err() == nil {

@@ -20,7 +20,7 @@ type WorkerConfig struct {
 	// Redis is the worker's client. Required.
 	Redis redis.UniversalClient
 	// Bots are the worker's Bot API clients, by name. Required.
-	Bots map[string]Bot
+	Bots map[string]bot
 	// Queues are the queues the worker serves, highest priority first: the
 	// update tasks and the edits go to the critical one, or the first when
 	// there is none. Required.
@@ -33,33 +33,33 @@ type WorkerConfig struct {
 	WebhookURL, WebhookSecret string
 	// Poller tunes the poller (its Redis, Bots, Tasks, Logger and Metrics
 	// are filled in here).
-	Poller PollerConfig
+	Poller pollerConfig
 	// Registerer receives the metrics; nil: none.
 	Registerer prometheus.Registerer
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
 
-// Component is a background part of a process, started and shut down with
-// it (the Poller, the Registrar).
-type Component interface {
+// component is a background part of a process, started and shut down with
+// it (the poller, the registrar).
+type component interface {
 	Start(ctx context.Context) error
 	Shutdown()
 }
 
-// WorkerSide is what a worker runs for the buttons: the Handler of
+// workerSide is what a worker runs for the buttons: the handler of
 // TypeUpdate tasks, and the component that receives the presses (a
-// Poller, or a Registrar when webhooks are used).
-type WorkerSide struct {
-	Handler  *Handler
-	Receiver Component
-	Metrics  *Metrics
+// poller, or a registrar when webhooks are used).
+type workerSide struct {
+	Handler  *handler
+	Receiver component
+	Metrics  *metrics
 }
 
 // ForWorker assembles the worker's side: the edits of the messages go
 // through a jobs.Enqueuer of its own (the same queues and limits as every
 // message), the silences through a silences.Store on the worker's Redis.
-func ForWorker(cfg WorkerConfig) (*WorkerSide, error) {
+func ForWorker(cfg WorkerConfig) (*workerSide, error) {
 	if cfg.Redis == nil || len(cfg.Bots) == 0 || len(cfg.Queues) == 0 {
 		return nil, errors.New("interact: WorkerConfig.Redis, Bots and Queues are required")
 	}
@@ -67,8 +67,8 @@ func ForWorker(cfg WorkerConfig) (*WorkerSide, error) {
 		cfg.Logger = slog.Default()
 	}
 	queues := cfg.Queues
-	queue := PickQueue(queues, queues[0])
-	metrics := NewMetrics(cfg.Registerer)
+	queue := pickQueue(queues, queues[0])
+	metrics := newMetrics(cfg.Registerer)
 	names := slices.Sorted(maps.Keys(cfg.Bots))
 	edits := jobs.NewEnqueuer(cfg.Redis, jobs.EnqueueConfig{Queues: queues, DefaultQueue: queue,
 		Limits: jobs.Limits{Bots: names}, Durable: cfg.Durable})
@@ -76,26 +76,26 @@ func ForWorker(cfg WorkerConfig) (*WorkerSide, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := NewHandler(HandlerConfig{Redis: cfg.Redis, Bots: cfg.Bots, Edits: edits, EditQueue: queue,
+	h, err := newHandler(handlerConfig{Redis: cfg.Redis, Bots: cfg.Bots, Edits: edits, EditQueue: queue,
 		Silences: store, Durable: cfg.Durable, Logger: cfg.Logger, Metrics: metrics})
 	if err != nil {
 		return nil, err
 	}
-	side := &WorkerSide{Handler: h, Metrics: metrics}
+	side := &workerSide{Handler: h, Metrics: metrics}
 	if cfg.WebhookURL != "" {
-		side.Receiver, err = NewRegistrar(RegistrarConfig{Bots: cfg.Bots, BaseURL: cfg.WebhookURL, Secret: cfg.WebhookSecret, Logger: cfg.Logger})
+		side.Receiver, err = newRegistrar(registrarConfig{Bots: cfg.Bots, BaseURL: cfg.WebhookURL, Secret: cfg.WebhookSecret, Logger: cfg.Logger})
 		if err != nil {
 			return nil, err
 		}
 		return side, nil
 	}
-	tasks, err := NewTasks(TasksConfig{Redis: cfg.Redis, Queue: queue, Durable: cfg.Durable, Metrics: metrics})
+	tasks, err := newTasks(tasksConfig{Redis: cfg.Redis, Queue: queue, Durable: cfg.Durable, Metrics: metrics})
 	if err != nil {
 		return nil, err
 	}
 	pc := cfg.Poller
 	pc.Redis, pc.Bots, pc.Tasks, pc.Logger, pc.Metrics = cfg.Redis, cfg.Bots, tasks, cfg.Logger, metrics
-	side.Receiver, err = NewPoller(pc)
+	side.Receiver, err = newPoller(pc)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ type ProducerConfig struct {
 	// Secret is the webhooks' secret token; Bots the bots served.
 	Secret string
 	Bots   []string
-	// MaxBodyBytes bounds a post (default DefaultMaxUpdateBytes).
+	// MaxBodyBytes bounds a post (default defaultMaxUpdateBytes).
 	MaxBodyBytes int64
 	// Registerer receives the metrics; nil: none.
 	Registerer prometheus.Registerer
@@ -122,14 +122,14 @@ type ProducerConfig struct {
 
 // ForProducer builds the webhook receiver that the producer serves at
 // WebhookPattern.
-func ForProducer(cfg ProducerConfig) (*Receiver, error) {
+func ForProducer(cfg ProducerConfig) (*receiver, error) {
 	queue := cfg.DefaultQueue
 	if queue == "" {
 		queue = jobs.QueueDefault
 	}
-	tasks, err := NewTasks(TasksConfig{Redis: cfg.Redis, Queue: PickQueue(cfg.Queues, queue), Metrics: NewMetrics(cfg.Registerer)})
+	tasks, err := newTasks(tasksConfig{Redis: cfg.Redis, Queue: pickQueue(cfg.Queues, queue), Metrics: newMetrics(cfg.Registerer)})
 	if err != nil {
 		return nil, err
 	}
-	return NewReceiver(ReceiverConfig{Tasks: tasks, Secret: cfg.Secret, Bots: cfg.Bots, MaxBodyBytes: cfg.MaxBodyBytes, Logger: cfg.Logger})
+	return newReceiver(receiverConfig{Tasks: tasks, Secret: cfg.Secret, Bots: cfg.Bots, MaxBodyBytes: cfg.MaxBodyBytes, Logger: cfg.Logger})
 }

@@ -18,40 +18,40 @@ import (
 // token.
 const SecretHeader = "X-Telegram-Bot-Api-Secret-Token"
 
-// WebhookPath is the path of a bot's webhook on the producer.
-func WebhookPath(bot string) string { return "/telegram/" + bot + "/updates" }
+// webhookPath is the path of a bot's webhook on the producer.
+func webhookPath(bot string) string { return "/telegram/" + bot + "/updates" }
 
 // WebhookPattern is the producer's route of the webhooks (net/http
 // ServeMux syntax).
 const WebhookPattern = "POST /telegram/{bot}/updates"
 
-// WebhookURL is the webhook of bot on the producer at base (such as
+// webhookURL is the webhook of bot on the producer at base (such as
 // https://herald.example.com).
-func WebhookURL(base, bot string) string { return strings.TrimRight(base, "/") + WebhookPath(bot) }
+func webhookURL(base, bot string) string { return strings.TrimRight(base, "/") + webhookPath(bot) }
 
-// DefaultMaxUpdateBytes bounds the body of one webhook post: an update
+// defaultMaxUpdateBytes bounds the body of one webhook post: an update
 // carrying a callback query is a few kilobytes at most.
-const DefaultMaxUpdateBytes = 1 << 20
+const defaultMaxUpdateBytes = 1 << 20
 
-// ReceiverConfig configures the webhook receiver.
-type ReceiverConfig struct {
+// receiverConfig configures the webhook receiver.
+type receiverConfig struct {
 	// Tasks queues the updates. Required.
-	Tasks *Tasks
+	Tasks *tasks
 	// Secret is the secret token the workers gave Telegram with
 	// setWebhook; a post without it is answered 401. Required: without it
 	// anyone could press any button.
 	Secret string
 	// Bots are the bots whose updates are taken (HERALD_BOTS). Required.
 	Bots []string
-	// MaxBodyBytes bounds a post's body (default DefaultMaxUpdateBytes).
+	// MaxBodyBytes bounds a post's body (default defaultMaxUpdateBytes).
 	MaxBodyBytes int64
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
 
-func (c ReceiverConfig) withDefaults() ReceiverConfig {
+func (c receiverConfig) withDefaults() receiverConfig {
 	if c.MaxBodyBytes == 0 {
-		c.MaxBodyBytes = DefaultMaxUpdateBytes
+		c.MaxBodyBytes = defaultMaxUpdateBytes
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -59,7 +59,7 @@ func (c ReceiverConfig) withDefaults() ReceiverConfig {
 	return c
 }
 
-func (c ReceiverConfig) validate() error {
+func (c receiverConfig) validate() error {
 	var errs []error
 	if c.Tasks == nil {
 		errs = append(errs, errors.New("interact: ReceiverConfig.Tasks is required: it queues the updates"))
@@ -76,7 +76,7 @@ func (c ReceiverConfig) validate() error {
 		}
 	}
 	if c.MaxBodyBytes < 1<<10 {
-		errs = append(errs, fmt.Errorf("interact: ReceiverConfig.MaxBodyBytes is %d; use at least 1 KiB (default %d)", c.MaxBodyBytes, DefaultMaxUpdateBytes))
+		errs = append(errs, fmt.Errorf("interact: ReceiverConfig.MaxBodyBytes is %d; use at least 1 KiB (default %d)", c.MaxBodyBytes, defaultMaxUpdateBytes))
 	}
 	return errors.Join(errs...)
 }
@@ -95,27 +95,27 @@ func CheckSecret(s string) error {
 	return nil
 }
 
-// Receiver serves the bots' webhooks on the producer: POST
+// receiver serves the bots' webhooks on the producer: POST
 // /telegram/{bot}/updates with the secret token in SecretHeader, compared
 // in constant time. Each update is queued as a TypeUpdate task and
 // answered 200 at once; the workers act on it. An update that could not be
 // queued is answered 503, and Telegram posts it again.
-type Receiver struct {
-	cfg ReceiverConfig
+type receiver struct {
+	cfg receiverConfig
 	log *slog.Logger
 }
 
-// NewReceiver checks cfg and returns the receiver.
-func NewReceiver(cfg ReceiverConfig) (*Receiver, error) {
+// newReceiver checks cfg and returns the receiver.
+func newReceiver(cfg receiverConfig) (*receiver, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Receiver{cfg: cfg, log: cfg.Logger.With("component", "telegram_webhook")}, nil
+	return &receiver{cfg: cfg, log: cfg.Logger.With("component", "telegram_webhook")}, nil
 }
 
 // ServeHTTP implements http.Handler.
-func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		httpapi.WriteError(w, httpapi.Errorf(http.StatusMethodNotAllowed, httpapi.CodeMethodNotAllowed, "use POST"))
@@ -144,7 +144,7 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	dup, err := rc.cfg.Tasks.Enqueue(r.Context(), bot, ViaWebhook, u)
+	dup, err := rc.cfg.Tasks.Enqueue(r.Context(), bot, viaWebhook, u)
 	if err != nil {
 		rc.log.Warn("could not queue a webhook update; Telegram will post it again", "bot", bot, "update_id", u.UpdateID, "error", err)
 		w.Header().Set("Retry-After", "1")

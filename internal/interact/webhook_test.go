@@ -23,7 +23,7 @@ func TestWebhook(t *testing.T) {
 	t.Parallel()
 	var base string
 	h := setup(t, options{receiver: func(h *harness) worker.Component {
-		recv, err := NewReceiver(ReceiverConfig{Tasks: h.tasks(t), Secret: testSecret, Bots: testBots, Logger: h.log})
+		recv, err := newReceiver(receiverConfig{Tasks: h.tasks(t), Secret: testSecret, Bots: testBots, Logger: h.log})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +32,7 @@ func TestWebhook(t *testing.T) {
 		ts := httptest.NewServer(mux)
 		t.Cleanup(ts.Close)
 		base = ts.URL
-		r, err := NewRegistrar(RegistrarConfig{Bots: h.bots, BaseURL: base + "/", Secret: testSecret, Logger: h.log})
+		r, err := newRegistrar(registrarConfig{Bots: h.bots, BaseURL: base + "/", Secret: testSecret, Logger: h.log})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,10 +70,10 @@ func TestWebhook(t *testing.T) {
 		path, secret string
 		want         int
 	}{
-		{WebhookPath("pages"), "", http.StatusUnauthorized},
-		{WebhookPath("pages"), testSecret + "x", http.StatusUnauthorized},
-		{WebhookPath("pages"), strings.ToUpper(testSecret), http.StatusUnauthorized},
-		{WebhookPath("nobot"), testSecret, http.StatusNotFound},
+		{webhookPath("pages"), "", http.StatusUnauthorized},
+		{webhookPath("pages"), testSecret + "x", http.StatusUnauthorized},
+		{webhookPath("pages"), strings.ToUpper(testSecret), http.StatusUnauthorized},
+		{webhookPath("nobot"), testSecret, http.StatusNotFound},
 	} {
 		if got := post(c.path, c.secret, update); got != c.want {
 			t.Errorf("POST %s with secret %q: %d, want %d", c.path, c.secret, got, c.want)
@@ -82,10 +82,10 @@ func TestWebhook(t *testing.T) {
 	if _, err := h.insp.GetTaskInfo("critical", taskID("pages", 99001)); err == nil {
 		t.Fatalf("a refused post queued a task")
 	}
-	if got := post(WebhookPath("pages"), testSecret, "{not json"); got != http.StatusBadRequest {
+	if got := post(webhookPath("pages"), testSecret, "{not json"); got != http.StatusBadRequest {
 		t.Errorf("unreadable body: %d, want 400", got)
 	}
-	if got := post(WebhookPath("pages"), testSecret, update); got != http.StatusOK {
+	if got := post(webhookPath("pages"), testSecret, update); got != http.StatusOK {
 		t.Fatalf("right secret: %d, want 200", got)
 	}
 	info, err := h.insp.GetTaskInfo("critical", taskID("pages", 99001))
@@ -93,7 +93,7 @@ func TestWebhook(t *testing.T) {
 		t.Fatalf("no update task after the post: %+v, %v", info, err)
 	}
 	// Telegram posting the same update again queues nothing new.
-	if got := post(WebhookPath("pages"), testSecret, update); got != http.StatusOK {
+	if got := post(webhookPath("pages"), testSecret, update); got != http.StatusOK {
 		t.Errorf("repeated post: %d, want 200", got)
 	}
 	if n, err := h.insp.GetQueueInfo("critical"); err == nil && n.Size > 0 {

@@ -118,8 +118,8 @@ type Photo struct {
 	Name string `json:"name,omitempty"`
 }
 
-// MaxPhotoBytes is the largest photo upload (Telegram's limit for photos).
-const MaxPhotoBytes = 10 << 20
+// maxPhotoBytes is the largest photo upload (Telegram's limit for photos).
+const maxPhotoBytes = 10 << 20
 
 // Button is one inline keyboard button: Data comes back to the bot when
 // pressed (at most 64 bytes), or URL opens.
@@ -162,8 +162,8 @@ func (m *SendMessage) validateExtras(verr *ValidationError, maxKey int) {
 		switch {
 		case (p.URL == "") == (len(p.Data) == 0):
 			verr.add("photo", "needs exactly one of url and data")
-		case len(p.Data) > MaxPhotoBytes:
-			verr.add("photo.data", "is %d bytes; Telegram takes photo uploads of at most %d", len(p.Data), MaxPhotoBytes)
+		case len(p.Data) > maxPhotoBytes:
+			verr.add("photo.data", "is %d bytes; Telegram takes photo uploads of at most %d", len(p.Data), maxPhotoBytes)
 		case p.URL != "":
 			if u, err := url.Parse(p.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				verr.add("photo.url", "must be an http:// or https:// URL Telegram can fetch")

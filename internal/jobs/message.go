@@ -174,7 +174,7 @@ func (m *SendMessage) validate(lim Limits, maxKey int) error {
 	if _, err := ValidateChat(m.Chat); err != nil {
 		verr.add("chat", "%s", err.Error())
 	}
-	if msg := CheckBot(m.Bot, lim.Bots); msg != "" {
+	if msg := checkBot(m.Bot, lim.Bots); msg != "" {
 		verr.add("bot", "%s", msg)
 	}
 	m.validateExtras(&verr, maxKey)
@@ -213,9 +213,9 @@ func (m SendMessage) BotName() string {
 	return m.Bot
 }
 
-// CheckBot says what is wrong with a message's bot name given the known
+// checkBot says what is wrong with a message's bot name given the known
 // bots (nil: any well-formed name), or "" when nothing is.
-func CheckBot(bot string, known []string) string {
+func checkBot(bot string, known []string) string {
 	if bot != "" && !keys.ValidBotName(bot) {
 		return fmt.Sprintf("%q is not a bot name (1-%d lower-case letters, digits, _ or -, starting with a letter)", bot, keys.MaxBotName)
 	}

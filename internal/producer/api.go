@@ -71,15 +71,15 @@ type Mount struct {
 	Scope httpapi.Scope
 }
 
-// API is the producer's HTTP interface.
-type API struct {
+// api is the producer's HTTP interface.
+type api struct {
 	cfg      Config
 	requests *prometheus.CounterVec
 	handler  http.Handler
 }
 
 // NewAPI validates cfg and returns the API.
-func NewAPI(cfg Config) (*API, error) {
+func NewAPI(cfg Config) (*api, error) {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 1 << 20
 	}
@@ -99,7 +99,7 @@ func NewAPI(cfg Config) (*API, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	a := &API{cfg: cfg, requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+	a := &api{cfg: cfg, requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_api_requests_total",
 		Help: "API requests by route and HTTP status code.",
 	}, []string{"route", "code"})}
@@ -117,11 +117,11 @@ func NewAPI(cfg Config) (*API, error) {
 // Handler returns the API's routes. Every state-changing request a browser
 // sends from another origin is refused (httpapi.SameOrigin); without
 // authentication, POST requests other than the web UI's must also be JSON.
-func (a *API) Handler() http.Handler { return a.handler }
+func (a *api) Handler() http.Handler { return a.handler }
 
 // routes builds the handler. Conflicting patterns (a monitoring path on
 // top of an API route) are an error naming the setting, not a panic.
-func (a *API) routes() (h http.Handler, err error) {
+func (a *api) routes() (h http.Handler, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("producer: the routes conflict (%v): set HERALD_MONITORING_PATH to a path of its own such as /monitoring", p)
@@ -164,11 +164,11 @@ func (a *API) routes() (h http.Handler, err error) {
 // authed requires a token carrying scope (bearer, or for browsers basic
 // auth whose password is the token) and puts its principal on the request's
 // context.
-func (a *API) authed(scope httpapi.Scope, next http.Handler) http.Handler {
+func (a *api) authed(scope httpapi.Scope, next http.Handler) http.Handler {
 	return a.cfg.Keyring.Require(scope, next)
 }
 
-func (a *API) readyz(w http.ResponseWriter, r *http.Request) {
+func (a *api) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := a.readiness(ctx); err != nil {
@@ -183,7 +183,7 @@ func (a *API) readyz(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte("ok\n"))
 }
 
-func (a *API) postMessage(w http.ResponseWriter, r *http.Request) {
+func (a *api) postMessage(w http.ResponseWriter, r *http.Request) {
 	status := a.handleMessage(w, r)
 	a.requests.WithLabelValues("/v1/messages", strconv.Itoa(status)).Inc()
 }
@@ -210,7 +210,7 @@ func threadSpace(p httpapi.Principal, t *jobs.Thread) (string, *httpapi.Error) {
 	return "", nil
 }
 
-func (a *API) handleMessage(w http.ResponseWriter, r *http.Request) int {
+func (a *api) handleMessage(w http.ResponseWriter, r *http.Request) int {
 	// The principal names the namespace of the message's thread: without
 	// one there is no telling whose threads it may reach.
 	p, ok := httpapi.PrincipalFrom(r.Context())
@@ -218,7 +218,7 @@ func (a *API) handleMessage(w http.ResponseWriter, r *http.Request) int {
 		httpapi.Forbidden(w, "this request carries no credential to send messages under")
 		return http.StatusForbidden
 	}
-	var req MessageRequest
+	var req messageRequest
 	if err := httpapi.DecodeJSON(w, r, a.cfg.MaxBodyBytes, &req); err != nil {
 		var he *httpapi.Error
 		errors.As(err, &he)

@@ -5,7 +5,7 @@ import (
 )
 
 // TestNumericChatAccepted: a chat id may be a JSON number, as Telegram's own
-// API takes it (issue 14), and is stored exactly, beyond 2^53 too.
+// api takes it (issue 14), and is stored exactly, beyond 2^53 too.
 func TestNumericChatAccepted(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ body, want string }{

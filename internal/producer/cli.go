@@ -16,9 +16,9 @@ import (
 
 // Exit codes of `producer send`.
 const (
-	// ExitStored: the message is in Redis (or was already, for a repeated
+	// exitStored: the message is in Redis (or was already, for a repeated
 	// idempotency key); the task id is printed as JSON.
-	ExitStored = 0
+	exitStored = 0
 	// ExitNotStored: Redis did not take the message (unreachable, refused
 	// the write), so running the command again is safe; or the master took
 	// it but its replicas did not confirm it in time
@@ -43,11 +43,11 @@ Flags:`
 // spaces, or standard input when there are none (or a single "-"). Flags are
 // accepted anywhere among the arguments. Every failure is one line on
 // stderr starting with "producer send: ". It returns the process exit code:
-// ExitStored, ExitNotStored or ExitUsage.
+// exitStored, ExitNotStored or ExitUsage.
 func Send(ctx context.Context, enq *jobs.Enqueuer, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("send", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported below, in one line
-	var req MessageRequest
+	var req messageRequest
 	var chat string
 	fs.StringVar(&chat, "chat", "", "destination: numeric chat id or @channel (required)")
 	fs.StringVar(&req.Bot, "bot", "", "the bot that sends it, one of HERALD_BOTS (default: the bot \"default\")")
@@ -64,7 +64,7 @@ func Send(ctx context.Context, enq *jobs.Enqueuer, args []string, stdin io.Reade
 		fmt.Fprintln(stderr, sendUsage)
 		fs.SetOutput(stderr)
 		fs.PrintDefaults()
-		return ExitStored
+		return exitStored
 	case err != nil:
 		fmt.Fprintf(stderr, "producer send: %v (see producer send -h; settings such as -redis-url go before \"send\", or in the environment)\n", err)
 		return ExitUsage
@@ -103,7 +103,7 @@ func Send(ctx context.Context, enq *jobs.Enqueuer, args []string, stdin io.Reade
 		return ExitNotStored
 	}
 	_ = json.NewEncoder(stdout).Encode(res)
-	return ExitStored
+	return exitStored
 }
 
 // parseInterspersed parses flags found anywhere in args and returns the

@@ -9,11 +9,11 @@ import (
 	"github.com/herald-dev/herald/internal/jobs"
 )
 
-// MessageRequest is the body of POST /v1/messages.
-type MessageRequest struct {
+// messageRequest is the body of POST /v1/messages.
+type messageRequest struct {
 	// Chat is a numeric chat id, as a JSON string ("42", "-1001234567890")
 	// or number (42, as Telegram's own API takes it), or an @channel.
-	Chat ChatRef `json:"chat"`
+	Chat chatRef `json:"chat"`
 	// Bot names the bot that sends the message, one of HERALD_BOTS;
 	// omitted, the bot "default".
 	Bot                 string `json:"bot,omitempty"`
@@ -41,16 +41,16 @@ type MessageRequest struct {
 	Thread *jobs.Thread `json:"thread,omitempty"`
 }
 
-// ChatRef is a chat as a client may send it: a JSON string (a numeric id or
+// chatRef is a chat as a client may send it: a JSON string (a numeric id or
 // an @username) or a JSON integer. A number is kept as its decimal digits,
 // so ids beyond 2^53 are not rounded; validation happens at enqueue.
-type ChatRef string
+type chatRef string
 
 // JSONKind describes the accepted JSON forms in type errors.
-func (ChatRef) JSONKind() string { return "a string (chat id or @username) or a whole number" }
+func (chatRef) JSONKind() string { return "a string (chat id or @username) or a whole number" }
 
 // UnmarshalJSON accepts a string or an integer literal.
-func (c *ChatRef) UnmarshalJSON(b []byte) error {
+func (c *chatRef) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	switch {
 	case len(b) > 0 && b[0] == '"':
@@ -58,13 +58,13 @@ func (c *ChatRef) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
-		*c = ChatRef(s)
+		*c = chatRef(s)
 		return nil
 	case string(b) == "null":
 		return nil
 	}
 	if _, err := strconv.ParseInt(string(b), 10, 64); err == nil {
-		*c = ChatRef(b)
+		*c = chatRef(b)
 		return nil
 	}
 	what := "value " + string(b)
@@ -78,5 +78,5 @@ func (c *ChatRef) UnmarshalJSON(b []byte) error {
 	case len(b) > 0 && b[0] == '[':
 		what = "array"
 	}
-	return &json.UnmarshalTypeError{Value: what, Type: reflect.TypeFor[ChatRef]()}
+	return &json.UnmarshalTypeError{Value: what, Type: reflect.TypeFor[chatRef]()}
 }

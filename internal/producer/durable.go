@@ -32,7 +32,7 @@ func notStoredMessage(err error) string {
 // writes is held back until the Enqueuer's Settle returns. When it fails
 // the client gets 503 with Retry-After instead, and the handler's headers
 // and body are dropped.
-func (a *API) settled(next http.Handler) http.Handler {
+func (a *api) settled(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet || r.Method == http.MethodHead || !a.cfg.Enqueuer.Durable() {
 			next.ServeHTTP(w, r)
@@ -111,7 +111,7 @@ func (s *settleWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 func (s *settleWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // readiness is /readyz's check: the configured one, else a PING.
-func (a *API) readiness(ctx context.Context) error {
+func (a *api) readiness(ctx context.Context) error {
 	if a.cfg.Ready != nil {
 		return a.cfg.Ready(ctx)
 	}

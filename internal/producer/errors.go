@@ -17,14 +17,10 @@ const (
 	CodeUnavailable      = httpapi.CodeUnavailable
 	CodeNotFound         = httpapi.CodeNotFound
 	CodeMethodNotAllowed = httpapi.CodeMethodNotAllowed
-	CodeInternal         = httpapi.CodeInternal
 )
 
 // ErrorBody is the JSON body of every non-2xx answer.
 type ErrorBody = httpapi.ErrorBody
-
-// ErrorDetail says what went wrong, and which fields when input was invalid.
-type ErrorDetail = httpapi.ErrorDetail
 
 func writeJSON(w http.ResponseWriter, status int, v any) { httpapi.WriteJSON(w, status, v) }
 

@@ -13,7 +13,7 @@ import (
 // everyone reads only. Without authentication (local mode) everyone gets
 // the read-write UI; cross-origin requests are refused for everyone by
 // httpapi.SameOrigin.
-func (a *API) monitoring() http.Handler {
+func (a *api) monitoring() http.Handler {
 	ro, rw := a.cfg.Monitoring, a.cfg.MonitoringAdmin
 	if rw == nil {
 		rw = ro // read-only mode: the UI itself refuses every change
@@ -42,7 +42,7 @@ func (a *API) monitoring() http.Handler {
 }
 
 // metrics serves /metrics, behind MetricsToken when one is set.
-func (a *API) metrics() http.Handler {
+func (a *api) metrics() http.Handler {
 	if a.cfg.MetricsToken == "" {
 		return a.cfg.Metrics
 	}

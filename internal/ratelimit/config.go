@@ -90,7 +90,7 @@ var (
 // documented defaults from these, so the two cannot disagree.
 const (
 	DefaultGuard       = 20 * time.Millisecond
-	DefaultSleepMax    = 250 * time.Millisecond
+	defaultSleepMax    = 250 * time.Millisecond
 	DefaultBotPauseMax = 10 * time.Second
 )
 
@@ -109,7 +109,7 @@ func (c Config) WithDefaults() Config {
 		c.Guard = DefaultGuard
 	}
 	if c.SleepMax == 0 {
-		c.SleepMax = DefaultSleepMax
+		c.SleepMax = defaultSleepMax
 	}
 	if c.BotPauseMax == 0 {
 		c.BotPauseMax = DefaultBotPauseMax

@@ -297,8 +297,8 @@ func micros(v any) (time.Duration, error) {
 	return time.Duration(n) * time.Microsecond, nil
 }
 
-// Pause is what Penalize did.
-type Pause struct {
+// pause is what Penalize did.
+type pause struct {
 	// Bot is how long the whole bot is paused from now (0: not paused).
 	Bot time.Duration
 	// Chat is how long the chat is paused from now.
@@ -311,7 +311,7 @@ type Pause struct {
 }
 
 // Scope names the widest thing paused: "bot" or "chat".
-func (p Pause) Scope() string {
+func (p pause) Scope() string {
 	if p.Bot > 0 {
 		return "bot"
 	}
@@ -326,7 +326,7 @@ func (p Pause) Scope() string {
 // and the refused message is the chat's next one after the pause. A 429
 // that comes during a pause extends it. retryAfter should already include
 // any jitter the caller wants.
-func (l *Limiter) Penalize(ctx context.Context, chat, slot string, retryAfter time.Duration) (Pause, error) {
+func (l *Limiter) Penalize(ctx context.Context, chat, slot string, retryAfter time.Duration) (pause, error) {
 	bot := min(retryAfter, l.cfg.BotPauseMax)
 	if l.cfg.BotPauseMax < 0 {
 		bot = 0
@@ -337,25 +337,25 @@ func (l *Limiter) Penalize(ctx context.Context, chat, slot string, retryAfter ti
 		l.resvTTL.Milliseconds(), l.ks.ReservationPrefix(), l.bot,
 	).Slice()
 	if err != nil {
-		return Pause{}, fmt.Errorf("ratelimit: penalize: %w", err)
+		return pause{}, fmt.Errorf("ratelimit: penalize: %w", err)
 	}
 	if len(res) < 5 {
-		return Pause{}, fmt.Errorf("ratelimit: unexpected script reply %v", res)
+		return pause{}, fmt.Errorf("ratelimit: unexpected script reply %v", res)
 	}
-	var p Pause
+	var p pause
 	paused, _ := res[0].(int64)
 	left, err := micros(res[1])
 	if err != nil {
-		return Pause{}, err
+		return pause{}, err
 	}
 	if paused == 1 {
 		p.Bot = left
 	}
 	if p.Chat, err = micros(res[2]); err != nil {
-		return Pause{}, err
+		return pause{}, err
 	}
 	if p.Shift, err = micros(res[3]); err != nil {
-		return Pause{}, err
+		return pause{}, err
 	}
 	n, _ := res[4].(int64)
 	p.Requeued = int(n)

@@ -46,7 +46,7 @@ func largestWithin(tb testing.TB, family func(int) string, limit int) string {
 	for n := 1; n < 1000; n++ {
 		p := family(n)
 		size, exact, err := programSize(p, limit)
-		if err != nil || !exact || size > limit || len(p) > MaxMatcherValue {
+		if err != nil || !exact || size > limit || len(p) > maxMatcherValue {
 			break
 		}
 		best = p
@@ -61,7 +61,7 @@ func largestWithin(tb testing.TB, family func(int) string, limit int) string {
 // alerts.MaxLabelLen), which every worst family matches.
 func worstAlert(v string) *alerts.Alert {
 	a := &alerts.Alert{Title: "x", Severity: alerts.SeverityWarning, Source: "api", Labels: map[string]string{}}
-	for i := 0; i < MaxMatchers; i++ {
+	for i := 0; i < maxMatchers; i++ {
 		a.Labels["l"+strconv.Itoa(i)] = v
 	}
 	if err := a.Validate(); err != nil {
@@ -71,8 +71,8 @@ func worstAlert(v string) *alerts.Alert {
 }
 
 // BenchmarkSilencedWorstCase matches one alert against four silences that
-// each use the per-silence budget (DefaultMaxSilenceProgram, together
-// DefaultMaxLiveProgram) with the costliest patterns the per-matcher limit
+// each use the per-silence budget (defaultMaxSilenceProgram, together
+// defaultMaxLiveProgram) with the costliest patterns the per-matcher limit
 // allows, every matcher matching, on the longest label values: the worst
 // an alert can meet with the default limits. It reports the 99th
 // percentile of one Silenced call (p99-ms), the heap in use afterwards
@@ -82,7 +82,7 @@ func worstAlert(v string) *alerts.Alert {
 func BenchmarkSilencedWorstCase(b *testing.B) {
 	for _, name := range []string{"captured-stars", "stars", "any-or-a", "stars-then-b", "fallback", "letters", "non-digits"} {
 		for _, value := range []string{"ascii", "two-byte"} {
-			for _, perMatcher := range []int{DefaultMaxMatcherProgram, DefaultMaxMatcherProgram / 2, 16} {
+			for _, perMatcher := range []int{defaultMaxMatcherProgram, defaultMaxMatcherProgram / 2, 16} {
 				b.Run(fmt.Sprintf("%s/%s/matcher=%d", name, value, perMatcher), func(b *testing.B) {
 					benchWorst(b, worstFamilies[name], worstValues[value], perMatcher)
 				})
@@ -96,7 +96,7 @@ func benchWorst(b *testing.B, family func(int) string, value string, perMatcher 
 	ctx := context.Background()
 	pattern := largestWithin(b, family, perMatcher)
 	size, _, _ := programSize(pattern, perMatcher)
-	count := min(MaxMatchers, DefaultMaxSilenceProgram/size)
+	count := min(maxMatchers, defaultMaxSilenceProgram/size)
 	total := 0
 	for s := 0; s < 4; s++ {
 		var ms []Matcher
@@ -165,7 +165,7 @@ func BenchmarkRefuseReviewPayload(b *testing.B) {
 
 // reviewMatchers is the payload of the security review.
 func reviewMatchers() []Matcher {
-	ms := make([]Matcher, MaxMatchers)
+	ms := make([]Matcher, maxMatchers)
 	for i := range ms {
 		ms[i] = re("l"+strconv.Itoa(i), strings.Repeat(".{0,1000}", 113))
 	}
@@ -177,7 +177,7 @@ func reviewMatchers() []Matcher {
 func BenchmarkReloadUnchanged(b *testing.B) {
 	f := newRealFixture(b, func(c *Config) { c.CacheTTL = time.Hour; c.MaxLiveProgram = 1 << 20 })
 	ctx := context.Background()
-	for i := 0; i < DefaultMaxSilences; i++ {
+	for i := 0; i < defaultMaxSilences; i++ {
 		mustCreate(b, f.st, Input{Matchers: []Matcher{eq("team", strconv.Itoa(i)), re("service", "api-.*")}, Duration: time.Hour})
 	}
 	a := &alerts.Alert{Title: "x", Labels: map[string]string{"team": "none"}}

@@ -62,7 +62,7 @@ func testReloadCompilesOnce(t *testing.T, mk func(...func(*Config)) *fixture) {
 	changed := theirs
 	changed.Matchers = []Matcher{re("team", "x.*")}
 	rec, _ := json.Marshal(&changed)
-	if n, err := replaceScript.Run(ctx, f.rdb, silenceKeys(), theirs.ID, raw, rec, ms(theirs.EndsAt), ms(t0), DefaultMaxExpired, 0).Int(); err != nil || n != 1 {
+	if n, err := replaceScript.Run(ctx, f.rdb, silenceKeys(), theirs.ID, raw, rec, ms(theirs.EndsAt), ms(t0), defaultMaxExpired, 0).Int(); err != nil || n != 1 {
 		t.Fatalf("replace: %d, %v", n, err)
 	}
 	reloads(mine.ID)

@@ -15,23 +15,23 @@ import (
 // Defaults of Config, named once so that WithDefaults, the errors that
 // suggest them and the documentation say the same.
 const (
-	DefaultCacheTTL          = time.Second
-	DefaultStaleFor          = 30 * time.Second
-	DefaultRetention         = 7 * 24 * time.Hour
-	DefaultMaxSilences       = 1000
-	DefaultMaxExpired        = 1000
-	DefaultMaxMatcherProgram = 256
-	DefaultMaxSilenceProgram = 256
-	DefaultMaxLiveProgram    = 1024
-	DefaultMaxDuration       = 366 * 24 * time.Hour
-	DefaultMaxRecorded       = 10000
-	DefaultReleaseInterval   = time.Second
-	DefaultReleaseLease      = 30 * time.Second
-	DefaultReleaseBatch      = 100
-	DefaultCollectInterval   = time.Minute
-	DefaultMaxBodyBytes      = 64 << 10
-	DefaultListLimit         = 100
-	MaxListLimit             = 1000
+	defaultCacheTTL          = time.Second
+	defaultStaleFor          = 30 * time.Second
+	defaultRetention         = 7 * 24 * time.Hour
+	defaultMaxSilences       = 1000
+	defaultMaxExpired        = 1000
+	defaultMaxMatcherProgram = 256
+	defaultMaxSilenceProgram = 256
+	defaultMaxLiveProgram    = 1024
+	defaultMaxDuration       = 366 * 24 * time.Hour
+	defaultMaxRecorded       = 10000
+	defaultReleaseInterval   = time.Second
+	defaultReleaseLease      = 30 * time.Second
+	defaultReleaseBatch      = 100
+	defaultCollectInterval   = time.Minute
+	defaultMaxBodyBytes      = 64 << 10
+	defaultListLimit         = 100
+	maxListLimit             = 1000
 	minCacheTTL              = 10 * time.Millisecond
 	minReleaseInterval       = 10 * time.Millisecond
 	maxReleaseBatch          = 10000
@@ -40,9 +40,9 @@ const (
 	minMatcherProgram        = 16
 )
 
-// ItemEnqueuer puts a digest item into its destination's group; it is
+// itemEnqueuer puts a digest item into its destination's group; it is
 // *jobs.Enqueuer's EnqueueItem.
-type ItemEnqueuer interface {
+type itemEnqueuer interface {
 	EnqueueItem(ctx context.Context, queue string, it jobs.CoalescedItem) (jobs.Result, error)
 }
 
@@ -54,7 +54,7 @@ type Config struct {
 	Redis redis.UniversalClient
 	// Items receives the held messages when their quiet hours end.
 	// Required: pass the producer's *jobs.Enqueuer.
-	Items ItemEnqueuer
+	Items itemEnqueuer
 	// CacheTTL is how long a process uses the silences it read from Redis
 	// before reading them again: the bound within which a silence created
 	// or expired through another producer takes effect here. Default 1s.
@@ -125,46 +125,46 @@ type Config struct {
 // WithDefaults returns the config with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
 	if c.CacheTTL == 0 {
-		c.CacheTTL = DefaultCacheTTL
+		c.CacheTTL = defaultCacheTTL
 	}
 	if c.StaleFor == 0 {
-		c.StaleFor = DefaultStaleFor
+		c.StaleFor = defaultStaleFor
 	}
 	if c.Retention == 0 {
-		c.Retention = DefaultRetention
+		c.Retention = defaultRetention
 	}
 	if c.MaxSilences == 0 {
-		c.MaxSilences = DefaultMaxSilences
+		c.MaxSilences = defaultMaxSilences
 	}
 	if c.MaxExpired == 0 {
-		c.MaxExpired = DefaultMaxExpired
+		c.MaxExpired = defaultMaxExpired
 	}
 	if c.MaxMatcherProgram == 0 {
-		c.MaxMatcherProgram = DefaultMaxMatcherProgram
+		c.MaxMatcherProgram = defaultMaxMatcherProgram
 	}
 	if c.MaxSilenceProgram == 0 {
-		c.MaxSilenceProgram = max(DefaultMaxSilenceProgram, c.MaxMatcherProgram)
+		c.MaxSilenceProgram = max(defaultMaxSilenceProgram, c.MaxMatcherProgram)
 	}
 	if c.MaxLiveProgram == 0 {
-		c.MaxLiveProgram = max(DefaultMaxLiveProgram, c.MaxSilenceProgram)
+		c.MaxLiveProgram = max(defaultMaxLiveProgram, c.MaxSilenceProgram)
 	}
 	if c.MaxDuration == 0 {
-		c.MaxDuration = DefaultMaxDuration
+		c.MaxDuration = defaultMaxDuration
 	}
 	if c.MaxRecorded == 0 {
-		c.MaxRecorded = DefaultMaxRecorded
+		c.MaxRecorded = defaultMaxRecorded
 	}
 	if c.ReleaseInterval == 0 {
-		c.ReleaseInterval = DefaultReleaseInterval
+		c.ReleaseInterval = defaultReleaseInterval
 	}
 	if c.ReleaseLease == 0 {
-		c.ReleaseLease = DefaultReleaseLease
+		c.ReleaseLease = defaultReleaseLease
 	}
 	if c.ReleaseBatch == 0 {
-		c.ReleaseBatch = DefaultReleaseBatch
+		c.ReleaseBatch = defaultReleaseBatch
 	}
 	if c.CollectInterval == 0 {
-		c.CollectInterval = DefaultCollectInterval
+		c.CollectInterval = defaultCollectInterval
 	}
 	if c.IdempotencyWindow == 0 {
 		c.IdempotencyWindow = jobs.DefaultIdempotencyWindow
@@ -173,7 +173,7 @@ func (c Config) WithDefaults() Config {
 		c.MaxRetry = jobs.DefaultMaxRetry
 	}
 	if c.MaxBodyBytes == 0 {
-		c.MaxBodyBytes = DefaultMaxBodyBytes
+		c.MaxBodyBytes = defaultMaxBodyBytes
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -196,39 +196,39 @@ func (c Config) validate() error {
 		errs = append(errs, errors.New("silences: Config.Items is required: pass the producer's *jobs.Enqueuer, which releases held messages"))
 	}
 	if c.CacheTTL < minCacheTTL {
-		bad("Config.CacheTTL is %v; use at least %v (default %v)", c.CacheTTL, minCacheTTL, DefaultCacheTTL)
+		bad("Config.CacheTTL is %v; use at least %v (default %v)", c.CacheTTL, minCacheTTL, defaultCacheTTL)
 	}
 	if c.StaleFor < c.CacheTTL {
-		bad("Config.StaleFor is %v; use at least Config.CacheTTL (%v; default %v)", c.StaleFor, c.CacheTTL, DefaultStaleFor)
+		bad("Config.StaleFor is %v; use at least Config.CacheTTL (%v; default %v)", c.StaleFor, c.CacheTTL, defaultStaleFor)
 	}
 	if c.Retention < minRetention {
-		bad("Config.Retention is %v; use at least %v (default %v)", c.Retention, minRetention, DefaultRetention)
+		bad("Config.Retention is %v; use at least %v (default %v)", c.Retention, minRetention, defaultRetention)
 	}
 	if c.MaxSilences < 1 {
-		bad("Config.MaxSilences is %d; use at least 1 (default %d)", c.MaxSilences, DefaultMaxSilences)
+		bad("Config.MaxSilences is %d; use at least 1 (default %d)", c.MaxSilences, defaultMaxSilences)
 	}
 	if c.MaxExpired < 1 {
-		bad("Config.MaxExpired is %d; use at least 1 (default %d)", c.MaxExpired, DefaultMaxExpired)
+		bad("Config.MaxExpired is %d; use at least 1 (default %d)", c.MaxExpired, defaultMaxExpired)
 	}
 	errs = append(errs, c.validatePrograms()...)
 	if c.MaxDuration < time.Minute {
-		bad("Config.MaxDuration is %v; use at least 1m (default %v)", c.MaxDuration, DefaultMaxDuration)
+		bad("Config.MaxDuration is %v; use at least 1m (default %v)", c.MaxDuration, defaultMaxDuration)
 	}
 	if c.MaxRecorded < 1 {
-		bad("Config.MaxRecorded is %d; use at least 1 (default %d)", c.MaxRecorded, DefaultMaxRecorded)
+		bad("Config.MaxRecorded is %d; use at least 1 (default %d)", c.MaxRecorded, defaultMaxRecorded)
 	}
 	if c.ReleaseInterval < minReleaseInterval {
-		bad("Config.ReleaseInterval is %v; use at least %v (default %v)", c.ReleaseInterval, minReleaseInterval, DefaultReleaseInterval)
+		bad("Config.ReleaseInterval is %v; use at least %v (default %v)", c.ReleaseInterval, minReleaseInterval, defaultReleaseInterval)
 	}
 	if c.ReleaseLease < minReleaseLeaseIntervals*c.ReleaseInterval {
 		bad("Config.ReleaseLease is %v; use at least %d × Config.ReleaseInterval (%v; default %v)",
-			c.ReleaseLease, minReleaseLeaseIntervals, minReleaseLeaseIntervals*c.ReleaseInterval, DefaultReleaseLease)
+			c.ReleaseLease, minReleaseLeaseIntervals, minReleaseLeaseIntervals*c.ReleaseInterval, defaultReleaseLease)
 	}
 	if c.ReleaseBatch < 1 || c.ReleaseBatch > maxReleaseBatch {
-		bad("Config.ReleaseBatch is %d; use 1 to %d (default %d)", c.ReleaseBatch, maxReleaseBatch, DefaultReleaseBatch)
+		bad("Config.ReleaseBatch is %d; use 1 to %d (default %d)", c.ReleaseBatch, maxReleaseBatch, defaultReleaseBatch)
 	}
 	if c.CollectInterval < minReleaseInterval {
-		bad("Config.CollectInterval is %v; use at least %v (default %v)", c.CollectInterval, minReleaseInterval, DefaultCollectInterval)
+		bad("Config.CollectInterval is %v; use at least %v (default %v)", c.CollectInterval, minReleaseInterval, defaultCollectInterval)
 	}
 	if c.IdempotencyWindow < 0 {
 		bad("Config.IdempotencyWindow is %v; use a positive duration (default %v)", c.IdempotencyWindow, jobs.DefaultIdempotencyWindow)
@@ -237,7 +237,7 @@ func (c Config) validate() error {
 		bad("Config.MaxRetry is %d; use 0 or more (default %d)", c.MaxRetry, jobs.DefaultMaxRetry)
 	}
 	if c.MaxBodyBytes < 1 {
-		bad("Config.MaxBodyBytes is %d; use a positive size (default %d)", c.MaxBodyBytes, DefaultMaxBodyBytes)
+		bad("Config.MaxBodyBytes is %d; use a positive size (default %d)", c.MaxBodyBytes, defaultMaxBodyBytes)
 	}
 	return errors.Join(errs...)
 }
@@ -248,15 +248,15 @@ func (c Config) validatePrograms() []error {
 	var errs []error
 	if c.MaxMatcherProgram < minMatcherProgram {
 		errs = append(errs, fmt.Errorf("silences: Config.MaxMatcherProgram is %d; use at least %d (default %d)",
-			c.MaxMatcherProgram, minMatcherProgram, DefaultMaxMatcherProgram))
+			c.MaxMatcherProgram, minMatcherProgram, defaultMaxMatcherProgram))
 	}
 	if c.MaxSilenceProgram < c.MaxMatcherProgram {
 		errs = append(errs, fmt.Errorf("silences: Config.MaxSilenceProgram is %d; use at least Config.MaxMatcherProgram (%d; default %d)",
-			c.MaxSilenceProgram, c.MaxMatcherProgram, DefaultMaxSilenceProgram))
+			c.MaxSilenceProgram, c.MaxMatcherProgram, defaultMaxSilenceProgram))
 	}
 	if c.MaxLiveProgram < c.MaxSilenceProgram {
 		errs = append(errs, fmt.Errorf("silences: Config.MaxLiveProgram is %d; use at least Config.MaxSilenceProgram (%d; default %d)",
-			c.MaxLiveProgram, c.MaxSilenceProgram, DefaultMaxLiveProgram))
+			c.MaxLiveProgram, c.MaxSilenceProgram, defaultMaxLiveProgram))
 	}
 	return errs
 }

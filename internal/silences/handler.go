@@ -12,27 +12,27 @@ import (
 	"github.com/herald-dev/herald/internal/jobs"
 )
 
-// CodeTooManySilences is the error code of the 409 refusing a silence
+// codeTooManySilences is the error code of the 409 refusing a silence
 // beyond Config.MaxSilences.
-const CodeTooManySilences = "too_many_silences"
+const codeTooManySilences = "too_many_silences"
 
-// View is a silence as the API shows it: the record and its state now.
-type View struct {
+// view is a silence as the API shows it: the record and its state now.
+type view struct {
 	Silence
-	State State `json:"state"`
+	State state `json:"state"`
 }
 
-// List is the body of GET /v1/silences: one page.
-type List struct {
-	Silences []View `json:"silences"`
+// list is the body of GET /v1/silences: one page.
+type list struct {
+	Silences []view `json:"silences"`
 	// NextCursor, when set, asks for the next page (?cursor=).
 	NextCursor string `json:"next_cursor,omitempty"`
 }
 
-// CaughtList is the body of GET /v1/silences/{id}/alerts.
-type CaughtList struct {
+// caughtList is the body of GET /v1/silences/{id}/alerts.
+type caughtList struct {
 	SilenceID string   `json:"silence_id"`
-	Alerts    []Caught `json:"alerts"`
+	Alerts    []caught `json:"alerts"`
 }
 
 // createRequest is the body of POST /v1/silences. Times are read as text
@@ -129,11 +129,11 @@ func (s *Store) fail(w http.ResponseWriter, op, id string, err error) {
 	switch {
 	case errors.As(err, &verr):
 		httpapi.WriteError(w, httpapi.Invalid("invalid silence", verr.Fields...))
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, errNotFound):
 		httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, httpapi.CodeNotFound,
 			"no silence %q: it never existed, or it expired more than %v ago", id, s.cfg.Retention))
 	case errors.Is(err, ErrTooMany):
-		httpapi.WriteError(w, httpapi.Errorf(http.StatusConflict, CodeTooManySilences,
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusConflict, codeTooManySilences,
 			"%d silences are in force or to come, the most this Herald keeps: expire some (DELETE /v1/silences/{id})", s.cfg.MaxSilences))
 	case errors.Is(err, jobs.ErrUnavailable):
 		s.cfg.Logger.Error("silence store unavailable; answering 503", "op", op, "error", err)
@@ -145,7 +145,7 @@ func (s *Store) fail(w http.ResponseWriter, op, id string, err error) {
 	}
 }
 
-func (s *Store) view(sil Silence) View { return View{Silence: sil, State: sil.State(s.cfg.Now())} }
+func (s *Store) view(sil Silence) view { return view{Silence: sil, State: sil.State(s.cfg.Now())} }
 
 func (s *Store) create(w http.ResponseWriter, r *http.Request) {
 	p, _ := httpapi.PrincipalFrom(r.Context())
@@ -186,7 +186,7 @@ func (s *Store) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := Filter(strings.TrimSpace(q.Get("state")))
 	switch f {
-	case FilterLive, FilterActive, FilterPending, FilterExpired, FilterAll:
+	case FilterLive, FilterActive, filterPending, filterExpired, FilterAll:
 	default:
 		httpapi.WriteError(w, httpapi.Invalid("invalid query", jobs.FieldError{Field: "state",
 			Message: fmt.Sprintf("%q is not one of active, pending, expired, all (leave it out for active and pending)", f)}))
@@ -198,31 +198,31 @@ func (s *Store) list(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	page, err := s.ListPage(r.Context(), f, limit, q.Get("cursor"))
-	if errors.Is(err, ErrBadCursor) {
+	if errors.Is(err, errBadCursor) {
 		httpapi.WriteError(w, httpapi.Invalid("invalid query", jobs.FieldError{Field: "cursor",
-			Message: strings.TrimPrefix(err.Error(), ErrBadCursor.Error()+": ") + "; pass the next_cursor of the previous page"}))
+			Message: strings.TrimPrefix(err.Error(), errBadCursor.Error()+": ") + "; pass the next_cursor of the previous page"}))
 		return
 	}
 	if err != nil {
 		s.fail(w, "listing silences", "", err)
 		return
 	}
-	out := List{Silences: make([]View, len(page.Silences)), NextCursor: page.NextCursor}
+	out := list{Silences: make([]view, len(page.Silences)), NextCursor: page.NextCursor}
 	for i, sil := range page.Silences {
 		out.Silences[i] = s.view(sil)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
-// queryLimit reads ?limit=: 1 to MaxListLimit, default DefaultListLimit.
+// queryLimit reads ?limit=: 1 to maxListLimit, default defaultListLimit.
 func queryLimit(v string) (int, *httpapi.Error) {
 	if v == "" {
-		return DefaultListLimit, nil
+		return defaultListLimit, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > MaxListLimit {
+	if err != nil || n < 1 || n > maxListLimit {
 		return 0, httpapi.Invalid("invalid query", jobs.FieldError{Field: "limit",
-			Message: fmt.Sprintf("must be a whole number from 1 to %d", MaxListLimit)})
+			Message: fmt.Sprintf("must be a whole number from 1 to %d", maxListLimit)})
 	}
 	return n, nil
 }
@@ -266,5 +266,5 @@ func (s *Store) caught(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, "reading the silenced alerts", id, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, CaughtList{SilenceID: id, Alerts: list})
+	httpapi.WriteJSON(w, http.StatusOK, caughtList{SilenceID: id, Alerts: list})
 }

@@ -63,26 +63,26 @@ func TestAPI(t *testing.T) {
 	if code != http.StatusCreated {
 		t.Fatalf("create: %d %s", code, body)
 	}
-	v := decodeAs[View](t, body)
-	if v.ID == "" || v.State != StateActive || !v.StartsAt.Equal(t0) || !v.EndsAt.Equal(t0.Add(2*time.Hour)) ||
+	v := decodeAs[view](t, body)
+	if v.ID == "" || v.State != stateActive || !v.StartsAt.Equal(t0) || !v.EndsAt.Equal(t0.Add(2*time.Hour)) ||
 		len(v.Matchers) != 2 || !v.Matchers[1].IsRegex || v.Comment != "deploy" || v.CreatedBy != "ana" || v.All || v.ProgramSize != 10 {
 		t.Fatalf("created %s", body)
 	}
 	code, body = call(t, h, "GET", "/v1/silences/"+v.ID, "")
-	if code != http.StatusOK || decodeAs[View](t, body).ID != v.ID {
+	if code != http.StatusOK || decodeAs[view](t, body).ID != v.ID {
 		t.Fatalf("get: %d %s", code, body)
 	}
 	bo := &httpapi.Principal{Name: "bo", Scopes: []httpapi.Scope{httpapi.ScopeOperate}}
 	code, body = callAs(t, h, bo, "POST", "/v1/silences", `{"matchers": [{"name": "team", "value": "db"}], "starts_at": "2026-06-10T13:00:00Z", "duration": "1h"}`)
-	if code != http.StatusCreated || decodeAs[View](t, body).State != StatePending {
+	if code != http.StatusCreated || decodeAs[view](t, body).State != statePending {
 		t.Fatalf("create pending: %d %s", code, body)
 	}
 	code, body = call(t, h, "GET", "/v1/silences", "")
-	if l := decodeAs[List](t, body); code != http.StatusOK || len(l.Silences) != 2 {
+	if l := decodeAs[list](t, body); code != http.StatusOK || len(l.Silences) != 2 {
 		t.Fatalf("list: %d %s", code, body)
 	}
 	code, body = call(t, h, "GET", "/v1/silences?state=pending", "")
-	if l := decodeAs[List](t, body); code != http.StatusOK || len(l.Silences) != 1 || l.Silences[0].CreatedBy != "bo" {
+	if l := decodeAs[list](t, body); code != http.StatusOK || len(l.Silences) != 1 || l.Silences[0].CreatedBy != "bo" {
 		t.Fatalf("list pending: %d %s", code, body)
 	}
 
@@ -96,16 +96,16 @@ func TestAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, body = call(t, h, "GET", "/v1/silences/"+v.ID+"/alerts", "")
-	if cl := decodeAs[CaughtList](t, body); code != http.StatusOK || cl.SilenceID != v.ID || len(cl.Alerts) != 1 || cl.Alerts[0].Title != a.Title {
+	if cl := decodeAs[caughtList](t, body); code != http.StatusOK || cl.SilenceID != v.ID || len(cl.Alerts) != 1 || cl.Alerts[0].Title != a.Title {
 		t.Fatalf("caught: %d %s", code, body)
 	}
 
 	code, body = call(t, h, "DELETE", "/v1/silences/"+v.ID, "")
-	if code != http.StatusOK || decodeAs[View](t, body).State != StateExpired {
+	if code != http.StatusOK || decodeAs[view](t, body).State != stateExpired {
 		t.Fatalf("delete: %d %s", code, body)
 	}
 	code, body = call(t, h, "GET", "/v1/silences?state=expired", "")
-	if l := decodeAs[List](t, body); code != http.StatusOK || len(l.Silences) != 1 || l.Silences[0].ID != v.ID {
+	if l := decodeAs[list](t, body); code != http.StatusOK || len(l.Silences) != 1 || l.Silences[0].ID != v.ID {
 		t.Fatalf("list expired: %d %s", code, body)
 	}
 	for _, c := range []struct{ method, path string }{
@@ -192,7 +192,7 @@ func TestAPITooMany(t *testing.T) {
 		t.Fatalf("%d %s", code, b)
 	}
 	code, b := call(t, h, "POST", "/v1/silences", body)
-	if code != http.StatusConflict || decodeAs[httpapi.ErrorBody](t, b).Error.Code != CodeTooManySilences {
+	if code != http.StatusConflict || decodeAs[httpapi.ErrorBody](t, b).Error.Code != codeTooManySilences {
 		t.Fatalf("%d %s", code, b)
 	}
 }

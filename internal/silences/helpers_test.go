@@ -46,7 +46,7 @@ var t0 = time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC)
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// items is an ItemEnqueuer that keeps the items; fail, when set, fails
+// items is an itemEnqueuer that keeps the items; fail, when set, fails
 // every call.
 type items struct {
 	mu   sync.Mutex

@@ -79,7 +79,7 @@ func TestSilenceAcrossProducers(t *testing.T) {
 		t.Fatalf("create: %d %s", code, body)
 	}
 	created := time.Now()
-	sil := decodeAs[View](t, body)
+	sil := decodeAs[view](t, body)
 
 	// A: at once.
 	res, err = a.router.Dispatch(ctx, alert(1))
@@ -101,8 +101,8 @@ func TestSilenceAcrossProducers(t *testing.T) {
 			break
 		}
 		sent += len(res.Messages)
-		if time.Since(created) > DefaultCacheTTL+500*time.Millisecond {
-			t.Fatalf("B still sends %v after the silence was created (bound %v)", time.Since(created), DefaultCacheTTL)
+		if time.Since(created) > defaultCacheTTL+500*time.Millisecond {
+			t.Fatalf("B still sends %v after the silence was created (bound %v)", time.Since(created), defaultCacheTTL)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -128,7 +128,7 @@ func TestSilenceAcrossProducers(t *testing.T) {
 	}
 	// Both are listed with the silence, through either producer.
 	code, body = call(t, b.st.Handler(), http.MethodGet, "/v1/silences/"+sil.ID+"/alerts", "")
-	cl := decodeAs[CaughtList](t, body)
+	cl := decodeAs[caughtList](t, body)
 	if code != http.StatusOK || len(cl.Alerts) != 2 || cl.Alerts[0].Fingerprint != fmt.Sprintf("fp-%d", caughtOnB) || cl.Alerts[1].Fingerprint != "fp-1" ||
 		cl.Alerts[0].SilenceID != sil.ID || cl.Alerts[0].Labels["team"] != "db" {
 		t.Fatalf("caught list: %d %s", code, body)
@@ -147,7 +147,7 @@ func TestSilenceAcrossProducers(t *testing.T) {
 		if len(res.Messages) == 1 {
 			break
 		}
-		if time.Since(expired) > DefaultCacheTTL+500*time.Millisecond {
+		if time.Since(expired) > defaultCacheTTL+500*time.Millisecond {
 			t.Fatalf("A still silences %v after the silence expired", time.Since(expired))
 		}
 		time.Sleep(20 * time.Millisecond)

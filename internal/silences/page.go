@@ -22,17 +22,17 @@ type Filter string
 const (
 	// FilterLive: the silences in force and those still to come.
 	FilterLive Filter = ""
-	// FilterActive, FilterPending, FilterExpired: one state.
-	FilterActive  Filter = Filter(StateActive)
-	FilterPending Filter = Filter(StatePending)
-	FilterExpired Filter = Filter(StateExpired)
+	// FilterActive, filterPending, filterExpired: one state.
+	FilterActive  Filter = Filter(stateActive)
+	filterPending Filter = Filter(statePending)
+	filterExpired Filter = Filter(stateExpired)
 	// FilterAll: every silence still kept.
 	FilterAll Filter = "all"
 )
 
-// ErrBadCursor is returned by ListPage for a cursor it did not hand out,
+// errBadCursor is returned by ListPage for a cursor it did not hand out,
 // or handed out for another filter.
-var ErrBadCursor = errors.New("silences: bad cursor")
+var errBadCursor = errors.New("silences: bad cursor")
 
 // endRange is the part of the ends set that a filter reads: ZRANGEBYSCORE
 // bounds, and whether it is listed latest end first.
@@ -44,9 +44,9 @@ type endRange struct {
 // rangeOf returns the part of the ends set f reads at now.
 func rangeOf(f Filter, now time.Time) (endRange, error) {
 	switch f {
-	case FilterLive, FilterActive, FilterPending:
+	case FilterLive, FilterActive, filterPending:
 		return endRange{lo: "(" + strconv.FormatInt(ms(now), 10), hi: "+inf"}, nil
-	case FilterExpired:
+	case filterExpired:
 		return endRange{lo: "-inf", hi: strconv.FormatInt(ms(now), 10), desc: true}, nil
 	case FilterAll:
 		return endRange{lo: "-inf", hi: "+inf"}, nil
@@ -57,7 +57,7 @@ func rangeOf(f Filter, now time.Time) (endRange, error) {
 // keeps reports whether f selects sil at now.
 func (f Filter) keeps(sil *Silence, now time.Time) bool {
 	st := sil.State(now)
-	return f == FilterAll || f == FilterLive && st != StateExpired || Filter(st) == f
+	return f == FilterAll || f == FilterLive && st != stateExpired || Filter(st) == f
 }
 
 // List returns every silence f selects, soonest end first (expired ones:
@@ -104,8 +104,8 @@ func (s *Store) load(ctx context.Context, lo, hi string) ([]Silence, error) {
 	return out, nil
 }
 
-// Page is one page of a listing.
-type Page struct {
+// page is one page of a listing.
+type page struct {
 	Silences []Silence
 	// NextCursor, when not empty, is the cursor of the next page.
 	NextCursor string
@@ -116,23 +116,23 @@ type Page struct {
 // ends set again each time, so a silence created or expired meanwhile may
 // be missed but is never listed twice: ends only move earlier (an expiry)
 // and new expired silences come first in their listing. Errors:
-// ErrBadCursor, or one wrapping jobs.ErrUnavailable.
-func (s *Store) ListPage(ctx context.Context, f Filter, limit int, cursor string) (Page, error) {
+// errBadCursor, or one wrapping jobs.ErrUnavailable.
+func (s *Store) ListPage(ctx context.Context, f Filter, limit int, cursor string) (page, error) {
 	now := s.cfg.Now()
 	r, err := rangeOf(f, now)
 	if err != nil {
-		return Page{}, err
+		return page{}, err
 	}
-	if limit < 1 || limit > MaxListLimit {
-		limit = DefaultListLimit
+	if limit < 1 || limit > maxListLimit {
+		limit = defaultListLimit
 	}
 	after, err := parseCursor(f, cursor)
 	if err != nil {
-		return Page{}, err
+		return page{}, err
 	}
 	entries, err := s.ends(ctx, r)
 	if err != nil {
-		return Page{}, err
+		return page{}, err
 	}
 	if after != nil {
 		entries = entries[sort.Search(len(entries), func(i int) bool { return after.before(entries[i], r.desc) }):]
@@ -170,8 +170,8 @@ func (s *Store) ends(ctx context.Context, r endRange) ([]entry, error) {
 // fill reads the records of entries, in order, until limit of them are
 // silences f keeps, and names the cursor after the last one when entries
 // remain.
-func (s *Store) fill(ctx context.Context, f Filter, now time.Time, entries []entry, limit int) (Page, error) {
-	p := Page{Silences: []Silence{}}
+func (s *Store) fill(ctx context.Context, f Filter, now time.Time, entries []entry, limit int) (page, error) {
+	p := page{Silences: []Silence{}}
 	next := 0
 	for next < len(entries) && len(p.Silences) < limit {
 		batch := entries[next:min(len(entries), next+limit-len(p.Silences))]
@@ -181,7 +181,7 @@ func (s *Store) fill(ctx context.Context, f Filter, now time.Time, entries []ent
 		}
 		raws, err := s.rdb.HMGet(ctx, keys.Silences(), ids...).Result()
 		if err != nil {
-			return Page{}, unavailable("list", err)
+			return page{}, unavailable("list", err)
 		}
 		for i, raw := range raws {
 			next++
@@ -228,18 +228,18 @@ func parseCursor(f Filter, c string) (*entry, error) {
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
-		return nil, fmt.Errorf("%w: not one that a listing gave", ErrBadCursor)
+		return nil, fmt.Errorf("%w: not one that a listing gave", errBadCursor)
 	}
 	parts := strings.SplitN(string(raw), "|", 4)
 	if len(parts) != 4 || parts[0] != cursorVersion {
-		return nil, fmt.Errorf("%w: not one that a listing gave", ErrBadCursor)
+		return nil, fmt.Errorf("%w: not one that a listing gave", errBadCursor)
 	}
 	if parts[1] != f.name() {
-		return nil, fmt.Errorf("%w: it was given for another state; start again without it", ErrBadCursor)
+		return nil, fmt.Errorf("%w: it was given for another state; start again without it", errBadCursor)
 	}
 	end, err := strconv.ParseInt(parts[2], 10, 64)
-	if err != nil || parts[3] == "" || len(parts[3]) > MaxIDLen {
-		return nil, fmt.Errorf("%w: not one that a listing gave", ErrBadCursor)
+	if err != nil || parts[3] == "" || len(parts[3]) > maxIDLen {
+		return nil, fmt.Errorf("%w: not one that a listing gave", errBadCursor)
 	}
 	return &entry{id: parts[3], end: end}, nil
 }

@@ -35,25 +35,25 @@ func testExpiredCapAndPages(t *testing.T, mk func(...func(*Config)) *fixture) {
 		}
 	}
 	for _, k := range []string{keys.Silences(), metaKey()} {
-		if n := f.rdb.HLen(ctx, k).Val(); n != DefaultMaxExpired {
-			t.Fatalf("%s holds %d silences, want %d", k, n, DefaultMaxExpired)
+		if n := f.rdb.HLen(ctx, k).Val(); n != defaultMaxExpired {
+			t.Fatalf("%s holds %d silences, want %d", k, n, defaultMaxExpired)
 		}
 	}
-	if n := f.rdb.ZCard(ctx, keys.SilenceEnds()).Val(); n != DefaultMaxExpired {
+	if n := f.rdb.ZCard(ctx, keys.SilenceEnds()).Val(); n != defaultMaxExpired {
 		t.Fatalf("ends hold %d silences", n)
 	}
 	// Ends are shared by the silences 7k-6 to 7k: the 200 removed are
 	// those up to 196 and 3 of 197 to 203 (the smallest ids).
 	for i, id := range made {
 		_, err := f.st.Get(ctx, id)
-		if i <= 196 && !errors.Is(err, ErrNotFound) || i > 203 && err != nil {
+		if i <= 196 && !errors.Is(err, errNotFound) || i > 203 && err != nil {
 			t.Fatalf("silence %d: %v", i, err)
 		}
 	}
 	h := f.st.Handler()
 	for _, state := range []string{"expired", "all"} {
 		seen := pageAll(t, h, "/v1/silences?state="+state+"&limit=7")
-		if len(seen) != DefaultMaxExpired {
+		if len(seen) != defaultMaxExpired {
 			t.Fatalf("state=%s: %d silences listed", state, len(seen))
 		}
 		for _, id := range made[204:] {
@@ -62,8 +62,8 @@ func testExpiredCapAndPages(t *testing.T, mk func(...func(*Config)) *fixture) {
 			}
 		}
 	}
-	cur := f.st.mustPage(t, FilterExpired, 10, "").NextCursor
-	if _, err := f.st.ListPage(ctx, FilterAll, 10, cur); !errors.Is(err, ErrBadCursor) {
+	cur := f.st.mustPage(t, filterExpired, 10, "").NextCursor
+	if _, err := f.st.ListPage(ctx, FilterAll, 10, cur); !errors.Is(err, errBadCursor) {
 		t.Fatalf("a cursor of another state: %v", err)
 	}
 	if code, _ := call(t, h, "GET", "/v1/silences?state=all&cursor="+cur, ""); code != http.StatusBadRequest {
@@ -85,7 +85,7 @@ func pageAll(t *testing.T, h http.Handler, path string) map[string]bool {
 			p += "&cursor=" + cursor
 		}
 		code, body := call(t, h, "GET", p, "")
-		l := decodeAs[List](t, body)
+		l := decodeAs[list](t, body)
 		if code != http.StatusOK || pages > 2000 {
 			t.Fatalf("%s: %d %s", p, code, body)
 		}
@@ -105,7 +105,7 @@ func pageAll(t *testing.T, h http.Handler, path string) map[string]bool {
 	}
 }
 
-func (s *Store) mustPage(t *testing.T, f Filter, limit int, cursor string) Page {
+func (s *Store) mustPage(t *testing.T, f Filter, limit int, cursor string) page {
 	t.Helper()
 	p, err := s.ListPage(context.Background(), f, limit, cursor)
 	if err != nil {
@@ -136,7 +136,7 @@ func TestLivePages(t *testing.T) {
 		t.Fatalf("pages of %d and %d, last cursor %q", len(p2.Silences), len(p3.Silences), p3.NextCursor)
 	}
 	seen := map[string]bool{}
-	for _, p := range []Page{p1, p2, p3} {
+	for _, p := range []page{p1, p2, p3} {
 		for _, s := range p.Silences {
 			if seen[s.ID] {
 				t.Fatalf("%s twice", s.ID)

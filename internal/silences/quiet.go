@@ -3,7 +3,6 @@ package silences
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -189,13 +188,4 @@ func (s *Store) forget(ctx context.Context, ids []string) error {
 		return unavailable("forget released messages", err)
 	}
 	return nil
-}
-
-// HeldCount returns how many messages quiet hours hold now.
-func (s *Store) HeldCount(ctx context.Context) (int64, error) {
-	n, err := s.rdb.HLen(ctx, keys.QuietHeld()).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return 0, unavailable("count held messages", err)
-	}
-	return n, nil
 }

@@ -308,7 +308,7 @@ func (m *Matcher) broadness() string {
 		return ""
 	case m.re.MatchString(""):
 		return fmt.Sprintf("%q matches the empty value, which every alert without the label has", m.Value)
-	case m.Name == FieldSeverity && m.re.MatchString(string(alerts.SeverityCritical)) &&
+	case m.Name == fieldSeverity && m.re.MatchString(string(alerts.SeverityCritical)) &&
 		m.re.MatchString(string(alerts.SeverityWarning)) && m.re.MatchString(string(alerts.SeverityInfo)):
 		return fmt.Sprintf("%q matches every severity", m.Value)
 	case coversWideRuns(m.Value):

@@ -18,7 +18,7 @@ import (
 // ".{0,1000}" 113 times.
 func reviewBody() string {
 	var ms []string
-	for i := 0; i < MaxMatchers; i++ {
+	for i := 0; i < maxMatchers; i++ {
 		ms = append(ms, fmt.Sprintf(`{"name": "l%d", "value": %q, "is_regex": true}`, i, strings.Repeat(".{0,1000}", 113)))
 	}
 	return `{"matchers": [` + strings.Join(ms, ", ") + `], "duration": "1h"}`
@@ -35,7 +35,7 @@ func TestReviewPayloadRefused(t *testing.T) {
 		t.Fatalf("%d %s", code, body)
 	}
 	e := decodeAs[httpapi.ErrorBody](t, body).Error
-	if e.Code != httpapi.CodeInvalidField || len(e.Fields) != MaxMatchers {
+	if e.Code != httpapi.CodeInvalidField || len(e.Fields) != maxMatchers {
 		t.Fatalf("%s", body)
 	}
 	for i, fe := range e.Fields {
@@ -47,7 +47,7 @@ func TestReviewPayloadRefused(t *testing.T) {
 	if n := f.st.compiles.Load(); n != 0 {
 		t.Fatalf("%d silences compiled", n)
 	}
-	if size, exact, err := programSize(strings.Repeat(".{0,1000}", 113), DefaultMaxMatcherProgram); err != nil || exact || size <= DefaultMaxMatcherProgram {
+	if size, exact, err := programSize(strings.Repeat(".{0,1000}", 113), defaultMaxMatcherProgram); err != nil || exact || size <= defaultMaxMatcherProgram {
 		t.Fatalf("programSize = %d, %v, %v: want an estimate over the limit, not a compilation", size, exact, err)
 	}
 }
@@ -179,7 +179,7 @@ func TestCatchAllNeedsAll(t *testing.T) {
 		t.Fatalf("all without operate: %d %s", code, body)
 	}
 	code, body = call(t, h, "POST", "/v1/silences", `{`+catchAll+`, "all": true}`)
-	v := decodeAs[View](t, body)
+	v := decodeAs[view](t, body)
 	if code != http.StatusCreated || !v.All {
 		t.Fatalf("all with operate: %d %s", code, body)
 	}
@@ -198,7 +198,7 @@ func TestCreatedByFromPrincipal(t *testing.T) {
 	const m = `"matchers": [{"name": "team", "value": "db"}], "duration": "1h"`
 	for _, body := range []string{`{` + m + `}`, `{` + m + `, "created_by": "a"}`, `{` + m + `, "created_by": " a "}`} {
 		code, b := call(t, h, "POST", "/v1/silences", body)
-		if code != http.StatusCreated || decodeAs[View](t, b).CreatedBy != testPrincipal.Name {
+		if code != http.StatusCreated || decodeAs[view](t, b).CreatedBy != testPrincipal.Name {
 			t.Fatalf("%s: %d %s", body, code, b)
 		}
 	}

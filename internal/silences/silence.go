@@ -13,12 +13,12 @@ import (
 
 // Limits on a silence's fields.
 const (
-	MaxMatchers       = 32
-	MaxMatcherNameLen = 256
-	MaxMatcherValue   = alerts.MaxLabelLen
+	maxMatchers       = 32
+	maxMatcherNameLen = 256
+	maxMatcherValue   = alerts.MaxLabelLen
 	MaxCommentLen     = 1024
-	MaxCreatedByLen   = 256
-	MaxIDLen          = 64
+	maxCreatedByLen   = 256
+	maxIDLen          = 64
 )
 
 // Matcher names with a meaning of their own: the alert's source and
@@ -26,22 +26,22 @@ const (
 // always means the label, so that a label called source or severity can be
 // matched too.
 const (
-	FieldSource   = "source"
-	FieldSeverity = "severity"
+	fieldSource   = "source"
+	fieldSeverity = "severity"
 	labelPrefix   = "labels."
 )
 
-// State is where a silence is in its life.
-type State string
+// state is where a silence is in its life.
+type state string
 
 // The states of a silence.
 const (
-	// StatePending: it starts in the future.
-	StatePending State = "pending"
-	// StateActive: it is in force; matching alerts are not sent.
-	StateActive State = "active"
-	// StateExpired: its end has passed; it is kept for the retention.
-	StateExpired State = "expired"
+	// statePending: it starts in the future.
+	statePending state = "pending"
+	// stateActive: it is in force; matching alerts are not sent.
+	stateActive state = "active"
+	// stateExpired: its end has passed; it is kept for the retention.
+	stateExpired state = "expired"
 )
 
 // Matcher is one condition of a silence, as in Alertmanager: the alert's
@@ -78,18 +78,18 @@ type Silence struct {
 }
 
 // State returns the silence's state at now.
-func (s *Silence) State(now time.Time) State {
+func (s *Silence) State(now time.Time) state {
 	switch {
 	case !now.Before(s.EndsAt):
-		return StateExpired
+		return stateExpired
 	case now.Before(s.StartsAt):
-		return StatePending
+		return statePending
 	}
-	return StateActive
+	return stateActive
 }
 
 // ActiveAt reports whether the silence is in force at now.
-func (s *Silence) ActiveAt(now time.Time) bool { return s.State(now) == StateActive }
+func (s *Silence) ActiveAt(now time.Time) bool { return s.State(now) == stateActive }
 
 // Matches reports whether every matcher of the silence holds for a. The
 // silences the Store matches alerts against are compiled once; on one
@@ -107,9 +107,9 @@ func (s *Silence) Matches(a *alerts.Alert) bool {
 // value is the alert's value that the matcher tests.
 func (m *Matcher) value(a *alerts.Alert) string {
 	switch m.Name {
-	case FieldSource:
+	case fieldSource:
 		return a.Source
-	case FieldSeverity:
+	case fieldSeverity:
 		return string(a.Severity)
 	}
 	return a.Labels[strings.TrimPrefix(m.Name, labelPrefix)]
@@ -218,12 +218,12 @@ func (bad *fieldErrors) matchers(ms []Matcher, maxProgram int) []Matcher {
 	switch {
 	case len(ms) == 0:
 		bad.add("matchers", "must hold at least one matcher, such as {\"name\": \"severity\", \"value\": \"warning\"}")
-	case len(ms) > MaxMatchers:
-		bad.add("matchers", "holds %d matchers; the limit is %d", len(ms), MaxMatchers)
+	case len(ms) > maxMatchers:
+		bad.add("matchers", "holds %d matchers; the limit is %d", len(ms), maxMatchers)
 	}
-	out := make([]Matcher, 0, min(len(ms), MaxMatchers))
+	out := make([]Matcher, 0, min(len(ms), maxMatchers))
 	for i, m := range ms {
-		if i >= MaxMatchers {
+		if i >= maxMatchers {
 			break
 		}
 		at := fmt.Sprintf("matchers[%d]", i)
@@ -233,8 +233,8 @@ func (bad *fieldErrors) matchers(ms []Matcher, maxProgram int) []Matcher {
 			bad.add(at+".name", "is required: source, severity or a label's name")
 		case !utf8.ValidString(m.Name):
 			bad.add(at+".name", "is not valid UTF-8")
-		case len(m.Name) > MaxMatcherNameLen:
-			bad.add(at+".name", "is %d bytes long; the limit is %d", len(m.Name), MaxMatcherNameLen)
+		case len(m.Name) > maxMatcherNameLen:
+			bad.add(at+".name", "is %d bytes long; the limit is %d", len(m.Name), maxMatcherNameLen)
 		}
 		bad.value(at+".value", &m, maxProgram)
 		out = append(out, m)
@@ -248,8 +248,8 @@ func (bad *fieldErrors) value(field string, m *Matcher, maxProgram int) {
 	switch {
 	case !utf8.ValidString(m.Value):
 		bad.add(field, "is not valid UTF-8")
-	case len(m.Value) > MaxMatcherValue:
-		bad.add(field, "is %d bytes long; the limit is %d", len(m.Value), MaxMatcherValue)
+	case len(m.Value) > maxMatcherValue:
+		bad.add(field, "is %d bytes long; the limit is %d", len(m.Value), maxMatcherValue)
 	case m.IsRegex:
 		size, exact, err := programSize(m.Value, maxProgram)
 		switch {
@@ -270,7 +270,7 @@ func (bad *fieldErrors) value(field string, m *Matcher, maxProgram int) {
 			}
 			m.re, m.size = re, size
 		}
-	case m.Name == FieldSeverity:
+	case m.Name == fieldSeverity:
 		switch alerts.Severity(m.Value) {
 		case alerts.SeverityCritical, alerts.SeverityWarning, alerts.SeverityInfo:
 		default:
@@ -357,7 +357,7 @@ func (bad *fieldErrors) texts(s *Silence) {
 		bad.add("created_by", "is required: say who creates the silence")
 	case !utf8.ValidString(s.CreatedBy):
 		bad.add("created_by", "is not valid UTF-8")
-	case utf8.RuneCountInString(s.CreatedBy) > MaxCreatedByLen:
-		bad.add("created_by", "is %d characters long; the limit is %d", utf8.RuneCountInString(s.CreatedBy), MaxCreatedByLen)
+	case utf8.RuneCountInString(s.CreatedBy) > maxCreatedByLen:
+		bad.add("created_by", "is %d characters long; the limit is %d", utf8.RuneCountInString(s.CreatedBy), maxCreatedByLen)
 	}
 }

@@ -55,9 +55,9 @@ func TestMatching(t *testing.T) {
 func TestSilenceState(t *testing.T) {
 	t.Parallel()
 	s := Silence{StartsAt: t0, EndsAt: t0.Add(time.Hour)}
-	for at, want := range map[time.Time]State{
-		t0.Add(-time.Millisecond): StatePending, t0: StateActive, t0.Add(59 * time.Minute): StateActive,
-		t0.Add(time.Hour): StateExpired, t0.Add(2 * time.Hour): StateExpired,
+	for at, want := range map[time.Time]state{
+		t0.Add(-time.Millisecond): statePending, t0: stateActive, t0.Add(59 * time.Minute): stateActive,
+		t0.Add(time.Hour): stateExpired, t0.Add(2 * time.Hour): stateExpired,
 	} {
 		if got := s.State(at); got != want {
 			t.Errorf("State(%v) = %s, want %s", at, got, want)
@@ -77,22 +77,22 @@ func TestInputValidation(t *testing.T) {
 	}{
 		{"no matchers", func(in *Input) { in.Matchers = nil }, []string{"matchers"}},
 		{"too many matchers", func(in *Input) {
-			for i := 0; i <= MaxMatchers; i++ {
+			for i := 0; i <= maxMatchers; i++ {
 				in.Matchers = append(in.Matchers, eq("team", "db"))
 			}
 		}, []string{"matchers"}},
 		{"empty name", func(in *Input) { in.Matchers = []Matcher{eq(" ", "x")} }, []string{"matchers[0].name"}},
 		{"bad regex", func(in *Input) { in.Matchers = append(in.Matchers, re("service", "api-(")) }, []string{"matchers[1].value"}},
 		{"unknown severity", func(in *Input) { in.Matchers = []Matcher{eq("severity", "high")} }, []string{"matchers[0].value"}},
-		{"value too long", func(in *Input) { in.Matchers = []Matcher{eq("team", strings.Repeat("x", MaxMatcherValue+1))} }, []string{"matchers[0].value"}},
+		{"value too long", func(in *Input) { in.Matchers = []Matcher{eq("team", strings.Repeat("x", maxMatcherValue+1))} }, []string{"matchers[0].value"}},
 		{"matches everything", func(in *Input) { in.Matchers = []Matcher{re("team", ".*"), eq("region", "")} }, []string{"matchers[0].value", "matchers[1].value"}},
 		{"no end", func(in *Input) { in.Duration = 0 }, []string{"ends_at"}},
 		{"end and duration", func(in *Input) { in.EndsAt = t0.Add(time.Hour) }, []string{"duration"}},
 		{"end in the past", func(in *Input) { in.Duration = 0; in.EndsAt = t0.Add(-time.Second) }, []string{"ends_at"}},
 		{"end before start", func(in *Input) { in.Duration = 0; in.StartsAt = t0.Add(2 * time.Hour); in.EndsAt = t0.Add(time.Hour) }, []string{"ends_at"}},
 		{"negative duration", func(in *Input) { in.Duration = -time.Hour }, []string{"duration"}},
-		{"too long", func(in *Input) { in.Duration = DefaultMaxDuration + time.Hour }, []string{"duration"}},
-		{"too long by end", func(in *Input) { in.Duration = 0; in.EndsAt = t0.Add(DefaultMaxDuration + time.Hour) }, []string{"ends_at"}},
+		{"too long", func(in *Input) { in.Duration = defaultMaxDuration + time.Hour }, []string{"duration"}},
+		{"too long by end", func(in *Input) { in.Duration = 0; in.EndsAt = t0.Add(defaultMaxDuration + time.Hour) }, []string{"ends_at"}},
 		{"no creator", func(in *Input) { in.CreatedBy = "  " }, []string{"created_by"}},
 		{"comment too long", func(in *Input) { in.Comment = strings.Repeat("é", MaxCommentLen+1) }, []string{"comment"}},
 		{"several at once", func(in *Input) { in.Matchers = nil; in.Duration = 0; in.CreatedBy = "" }, []string{"matchers", "ends_at", "created_by"}},

@@ -19,9 +19,9 @@ import (
 	"github.com/herald-dev/herald/internal/keys"
 )
 
-// ErrNotFound is returned for a silence id the store does not hold
+// errNotFound is returned for a silence id the store does not hold
 // (never created, or removed after its retention).
-var ErrNotFound = errors.New("silences: no such silence")
+var errNotFound = errors.New("silences: no such silence")
 
 // ErrTooMany is returned by Create when Config.MaxSilences silences are in
 // force or still to come.
@@ -130,7 +130,7 @@ func (s *Store) overBudget(sil Silence, used int64) error {
 			"or use exact values", used, sil.ProgramSize, s.cfg.MaxLiveProgram)}}}
 }
 
-// Get returns the silence id, or ErrNotFound.
+// Get returns the silence id, or errNotFound.
 func (s *Store) Get(ctx context.Context, id string) (Silence, error) {
 	sil, _, err := s.get(ctx, id)
 	return sil, err
@@ -138,13 +138,13 @@ func (s *Store) Get(ctx context.Context, id string) (Silence, error) {
 
 // get returns the silence and its record as stored.
 func (s *Store) get(ctx context.Context, id string) (Silence, string, error) {
-	if id == "" || len(id) > MaxIDLen {
-		return Silence{}, "", ErrNotFound
+	if id == "" || len(id) > maxIDLen {
+		return Silence{}, "", errNotFound
 	}
 	raw, err := s.rdb.HGet(ctx, keys.Silences(), id).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return Silence{}, "", ErrNotFound
+		return Silence{}, "", errNotFound
 	case err != nil:
 		return Silence{}, "", unavailable("get", err)
 	}
@@ -164,7 +164,7 @@ func decode(raw string) (Silence, error) {
 
 // Expire ends the silence id now, whatever its state (a pending one never
 // starts), and returns it. Expiring an expired silence changes nothing.
-// Errors: ErrNotFound, or one wrapping jobs.ErrUnavailable.
+// Errors: errNotFound, or one wrapping jobs.ErrUnavailable.
 func (s *Store) Expire(ctx context.Context, id string) (Silence, error) {
 	for attempt := 0; attempt < 5; attempt++ {
 		sil, raw, err := s.get(ctx, id)
@@ -172,7 +172,7 @@ func (s *Store) Expire(ctx context.Context, id string) (Silence, error) {
 			return Silence{}, err
 		}
 		now := s.cfg.Now().UTC().Truncate(time.Millisecond)
-		if sil.State(now) == StateExpired {
+		if sil.State(now) == stateExpired {
 			return sil, nil
 		}
 		sil.EndsAt = now
@@ -189,7 +189,7 @@ func (s *Store) Expire(ctx context.Context, id string) (Silence, error) {
 		case err != nil:
 			return Silence{}, unavailable("expire", err)
 		case n < 0:
-			return Silence{}, ErrNotFound
+			return Silence{}, errNotFound
 		case n == 0:
 			continue // changed meanwhile: read it again
 		}
@@ -244,8 +244,8 @@ func (s *Store) Silenced(ctx context.Context, a *alerts.Alert, now time.Time) (s
 	return best.ID, nil
 }
 
-// Caught is one record of a silenced alert.
-type Caught struct {
+// caught is one record of a silenced alert.
+type caught struct {
 	// ID is the record's stream id.
 	ID          string            `json:"id"`
 	SilenceID   string            `json:"silence_id"`
@@ -295,8 +295,8 @@ const recordedPage = 500
 
 // Recorded returns up to limit alerts that the silence id caught, newest
 // first, from the capped stream (older ones may have been trimmed).
-func (s *Store) Recorded(ctx context.Context, id string, limit int) ([]Caught, error) {
-	out := []Caught{}
+func (s *Store) Recorded(ctx context.Context, id string, limit int) ([]caught, error) {
+	out := []caught{}
 	end := "+"
 	for len(out) < limit {
 		msgs, err := s.rdb.XRevRangeN(ctx, keys.Silenced(), end, "-", recordedPage).Result()
@@ -326,8 +326,8 @@ func str(v any) string {
 }
 
 // caughtOf reads one stream entry.
-func caughtOf(m redis.XMessage) Caught {
-	c := Caught{ID: m.ID, SilenceID: str(m.Values["silence_id"]), Title: str(m.Values["title"]),
+func caughtOf(m redis.XMessage) caught {
+	c := caught{ID: m.ID, SilenceID: str(m.Values["silence_id"]), Title: str(m.Values["title"]),
 		Fingerprint: str(m.Values["fingerprint"]), Source: str(m.Values["source"]),
 		Severity: str(m.Values["severity"]), Status: str(m.Values["status"])}
 	c.At, _ = time.Parse(time.RFC3339Nano, str(m.Values["at"]))

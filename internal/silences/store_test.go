@@ -42,7 +42,7 @@ func testStoreCRUD(t *testing.T, mk func(...func(*Config)) *fixture) {
 	if got.Comment != "maintenance" || got.CreatedBy != "ana" || !got.EndsAt.Equal(t0.Add(time.Hour)) || len(got.Matchers) != 1 {
 		t.Fatalf("Get = %+v", got)
 	}
-	if _, err := f.st.Get(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+	if _, err := f.st.Get(ctx, "nope"); !errors.Is(err, errNotFound) {
 		t.Fatalf("Get(unknown) = %v", err)
 	}
 	list := func(fl Filter) string {
@@ -57,8 +57,8 @@ func testStoreCRUD(t *testing.T, mk func(...func(*Config)) *fixture) {
 	if got := list(FilterLive); got != both {
 		t.Fatalf("live = %s, want %s", got, both)
 	}
-	if list(FilterActive) != active.ID || list(FilterPending) != pending.ID || list(FilterExpired) != "" {
-		t.Fatalf("by state: %s / %s / %s", list(FilterActive), list(FilterPending), list(FilterExpired))
+	if list(FilterActive) != active.ID || list(filterPending) != pending.ID || list(filterExpired) != "" {
+		t.Fatalf("by state: %s / %s / %s", list(FilterActive), list(filterPending), list(filterExpired))
 	}
 
 	f.clock.Add(10 * time.Minute)
@@ -66,7 +66,7 @@ func testStoreCRUD(t *testing.T, mk func(...func(*Config)) *fixture) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !exp.EndsAt.Equal(t0.Add(10*time.Minute)) || exp.State(f.clock.Now()) != StateExpired {
+	if !exp.EndsAt.Equal(t0.Add(10*time.Minute)) || exp.State(f.clock.Now()) != stateExpired {
 		t.Fatalf("expired = %+v", exp)
 	}
 	// A pending silence expired now never starts.
@@ -75,8 +75,8 @@ func testStoreCRUD(t *testing.T, mk func(...func(*Config)) *fixture) {
 	if err != nil || !expP.StartsAt.Equal(expP.EndsAt) {
 		t.Fatalf("expired pending = %+v, %v", expP, err)
 	}
-	if list(FilterLive) != "" || list(FilterExpired) != pending.ID+","+active.ID || list(FilterAll) != active.ID+","+pending.ID {
-		t.Fatalf("after expiry: live %q, expired %q, all %q", list(FilterLive), list(FilterExpired), list(FilterAll))
+	if list(FilterLive) != "" || list(filterExpired) != pending.ID+","+active.ID || list(FilterAll) != active.ID+","+pending.ID {
+		t.Fatalf("after expiry: live %q, expired %q, all %q", list(FilterLive), list(filterExpired), list(FilterAll))
 	}
 	// Expiring again changes nothing.
 	f.clock.Add(time.Minute)
@@ -84,7 +84,7 @@ func testStoreCRUD(t *testing.T, mk func(...func(*Config)) *fixture) {
 	if err != nil || !again.EndsAt.Equal(exp.EndsAt) {
 		t.Fatalf("second expiry = %+v, %v", again, err)
 	}
-	if _, err := f.st.Expire(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+	if _, err := f.st.Expire(ctx, "nope"); !errors.Is(err, errNotFound) {
 		t.Fatalf("Expire(unknown) = %v", err)
 	}
 }
@@ -127,21 +127,21 @@ func testLiveProgramBudget(t *testing.T, mk func(...func(*Config)) *fixture) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	big := largestWithin(t, func(n int) string { return strings.Repeat("(.*)", n) + "x" }, DefaultMaxSilenceProgram)
+	big := largestWithin(t, func(n int) string { return strings.Repeat("(.*)", n) + "x" }, defaultMaxSilenceProgram)
 	var made []Silence
-	for i := 0; i < DefaultMaxLiveProgram/DefaultMaxSilenceProgram; i++ {
+	for i := 0; i < defaultMaxLiveProgram/defaultMaxSilenceProgram; i++ {
 		st := f.st
 		if i%2 == 1 {
 			st = other
 		}
 		made = append(made, mustCreate(t, st, Input{Matchers: []Matcher{re("l", big)}, StartsAt: t0.Add(time.Duration(i) * time.Minute), Duration: time.Hour}))
 	}
-	room := DefaultMaxLiveProgram - len(made)*made[0].ProgramSize
+	room := defaultMaxLiveProgram - len(made)*made[0].ProgramSize
 	small := largestWithin(t, func(n int) string { return strings.Repeat("a", n) }, room+1)
 	_, err = other.Create(ctx, Input{Matchers: []Matcher{re("l", small)}, Duration: time.Hour, CreatedBy: "x"})
 	var verr *jobs.ValidationError
 	if !errors.As(err, &verr) || len(verr.Fields) != 1 || verr.Fields[0].Field != "matchers" ||
-		!strings.Contains(verr.Fields[0].Message, fmt.Sprintf("the limit for all of them is %d", DefaultMaxLiveProgram)) {
+		!strings.Contains(verr.Fields[0].Message, fmt.Sprintf("the limit for all of them is %d", defaultMaxLiveProgram)) {
 		t.Fatalf("over the budget: %v", err)
 	}
 	mustCreate(t, other, Input{Matchers: []Matcher{eq("team", "db")}, Duration: time.Hour})
@@ -179,14 +179,14 @@ func testExpiryAndRetention(t *testing.T, mk func(...func(*Config)) *fixture) {
 	if n, err := f.st.Collect(ctx); err != nil || n != 0 {
 		t.Fatalf("Collect within the retention: %d, %v", n, err)
 	}
-	if l, _ := f.st.List(ctx, FilterExpired); ids(l) != sil.ID {
+	if l, _ := f.st.List(ctx, filterExpired); ids(l) != sil.ID {
 		t.Fatalf("expired list %q", ids(l))
 	}
 	f.clock.Set(t0.Add(90*time.Minute + time.Millisecond))
 	if n, err := f.st.Collect(ctx); err != nil || n != 1 {
 		t.Fatalf("Collect after the retention: %d, %v", n, err)
 	}
-	if _, err := f.st.Get(ctx, sil.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := f.st.Get(ctx, sil.ID); !errors.Is(err, errNotFound) {
 		t.Fatalf("Get after collection: %v", err)
 	}
 	if n := f.rdb.Exists(ctx, keys.Silences(), keys.SilenceEnds(), metaKey()).Val(); n != 0 {

@@ -26,7 +26,7 @@ func (c *Client) classify(err error, x snapshot) *Error {
 	if !x.responded {
 		// MakeRequest failed before sending: the URL built from APIURL
 		// and the token did not parse. Only configuration can fix it.
-		return &Error{Reason: ReasonNotFound, Description: "building the request failed: " + c.Redact(err.Error())}
+		return &Error{Reason: reasonNotFound, Description: "building the request failed: " + c.Redact(err.Error())}
 	}
 	var apiErr *tgbotapi.Error
 	if errors.As(err, &apiErr) {
@@ -59,7 +59,7 @@ func (c *Client) classify(err error, x snapshot) *Error {
 // request had been completely written when it happened.
 func (c *Client) networkError(x snapshot) *Error {
 	e := &Error{
-		Reason:      ReasonTransport,
+		Reason:      reasonTransport,
 		Description: c.Redact(x.doErr.Error()),
 		causes:      c.safeCauses(x.doErr),
 	}
@@ -123,17 +123,17 @@ func reasonFor(code int, desc string, params tgbotapi.ResponseParameters) Reason
 	case code == http.StatusUnauthorized:
 		return ReasonUnauthorized
 	case code == http.StatusNotFound:
-		return ReasonNotFound
+		return reasonNotFound
 	case code == http.StatusRequestEntityTooLarge:
-		return ReasonPhotoRejected
+		return reasonPhotoRejected
 	case code == http.StatusForbidden:
 		switch {
 		case strings.Contains(d, "blocked by the user"), strings.Contains(d, "user is deactivated"):
 			return ReasonBlocked
 		case strings.Contains(d, "kicked"), strings.Contains(d, "not a member"):
-			return ReasonKicked
+			return reasonKicked
 		}
-		return ReasonForbidden
+		return reasonForbidden
 	case code == http.StatusBadRequest:
 		switch {
 		case params.MigrateToChatID != 0, strings.Contains(d, "upgraded to a supergroup"):
@@ -146,14 +146,14 @@ func reasonFor(code int, desc string, params tgbotapi.ResponseParameters) Reason
 			strings.Contains(d, "caption is too long"):
 			return ReasonTooLong
 		case strings.Contains(d, "message is not modified"):
-			return ReasonNotModified
+			return reasonNotModified
 		case strings.Contains(d, "message to edit not found"), strings.Contains(d, "message can't be edited"),
 			strings.Contains(d, "message to be replied not found"):
 			return ReasonMessageGone
 		case strings.Contains(d, "wrong file identifier"), strings.Contains(d, "failed to get http url content"),
 			strings.Contains(d, "wrong type of the web page content"), strings.Contains(d, "photo_invalid_dimensions"),
 			strings.Contains(d, "image_process_failed"), strings.Contains(d, "wrong remote file"):
-			return ReasonPhotoRejected
+			return reasonPhotoRejected
 		}
 		return ReasonBadRequest
 	case code >= 400:

@@ -24,16 +24,8 @@ type Client struct {
 	log      *slog.Logger
 }
 
-// User is the bot's own account as reported by getMe.
-type User struct {
-	// ID is the bot's user id.
-	ID int64
-	// Username is the bot's @username without the '@'.
-	Username string
-}
-
 // New checks cfg, fills in defaults and returns a Client. It does not
-// contact Telegram; call GetMe to verify the token.
+// contact Telegram.
 func New(cfg Config) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -64,7 +56,7 @@ func New(cfg Config) (*Client, error) {
 // when ctx is already done on entry: then ctx.Err() is returned and nothing
 // is sent; and ErrLate, when the request would leave after ctx's send-by
 // time (WithSendBy): nothing is sent either. If ctx ends during the call, the error is ReasonTimeout with
-// Ambiguous set when the request had been written and ReasonTransport
+// Ambiguous set when the request had been written and reasonTransport
 // otherwise; either way errors.Is reports the context error. If Telegram
 // accepted the message but its reply could not be decoded, Send returns a
 // zero Sent and a nil error, so that the message is not sent twice.
@@ -103,26 +95,6 @@ func (c *Client) Send(ctx context.Context, m Message) (Sent, error) {
 		return Sent{}, nil
 	}
 	return Sent{MessageID: msg.MessageID, ChatID: msg.Chat.ID}, nil
-}
-
-// GetMe asks Telegram who the bot is, which also proves that the token and
-// API URL work. Failures are classified like Send's.
-func (c *Client) GetMe(ctx context.Context) (User, error) {
-	if err := ctx.Err(); err != nil {
-		return User{}, err
-	}
-	result, err := c.call(ctx, "getMe", nil)
-	if err != nil {
-		return User{}, err
-	}
-	var u tgbotapi.User
-	if jerr := json.Unmarshal(result, &u); jerr != nil {
-		return User{}, &Error{
-			Reason:      ReasonServerError,
-			Description: "getMe result did not decode: " + c.Redact(jerr.Error()),
-		}
-	}
-	return User{ID: u.ID, Username: u.UserName}, nil
 }
 
 // ChatID asks Telegram (getChat) for the numeric id of chat, a numeric id

@@ -9,36 +9,6 @@ import (
 	"testing"
 )
 
-func TestGetMe(t *testing.T) {
-	t.Parallel()
-	paths := make(chan string, 1)
-	srv := startServer(t, func(w http.ResponseWriter, r *http.Request) {
-		paths <- r.URL.Path
-		_, _ = io.WriteString(w, `{"ok":true,"result":{"id":987654,"is_bot":true,"first_name":"Herald","username":"herald_bot"}}`)
-	})
-	c, _ := newTestClient(t, srv.URL, 0)
-	got, err := c.GetMe(context.Background())
-	if err != nil {
-		t.Fatalf("GetMe: %v", err)
-	}
-	if want := (User{ID: 987654, Username: "herald_bot"}); got != want {
-		t.Errorf("GetMe = %+v, want %+v", got, want)
-	}
-	if p := <-paths; p != "/bot"+testToken+"/getMe" {
-		t.Errorf("path %q", p)
-	}
-}
-
-func TestGetMeUnauthorized(t *testing.T) {
-	t.Parallel()
-	c, _ := newTestClient(t, jsonServer(401, `{"ok":false,"error_code":401,"description":"Unauthorized"}`)(t), 0)
-	_, err := c.GetMe(context.Background())
-	e, ok := AsError(err)
-	if !ok || e.Reason != ReasonUnauthorized || !e.Temporary() {
-		t.Errorf("GetMe error = %#v, want temporary unauthorized", err)
-	}
-}
-
 func TestAsError(t *testing.T) {
 	t.Parallel()
 	inner := &Error{Reason: ReasonBlocked, Code: 403}
@@ -71,7 +41,7 @@ func TestErrorText(t *testing.T) {
 			"telegram: 403 blocked: Forbidden: bot was blocked by the user"},
 		{&Error{Reason: ReasonTimeout, Ambiguous: true, Description: "EOF"},
 			"telegram: timeout (may have been delivered): EOF"},
-		{&Error{Reason: ReasonTransport}, "telegram: transport"},
+		{&Error{Reason: reasonTransport}, "telegram: transport"},
 		{nil, "<nil>"},
 	}
 	for _, tc := range cases {
@@ -90,11 +60,11 @@ func TestErrorText(t *testing.T) {
 func TestReasonsTemporary(t *testing.T) {
 	t.Parallel()
 	want := map[Reason]bool{
-		ReasonRateLimited: true, ReasonServerError: true, ReasonTransport: true, ReasonTimeout: true,
-		ReasonUnauthorized: true, ReasonNotFound: true,
-		ReasonParseEntities: false, ReasonMigrated: false, ReasonBlocked: false, ReasonKicked: false,
-		ReasonForbidden: false, ReasonChatNotFound: false, ReasonTooLong: false, ReasonBadRequest: false,
-		ReasonNotModified: false, ReasonMessageGone: false, ReasonPhotoRejected: false,
+		ReasonRateLimited: true, ReasonServerError: true, reasonTransport: true, ReasonTimeout: true,
+		ReasonUnauthorized: true, reasonNotFound: true,
+		ReasonParseEntities: false, ReasonMigrated: false, ReasonBlocked: false, reasonKicked: false,
+		reasonForbidden: false, ReasonChatNotFound: false, ReasonTooLong: false, ReasonBadRequest: false,
+		reasonNotModified: false, ReasonMessageGone: false, reasonPhotoRejected: false,
 	}
 	got := Reasons()
 	if len(got) != len(want) {
@@ -127,7 +97,7 @@ func BenchmarkSend(b *testing.B) {
 	}
 	defer c.CloseIdleConnections()
 	ctx := context.Background()
-	m := Message{Chat: "-100123", Text: "disk full", ParseMode: ParseModeHTML, DisableLinkPreview: true}
+	m := Message{Chat: "-100123", Text: "disk full", ParseMode: parseModeHTML, DisableLinkPreview: true}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := c.Send(ctx, m); err != nil {

@@ -9,7 +9,7 @@
 // The most important distinction it draws is between "not sent" and "maybe
 // sent". A failure that happens before the request has been completely
 // written to the connection (refused dial, DNS or TLS failure) cannot have
-// reached Telegram and is reported as ReasonTransport. A failure after that
+// reached Telegram and is reported as reasonTransport. A failure after that
 // point (timeout while waiting for the answer, connection reset, the caller
 // cancelling) is reported as ReasonTimeout with Ambiguous set, because
 // Telegram may already have delivered the message.

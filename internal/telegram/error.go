@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Error describes a failed Bot API call. Send and GetMe return it for every
+// Error describes a failed Bot API call. Send and ChatID return it for every
 // failure except a context that was already done before the call started.
 // None of its fields or formatted forms contain the bot token.
 type Error struct {

@@ -68,7 +68,7 @@ func (c *Client) Edit(ctx context.Context, e Edit) (Sent, error) {
 		p["reply_markup"] = kb
 	}
 	if _, err := c.call(ctx, method, p); err != nil {
-		if te, ok := AsError(err); ok && te.Reason == ReasonNotModified {
+		if te, ok := AsError(err); ok && te.Reason == reasonNotModified {
 			return Sent{MessageID: e.MessageID}, nil
 		}
 		return Sent{}, err
@@ -168,21 +168,21 @@ type CallbackQuery struct {
 	Data string     `json:"data"`
 	// Message is the message whose button was pressed; nil for a message
 	// sent in inline mode (the query then has an inline_message_id).
-	Message *CallbackMessage `json:"message,omitempty"`
+	Message *callbackMessage `json:"message,omitempty"`
 }
 
-// CallbackMessage is the message of a callback query, as far as Herald
+// callbackMessage is the message of a callback query, as far as Herald
 // reads it.
-type CallbackMessage struct {
+type callbackMessage struct {
 	MessageID int        `json:"message_id"`
-	Chat      UpdateChat `json:"chat"`
+	Chat      updateChat `json:"chat"`
 	Text      string     `json:"text,omitempty"`
 	Caption   string     `json:"caption,omitempty"`
 }
 
-// UpdateChat is the chat of a message in an update: its id and, for a
+// updateChat is the chat of a message in an update: its id and, for a
 // public chat, its username (without the '@').
-type UpdateChat struct {
+type updateChat struct {
 	ID       int64  `json:"id"`
 	Username string `json:"username,omitempty"`
 }
@@ -225,11 +225,5 @@ func (c *Client) SetWebhook(ctx context.Context, url, secret string) error {
 	p := tgbotapi.Params{"url": url, "allowed_updates": `["callback_query"]`}
 	p.AddNonEmpty("secret_token", secret)
 	_, err := c.call(ctx, "setWebhook", p)
-	return err
-}
-
-// DeleteWebhook turns the webhook off, so that getUpdates works again.
-func (c *Client) DeleteWebhook(ctx context.Context) error {
-	_, err := c.call(ctx, "deleteWebhook", nil)
 	return err
 }

@@ -11,9 +11,9 @@ import (
 
 // Parse modes accepted in Message.ParseMode.
 const (
-	ParseModeNone       = ""
-	ParseModeHTML       = "HTML"
-	ParseModeMarkdownV2 = "MarkdownV2"
+	parseModeNone       = ""
+	parseModeHTML       = "HTML"
+	parseModeMarkdownV2 = "MarkdownV2"
 )
 
 // Message is one text message to send.
@@ -65,8 +65,8 @@ type Photo struct {
 	Name string
 }
 
-// MaxPhotoUpload is the largest photo Telegram accepts as an upload.
-const MaxPhotoUpload = 10 << 20
+// maxPhotoUpload is the largest photo Telegram accepts as an upload.
+const maxPhotoUpload = 10 << 20
 
 // keyboardJSON is the reply_markup of an inline keyboard.
 func keyboardJSON(rows [][]Button) (string, *Error) {
@@ -112,10 +112,10 @@ func (m Message) params() (tgbotapi.Params, *Error) {
 		return nil, invalid("Message.Text is blank; Telegram rejects empty messages")
 	}
 	switch m.ParseMode {
-	case ParseModeNone, ParseModeHTML, ParseModeMarkdownV2:
+	case parseModeNone, parseModeHTML, parseModeMarkdownV2:
 	default:
 		return nil, invalid(fmt.Sprintf("Message.ParseMode %q is not supported; use %q, %q or %q",
-			m.ParseMode, ParseModeNone, ParseModeHTML, ParseModeMarkdownV2))
+			m.ParseMode, parseModeNone, parseModeHTML, parseModeMarkdownV2))
 	}
 	if m.MessageThreadID < 0 {
 		return nil, invalid(fmt.Sprintf("Message.MessageThreadID is %d; use a forum topic id or 0", m.MessageThreadID))
@@ -126,8 +126,8 @@ func (m Message) params() (tgbotapi.Params, *Error) {
 		switch {
 		case (m.Photo.URL == "") == (len(m.Photo.Data) == 0):
 			return nil, invalid("Message.Photo needs exactly one of URL and Data")
-		case len(m.Photo.Data) > MaxPhotoUpload:
-			return nil, invalid(fmt.Sprintf("Message.Photo is %d bytes; Telegram accepts photo uploads of at most %d", len(m.Photo.Data), MaxPhotoUpload))
+		case len(m.Photo.Data) > maxPhotoUpload:
+			return nil, invalid(fmt.Sprintf("Message.Photo is %d bytes; Telegram accepts photo uploads of at most %d", len(m.Photo.Data), maxPhotoUpload))
 		case m.Photo.URL != "":
 			p["photo"] = m.Photo.URL
 		}

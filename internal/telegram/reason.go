@@ -12,9 +12,9 @@ const (
 	// ReasonServerError is a 5xx answer or a body that is not Telegram JSON
 	// (for example an HTML error page from a proxy).
 	ReasonServerError Reason = "server_error"
-	// ReasonTransport is a network failure before the request was fully
+	// reasonTransport is a network failure before the request was fully
 	// written (refused connection, DNS, TLS handshake): nothing was sent.
-	ReasonTransport Reason = "transport"
+	reasonTransport Reason = "transport"
 	// ReasonTimeout is a timeout, reset or cancellation after the request
 	// was written: Telegram may have delivered the message.
 	ReasonTimeout Reason = "timeout"
@@ -27,11 +27,11 @@ const (
 	// ReasonBlocked is a 403 because the user blocked the bot or the
 	// account was deleted.
 	ReasonBlocked Reason = "blocked"
-	// ReasonKicked is a 403 because the bot was removed from the chat or is
+	// reasonKicked is a 403 because the bot was removed from the chat or is
 	// not a member of it.
-	ReasonKicked Reason = "kicked"
-	// ReasonForbidden is any other 403.
-	ReasonForbidden Reason = "forbidden"
+	reasonKicked Reason = "kicked"
+	// reasonForbidden is any other 403.
+	reasonForbidden Reason = "forbidden"
 	// ReasonChatNotFound is a 400 for a chat id or username Telegram does
 	// not know.
 	ReasonChatNotFound Reason = "chat_not_found"
@@ -42,28 +42,28 @@ const (
 	ReasonBadRequest Reason = "bad_request"
 	// ReasonUnauthorized is a 401: the bot token is wrong or revoked.
 	ReasonUnauthorized Reason = "unauthorized"
-	// ReasonNotFound is a 404, which Telegram returns for a wrong API URL or
+	// reasonNotFound is a 404, which Telegram returns for a wrong API URL or
 	// a malformed token.
-	ReasonNotFound Reason = "not_found"
-	// ReasonNotModified is a 400 to an edit that would change nothing: the
+	reasonNotFound Reason = "not_found"
+	// reasonNotModified is a 400 to an edit that would change nothing: the
 	// message already reads so. An edit that meets it has its effect.
-	ReasonNotModified Reason = "not_modified"
+	reasonNotModified Reason = "not_modified"
 	// ReasonMessageGone is a 400 because the message to edit (or to answer)
 	// is no longer there or can no longer be edited.
 	ReasonMessageGone Reason = "message_gone"
-	// ReasonPhotoRejected is a 400 or 413 about a photo: Telegram could not
+	// reasonPhotoRejected is a 400 or 413 about a photo: Telegram could not
 	// fetch its URL, did not take the file for an image, or found it too
 	// large.
-	ReasonPhotoRejected Reason = "photo_rejected"
+	reasonPhotoRejected Reason = "photo_rejected"
 )
 
 // allReasons lists every Reason in a fixed order.
 var allReasons = []Reason{
-	ReasonRateLimited, ReasonServerError, ReasonTransport, ReasonTimeout,
-	ReasonParseEntities, ReasonMigrated, ReasonBlocked, ReasonKicked,
-	ReasonForbidden, ReasonChatNotFound, ReasonTooLong, ReasonBadRequest,
-	ReasonUnauthorized, ReasonNotFound, ReasonNotModified, ReasonMessageGone,
-	ReasonPhotoRejected,
+	ReasonRateLimited, ReasonServerError, reasonTransport, ReasonTimeout,
+	ReasonParseEntities, ReasonMigrated, ReasonBlocked, reasonKicked,
+	reasonForbidden, ReasonChatNotFound, ReasonTooLong, ReasonBadRequest,
+	ReasonUnauthorized, reasonNotFound, reasonNotModified, ReasonMessageGone,
+	reasonPhotoRejected,
 }
 
 // Reasons returns every Reason the package can report, for example to
@@ -79,8 +79,8 @@ func Reasons() []Reason {
 // are not temporary: the worker must change the message before retrying.
 func (r Reason) Temporary() bool {
 	switch r {
-	case ReasonRateLimited, ReasonServerError, ReasonTransport, ReasonTimeout,
-		ReasonUnauthorized, ReasonNotFound:
+	case ReasonRateLimited, ReasonServerError, reasonTransport, ReasonTimeout,
+		ReasonUnauthorized, reasonNotFound:
 		return true
 	}
 	return false

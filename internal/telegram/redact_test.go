@@ -69,12 +69,12 @@ func TestErrorsNeverContainToken(t *testing.T) {
 		reason   Reason
 		redacted bool // Description must show that something was redacted
 	}{
-		{name: "closed port", server: closedPort, reason: ReasonTransport, redacted: true},
+		{name: "closed port", server: closedPort, reason: reasonTransport, redacted: true},
 		{name: "server hangs past the timeout", server: hangingServer, timeout: 100 * time.Millisecond, reason: ReasonTimeout, redacted: true},
 		{name: "HTML 502", server: replyServer(502, "text/html", "<html><body><h1>502 Bad Gateway</h1></body></html>"), reason: ReasonServerError},
 		{name: "HTML 502 quoting the URL", server: echoHTML, reason: ReasonServerError, redacted: true},
 		{name: "description echoes the URL", server: echoURL, reason: ReasonBadRequest, redacted: true},
-		{name: "TLS handshake failure", server: untrustedTLSServer, reason: ReasonTransport, redacted: true},
+		{name: "TLS handshake failure", server: untrustedTLSServer, reason: reasonTransport, redacted: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// StatsReport is the body of GET /fake/stats: the counters, with each bot's
+// statsReport is the body of GET /fake/stats: the counters, with each bot's
 // own under "bots", plus the number of recorded messages.
-type StatsReport struct {
+type statsReport struct {
 	Stats
 	Messages int `json:"messages"`
 }
@@ -18,14 +18,14 @@ type StatsReport struct {
 // Handler serves the Bot API (see ServeHTTP) together with endpoints that let
 // another process read and steer the fake:
 //
-//	GET  /fake/stats                 StatsReport as JSON
-//	GET  /fake/bots                  JSON array of BotInfo (no tokens)
+//	GET  /fake/stats                 statsReport as JSON
+//	GET  /fake/bots                  JSON array of botInfo (no tokens)
 //	GET  /fake/messages?since=N      JSON array of Message, from index N (default 0)
 //	GET  /fake/messages?bot=B&since=N   the messages of bot B, skipping its first N
 //	POST /fake/reset                 Reset
 //	POST /fake/outage?on=BOOL        SetOutage
 //	POST /fake/force429?retry_after=DURATION   Force429, e.g. 30s
-//	POST /fake/fail?n=N&fault=NAME   FailNext; NAME as printed by Fault.String
+//	POST /fake/fail?n=N&fault=NAME   FailNext; NAME as printed by fault.String
 //	POST /fake/fault-rates?server_error=F&hang=F&accept_then_hang=F&seed=N   SetFaultRates
 //	POST /fake/chat?chat=ID&blocked=BOOL&kicked=BOOL&not_found=BOOL&migrate_to=ID   SetChat
 //
@@ -63,7 +63,7 @@ func (s *Server) handleStats(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
 	n := len(s.messages)
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, StatsReport{Stats: st, Messages: n})
+	writeJSON(w, http.StatusOK, statsReport{Stats: st, Messages: n})
 }
 
 func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
@@ -180,7 +180,7 @@ func (s *Server) controlFail(r *http.Request) error {
 	if err != nil || n <= 0 {
 		return fmt.Errorf("n: want a positive count, got %q", r.Form.Get("n"))
 	}
-	f, err := ParseFault(r.Form.Get("fault"))
+	f, err := faultNamed(r.Form.Get("fault"))
 	if err != nil {
 		return fmt.Errorf("fault: %w", err)
 	}

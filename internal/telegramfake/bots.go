@@ -22,8 +22,8 @@ type bot struct {
 	x      botState // updates, webhook, callback queries and photo files
 }
 
-// BotInfo describes one bot the fake serves. It carries no token.
-type BotInfo struct {
+// botInfo describes one bot the fake serves. It carries no token.
+type botInfo struct {
 	// Name is the bot's name in Config.Tokens, or DefaultBot for
 	// Config.Token; records and counters are keyed by it.
 	Name string `json:"name"`
@@ -34,16 +34,16 @@ type BotInfo struct {
 }
 
 // Bots lists the bots the fake serves, sorted by name.
-func (s *Server) Bots() []BotInfo {
-	out := make([]BotInfo, 0, len(s.bots))
+func (s *Server) Bots() []botInfo {
+	out := make([]botInfo, 0, len(s.bots))
 	for _, b := range s.bots {
 		out = append(out, b.info())
 	}
 	return out
 }
 
-func (b *bot) info() BotInfo {
-	return BotInfo{Name: b.name, ID: b.user.ID, Username: b.user.Username}
+func (b *bot) info() botInfo {
+	return botInfo{Name: b.name, ID: b.user.ID, Username: b.user.Username}
 }
 
 // botID reads the bot's user id from the digits before the colon of its
@@ -156,7 +156,7 @@ func makeBot(cfg Config, e botEntry) *bot {
 	id := botID(e.token)
 	user := userJSON{ID: id, IsBot: true, FirstName: cfg.BotName, Username: cfg.BotUsername}
 	if e.name != DefaultBot {
-		user.FirstName = DefaultBotName + " " + e.name
+		user.FirstName = defaultBotName + " " + e.name
 		user.Username = derivedUsername(e.name, id)
 	}
 	return &bot{name: e.name, token: e.token, user: user}

@@ -281,7 +281,7 @@ func TestGetMeByBot(t *testing.T) {
 		token, username, firstName string
 		id                         int64
 	}{
-		{testToken, DefaultBotUsername, DefaultBotName, 123456},
+		{testToken, defaultBotUsername, defaultBotName, 123456},
 		{tokenAlerts, "herald_alerts_bot", "Herald Fake alerts", 200000001},
 		{tokenPages, "herald_pages_bot", "Herald Fake pages", 200000002},
 		{"300000003:x", "herald_odd_name_bot", "Herald Fake odd name!", 300000003},
@@ -295,9 +295,9 @@ func TestGetMeByBot(t *testing.T) {
 			t.Errorf("getMe of bot %d: %+v", tc.id, me)
 		}
 	}
-	want := []BotInfo{
+	want := []botInfo{
 		{"alerts", 200000001, "herald_alerts_bot"},
-		{DefaultBot, 123456, DefaultBotUsername},
+		{DefaultBot, 123456, defaultBotUsername},
 		{"odd name!", 300000003, "herald_odd_name_bot"},
 		{"pages", 200000002, "herald_pages_bot"},
 	}

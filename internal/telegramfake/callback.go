@@ -105,7 +105,7 @@ func (s *Server) oneBot(sel string) (*bot, error) {
 // carries the message as it is now, edits included.
 //
 // Press fails, making nothing, when the message does not exist, was
-// deleted (ErrNoMessage) or was sent by another bot, when its current
+// deleted (errNoMessage) or was sent by another bot, when its current
 // keyboard has no callback button with that data (a client cannot send
 // other data), when from has no positive id, and when the bot's
 // allowed_updates leave out callback_query (Telegram drops such updates).
@@ -125,7 +125,7 @@ func (s *Server) Press(bot string, chatID int64, messageID int, from User, data 
 	rec := s.lookupLocked(chatID, messageID)
 	switch {
 	case rec == nil || rec.Deleted:
-		return CallbackQuery{}, fmt.Errorf("%w: message %d in chat %d (deleted or never sent)", ErrNoMessage, messageID, chatID)
+		return CallbackQuery{}, fmt.Errorf("%w: message %d in chat %d (deleted or never sent)", errNoMessage, messageID, chatID)
 	case rec.Bot != b.name:
 		return CallbackQuery{}, fmt.Errorf("telegramfake: Press: message %d in chat %d was sent by bot %q, not %q", messageID, chatID, rec.Bot, b.name)
 	case !hasCallbackButton(rec.Current().ReplyMarkup, data):
@@ -165,7 +165,7 @@ func (s *Server) Press(bot string, chatID int64, messageID int, from User, data 
 }
 
 // hasCallbackButton reports whether kb has a callback button sending data.
-func hasCallbackButton(kb *InlineKeyboardMarkup, data string) bool {
+func hasCallbackButton(kb *inlineKeyboardMarkup, data string) bool {
 	if kb == nil || data == "" {
 		return false
 	}
@@ -198,8 +198,8 @@ func marshalVerbatim(v any) (json.RawMessage, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// ErrNoUpdate is returned by Redeliver for an update the bot never got.
-var ErrNoUpdate = errors.New("telegramfake: no such update")
+// errNoUpdate is returned by Redeliver for an update the bot never got.
+var errNoUpdate = errors.New("telegramfake: no such update")
 
 // Redeliver makes Telegram hand the update with updateID (see
 // CallbackQuery.UpdateID) to the bot times more, with the same update_id,
@@ -220,10 +220,10 @@ func (s *Server) Redeliver(bot string, updateID int, times int) error {
 	defer s.mu.Unlock()
 	u := b.x.updates[updateID]
 	if u == nil {
-		return fmt.Errorf("%w: bot %q has no update %d", ErrNoUpdate, b.name, updateID)
+		return fmt.Errorf("%w: bot %q has no update %d", errNoUpdate, b.name, updateID)
 	}
 	if !s.cfg.Now().Before(u.expires) {
-		return fmt.Errorf("%w: update %d of bot %q has expired", ErrNoUpdate, updateID, b.name)
+		return fmt.Errorf("%w: update %d of bot %q has expired", errNoUpdate, updateID, b.name)
 	}
 	for range times {
 		b.x.again = append(b.x.again, &delivery{u: u})
@@ -299,8 +299,8 @@ func (s *Server) CallbackQueries(bot string) []CallbackQuery {
 	return out
 }
 
-// UpdateState describes how a bot receives its updates.
-type UpdateState struct {
+// updateState describes how a bot receives its updates.
+type updateState struct {
 	// Webhook is the webhook URL; empty when the bot uses getUpdates.
 	Webhook string `json:"webhook,omitempty"`
 	// SecretToken is the webhook's secret_token (not a bot token).
@@ -325,16 +325,16 @@ type UpdateState struct {
 
 // Updates returns the update state of the bot (its name or id; "" when
 // the fake serves one bot).
-func (s *Server) Updates(bot string) (UpdateState, error) {
+func (s *Server) Updates(bot string) (updateState, error) {
 	b, err := s.oneBot(bot)
 	if err != nil {
-		return UpdateState{}, err
+		return updateState{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := &b.x
 	st.pruneLocked(s.cfg.Now())
-	return UpdateState{
+	return updateState{
 		Webhook:        st.hook.url,
 		SecretToken:    st.hook.secret,
 		MaxConnections: st.hook.maxConnections,

@@ -73,7 +73,7 @@ func TestPressRefusals(t *testing.T) {
 			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := s.Press("alerts", 42, 99, alice, "ack"); !errors.Is(err, ErrNoMessage) {
+	if _, err := s.Press("alerts", 42, 99, alice, "ack"); !errors.Is(err, errNoMessage) {
 		t.Errorf("missing message: %v", err)
 	}
 	// A keyboard edited away cannot be pressed.
@@ -98,7 +98,7 @@ func TestAnswerCallbackQuery(t *testing.T) {
 	}
 
 	refused(t, answer(q1.ID, "text", strings.Repeat("a", 201)), http.StatusBadRequest, "Bad Request: MESSAGE_TOO_LONG")
-	clock.Advance(DefaultCallbackAnswerTimeout - time.Millisecond)
+	clock.Advance(defaultCallbackAnswerTimeout - time.Millisecond)
 	r := answer(q1.ID, "text", "Acknowledged", "show_alert", "true", "cache_time", "5")
 	mustAccept(t, r)
 	if d := decode(t, r); string(d.Result) != "true" {

@@ -20,31 +20,31 @@ const DefaultBot = "default"
 
 // Default values used for zero fields of Config.
 const (
-	DefaultBotUsername = "herald_fake_bot"
-	DefaultBotName     = "Herald Fake"
+	defaultBotUsername = "herald_fake_bot"
+	defaultBotName     = "Herald Fake"
 )
 
-// Window is one sliding window of a flood-control rule: at most N sends may
+// windowRule is one sliding window of a flood-control rule: at most N sends may
 // be accepted in any span of Per (Telegram time). A send is admitted only if
 // the accepted send N places before it is at least Per×(1−Tolerance) old.
-type Window struct {
+type windowRule struct {
 	N   int
 	Per time.Duration
 }
 
 // String prints the window as "N/Per", such as "20/1m0s".
-func (w Window) String() string { return fmt.Sprintf("%d/%v", w.N, w.Per) }
+func (w windowRule) String() string { return fmt.Sprintf("%d/%v", w.N, w.Per) }
 
-// Limit is one flood-control rule: a send must fit every one of its windows.
-// A nil Limit selects the default for its field of Config; an empty non-nil
-// Limit (Unlimited) switches the rule off.
-type Limit []Window
+// limit is one flood-control rule: a send must fit every one of its windows.
+// A nil limit selects the default for its field of Config; an empty non-nil
+// limit (Unlimited) switches the rule off.
+type limit []windowRule
 
-// Unlimited is the Limit that switches a rule off.
-var Unlimited = Limit{}
+// Unlimited is the limit that switches a rule off.
+var Unlimited = limit{}
 
 // Off reports whether the limit switches its rule off: empty but not nil.
-func (l Limit) Off() bool { return l != nil && len(l) == 0 }
+func (l limit) Off() bool { return l != nil && len(l) == 0 }
 
 // Default flood-control rules: the numbers Telegram documents for bots in
 // its Bot FAQ ("My bot is hitting limits, how do I avoid this?"), read as
@@ -58,9 +58,9 @@ func (l Limit) Off() bool { return l != nil && len(l) == 0 }
 // They are variables only so that Config fields can refer to them; Config
 // copies them and never changes them, and neither should callers.
 var (
-	DefaultPrivateLimit = Limit{{N: 1, Per: time.Second}}
-	DefaultGroupLimit   = Limit{{N: 1, Per: time.Second}, {N: 20, Per: time.Minute}}
-	DefaultBotLimit     = Limit{{N: 30, Per: time.Second}}
+	defaultPrivateLimit = limit{{N: 1, Per: time.Second}}
+	defaultGroupLimit   = limit{{N: 1, Per: time.Second}, {N: 20, Per: time.Minute}}
+	defaultBotLimit     = limit{{N: 30, Per: time.Second}}
 )
 
 // DefaultTolerance is the Config.Tolerance used when the field is zero:
@@ -68,19 +68,19 @@ var (
 // and rounding without hiding a client that paces too fast.
 const DefaultTolerance = 0.003
 
-// MaxTolerance is the largest Config.Tolerance accepted.
-const MaxTolerance = 0.005
+// maxTolerance is the largest Config.Tolerance accepted.
+const maxTolerance = 0.005
 
 // orDefault returns a private copy of l, or of def when l is nil, with the
 // fields of invalid windows repaired: N below 1 counts as 1 and a
 // non-positive Per as one second.
-func (l Limit) orDefault(def Limit) Limit {
+func (l limit) orDefault(def limit) limit {
 	if l == nil {
 		l = def
 	}
 	out := slices.Clone(l)
 	if out == nil {
-		out = Limit{}
+		out = limit{}
 	}
 	for i := range out {
 		out[i].N = max(out[i].N, 1)
@@ -91,7 +91,7 @@ func (l Limit) orDefault(def Limit) Limit {
 	return out
 }
 
-func (l Limit) validate(field string) error {
+func (l limit) validate(field string) error {
 	for i, w := range l {
 		if w.N < 1 || w.Per <= 0 {
 			return fmt.Errorf("telegramfake: Config.%s[%d] = %+v: want N >= 1 and Per > 0", field, i, w)
@@ -121,20 +121,20 @@ type Config struct {
 	Tokens map[string]string
 
 	// Private limits each private chat (positive chat ids). Nil means
-	// DefaultPrivateLimit: 1 per second.
-	Private Limit
+	// defaultPrivateLimit: 1 per second.
+	Private limit
 	// Group limits each group, supergroup and channel (negative ids and
-	// @names). Nil means DefaultGroupLimit: 1 per second and 20 per minute.
-	Group Limit
-	// Bot limits all chats together. Nil means DefaultBotLimit: 30 per
+	// @names). Nil means defaultGroupLimit: 1 per second and 20 per minute.
+	Group limit
+	// Bot limits all chats together. Nil means defaultBotLimit: 30 per
 	// second.
-	Bot Limit
+	Bot limit
 
 	// Tolerance is the fraction of a window by which a send may come early:
 	// a window {N, Per} admits a send once the accepted send N places
 	// before it is Per×(1−Tolerance) old. Zero means DefaultTolerance
 	// (0.003); a negative value means no tolerance at all. Start rejects a
-	// value above MaxTolerance (0.005) or NaN; New clamps it to MaxTolerance.
+	// value above maxTolerance (0.005) or NaN; New clamps it to maxTolerance.
 	Tolerance float64
 
 	// Lenient relaxes every window for tests written against the old,
@@ -170,8 +170,8 @@ type Config struct {
 	Latency time.Duration
 
 	// BotUsername and BotName describe the bot named DefaultBot in getMe and
-	// in the from field of its messages. Empty means DefaultBotUsername and
-	// DefaultBotName. The other bots of Tokens are described from their
+	// in the from field of its messages. Empty means defaultBotUsername and
+	// defaultBotName. The other bots of Tokens are described from their
 	// names: "herald_<name>_bot" and "Herald Fake <name>".
 	BotUsername string
 	BotName     string
@@ -192,7 +192,7 @@ type Config struct {
 	// CallbackAnswerTimeout is how long after a button press (Press)
 	// answerCallbackQuery still accepts its query. Telegram documents no
 	// figure, only that a query can become "too old"; zero means
-	// DefaultCallbackAnswerTimeout and a negative value means no limit.
+	// defaultCallbackAnswerTimeout and a negative value means no limit.
 	CallbackAnswerTimeout time.Duration
 
 	// WebhookRetry is the unit of the webhook's redelivery backoff, which
@@ -203,29 +203,29 @@ type Config struct {
 	WebhookRetry time.Duration
 
 	// WebhookClient posts updates to webhooks. Nil means a client of the
-	// fake's own, which gives up on an answer after DefaultWebhookTimeout
+	// fake's own, which gives up on an answer after defaultWebhookTimeout
 	// (Telegram time) and whose connections Close closes.
 	WebhookClient *http.Client
 }
 
 // Defaults of the Config fields for updates.
 const (
-	DefaultCallbackAnswerTimeout = 15 * time.Second
-	DefaultWebhookTimeout        = 60 * time.Second
+	defaultCallbackAnswerTimeout = 15 * time.Second
+	defaultWebhookTimeout        = 60 * time.Second
 )
 
 func (c Config) withDefaults() Config {
 	if c.Token == "" && len(c.Tokens) == 0 {
 		c.Token = DefaultToken
 	}
-	c.Private = c.Private.orDefault(DefaultPrivateLimit)
-	c.Group = c.Group.orDefault(DefaultGroupLimit)
-	c.Bot = c.Bot.orDefault(DefaultBotLimit)
+	c.Private = c.Private.orDefault(defaultPrivateLimit)
+	c.Group = c.Group.orDefault(defaultGroupLimit)
+	c.Bot = c.Bot.orDefault(defaultBotLimit)
 	switch {
 	case c.Tolerance == 0 || math.IsNaN(c.Tolerance):
 		c.Tolerance = DefaultTolerance
-	case c.Tolerance > MaxTolerance:
-		c.Tolerance = MaxTolerance
+	case c.Tolerance > maxTolerance:
+		c.Tolerance = maxTolerance
 	}
 	if c.TimeScale <= 0 {
 		c.TimeScale = 1
@@ -237,10 +237,10 @@ func (c Config) withDefaults() Config {
 		c.Latency = 0
 	}
 	if c.BotUsername == "" {
-		c.BotUsername = DefaultBotUsername
+		c.BotUsername = defaultBotUsername
 	}
 	if c.BotName == "" {
-		c.BotName = DefaultBotName
+		c.BotName = defaultBotName
 	}
 	if c.Addr == "" {
 		c.Addr = "127.0.0.1:0"
@@ -252,7 +252,7 @@ func (c Config) withDefaults() Config {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.CallbackAnswerTimeout == 0 {
-		c.CallbackAnswerTimeout = DefaultCallbackAnswerTimeout
+		c.CallbackAnswerTimeout = defaultCallbackAnswerTimeout
 	}
 	if c.WebhookRetry <= 0 {
 		c.WebhookRetry = time.Second
@@ -262,8 +262,8 @@ func (c Config) withDefaults() Config {
 
 // validate reports the settings New would have to repair.
 func (c Config) validate() error {
-	if math.IsNaN(c.Tolerance) || c.Tolerance > MaxTolerance {
-		return fmt.Errorf("telegramfake: Config.Tolerance %v: want at most %v (negative for none)", c.Tolerance, MaxTolerance)
+	if math.IsNaN(c.Tolerance) || c.Tolerance > maxTolerance {
+		return fmt.Errorf("telegramfake: Config.Tolerance %v: want at most %v (negative for none)", c.Tolerance, maxTolerance)
 	}
 	return errors.Join(c.Private.validate("Private"), c.Group.validate("Group"), c.Bot.validate("Bot"), c.validateTokens())
 }

@@ -50,8 +50,8 @@
 // more than about 30 messages per second". The fake reads them as hard
 // limits with no burst: private chats 1 per second; groups, supergroups and
 // channels 1 per second and 20 per minute; the bot as a whole 30 per second
-// over all chats (see DefaultPrivateLimit, DefaultGroupLimit and
-// DefaultBotLimit). Every bot is held to them separately: a chat's limit
+// over all chats (see defaultPrivateLimit, defaultGroupLimit and
+// defaultBotLimit). Every bot is held to them separately: a chat's limit
 // counts one bot's sends to it, not every bot's.
 //
 // Each limit is a set of sliding windows over accepted sends. A window
@@ -124,18 +124,18 @@
 //
 // sendPhoto takes the photo as an HTTP URL, a file_id the same bot got
 // before (file ids belong to one bot) or a multipart upload (field
-// "photo", or "attach://<name>"), with a caption of at most MaxCaptionLen
+// "photo", or "attach://<name>"), with a caption of at most maxCaptionLen
 // (1024) characters, counted like text (UTF-16 units after entity parsing,
 // or markup included under Config.CountMarkup). The fake never fetches a
 // URL: it is a valid image unless SetPhotoURL says it fails ("failed to get
 // HTTP URL content"), is no image ("wrong type of the web page content"),
-// is over MaxPhotoURLBytes (5 MB) or has dimensions Telegram refuses. An
+// is over maxPhotoURLBytes (5 MB) or has dimensions Telegram refuses. An
 // upload must look like an image ("IMAGE_PROCESS_FAILED"), be non-empty,
-// be at most MaxPhotoBytes (10 MB; above, "PHOTO_SAVE_FILE_INVALID", the
+// be at most maxPhotoBytes (10 MB; above, "PHOTO_SAVE_FILE_INVALID", the
 // error Telegram's servers give) and have a width and height that sum to at
 // most 10000 with a ratio of at most 20 ("PHOTO_INVALID_DIMENSIONS";
 // dimensions are read from PNG, JPEG and GIF). A request body over
-// MaxUploadBytes (50 MB) is answered 413 "Request Entity Too Large". The
+// maxUploadBytes (50 MB) is answered 413 "Request Entity Too Large". The
 // record's Photo holds the URL, or the upload's size and SHA-256.
 //
 // # Button presses and updates

@@ -26,7 +26,7 @@ type editRequest struct {
 	messageID int
 	text      string // the new text or caption, markup included
 	mode      markup.Mode
-	markup    *InlineKeyboardMarkup // the new keyboard; nil removes it
+	markup    *inlineKeyboardMarkup // the new keyboard; nil removes it
 }
 
 func (s *Server) editMessageText(w http.ResponseWriter, r *http.Request, b *bot) {
@@ -77,7 +77,7 @@ func parseEditRequest(p map[string]string, kind editKind, countMarkup bool) (edi
 		req.mode = mode
 		field, limit, tooLong := "text", markup.MaxMessageLen, "message is too long"
 		if kind == editCaption {
-			field, limit, tooLong = "caption", MaxCaptionLen, "message caption is too long"
+			field, limit, tooLong = "caption", maxCaptionLen, "message caption is too long"
 		}
 		req.text = p[field]
 		if kind == editText && strings.TrimSpace(req.text) == "" {

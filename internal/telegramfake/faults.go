@@ -7,15 +7,15 @@ import (
 	"time"
 )
 
-// Fault is a failure injected into a send request: sendMessage, sendPhoto
+// fault is a failure injected into a send request: sendMessage, sendPhoto
 // or an edit method (editMessageText, editMessageCaption,
 // editMessageReplyMarkup). The other methods take no faults.
-type Fault int
+type fault int
 
-// The faults a test can inject. The zero Fault is no fault.
+// The faults a test can inject. The zero fault is no fault.
 const (
 	// FaultServerError answers 500 with Telegram's JSON error envelope.
-	FaultServerError Fault = iota + 1
+	FaultServerError fault = iota + 1
 	// FaultBadGateway answers 502 with an HTML page, as the proxy in front
 	// of the Bot API does; the body is not JSON.
 	FaultBadGateway
@@ -37,7 +37,7 @@ const (
 	FaultParseEntities
 )
 
-var faultNames = map[Fault]string{
+var faultNames = map[fault]string{
 	FaultServerError:    "server_error",
 	FaultBadGateway:     "bad_gateway",
 	FaultHang:           "hang",
@@ -47,15 +47,15 @@ var faultNames = map[Fault]string{
 }
 
 // String returns the snake_case name used by the /fake/fail endpoint.
-func (f Fault) String() string {
+func (f fault) String() string {
 	if n, ok := faultNames[f]; ok {
 		return n
 	}
 	return fmt.Sprintf("Fault(%d)", int(f))
 }
 
-// ParseFault reads a fault name as printed by Fault.String.
-func ParseFault(name string) (Fault, error) {
+// faultNamed reads a fault name as printed by fault.String.
+func faultNamed(name string) (fault, error) {
 	for f, n := range faultNames {
 		if n == name {
 			return f, nil
@@ -85,7 +85,7 @@ type FaultRates struct {
 
 // faultRun is a stretch of n requests that get the same fault.
 type faultRun struct {
-	fault Fault
+	fault fault
 	n     int
 }
 
@@ -123,7 +123,7 @@ type botFaults struct {
 // A request takes its bot's queue first, then the shared one. A
 // non-positive n or an unknown f does nothing. Requests refused by Force429
 // or inside an announced flood wait do not use up the queues.
-func (s *Server) FailNext(n int, f Fault, bots ...string) {
+func (s *Server) FailNext(n int, f fault, bots ...string) {
 	if n <= 0 || faultNames[f] == "" {
 		return
 	}
@@ -193,7 +193,7 @@ func (s *Server) Force429(retryAfter time.Duration, bots ...string) {
 // takeFaultLocked picks the fault for a send request of b: the head
 // of b's FailNext queue, else of the shared one, else a random one drawn
 // from b's rates, else none.
-func (s *Server) takeFaultLocked(b *bot) Fault {
+func (s *Server) takeFaultLocked(b *bot) fault {
 	f := takeRun(&b.faults.pending)
 	if f == 0 {
 		f = takeRun(&s.faults.pending)
@@ -208,7 +208,7 @@ func (s *Server) takeFaultLocked(b *bot) Fault {
 }
 
 // takeRun takes one fault from the head of a FailNext queue, or returns 0.
-func takeRun(q *[]faultRun) Fault {
+func takeRun(q *[]faultRun) fault {
 	if len(*q) == 0 {
 		return 0
 	}
@@ -221,7 +221,7 @@ func takeRun(q *[]faultRun) Fault {
 }
 
 // draw picks a random fault under the bot's rates, or 0.
-func (fs *botFaults) draw() Fault {
+func (fs *botFaults) draw() fault {
 	r := fs.rates
 	if fs.rng == nil || r.ServerError+r.Hang+r.AcceptThenHang == 0 {
 		return 0

@@ -14,7 +14,7 @@ import (
 func TestFailNext(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		fault     Fault
+		fault     fault
 		code      int
 		ctype     string
 		countedAs func(Stats) int64
@@ -49,7 +49,7 @@ func TestFailNextQueuesInOrder(t *testing.T) {
 	s.FailNext(1, FaultServerError)
 	s.FailNext(1, FaultTooMany)
 	s.FailNext(0, FaultServerError) // ignored
-	s.FailNext(3, Fault(99))        // ignored
+	s.FailNext(3, fault(99))        // ignored
 	for _, want := range []int{500, 429, 200} {
 		if got := send(s, text("42", "x")); got.code != want {
 			t.Fatalf("got %d, want %d", got.code, want)
@@ -271,15 +271,15 @@ func TestMigratedChatTarget(t *testing.T) {
 func TestParseFault(t *testing.T) {
 	t.Parallel()
 	for f := FaultServerError; f <= FaultAcceptThenHang; f++ {
-		got, err := ParseFault(f.String())
+		got, err := faultNamed(f.String())
 		if err != nil || got != f {
 			t.Errorf("ParseFault(%q) = %v, %v", f.String(), got, err)
 		}
 	}
-	if _, err := ParseFault("meteor"); err == nil {
+	if _, err := faultNamed("meteor"); err == nil {
 		t.Error("ParseFault accepted an unknown name")
 	}
-	if s := Fault(0).String(); s != "Fault(0)" {
+	if s := fault(0).String(); s != "Fault(0)" {
 		t.Errorf("zero Fault prints %q", s)
 	}
 }

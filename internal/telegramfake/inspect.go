@@ -20,7 +20,7 @@ import (
 //	                                             Press: the CallbackQuery as JSON
 //	POST /fake/redeliver?bot=B&update_id=N&times=N   Redeliver
 //	GET  /fake/callbacks?bot=B                   CallbackQueries: JSON array of CallbackQuery
-//	GET  /fake/updates?bot=B                     Updates: UpdateState as JSON
+//	GET  /fake/updates?bot=B                     Updates: updateState as JSON
 //
 // bot is a bot's name or id and may be left out when the fake serves one
 // bot. Chats are numeric ids, as Message.ChatID holds them.
@@ -261,8 +261,8 @@ func (rm Remote) CallbackQueries(ctx context.Context, bot string) ([]CallbackQue
 }
 
 // Updates calls Server.Updates.
-func (rm Remote) Updates(ctx context.Context, bot string) (UpdateState, error) {
-	var st UpdateState
+func (rm Remote) Updates(ctx context.Context, bot string) (updateState, error) {
+	var st updateState
 	err := rm.do(ctx, http.MethodGet, "/fake/updates", withBot(bot), &st)
 	return st, err
 }

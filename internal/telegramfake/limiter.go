@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// window is a compiled Window: a send is admitted once the accepted send n
+// window is a compiled windowRule: a send is admitted once the accepted send n
 // places before it is at least minAge old. minAge is real time: Per divided
 // by the time scale, less the tolerance.
 type window struct {
@@ -13,7 +13,7 @@ type window struct {
 	minAge time.Duration
 }
 
-// rule is a compiled Limit. A rule without windows is off.
+// rule is a compiled limit. A rule without windows is off.
 type rule struct {
 	windows []window
 	depth   int           // the largest n: how many send times a scope keeps
@@ -22,7 +22,7 @@ type rule struct {
 
 // compileRule turns l into real-time windows under scale, allowing tol of
 // each window early; extra(n) is how many sends a window of n admits.
-func compileRule(l Limit, scale, tol float64, extra func(int) int) rule {
+func compileRule(l limit, scale, tol float64, extra func(int) int) rule {
 	var r rule
 	for _, w := range l {
 		per := toReal(w.Per, scale)

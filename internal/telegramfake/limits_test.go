@@ -14,8 +14,8 @@ import (
 // unlimited switches a rule off.
 var unlimited = Unlimited
 
-// per is a one-window Limit.
-func per(n int, d time.Duration) Limit { return Limit{{N: n, Per: d}} }
+// per is a one-window limit.
+func per(n int, d time.Duration) limit { return limit{{N: n, Per: d}} }
 
 func TestPrivateChatStrictWindow(t *testing.T) {
 	t.Parallel()
@@ -338,11 +338,11 @@ func TestToleranceSetting(t *testing.T) {
 	if _, err := Start(Config{Tolerance: 0.006}); err == nil {
 		t.Error("Start accepted Tolerance 0.006")
 	}
-	if _, err := Start(Config{Group: Limit{{N: 0, Per: time.Second}}}); err == nil {
+	if _, err := Start(Config{Group: limit{{N: 0, Per: time.Second}}}); err == nil {
 		t.Error("Start accepted a window with N 0")
 	}
-	if got := (Config{Tolerance: 0.01}).withDefaults().Tolerance; got != MaxTolerance {
-		t.Errorf("New kept Tolerance %v, want it clamped to %v", got, MaxTolerance)
+	if got := (Config{Tolerance: 0.01}).withDefaults().Tolerance; got != maxTolerance {
+		t.Errorf("New kept Tolerance %v, want it clamped to %v", got, maxTolerance)
 	}
 }
 
@@ -449,13 +449,13 @@ func TestLimitDefaults(t *testing.T) {
 	t.Parallel()
 	cfg := Config{}.withDefaults()
 	for _, tc := range []struct {
-		got, want Limit
+		got, want limit
 	}{
-		{cfg.Private, Limit{{1, time.Second}}},
-		{cfg.Group, Limit{{1, time.Second}, {20, time.Minute}}},
-		{cfg.Bot, Limit{{30, time.Second}}},
-		{Limit{{N: 0, Per: 0}}.orDefault(DefaultBotLimit), Limit{{1, time.Second}}},
-		{Unlimited.orDefault(DefaultBotLimit), Limit{}},
+		{cfg.Private, limit{{1, time.Second}}},
+		{cfg.Group, limit{{1, time.Second}, {20, time.Minute}}},
+		{cfg.Bot, limit{{30, time.Second}}},
+		{limit{{N: 0, Per: 0}}.orDefault(defaultBotLimit), limit{{1, time.Second}}},
+		{Unlimited.orDefault(defaultBotLimit), limit{}},
 	} {
 		if len(tc.got) != len(tc.want) || tc.got.Off() != tc.want.Off() {
 			t.Errorf("got %v, want %v", tc.got, tc.want)
@@ -472,7 +472,7 @@ func TestLimitDefaults(t *testing.T) {
 	}
 	// The defaults are copied, not shared.
 	cfg.Group[0].N = 99
-	if DefaultGroupLimit[0].N != 1 {
+	if defaultGroupLimit[0].N != 1 {
 		t.Error("Config shares DefaultGroupLimit")
 	}
 }
@@ -488,7 +488,7 @@ func TestWaitComesBeforeFaults(t *testing.T) {
 		t.Errorf("got %d %s, want the queued 500", got.code, got.body)
 	}
 	body := serve(s.Handler(), newGet("/fake/stats")).body
-	var rep StatsReport
+	var rep statsReport
 	if err := json.Unmarshal([]byte(body), &rep); err != nil {
 		t.Fatal(err)
 	}

@@ -25,16 +25,16 @@ import (
 // 20.") and of sending files ("5 MB max size for photos" sent by URL;
 // multipart uploads of up to 50 MB).
 const (
-	// MaxCaptionLen is the longest caption, in UTF-16 code units after
+	// maxCaptionLen is the longest caption, in UTF-16 code units after
 	// entity parsing, as markup.MaxMessageLen is for text.
-	MaxCaptionLen = 1024
-	// MaxPhotoBytes is the largest photo upload.
-	MaxPhotoBytes = 10 << 20
-	// MaxPhotoURLBytes is the largest photo Telegram fetches from a URL.
-	MaxPhotoURLBytes = 5 << 20
-	// MaxUploadBytes is the largest multipart request the Bot API reads;
+	maxCaptionLen = 1024
+	// maxPhotoBytes is the largest photo upload.
+	maxPhotoBytes = 10 << 20
+	// maxPhotoURLBytes is the largest photo Telegram fetches from a URL.
+	maxPhotoURLBytes = 5 << 20
+	// maxUploadBytes is the largest multipart request the Bot API reads;
 	// a larger one is answered 413 "Request Entity Too Large".
-	MaxUploadBytes = 50 << 20
+	maxUploadBytes = 50 << 20
 	// maxPhotoSides and maxPhotoRatio bound a photo's dimensions.
 	maxPhotoSides = 10000
 	maxPhotoRatio = 20
@@ -42,8 +42,8 @@ const (
 	uploadHead = 64 << 10
 )
 
-// Photo describes the photo of a message sent with sendPhoto.
-type Photo struct {
+// photo describes the photo of a message sent with sendPhoto.
+type photo struct {
 	// FileID is the file_id the fake gave the photo; the same bot can send
 	// it again by passing it as photo. File ids belong to one bot.
 	FileID       string `json:"file_id"`
@@ -76,7 +76,7 @@ type photoSizeJSON struct {
 
 // sizes renders the photo as Telegram's array of sizes: here a single
 // size, the photo itself (800×600 when its dimensions are unknown).
-func (p *Photo) sizes() []photoSizeJSON {
+func (p *photo) sizes() []photoSizeJSON {
 	w, h := p.Width, p.Height
 	if w == 0 || h == 0 {
 		w, h = 800, 600
@@ -94,7 +94,7 @@ type PhotoURL struct {
 	// WrongType answers 400 "wrong type of the web page content", as for a
 	// URL serving HTML rather than an image.
 	WrongType bool `json:"wrong_type,omitempty"`
-	// Size is the size of the image in bytes; over MaxPhotoURLBytes the URL
+	// Size is the size of the image in bytes; over maxPhotoURLBytes the URL
 	// fails as Unreachable does.
 	Size int64 `json:"size,omitempty"`
 	// Width and Height are its dimensions; when both are set they are held
@@ -150,7 +150,7 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 }
 
 // errTooLarge is the answer of the proxy in front of the Bot API to a body
-// over MaxUploadBytes.
+// over maxUploadBytes.
 var errTooLarge = &apiError{code: http.StatusRequestEntityTooLarge, desc: "Request Entity Too Large"}
 
 // photoRef is the photo parameter of a request before it is resolved: an
@@ -162,9 +162,9 @@ type photoRef struct {
 
 // sendPhoto is sendMessage for a photo: the same flood control, faults,
 // chat behaviours, replies and inline keyboards, with a caption of at most
-// MaxCaptionLen characters instead of a text.
+// maxCaptionLen characters instead of a text.
 func (s *Server) sendPhoto(w http.ResponseWriter, r *http.Request, b *bot) {
-	params, files, perr := readRequest(w, r, MaxUploadBytes, true)
+	params, files, perr := readRequest(w, r, maxUploadBytes, true)
 	if perr != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](perr); ok {
 			s.fail(w, b, errTooLarge)
@@ -230,7 +230,7 @@ func parsePhotoRequest(p map[string]string, files map[string]upload, countMarkup
 	if countMarkup {
 		n = markup.UTF16Len(capt)
 	}
-	if n > MaxCaptionLen {
+	if n > maxCaptionLen {
 		return ref, sendRequest{}, badRequest("message caption is too long")
 	}
 
@@ -255,11 +255,11 @@ func parsePhotoRequest(p map[string]string, files map[string]upload, countMarkup
 	return ref, req, nil
 }
 
-// resolvePhoto turns the photo of a request into the Photo it sends, or
+// resolvePhoto turns the photo of a request into the photo it sends, or
 // the error Telegram answers: an unknown file_id or malformed URL, a URL
 // set to fail, an upload that is no image, too big, or of dimensions
 // Telegram refuses.
-func (s *Server) resolvePhoto(b *bot, ref photoRef) (*Photo, *apiError) {
+func (s *Server) resolvePhoto(b *bot, ref photoRef) (*photo, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if up := ref.upload; up != nil {
@@ -272,14 +272,14 @@ func (s *Server) resolvePhoto(b *bot, ref photoRef) (*Photo, *apiError) {
 		}
 		behave := s.x.photoURLs[v]
 		switch {
-		case behave.Unreachable || behave.Size > MaxPhotoURLBytes:
+		case behave.Unreachable || behave.Size > maxPhotoURLBytes:
 			return nil, badRequest("failed to get HTTP URL content")
 		case behave.WrongType:
 			return nil, badRequest("wrong type of the web page content")
 		case !validDimensions(behave.Width, behave.Height):
 			return nil, badRequest("PHOTO_INVALID_DIMENSIONS")
 		}
-		return &Photo{Source: "url", URL: v, Size: behave.Size, Width: behave.Width, Height: behave.Height}, nil
+		return &photo{Source: "url", URL: v, Size: behave.Size, Width: behave.Width, Height: behave.Height}, nil
 	}
 	known, ok := b.x.files[v]
 	if !ok {
@@ -291,18 +291,18 @@ func (s *Server) resolvePhoto(b *bot, ref photoRef) (*Photo, *apiError) {
 }
 
 // uploadedPhoto checks an uploaded photo as Telegram does.
-func uploadedPhoto(up *upload) (*Photo, *apiError) {
+func uploadedPhoto(up *upload) (*photo, *apiError) {
 	switch {
 	case up.size == 0:
 		return nil, badRequest("file must be non-empty")
-	case up.size > MaxPhotoBytes:
+	case up.size > maxPhotoBytes:
 		return nil, badRequest("PHOTO_SAVE_FILE_INVALID")
 	}
 	ct := http.DetectContentType(up.head)
 	if !strings.HasPrefix(ct, "image/") {
 		return nil, badRequest("IMAGE_PROCESS_FAILED")
 	}
-	p := &Photo{Source: "upload", FileName: up.name, ContentType: ct, Size: up.size, SHA256: up.sha256}
+	p := &photo{Source: "upload", FileName: up.name, ContentType: ct, Size: up.size, SHA256: up.sha256}
 	if cfg, _, err := image.DecodeConfig(bytes.NewReader(up.head)); err == nil {
 		p.Width, p.Height = cfg.Width, cfg.Height
 	}
@@ -322,7 +322,7 @@ func validDimensions(w, h int) bool {
 
 // keepPhotoLocked gives a photo being sent its file_id, unless it is sent
 // again by one, and remembers it for b, so that b can send it again.
-func (st *botState) keepPhotoLocked(b *bot, p *Photo) *Photo {
+func (st *botState) keepPhotoLocked(b *bot, p *photo) *photo {
 	if p.Source == "file_id" {
 		return p
 	}

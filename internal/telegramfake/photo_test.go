@@ -119,9 +119,9 @@ func TestSendPhotoErrors(t *testing.T) {
 		{"reply to nothing", form("photo", graphURL, "reply_to_message_id", "5"), 400, "Bad Request: message to be replied not found"},
 		{"not an image", file(func() io.Reader { return strings.NewReader("<html>hello</html>") }), 400, "Bad Request: IMAGE_PROCESS_FAILED"},
 		{"empty upload", file(func() io.Reader { return strings.NewReader("") }), 400, "Bad Request: file must be non-empty"},
-		{"upload over 10 MB", file(sized(MaxPhotoBytes + 1)), 400, "Bad Request: PHOTO_SAVE_FILE_INVALID"},
+		{"upload over 10 MB", file(sized(maxPhotoBytes + 1)), 400, "Bad Request: PHOTO_SAVE_FILE_INVALID"},
 		{"too wide", file(func() io.Reader { return bytes.NewReader(pngBytes(t, 2100, 100)) }), 400, "Bad Request: PHOTO_INVALID_DIMENSIONS"},
-		{"request over 50 MB", file(sized(MaxUploadBytes + 1)), 413, "Request Entity Too Large"},
+		{"request over 50 MB", file(sized(maxUploadBytes + 1)), 413, "Request Entity Too Large"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -129,7 +129,7 @@ func TestSendPhotoErrors(t *testing.T) {
 			s, _ := newFake(t, open())
 			s.SetPhotoURL("https://down.example/x.png", PhotoURL{Unreachable: true})
 			s.SetPhotoURL("https://html.example/x", PhotoURL{WrongType: true})
-			s.SetPhotoURL("https://big.example/x.png", PhotoURL{Size: MaxPhotoURLBytes + 1})
+			s.SetPhotoURL("https://big.example/x.png", PhotoURL{Size: maxPhotoURLBytes + 1})
 			s.SetPhotoURL("https://strip.example/x.png", PhotoURL{Width: 4200, Height: 200})
 			r := serve(s, tc.req())
 			if tc.desc == "" {
@@ -160,12 +160,12 @@ func TestCaptionLimit(t *testing.T) {
 	t.Parallel()
 	s, _ := newFake(t, open())
 	accepted(t, call(s, testToken, "sendPhoto", url.Values{"chat_id": {"42"}, "photo": {graphURL},
-		"caption": {"<b>" + strings.Repeat("a", MaxCaptionLen) + "</b>"}, "parse_mode": {"HTML"}}))
+		"caption": {"<b>" + strings.Repeat("a", maxCaptionLen) + "</b>"}, "parse_mode": {"HTML"}}))
 	accepted(t, call(s, testToken, "sendPhoto", url.Values{"chat_id": {"43"}, "photo": {graphURL},
-		"caption": {strings.Repeat("😀", MaxCaptionLen/2)}}))
+		"caption": {strings.Repeat("😀", maxCaptionLen/2)}}))
 	s2, _ := newFake(t, Config{Bot: unlimited, Private: unlimited, CountMarkup: true})
 	refused(t, call(s2, testToken, "sendPhoto", url.Values{"chat_id": {"42"}, "photo": {graphURL},
-		"caption": {"<b>" + strings.Repeat("a", MaxCaptionLen) + "</b>"}, "parse_mode": {"HTML"}}),
+		"caption": {"<b>" + strings.Repeat("a", maxCaptionLen) + "</b>"}, "parse_mode": {"HTML"}}),
 		http.StatusBadRequest, "Bad Request: message caption is too long")
 }
 

@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// ErrClosed is returned by Wait once the server is closed.
-var ErrClosed = errors.New("telegramfake: server closed")
+// errClosed is returned by Wait once the server is closed.
+var errClosed = errors.New("telegramfake: server closed")
 
 // Message is the record of one accepted sendMessage or sendPhoto. Its
 // fields describe the message as sent; Edited and LastEdit tell what the
@@ -39,13 +39,13 @@ type Message struct {
 	// Caption is the caption of a photo as sent, markup included.
 	Caption string `json:"caption,omitempty"`
 	// Photo is set for a message sent with sendPhoto.
-	Photo *Photo `json:"photo,omitempty"`
+	Photo *photo `json:"photo,omitempty"`
 	// ReplyTo is the message this one replies to (reply_parameters or
 	// reply_to_message_id); nil when it is no reply, including a reply to a
 	// missing message sent anyway under allow_sending_without_reply.
-	ReplyTo *ReplyRef `json:"reply_to,omitempty"`
+	ReplyTo *replyRef `json:"reply_to,omitempty"`
 	// ReplyMarkup is the inline keyboard the message was sent with.
-	ReplyMarkup *InlineKeyboardMarkup `json:"reply_markup,omitempty"`
+	ReplyMarkup *inlineKeyboardMarkup `json:"reply_markup,omitempty"`
 	// Edited counts the accepted edits; LastEdit is the latest of them,
 	// nil when there were none.
 	Edited   int   `json:"edited,omitempty"`
@@ -185,7 +185,7 @@ func (s *Server) Stats() Stats {
 }
 
 // Wait blocks until at least n messages have been accepted since New or the
-// last Reset. It returns the context's error if ctx ends first and ErrClosed
+// last Reset. It returns the context's error if ctx ends first and errClosed
 // if the server is closed with fewer messages.
 func (s *Server) Wait(ctx context.Context, n int) error {
 	for {
@@ -196,7 +196,7 @@ func (s *Server) Wait(ctx context.Context, n int) error {
 		case have >= n:
 			return nil
 		case closed:
-			return ErrClosed
+			return errClosed
 		}
 		select {
 		case <-changed:

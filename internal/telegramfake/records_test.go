@@ -48,7 +48,7 @@ func TestWaitEnds(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-waited; !errors.Is(err, ErrClosed) {
+	if err := <-waited; !errors.Is(err, errClosed) {
 		t.Errorf("Wait across Close: %v", err)
 	}
 }

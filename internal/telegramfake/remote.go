@@ -61,8 +61,8 @@ func (rm Remote) do(ctx context.Context, method, path string, q url.Values, out 
 
 // Stats fetches the counters, with each bot's own in Stats.Bots, and the
 // number of recorded messages.
-func (rm Remote) Stats(ctx context.Context) (StatsReport, error) {
-	var rep StatsReport
+func (rm Remote) Stats(ctx context.Context) (statsReport, error) {
+	var rep statsReport
 	err := rm.do(ctx, http.MethodGet, "/fake/stats", nil, &rep)
 	return rep, err
 }
@@ -84,8 +84,8 @@ func (rm Remote) MessagesOf(ctx context.Context, bot string, since int) ([]Messa
 }
 
 // Bots fetches the bots the fake serves.
-func (rm Remote) Bots(ctx context.Context) ([]BotInfo, error) {
-	var bots []BotInfo
+func (rm Remote) Bots(ctx context.Context) ([]botInfo, error) {
+	var bots []botInfo
 	err := rm.do(ctx, http.MethodGet, "/fake/bots", nil, &bots)
 	return bots, err
 }
@@ -114,7 +114,7 @@ func (rm Remote) Force429(ctx context.Context, retryAfter time.Duration, bots ..
 }
 
 // FailNext calls Server.FailNext; an unknown bot is an error.
-func (rm Remote) FailNext(ctx context.Context, n int, f Fault, bots ...string) error {
+func (rm Remote) FailNext(ctx context.Context, n int, f fault, bots ...string) error {
 	return rm.do(ctx, http.MethodPost, "/fake/fail", withBots(url.Values{"n": {strconv.Itoa(n)}, "fault": {f.String()}}, bots), nil)
 }
 

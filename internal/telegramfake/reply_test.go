@@ -15,12 +15,12 @@ func TestReplies(t *testing.T) {
 		name    string
 		fields  []string // added to a sendMessage to chat 42, whose message 1 exists and 2 was deleted
 		desc    string   // the 400's description; empty for success
-		replyTo *ReplyRef
+		replyTo *replyRef
 	}{
-		{"reply_parameters", []string{"reply_parameters", `{"message_id":1}`}, "", &ReplyRef{42, 1}},
-		{"reply_to_message_id", []string{"reply_to_message_id", "1"}, "", &ReplyRef{42, 1}},
-		{"reply_parameters wins", []string{"reply_parameters", `{"message_id":1}`, "reply_to_message_id", "9"}, "", &ReplyRef{42, 1}},
-		{"in another chat", []string{"reply_parameters", `{"message_id":1,"chat_id":-100500}`}, "", &ReplyRef{-100500, 1}},
+		{"reply_parameters", []string{"reply_parameters", `{"message_id":1}`}, "", &replyRef{42, 1}},
+		{"reply_to_message_id", []string{"reply_to_message_id", "1"}, "", &replyRef{42, 1}},
+		{"reply_parameters wins", []string{"reply_parameters", `{"message_id":1}`, "reply_to_message_id", "9"}, "", &replyRef{42, 1}},
+		{"in another chat", []string{"reply_parameters", `{"message_id":1,"chat_id":-100500}`}, "", &replyRef{-100500, 1}},
 		{"message_id 0 is no reply", []string{"reply_parameters", `{"message_id":0}`}, "", nil},
 		{"empty object is no reply", []string{"reply_parameters", `{}`}, "", nil},
 		{"missing", []string{"reply_parameters", `{"message_id":9}`}, "message to be replied not found", nil},
@@ -92,7 +92,7 @@ func TestReplyAnswerCarriesTheRepliedMessage(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.body), &raw); err != nil || raw.Result["reply_to_message"] != nil {
 		t.Errorf("deleted message still shown: %s", r.body)
 	}
-	if err := s.DeleteMessage(42, 99); !errors.Is(err, ErrNoMessage) {
+	if err := s.DeleteMessage(42, 99); !errors.Is(err, errNoMessage) {
 		t.Errorf("DeleteMessage of no message: %v", err)
 	}
 }
@@ -103,12 +103,12 @@ func TestReplyMarkup(t *testing.T) {
 		name   string
 		markup string
 		desc   string // empty for success
-		want   *InlineKeyboardMarkup
+		want   *inlineKeyboardMarkup
 	}{
 		{"inline keyboard", `{"inline_keyboard":[[{"text":"Ack","callback_data":"ack:1"},{"text":"Open","url":"https://example.com/a"}]]}`, "",
-			&InlineKeyboardMarkup{InlineKeyboard: [][]InlineKeyboardButton{{{Text: "Ack", CallbackData: "ack:1"}, {Text: "Open", URL: "https://example.com/a"}}}}},
+			&inlineKeyboardMarkup{InlineKeyboard: [][]inlineKeyboardButton{{{Text: "Ack", CallbackData: "ack:1"}, {Text: "Open", URL: "https://example.com/a"}}}}},
 		{"other button kinds kept", `{"inline_keyboard":[[{"text":"App","web_app":{"url":"https://example.com"}}]]}`, "",
-			&InlineKeyboardMarkup{InlineKeyboard: [][]InlineKeyboardButton{{{Text: "App", Other: "web_app"}}}}},
+			&inlineKeyboardMarkup{InlineKeyboard: [][]inlineKeyboardButton{{{Text: "App", Other: "web_app"}}}}},
 		{"empty keyboard is none", `{"inline_keyboard":[]}`, "", nil},
 		{"reply keyboard accepted, not stored", `{"keyboard":[[{"text":"hi"}]]}`, "", nil},
 		{"remove keyboard accepted", `{"remove_keyboard":true}`, "", nil},
@@ -120,7 +120,7 @@ func TestReplyMarkup(t *testing.T) {
 		{"no text", `{"inline_keyboard":[[{"callback_data":"x"}]]}`, `can't parse inline keyboard button: Can't find field "text"`, nil},
 		{"callback_data over 64 bytes", `{"inline_keyboard":[[{"text":"x","callback_data":"` + strings.Repeat("é", 33) + `"}]]}`, "BUTTON_DATA_INVALID", nil},
 		{"callback_data of 64 bytes", `{"inline_keyboard":[[{"text":"x","callback_data":"` + strings.Repeat("é", 32) + `"}]]}`, "",
-			&InlineKeyboardMarkup{InlineKeyboard: [][]InlineKeyboardButton{{{Text: "x", CallbackData: strings.Repeat("é", 32)}}}}},
+			&inlineKeyboardMarkup{InlineKeyboard: [][]inlineKeyboardButton{{{Text: "x", CallbackData: strings.Repeat("é", 32)}}}}},
 		{"bad url", `{"inline_keyboard":[[{"text":"x","url":"ftp://x"}]]}`, "BUTTON_URL_INVALID", nil},
 	}
 	for _, tc := range tests {

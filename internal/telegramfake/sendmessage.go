@@ -22,8 +22,8 @@ type sendRequest struct {
 	protectContent      bool
 	linkPreviewDisabled bool
 	reply               *replyRequest         // nil: no reply
-	markup              *InlineKeyboardMarkup // nil: no inline keyboard
-	photo               *Photo                // set by sendPhoto; text is then the caption
+	markup              *inlineKeyboardMarkup // nil: no inline keyboard
+	photo               *photo                // set by sendPhoto; text is then the caption
 }
 
 // linkPreviewOptions is the part of LinkPreviewOptions the fake reads and
@@ -78,7 +78,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, b *bot) {
 
 // parseFault is the refusal FaultParseEntities makes of a formatted send
 // or edit, or nil.
-func parseFault(fault Fault, mode markup.Mode) *apiError {
+func parseFault(fault fault, mode markup.Mode) *apiError {
 	if fault == FaultParseEntities && mode != markup.None {
 		return badRequest(`can't parse entities: Unsupported start tag "tg-unknown" at byte offset 0`)
 	}
@@ -87,7 +87,7 @@ func parseFault(fault Fault, mode markup.Mode) *apiError {
 
 // answerSend is the end every send method shares: the refusal e, or the
 // message, after which FaultAcceptThenHang holds the connection.
-func (s *Server) answerSend(w http.ResponseWriter, r *http.Request, b *bot, fault Fault, msg messageJSON, e *apiError) {
+func (s *Server) answerSend(w http.ResponseWriter, r *http.Request, b *bot, fault fault, msg messageJSON, e *apiError) {
 	if e != nil {
 		s.fail(w, b, e)
 		return
@@ -106,7 +106,7 @@ func (s *Server) answerSend(w http.ResponseWriter, r *http.Request, b *bot, faul
 // when it has answered the request; otherwise the caller goes on, with the
 // fault for the outcomes that still need the request processed
 // (FaultParseEntities and FaultAcceptThenHang).
-func (s *Server) admitSend(w http.ResponseWriter, r *http.Request, b *bot, params map[string]string, perr error) (Fault, bool) {
+func (s *Server) admitSend(w http.ResponseWriter, r *http.Request, b *bot, params map[string]string, perr error) (fault, bool) {
 	var chat chatRef
 	if perr == nil {
 		chat, _ = parseChatRef(params["chat_id"])

@@ -71,7 +71,7 @@ func New(cfg Config) *Server {
 // free port on 127.0.0.1) until Close.
 //
 // Unlike New, which repairs them, Start refuses settings out of range: a
-// Tolerance above MaxTolerance (or NaN), windows with N < 1 or Per <= 0, and
+// Tolerance above maxTolerance (or NaN), windows with N < 1 or Per <= 0, and
 // bots it could not serve as configured (see Config.Tokens).
 func Start(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
@@ -109,7 +109,7 @@ func (s *Server) URL() string { return s.url }
 // http.ErrAbortHandler, which net/http turns into a closed connection),
 // waits for the requests being served to return, and ends the webhook
 // deliveries, a post under way included. Later Bot API requests get
-// the 502 gateway page and Wait calls return ErrClosed. Close is idempotent.
+// the 502 gateway page and Wait calls return errClosed. Close is idempotent.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {

@@ -20,23 +20,23 @@ import (
 // and message id, as on Telegram, so that later requests can reply to it,
 // edit it or press its buttons, and tests can read what it shows now.
 
-// ReplyRef names the message another one replies to.
-type ReplyRef struct {
+// replyRef names the message another one replies to.
+type replyRef struct {
 	ChatID    int64 `json:"chat_id"`
 	MessageID int   `json:"message_id"`
 }
 
-// InlineKeyboardMarkup is the inline keyboard of a message: the
+// inlineKeyboardMarkup is the inline keyboard of a message: the
 // reply_markup of sendMessage, sendPhoto and the edit methods when it holds
 // an "inline_keyboard". Other kinds of reply_markup (a reply keyboard, its
 // removal, a forced reply) are checked and accepted but not stored: they do
 // not belong to the message.
-type InlineKeyboardMarkup struct {
-	InlineKeyboard [][]InlineKeyboardButton `json:"inline_keyboard"`
+type inlineKeyboardMarkup struct {
+	InlineKeyboard [][]inlineKeyboardButton `json:"inline_keyboard"`
 }
 
-// InlineKeyboardButton is one button of an inline keyboard.
-type InlineKeyboardButton struct {
+// inlineKeyboardButton is one button of an inline keyboard.
+type inlineKeyboardButton struct {
 	Text string `json:"text"`
 	// URL is the link a URL button opens.
 	URL string `json:"url,omitempty"`
@@ -66,7 +66,7 @@ type Edit struct {
 	ParseMode string `json:"parse_mode,omitempty"`
 	// ReplyMarkup is the inline keyboard after the edit; nil when the edit
 	// removed it or there was none.
-	ReplyMarkup *InlineKeyboardMarkup `json:"reply_markup,omitempty"`
+	ReplyMarkup *inlineKeyboardMarkup `json:"reply_markup,omitempty"`
 	// At is when the edit was accepted (Config.Now).
 	At time.Time `json:"at"`
 }
@@ -108,7 +108,7 @@ func (s *Server) initExtras() {
 	s.x.client = s.cfg.WebhookClient
 	if s.x.client == nil {
 		s.x.client = &http.Client{
-			Timeout:   toReal(DefaultWebhookTimeout, s.cfg.TimeScale),
+			Timeout:   toReal(defaultWebhookTimeout, s.cfg.TimeScale),
 			Transport: http.DefaultTransport.(*http.Transport).Clone(),
 		}
 		s.x.ownClient = true
@@ -185,22 +185,22 @@ func (s *Server) Edits(chatID int64, messageID int) []Edit {
 	return slices.Clone(s.x.edits[msgKey{chatID, messageID}])
 }
 
-// ErrNoMessage is returned by the methods that act on a message the fake
+// errNoMessage is returned by the methods that act on a message the fake
 // does not hold.
-var ErrNoMessage = errors.New("telegramfake: no such message")
+var errNoMessage = errors.New("telegramfake: no such message")
 
 // DeleteMessage deletes a message as a chat member or administrator would
 // in a Telegram client: later requests that reply to it get "message to be
 // replied not found" (unless allow_sending_without_reply), edits get
 // "message to edit not found", and it cannot be pressed. Its record stays,
-// with Message.Deleted set. It returns ErrNoMessage for a message the fake
+// with Message.Deleted set. It returns errNoMessage for a message the fake
 // does not hold.
 func (s *Server) DeleteMessage(chatID int64, messageID int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.lookupLocked(chatID, messageID)
 	if m == nil {
-		return fmt.Errorf("%w: message %d in chat %d", ErrNoMessage, messageID, chatID)
+		return fmt.Errorf("%w: message %d in chat %d", errNoMessage, messageID, chatID)
 	}
 	m.Deleted = true
 	s.notifyLocked()
@@ -211,7 +211,7 @@ func (s *Server) DeleteMessage(chatID int64, messageID int) error {
 // again after every change the fake records (a message, an edit, a
 // deletion, a callback query or its answer, an update delivered or
 // confirmed, a webhook attempt); it may call the Server's methods. It
-// returns the context's error if ctx ends first and ErrClosed once the
+// returns the context's error if ctx ends first and errClosed once the
 // server is closed.
 func (s *Server) WaitUntil(ctx context.Context, cond func() bool) error {
 	for {
@@ -222,7 +222,7 @@ func (s *Server) WaitUntil(ctx context.Context, cond func() bool) error {
 			return nil
 		}
 		if closed {
-			return ErrClosed
+			return errClosed
 		}
 		select {
 		case <-changed:
@@ -303,7 +303,7 @@ func parseReply(p map[string]string) (*replyRequest, *apiError) {
 // missing or deleted message is an error unless allow_sending_without_reply
 // was passed for a reply in the same chat; then the message goes out as no
 // reply and the result is nil.
-func (s *Server) resolveReplyLocked(chatID int64, rr *replyRequest) (*ReplyRef, *apiError) {
+func (s *Server) resolveReplyLocked(chatID int64, rr *replyRequest) (*replyRef, *apiError) {
 	if rr == nil {
 		return nil, nil
 	}
@@ -313,7 +313,7 @@ func (s *Server) resolveReplyLocked(chatID int64, rr *replyRequest) (*ReplyRef, 
 		target = rr.chat.id
 	}
 	if m := s.lookupLocked(target, rr.messageID); m != nil && !m.Deleted {
-		return &ReplyRef{ChatID: target, MessageID: rr.messageID}, nil
+		return &replyRef{ChatID: target, MessageID: rr.messageID}, nil
 	}
 	if rr.allowWithout && target == chatID {
 		return nil, nil
@@ -335,7 +335,7 @@ var inlineButtonKinds = []string{
 // inline keyboard, or nil when the parameter is absent, the keyboard has no
 // rows, or the markup is of another kind; with inlineOnly (the edit
 // methods) another kind is an error.
-func parseReplyMarkup(v string, inlineOnly bool) (*InlineKeyboardMarkup, *apiError) {
+func parseReplyMarkup(v string, inlineOnly bool) (*inlineKeyboardMarkup, *apiError) {
 	if v == "" {
 		return nil, nil
 	}
@@ -357,7 +357,7 @@ func parseReplyMarkup(v string, inlineOnly bool) (*InlineKeyboardMarkup, *apiErr
 		}
 		replyRows = len(rows)
 	}
-	var inline [][]InlineKeyboardButton
+	var inline [][]inlineKeyboardButton
 	if raw, ok := obj["inline_keyboard"]; ok && string(raw) != "null" {
 		var rows []json.RawMessage
 		if err := json.Unmarshal(raw, &rows); err != nil {
@@ -368,7 +368,7 @@ func parseReplyMarkup(v string, inlineOnly bool) (*InlineKeyboardMarkup, *apiErr
 			if err := json.Unmarshal(rawRow, &row); err != nil {
 				return nil, badRequest(`field "inline_keyboard" of the InlineKeyboardMarkup must be an Array of Arrays`)
 			}
-			var buttons []InlineKeyboardButton
+			var buttons []inlineKeyboardButton
 			for _, rawButton := range row {
 				b, e := parseInlineButton(rawButton)
 				if e != nil {
@@ -380,11 +380,11 @@ func parseReplyMarkup(v string, inlineOnly bool) (*InlineKeyboardMarkup, *apiErr
 		}
 	}
 	flag := func(name string) bool { return string(obj[name]) == "true" }
-	var kb *InlineKeyboardMarkup
+	var kb *inlineKeyboardMarkup
 	switch {
 	case replyRows > 0:
 	case len(inline) > 0:
-		kb = &InlineKeyboardMarkup{InlineKeyboard: inline}
+		kb = &inlineKeyboardMarkup{InlineKeyboard: inline}
 	case flag("remove_keyboard") || flag("hide_keyboard") || flag("force_reply") || flag("force_reply_keyboard"):
 	default:
 		return nil, nil // no markup at all
@@ -407,14 +407,14 @@ func parseReplyMarkup(v string, inlineOnly bool) (*InlineKeyboardMarkup, *apiErr
 	return kb, nil
 }
 
-// parseInlineButton reads one InlineKeyboardButton.
-func parseInlineButton(raw json.RawMessage) (InlineKeyboardButton, *apiError) {
+// parseInlineButton reads one inlineKeyboardButton.
+func parseInlineButton(raw json.RawMessage) (inlineKeyboardButton, *apiError) {
 	const prefix = "can't parse inline keyboard button: "
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return InlineKeyboardButton{}, badRequest(prefix + "InlineKeyboardButton must be an Object")
+		return inlineKeyboardButton{}, badRequest(prefix + "InlineKeyboardButton must be an Object")
 	}
-	var b InlineKeyboardButton
+	var b inlineKeyboardButton
 	rawText, ok := obj["text"]
 	if !ok {
 		return b, badRequest(prefix + `Can't find field "text"`)
@@ -465,7 +465,7 @@ func validButtonURL(v string) bool {
 }
 
 // markupJSON renders an inline keyboard as Telegram returns it in a Message.
-func markupJSON(kb *InlineKeyboardMarkup) any {
+func markupJSON(kb *inlineKeyboardMarkup) any {
 	if kb == nil {
 		return nil
 	}
@@ -490,7 +490,7 @@ func markupJSON(kb *InlineKeyboardMarkup) any {
 }
 
 // sameMarkup reports whether two inline keyboards are the same to Telegram.
-func sameMarkup(a, b *InlineKeyboardMarkup) bool {
+func sameMarkup(a, b *inlineKeyboardMarkup) bool {
 	ja, _ := json.Marshal(markupJSON(a))
 	jb, _ := json.Marshal(markupJSON(b))
 	return string(ja) == string(jb)

@@ -36,7 +36,7 @@ func TestRealClientParsesAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("NewBotAPIWithClient: %v", err)
 	}
-	if bot.Self.ID != 123456 || bot.Self.UserName != DefaultBotUsername || !bot.Self.IsBot {
+	if bot.Self.ID != 123456 || bot.Self.UserName != defaultBotUsername || !bot.Self.IsBot {
 		t.Errorf("getMe parsed as %+v", bot.Self)
 	}
 

@@ -60,7 +60,7 @@ type longPoll struct {
 // botState is a bot's updates, webhook, callback queries and photo files,
 // guarded by Server.mu.
 type botState struct {
-	files   map[string]*Photo // file_id → photo
+	files   map[string]*photo // file_id → photo
 	fileSeq int64
 
 	queries  map[string]*CallbackQuery // by id
@@ -86,7 +86,7 @@ type botState struct {
 func (b *bot) resetState() {
 	old := &b.x
 	b.x = botState{
-		files:        make(map[string]*Photo),
+		files:        make(map[string]*photo),
 		queries:      make(map[string]*CallbackQuery),
 		updates:      make(map[int]*update),
 		nextUpdateID: firstUpdateID(b.user.ID),
@@ -254,13 +254,19 @@ func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request, b *bot) {
 	wake := b.x.wake
 	s.notifyLocked()
 	s.mu.Unlock()
+	s.longPoll(w, r, b, lp, wake, limit, timeout)
+}
 
+// longPoll holds the bot's long poll lp open for up to timeout seconds
+// (Telegram time), answering up to limit updates as soon as one is pending
+// and no webhook is set, or what there is at the timeout. A conflict that
+// ends lp is answered 409; a client gone is not answered, and a server
+// closing aborts the request. wake is the bot's news channel when lp began.
+func (s *Server) longPoll(w http.ResponseWriter, r *http.Request, b *bot, lp *longPoll, wake chan struct{}, limit, timeout int) {
 	timer := time.NewTimer(toReal(time.Duration(timeout)*time.Second, s.cfg.TimeScale))
 	defer timer.Stop()
 	finish := func() []json.RawMessage { // under s.mu
-		if b.x.poll == lp {
-			b.x.poll = nil
-		}
+		b.x.dropPollLocked(lp)
 		b.x.pruneLocked(s.cfg.Now())
 		out := b.x.takeLocked(limit)
 		s.notifyLocked()
@@ -299,19 +305,22 @@ func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request, b *bot) {
 			return
 		case <-r.Context().Done():
 			s.mu.Lock()
-			if b.x.poll == lp {
-				b.x.poll = nil
-			}
+			b.x.dropPollLocked(lp)
 			s.mu.Unlock()
 			return
 		case <-s.closing:
 			s.mu.Lock()
-			if b.x.poll == lp {
-				b.x.poll = nil
-			}
+			b.x.dropPollLocked(lp)
 			s.mu.Unlock()
 			panic(http.ErrAbortHandler)
 		}
+	}
+}
+
+// dropPollLocked forgets the bot's long poll when it is still lp.
+func (st *botState) dropPollLocked(lp *longPoll) {
+	if st.poll == lp {
+		st.poll = nil
 	}
 }
 

@@ -245,7 +245,7 @@ func TestRedeliverToGetUpdates(t *testing.T) {
 		}
 	}
 	clock.Advance(callbackQueryLifetime)
-	if err := s.Redeliver("", ids[0], 1); !errors.Is(err, ErrNoUpdate) {
+	if err := s.Redeliver("", ids[0], 1); !errors.Is(err, errNoUpdate) {
 		t.Errorf("expired: %v", err)
 	}
 }

@@ -70,24 +70,24 @@ func TestAuthentication(t *testing.T) {
 		// Grafana: token and signature.
 		{name: "grafana no token", sender: "grafana", header: map[string]string{"Authorization": ""}, status: 401, code: httpapi.CodeUnauthorized},
 		{name: "grafana basic auth", sender: "grafana", header: map[string]string{"Authorization": basicAuth("grafana", testToken)}},
-		{name: "grafana missing signature", sender: "grafana", header: map[string]string{DefaultGrafanaSignatureHeader: ""}, status: 401, code: httpapi.CodeBadSignature},
-		{name: "grafana wrong signature", sender: "grafana", header: map[string]string{DefaultGrafanaSignatureHeader: strings.Repeat("ab", 32)}, status: 401, code: httpapi.CodeBadSignature},
+		{name: "grafana missing signature", sender: "grafana", header: map[string]string{defaultGrafanaSignatureHeader: ""}, status: 401, code: httpapi.CodeBadSignature},
+		{name: "grafana wrong signature", sender: "grafana", header: map[string]string{defaultGrafanaSignatureHeader: strings.Repeat("ab", 32)}, status: 401, code: httpapi.CodeBadSignature},
 		{name: "grafana signature of another secret", sender: "grafana", header: map[string]string{
-			testGrafanaTS: freshTS, DefaultGrafanaSignatureHeader: grafanaSignature("other", freshTS, grafanaBody)}, status: 401, code: httpapi.CodeBadSignature},
+			testGrafanaTS: freshTS, defaultGrafanaSignatureHeader: grafanaSignature("other", freshTS, grafanaBody)}, status: 401, code: httpapi.CodeBadSignature},
 		{name: "grafana missing timestamp", sender: "grafana", header: map[string]string{testGrafanaTS: ""}, status: 401, code: httpapi.CodeBadSignature},
 		{name: "grafana timestamp changed", sender: "grafana", header: map[string]string{testGrafanaTS: freshTS}, status: 401, code: httpapi.CodeBadSignature},
 		{name: "grafana stale timestamp", sender: "grafana", header: map[string]string{
-			testGrafanaTS: staleTS, DefaultGrafanaSignatureHeader: grafanaSignature(testGrafanaSecret, staleTS, grafanaBody)}, status: 401, code: httpapi.CodeBadSignature},
+			testGrafanaTS: staleTS, defaultGrafanaSignatureHeader: grafanaSignature(testGrafanaSecret, staleTS, grafanaBody)}, status: 401, code: httpapi.CodeBadSignature},
 		{name: "grafana future timestamp", sender: "grafana", header: map[string]string{
-			testGrafanaTS: futureTS, DefaultGrafanaSignatureHeader: grafanaSignature(testGrafanaSecret, futureTS, grafanaBody)}, status: 401, code: httpapi.CodeBadSignature},
+			testGrafanaTS: futureTS, defaultGrafanaSignatureHeader: grafanaSignature(testGrafanaSecret, futureTS, grafanaBody)}, status: 401, code: httpapi.CodeBadSignature},
 		{name: "grafana non-numeric timestamp", sender: "grafana", header: map[string]string{
-			testGrafanaTS: "yesterday", DefaultGrafanaSignatureHeader: grafanaSignature(testGrafanaSecret, "yesterday", grafanaBody)}, status: 401, code: httpapi.CodeBadSignature},
+			testGrafanaTS: "yesterday", defaultGrafanaSignatureHeader: grafanaSignature(testGrafanaSecret, "yesterday", grafanaBody)}, status: 401, code: httpapi.CodeBadSignature},
 		{name: "grafana body-only signature", sender: "grafana", mutate: func(c *Config) { c.GrafanaTimestampHeader = "" },
-			header: map[string]string{testGrafanaTS: "", DefaultGrafanaSignatureHeader: hmacHex(testGrafanaSecret, grafanaBody)}},
+			header: map[string]string{testGrafanaTS: "", defaultGrafanaSignatureHeader: hmacHex(testGrafanaSecret, grafanaBody)}},
 		{name: "grafana custom signature header", sender: "grafana", mutate: func(c *Config) { c.GrafanaTimestampHeader, c.GrafanaSignatureHeader = "", "X-Herald-Sig" },
-			header: map[string]string{testGrafanaTS: "", DefaultGrafanaSignatureHeader: "", "X-Herald-Sig": hmacHex(testGrafanaSecret, grafanaBody)}},
+			header: map[string]string{testGrafanaTS: "", defaultGrafanaSignatureHeader: "", "X-Herald-Sig": hmacHex(testGrafanaSecret, grafanaBody)}},
 		{name: "grafana without secret needs no signature", sender: "grafana", mutate: func(c *Config) { c.GrafanaSecret, c.GrafanaTimestampHeader = "", "" },
-			header: map[string]string{DefaultGrafanaSignatureHeader: "", testGrafanaTS: ""}},
+			header: map[string]string{defaultGrafanaSignatureHeader: "", testGrafanaTS: ""}},
 
 		// GitHub.
 		{name: "github missing signature", sender: "github", unsigned: true, status: 401, code: httpapi.CodeBadSignature},
@@ -153,7 +153,7 @@ func TestSignatureCheckedBeforeParsing(t *testing.T) {
 	for _, sender := range []string{"github", "sentry", "grafana"} {
 		rec := &recorder{}
 		h := newHandler(t, rec, nil)
-		header := map[string]string{headerGitHubSignature: "sha256=00", headerSentrySignature: "00", DefaultGrafanaSignatureHeader: "00"}
+		header := map[string]string{headerGitHubSignature: "sha256=00", headerSentrySignature: "00", defaultGrafanaSignatureHeader: "00"}
 		resp := serve(h, req{sender: sender, body: []byte("{not json"), header: merge(validFixture[sender].header, header)})
 		requireError(t, resp, http.StatusUnauthorized, httpapi.CodeBadSignature)
 		rec.requireNothing(t)

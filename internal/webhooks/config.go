@@ -16,15 +16,15 @@ const (
 	// API's 1 MiB, since signed webhooks are read before they are
 	// authenticated.
 	DefaultMaxBodyBytes = 256 << 10
-	// DefaultGrafanaSignatureHeader is the header Grafana puts its HMAC
+	// defaultGrafanaSignatureHeader is the header Grafana puts its HMAC
 	// signature in unless the contact point names another.
-	DefaultGrafanaSignatureHeader = "X-Grafana-Alerting-Signature"
-	// DefaultGrafanaMaxSkew is how far a signed Grafana timestamp may be from
+	defaultGrafanaSignatureHeader = "X-Grafana-Alerting-Signature"
+	// defaultGrafanaMaxSkew is how far a signed Grafana timestamp may be from
 	// Herald's clock.
-	DefaultGrafanaMaxSkew = 5 * time.Minute
-	// DefaultSentryMaxSkew is how far Sentry-Hook-Timestamp may be from
+	defaultGrafanaMaxSkew = 5 * time.Minute
+	// defaultSentryMaxSkew is how far Sentry-Hook-Timestamp may be from
 	// Herald's clock.
-	DefaultSentryMaxSkew = 5 * time.Minute
+	defaultSentryMaxSkew = 5 * time.Minute
 )
 
 // Config configures the webhook receivers. Secrets here are never logged
@@ -75,7 +75,7 @@ type Config struct {
 	// Generic finds the mapping of a generic webhook by name, per request
 	// (so a reloaded routing file applies at once). Nil: every generic
 	// webhook answers 404.
-	Generic GenericLookup
+	Generic genericLookup
 
 	// MaxBodyBytes bounds request bodies; default 256 KiB. A declared
 	// Content-Length over it is refused before the body is read.
@@ -89,13 +89,13 @@ type Config struct {
 // WithDefaults returns the config with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
 	if c.GrafanaSignatureHeader == "" {
-		c.GrafanaSignatureHeader = DefaultGrafanaSignatureHeader
+		c.GrafanaSignatureHeader = defaultGrafanaSignatureHeader
 	}
 	if c.GrafanaMaxSkew == 0 {
-		c.GrafanaMaxSkew = DefaultGrafanaMaxSkew
+		c.GrafanaMaxSkew = defaultGrafanaMaxSkew
 	}
 	if c.SentryMaxSkew == 0 {
-		c.SentryMaxSkew = DefaultSentryMaxSkew
+		c.SentryMaxSkew = defaultSentryMaxSkew
 	}
 	if c.UnauthenticatedReads == 0 {
 		c.UnauthenticatedReads = httpapi.DefaultGateReads

@@ -164,7 +164,7 @@ func TestGenericUnknownName(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
 	h := newHandler(t, rec, nil)
-	resp := serve(h, req{sender: "generic", path: PathGeneric + "nope", body: fixture(t, "generic", "uptime_down.json")})
+	resp := serve(h, req{sender: "generic", path: pathGeneric + "nope", body: fixture(t, "generic", "uptime_down.json")})
 	requireError(t, resp, http.StatusNotFound, httpapi.CodeNotFound)
 	rec.requireNothing(t)
 

@@ -12,23 +12,23 @@ import (
 	"github.com/herald-dev/herald/internal/jobs"
 )
 
-// GenericMapper renders the JSON body of a generic webhook (decoded by
+// genericMapper renders the JSON body of a generic webhook (decoded by
 // encoding/json into an any) as alerts. *alerts.GenericWebhook, a mapping
 // of the routing file's webhooks: section, implements it.
-type GenericMapper interface {
+type genericMapper interface {
 	Alerts(body any) ([]alerts.Alert, error)
 }
 
-// GenericLookup returns the mapping of the generic webhook called name, and
+// genericLookup returns the mapping of the generic webhook called name, and
 // whether there is one.
-type GenericLookup func(name string) (GenericMapper, bool)
+type genericLookup func(name string) (genericMapper, bool)
 
-var _ GenericMapper = (*alerts.GenericWebhook)(nil)
+var _ genericMapper = (*alerts.GenericWebhook)(nil)
 
 // GenericFromRouter looks mappings up in the router's current routing
 // table, so a reloaded routing file applies from the next request on.
-func GenericFromRouter(r *alerts.Router) GenericLookup {
-	return func(name string) (GenericMapper, bool) {
+func GenericFromRouter(r *alerts.Router) genericLookup {
+	return func(name string) (genericMapper, bool) {
 		g, ok := r.Table().GenericWebhook(name)
 		if !ok || g == nil {
 			return nil, false
@@ -46,7 +46,7 @@ func (s *server) generic() receiver {
 		decode: func(r *http.Request, body []byte) (decoded, *httpapi.Error) {
 			name := r.PathValue("name")
 			d := decoded{attrs: []any{"name", clip(name, 64)}}
-			var m GenericMapper
+			var m genericMapper
 			ok := false
 			if s.cfg.Generic != nil {
 				m, ok = s.cfg.Generic(name)
@@ -69,7 +69,7 @@ func (s *server) generic() receiver {
 // image_url that is not an http(s) URL is dropped, as a bad url is. A mapping that cannot render the body (a key it needs is missing) is the
 // sender's mistake: 400 naming the alert field. Severity words other tools
 // use (page, error, high, …) are mapped as for Alertmanager labels.
-func decodeGeneric(name string, m GenericMapper, body []byte) (decoded, *httpapi.Error) {
+func decodeGeneric(name string, m genericMapper, body []byte) (decoded, *httpapi.Error) {
 	var d decoded
 	v, e := decodeAny(body)
 	if e != nil {

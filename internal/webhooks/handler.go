@@ -13,25 +13,25 @@ import (
 
 // Paths of the receivers. The generic path ends with the mapping's name.
 const (
-	PathAlertmanager = "/v1/webhooks/alertmanager"
-	PathGrafana      = "/v1/webhooks/grafana"
-	PathGitHub       = "/v1/webhooks/github"
-	PathSentry       = "/v1/webhooks/sentry"
-	PathGeneric      = "/v1/webhooks/generic/"
+	pathAlertmanager = "/v1/webhooks/alertmanager"
+	pathGrafana      = "/v1/webhooks/grafana"
+	pathGitHub       = "/v1/webhooks/github"
+	pathSentry       = "/v1/webhooks/sentry"
+	pathGeneric      = "/v1/webhooks/generic/"
 )
 
-// Accepted is the body of a 202 answer to a webhook whose alerts were
+// accepted is the body of a 202 answer to a webhook whose alerts were
 // stored: how many alerts the payload gave and where their messages went
 // (an alert matching two routes gives two messages).
-type Accepted struct {
+type accepted struct {
 	Alerts   int           `json:"alerts"`
 	Messages []jobs.Result `json:"messages"`
 }
 
-// Ignored is the body of a 202 answer to a webhook Herald understood and
+// ignored is the body of a 202 answer to a webhook Herald understood and
 // chose not to send (a GitHub ping, an event or action it does not render,
 // an empty alert group).
-type Ignored struct {
+type ignored struct {
 	Ignored bool   `json:"ignored"`
 	Reason  string `json:"reason"`
 }
@@ -52,11 +52,11 @@ func Handler(cfg Config) (http.Handler, error) {
 	}
 	s := &server{cfg: cfg, gate: httpapi.NewBodyGate(cfg.UnauthenticatedReads, cfg.UnauthenticatedReadTimeout)}
 	mux := http.NewServeMux()
-	s.route(mux, PathAlertmanager, s.alertmanager(), http.MethodPost)
-	s.route(mux, PathGrafana, s.grafana(), http.MethodPost, http.MethodPut)
-	s.route(mux, PathGitHub, s.github(), http.MethodPost)
-	s.route(mux, PathSentry, s.sentry(), http.MethodPost)
-	s.route(mux, PathGeneric+"{name}", s.generic(), http.MethodPost)
+	s.route(mux, pathAlertmanager, s.alertmanager(), http.MethodPost)
+	s.route(mux, pathGrafana, s.grafana(), http.MethodPost, http.MethodPut)
+	s.route(mux, pathGitHub, s.github(), http.MethodPost)
+	s.route(mux, pathSentry, s.sentry(), http.MethodPost)
+	s.route(mux, pathGeneric+"{name}", s.generic(), http.MethodPost)
 	mux.HandleFunc("/v1/webhooks/", func(w http.ResponseWriter, _ *http.Request) {
 		httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, httpapi.CodeNotFound,
 			"no such webhook; see docs/WEBHOOKS.md for the receivers"))
@@ -181,7 +181,7 @@ func (s *server) serve(rc receiver, w http.ResponseWriter, r *http.Request) {
 			d.ignored = "the payload holds no alerts"
 		}
 		log.Info("webhook accepted and ignored", "reason", d.ignored)
-		httpapi.WriteJSON(w, http.StatusAccepted, Ignored{Ignored: true, Reason: d.ignored})
+		httpapi.WriteJSON(w, http.StatusAccepted, ignored{Ignored: true, Reason: d.ignored})
 		return
 	}
 	res, err := s.cfg.Dispatcher.Dispatch(r.Context(), d.alerts)
@@ -197,7 +197,7 @@ func (s *server) serve(rc receiver, w http.ResponseWriter, r *http.Request) {
 		res.Messages = []jobs.Result{}
 	}
 	log.Info("webhook accepted", "alerts", len(d.alerts), "messages", len(res.Messages))
-	httpapi.WriteJSON(w, http.StatusAccepted, Accepted{Alerts: len(d.alerts), Messages: res.Messages})
+	httpapi.WriteJSON(w, http.StatusAccepted, accepted{Alerts: len(d.alerts), Messages: res.Messages})
 }
 
 // reject writes e, with the authentication schemes on a 401 unauthorized,

@@ -127,8 +127,8 @@ func TestConfigValidation(t *testing.T) {
 	}
 	t.Run("defaults", func(t *testing.T) {
 		c := Config{}.WithDefaults()
-		if c.MaxBodyBytes != 256<<10 || c.SentryMaxSkew != DefaultSentryMaxSkew || c.GrafanaSignatureHeader != DefaultGrafanaSignatureHeader ||
-			c.GrafanaMaxSkew != DefaultGrafanaMaxSkew || c.Logger == nil || c.Clock == nil {
+		if c.MaxBodyBytes != 256<<10 || c.SentryMaxSkew != defaultSentryMaxSkew || c.GrafanaSignatureHeader != defaultGrafanaSignatureHeader ||
+			c.GrafanaMaxSkew != defaultGrafanaMaxSkew || c.Logger == nil || c.Clock == nil {
 			t.Fatalf("defaults not applied: %+v", c)
 		}
 	})

@@ -89,9 +89,9 @@ func genericTable(tb testing.TB) *alerts.Table {
 	return t
 }
 
-// lookupIn returns a GenericLookup over a fixed table.
-func lookupIn(t *alerts.Table) GenericLookup {
-	return func(name string) (GenericMapper, bool) {
+// lookupIn returns a genericLookup over a fixed table.
+func lookupIn(t *alerts.Table) genericLookup {
+	return func(name string) (genericMapper, bool) {
 		g, ok := t.GenericWebhook(name)
 		if !ok {
 			return nil, false
@@ -171,20 +171,20 @@ var senders = map[string]struct {
 	// sign adds the credentials the test config expects.
 	sign func(h http.Header, body []byte)
 }{
-	"alertmanager": {PathAlertmanager, func(h http.Header, _ []byte) { h.Set("Authorization", "Bearer "+testToken) }},
-	"grafana": {PathGrafana, func(h http.Header, body []byte) {
+	"alertmanager": {pathAlertmanager, func(h http.Header, _ []byte) { h.Set("Authorization", "Bearer "+testToken) }},
+	"grafana": {pathGrafana, func(h http.Header, body []byte) {
 		ts := strconv.FormatInt(testNow.Add(-30*time.Second).Unix(), 10)
 		h.Set("Authorization", "Bearer "+testToken)
 		h.Set(testGrafanaTS, ts)
-		h.Set(DefaultGrafanaSignatureHeader, grafanaSignature(testGrafanaSecret, ts, body))
+		h.Set(defaultGrafanaSignatureHeader, grafanaSignature(testGrafanaSecret, ts, body))
 	}},
-	"github": {PathGitHub, func(h http.Header, body []byte) {
+	"github": {pathGitHub, func(h http.Header, body []byte) {
 		h.Set(headerGitHubSignature, githubSignature(testGitHubSecret, body))
 	}},
-	"sentry": {PathSentry, func(h http.Header, body []byte) {
+	"sentry": {pathSentry, func(h http.Header, body []byte) {
 		h.Set(headerSentrySignature, sentrySignature(testSentrySecret, body))
 	}},
-	"generic": {PathGeneric + "uptime", func(h http.Header, _ []byte) { h.Set("Authorization", "Bearer "+testToken) }},
+	"generic": {pathGeneric + "uptime", func(h http.Header, _ []byte) { h.Set("Authorization", "Bearer "+testToken) }},
 }
 
 // req describes one request to a receiver.
@@ -250,12 +250,12 @@ func requireError(tb testing.TB, rec *httptest.ResponseRecorder, status int, cod
 }
 
 // requireIgnored checks a 202 {"ignored": true} answer.
-func requireIgnored(tb testing.TB, rec *httptest.ResponseRecorder) Ignored {
+func requireIgnored(tb testing.TB, rec *httptest.ResponseRecorder) ignored {
 	tb.Helper()
 	if rec.Code != http.StatusAccepted {
 		tb.Fatalf("status %d, want 202; body %s", rec.Code, rec.Body)
 	}
-	var ig Ignored
+	var ig ignored
 	if err := json.Unmarshal(rec.Body.Bytes(), &ig); err != nil || !ig.Ignored || ig.Reason == "" {
 		tb.Fatalf("not an ignored answer (%v): %s", err, rec.Body)
 	}
@@ -263,12 +263,12 @@ func requireIgnored(tb testing.TB, rec *httptest.ResponseRecorder) Ignored {
 }
 
 // requireAccepted checks a 202 answer for n alerts.
-func requireAccepted(tb testing.TB, rec *httptest.ResponseRecorder, n int) Accepted {
+func requireAccepted(tb testing.TB, rec *httptest.ResponseRecorder, n int) accepted {
 	tb.Helper()
 	if rec.Code != http.StatusAccepted {
 		tb.Fatalf("status %d, want 202; body %s", rec.Code, rec.Body)
 	}
-	var a Accepted
+	var a accepted
 	if err := json.Unmarshal(rec.Body.Bytes(), &a); err != nil {
 		tb.Fatalf("not an accepted answer (%v): %s", err, rec.Body)
 	}

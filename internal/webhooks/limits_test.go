@@ -33,12 +33,12 @@ func TestRefusedBeforeTheBodyIsRead(t *testing.T) {
 		length     int64
 		status     int
 	}{
-		{"github malformed signature", PathGitHub, map[string]string{headerGitHubSignature: "sha256=00"}, 100, 401},
-		{"github oversized", PathGitHub, map[string]string{headerGitHubSignature: sig}, 1 << 20, 413},
-		{"sentry malformed signature", PathSentry, merge(sentryHeaders("issue"), map[string]string{headerSentrySignature: "00"}), 100, 401},
-		{"sentry stale", PathSentry, merge(sentryHeaders("issue"), map[string]string{headerSentrySignature: strings.Repeat("ab", 32), headerSentryTimestamp: "1000000000"}), 100, 401},
-		{"sentry oversized", PathSentry, merge(sentryHeaders("issue"), map[string]string{headerSentrySignature: strings.Repeat("ab", 32)}), 1 << 20, 413},
-		{"alertmanager oversized", PathAlertmanager, map[string]string{"Authorization": "Bearer " + testToken}, DefaultMaxBodyBytes + 1, 413},
+		{"github malformed signature", pathGitHub, map[string]string{headerGitHubSignature: "sha256=00"}, 100, 401},
+		{"github oversized", pathGitHub, map[string]string{headerGitHubSignature: sig}, 1 << 20, 413},
+		{"sentry malformed signature", pathSentry, merge(sentryHeaders("issue"), map[string]string{headerSentrySignature: "00"}), 100, 401},
+		{"sentry stale", pathSentry, merge(sentryHeaders("issue"), map[string]string{headerSentrySignature: strings.Repeat("ab", 32), headerSentryTimestamp: "1000000000"}), 100, 401},
+		{"sentry oversized", pathSentry, merge(sentryHeaders("issue"), map[string]string{headerSentrySignature: strings.Repeat("ab", 32)}), 1 << 20, 413},
+		{"alertmanager oversized", pathAlertmanager, map[string]string{"Authorization": "Bearer " + testToken}, DefaultMaxBodyBytes + 1, 413},
 	}
 	for _, tc := range tests {
 		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1"+tc.path, unreadable{t})

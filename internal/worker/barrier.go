@@ -42,7 +42,7 @@ func (e notReplicated) Unwrap() error { return e.err }
 // barrier returns once the replicas that the durable Acker asks for hold
 // every write made so far on the node of the task's records, or a
 // notReplicated error.
-func (h *Handler) barrier(ctx context.Context, r *run) error {
+func (h *handler) barrier(ctx context.Context, r *run) error {
 	if err := h.durable.Wait(ctx, r.bot.keys.Sent(r.ID)); err != nil {
 		return notReplicated{err}
 	}
@@ -54,7 +54,7 @@ func (h *Handler) barrier(ctx context.Context, r *run) error {
 // memory (ask.Resume) is stored then for its next attempt. It returns when
 // the limiter was asked (after the barrier: the barrier's round trip does
 // not count against the slot's guard).
-func (h *Handler) acquire(ctx context.Context, r *run, ask ratelimit.Ask) (time.Time, ratelimit.Decision, error) {
+func (h *handler) acquire(ctx context.Context, r *run, ask ratelimit.Ask) (time.Time, ratelimit.Decision, error) {
 	if err := h.barrier(ctx, r); err != nil {
 		h.hold(ctx, r, ask.Resume)
 		return time.Time{}, ratelimit.Decision{}, err
@@ -69,7 +69,7 @@ func (h *Handler) acquire(ctx context.Context, r *run, ask ratelimit.Ask) (time.
 // round trip for both): a replica that stopped confirming during the sleep
 // holds the send back. The slot is lost then (it is due now); the
 // reservation is stored in case it moved.
-func (h *Handler) confirm(ctx context.Context, r *run, chat string, dc ratelimit.Decision) (bool, error) {
+func (h *handler) confirm(ctx context.Context, r *run, chat string, dc ratelimit.Decision) (bool, error) {
 	lim := r.bot.limiter
 	if !h.durable.Enabled() {
 		return lim.Confirm(ctx, chat, dc)
@@ -87,7 +87,7 @@ func (h *Handler) confirm(ctx context.Context, r *run, chat string, dc ratelimit
 // hold stores a reservation the task held in memory (Decision.Resume; ""
 // for none) before the task goes back to Redis, so that its next attempt
 // keeps the slot.
-func (h *Handler) hold(ctx context.Context, r *run, resume string) {
+func (h *handler) hold(ctx context.Context, r *run, resume string) {
 	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	if err := r.bot.limiter.Hold(hctx, r.ID, resume); err != nil {
@@ -98,7 +98,7 @@ func (h *Handler) hold(ctx context.Context, r *run, resume string) {
 // replicasBehind hands back a task whose barrier failed. Nothing was sent:
 // like a rate-limit deferral it spends no retry budget and is no Telegram
 // failure; it counts as a retry for reason "redis".
-func (h *Handler) replicasBehind(r *run, err notReplicated) error {
+func (h *handler) replicasBehind(r *run, err notReplicated) error {
 	h.metrics.Retries.WithLabelValues(r.botLabel(), "redis").Inc()
 	r.log.Warn("redis replicas do not confirm the writes; not sending until they do", "retry_in", replicaRetry, "error", err.err)
 	return broker.Snooze(replicaRetry, "redis replicas behind")

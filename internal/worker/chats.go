@@ -18,7 +18,7 @@ import (
 // migration is permanent, so positive answers are cached for good; a negative
 // answer is cached briefly (a migration seen by another worker is learnt
 // within that time, or from Telegram's own answer on the next send).
-func (h *Handler) resolveChat(ctx context.Context, b *bot, chat string) (string, error) {
+func (h *handler) resolveChat(ctx context.Context, b *bot, chat string) (string, error) {
 	if strings.HasPrefix(chat, "@") {
 		return h.resolveUsername(ctx, b, chat)
 	}
@@ -46,9 +46,9 @@ const usernameTTL = 24 * time.Hour
 
 // resolveUsername maps an @username to its chat's numeric id (getChat, then
 // remembered in Redis and in the process), so that messages to "@Name",
-// "@name" and the id share one schedule. Without a ChatResolver the name is
+// "@name" and the id share one schedule. Without a chatResolver the name is
 // used as it is.
-func (h *Handler) resolveUsername(ctx context.Context, b *bot, chat string) (string, error) {
+func (h *handler) resolveUsername(ctx context.Context, b *bot, chat string) (string, error) {
 	if b.resolver == nil {
 		return chat, nil
 	}

@@ -15,7 +15,7 @@ import (
 // retry policy: an unreadable payload is archived with its reason, a Redis
 // failure is retried with backoff within the default retry budget.
 type digestTasks struct {
-	h *Handler
+	h *handler
 	d *digest.Digester
 }
 

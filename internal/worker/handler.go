@@ -26,15 +26,15 @@ type Sender interface {
 	Send(ctx context.Context, m telegram.Message) (telegram.Sent, error)
 }
 
-// Editor edits a message the bot sent. *telegram.Client implements it; a
+// editor edits a message the bot sent. *telegram.Client implements it; a
 // Sender that does not turns thread edits into replies.
-type Editor interface {
+type editor interface {
 	Edit(ctx context.Context, e telegram.Edit) (telegram.Sent, error)
 }
 
-// ChatResolver finds the numeric id of a chat named by @username (getChat).
+// chatResolver finds the numeric id of a chat named by @username (getChat).
 // *telegram.Client implements it; its errors are *telegram.Error.
-type ChatResolver interface {
+type chatResolver interface {
 	ChatID(ctx context.Context, chat string) (int64, error)
 }
 
@@ -44,17 +44,17 @@ type bot struct {
 	name     string
 	keys     keys.Space
 	sender   Sender
-	resolver ChatResolver // nil: @usernames are sent as they are
-	editor   Editor       // nil: edits go out as replies
+	resolver chatResolver // nil: @usernames are sent as they are
+	editor   editor       // nil: edits go out as replies
 	limiter  *ratelimit.Limiter
 }
 
-// Handler processes SendMessage tasks.
-type Handler struct {
+// handler processes SendMessage tasks.
+type handler struct {
 	rdb     redis.UniversalClient
 	durable *durable.Acker // replicas that must hold a send's record
 	bots    map[string]*bot
-	metrics *Metrics
+	metrics *metrics
 	log     *slog.Logger
 
 	backoffBase, backoffCap time.Duration
@@ -126,7 +126,7 @@ type turn struct {
 
 // Handle implements broker.Handler: it sends the message's parts, each at
 // its slot, and decides after each refusal what comes next.
-func (h *Handler) Handle(ctx context.Context, t broker.Task) error {
+func (h *handler) Handle(ctx context.Context, t broker.Task) error {
 	r := &run{Task: t, budget: jobs.DefaultMaxRetry, log: h.log.With("task_id", t.ID, "queue", t.Queue, "attempt", t.Attempt)}
 	msg, err := jobs.Decode(t.Payload)
 	if err != nil {
@@ -204,7 +204,7 @@ func (h *Handler) Handle(ctx context.Context, t broker.Task) error {
 
 // load reads the progress record that came with the first slot and splits
 // the message; it reports whether every part was sent already.
-func (h *Handler) load(r *run, d *delivery, record string) (done bool) {
+func (h *handler) load(r *run, d *delivery, record string) (done bool) {
 	d.prog, d.loaded = parseProgress(record), true
 	d.texts, d.modes = parts(d.msg, d.prog)
 	if d.prog.done < len(d.texts) {
@@ -272,7 +272,7 @@ func keyboard(k *jobs.Keyboard) [][]telegram.Button {
 }
 
 // delivered records a part that Telegram accepted.
-func (h *Handler) delivered(ctx context.Context, r *run, d *delivery, sent telegram.Sent) {
+func (h *handler) delivered(ctx context.Context, r *run, d *delivery, sent telegram.Sent) {
 	i := d.prog.done
 	d.prog.done++
 	d.prog.last = sent.MessageID
@@ -298,7 +298,7 @@ func (h *Handler) delivered(ctx context.Context, r *run, d *delivery, sent teleg
 
 // recover carries out decide's answer to a refused part. It returns nil
 // when the delivery goes on in this attempt, or the attempt's outcome.
-func (h *Handler) recover(ctx context.Context, r *run, d *delivery, slot string, err error) error {
+func (h *handler) recover(ctx context.Context, r *run, d *delivery, slot string, err error) error {
 	i := d.prog.done
 	s := r.situation()
 	s.text, s.mode, s.limit = d.texts[i], d.modes[i], limitAt(d.msg, d.prog, i)
@@ -336,7 +336,7 @@ func (h *Handler) recover(ctx context.Context, r *run, d *delivery, slot string,
 
 // pause records a 429 in the limiter, which moves the bot's and the chat's
 // schedule behind it. It reports false when the limiter could not record it.
-func (h *Handler) pause(ctx context.Context, r *run, chat, slot string, a action) bool {
+func (h *handler) pause(ctx context.Context, r *run, chat, slot string, a action) bool {
 	p, err := r.bot.limiter.Penalize(ctx, chat, slot, a.wait)
 	if err != nil {
 		r.log.Warn("could not record 429 in the limiter", "error", err)
@@ -352,7 +352,7 @@ func (h *Handler) pause(ctx context.Context, r *run, chat, slot string, a action
 // resplit splits the rest of the message again, as plain text or shorter,
 // and remembers it: the resend may wait for the chat's next turn, in a later
 // attempt.
-func (h *Handler) resplit(ctx context.Context, r *run, d *delivery, a action) error {
+func (h *handler) resplit(ctx context.Context, r *run, d *delivery, a action) error {
 	i := d.prog.done
 	if a.kind == actDowngrade {
 		d.prog.resplits = append(d.prog.resplits, resplit{from: i, plain: true, limit: limitAt(d.msg, d.prog, i)})
@@ -371,7 +371,7 @@ func (h *Handler) resplit(ctx context.Context, r *run, d *delivery, a action) er
 // finish ends the attempt with a retry after backoff or an archive. A
 // replication barrier that failed (notReplicated) is neither: nothing was
 // sent, and the task is handed back without spending its retry budget.
-func (h *Handler) finish(ctx context.Context, r *run, a action) error {
+func (h *handler) finish(ctx context.Context, r *run, a action) error {
 	var nr notReplicated
 	if errors.As(a.err, &nr) {
 		return h.replicasBehind(r, nr)
@@ -396,7 +396,7 @@ const FinishedRecordTTL = time.Hour
 
 // saveProgress writes the task's progress record; final says every part is
 // sent.
-func (h *Handler) saveProgress(ctx context.Context, r *run, p progress, messageID int, final bool) error {
+func (h *handler) saveProgress(ctx context.Context, r *run, p progress, messageID int, final bool) error {
 	// A fresh context: a cancelled attempt must still record a send that
 	// Telegram accepted, or the task would be sent twice.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
@@ -412,7 +412,7 @@ func (h *Handler) saveProgress(ctx context.Context, r *run, p progress, messageI
 // moment (a restart, a failover): the record is retried, with backoff, for
 // as long as the task cannot be handed to another worker (the lease
 // recovery window), so that a redelivery finds it and does not send again.
-func (h *Handler) recordSent(ctx context.Context, r *run, p progress, messageID int, final bool) error {
+func (h *handler) recordSent(ctx context.Context, r *run, p progress, messageID int, final bool) error {
 	deadline := time.Now().Add(h.recordWindow)
 	wait := 50 * time.Millisecond
 	for {
@@ -432,7 +432,7 @@ func (h *Handler) recordSent(ctx context.Context, r *run, p progress, messageID 
 // confirmSent waits until the replicas that Durable asks for hold the send's
 // record, so that a failover right after the acknowledgement does not lose
 // it and send the message again.
-func (h *Handler) confirmSent(ctx context.Context, r *run) error {
+func (h *handler) confirmSent(ctx context.Context, r *run) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
 	return h.durable.Wait(ctx, r.bot.keys.Sent(r.ID))
@@ -445,7 +445,7 @@ func (h *Handler) confirmSent(ctx context.Context, r *run) error {
 // deferral through Redis. It returns the task's progress record (read with
 // the decision when progress is set), the slot that the send uses, and the
 // time by which the send must leave (zero: no bound; see turn).
-func (h *Handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bool) (record string, t turn, err error) {
+func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bool) (record string, t turn, err error) {
 	queue, id, lim, chat := r.Queue, r.ID, r.bot.limiter, d.chat
 	ask := ratelimit.Ask{Chat: chat, Queue: queue, TaskID: id, Progress: progress, Ahead: true, Resume: d.resume}
 	d.resume = ""
@@ -455,27 +455,7 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 		ask.SleepMax = h.waitLong
 	default:
 	}
-	late := lim.Config().Guard / 2
-	// tooLate reports whether a slot woken up to (or answered) after l is
-	// to be given up. Once this send has given up maxLateRetries slots, a
-	// late one is used: a Redis slower than half the guard must not keep a
-	// message from ever being sent.
-	tooLate := func(l time.Duration) bool {
-		if l <= late || d.lates >= maxLateRetries {
-			return false
-		}
-		d.lates++
-		h.metrics.LateSlots.Inc()
-		return true
-	}
-	// by is the send-by time of a slot due at due: half a guard after it,
-	// or no bound once the late slots given up are used up.
-	by := func(due time.Time) time.Time {
-		if d.lates >= maxLateRetries {
-			return time.Time{}
-		}
-		return due.Add(late)
-	}
+	lt := lateness{h: h, d: d, late: lim.Config().Guard / 2}
 	for {
 		// The slot is a time on Redis' clock, taken between asked (after
 		// the replication barrier) and the reply; lateness is measured from
@@ -494,8 +474,8 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 			return "", turn{}, h.deferTask(queue, dc.Wait)
 		}
 		if dc.Kind == ratelimit.Go && dc.Wait <= 0 {
-			if !tooLate(time.Since(asked)) {
-				return record, turn{slot: dc.Slot, resume: dc.Resume, by: by(asked)}, nil
+			if !lt.tooLate(time.Since(asked)) {
+				return record, turn{slot: dc.Slot, resume: dc.Resume, by: lt.by(asked)}, nil
 			}
 			// The answer took longer than half the guard: the slot is in
 			// the past by then, and the sends reserved after it count
@@ -505,13 +485,7 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 		}
 		due := asked.Add(dc.Wait)
 		if err := h.sleep(ctx, dc.Wait); err != nil {
-			// The task goes back to Redis, keeping the reservation it held
-			// in memory, for the rest of the fleet.
-			h.hold(ctx, r, dc.Resume)
-			if errors.Is(err, errStopping) {
-				return "", turn{}, h.deferTask(queue, max(time.Until(due), 0))
-			}
-			return "", turn{}, err
+			return "", turn{}, h.sleepCut(ctx, r, dc.Resume, due, err)
 		}
 		if dc.Kind == ratelimit.Go {
 			// The slot was handed out ahead: use it unless it moved (a 429
@@ -521,8 +495,8 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 			if err != nil {
 				return "", turn{}, h.finish(ctx, r, decide(storeError{err}, r.situation()))
 			}
-			if ok && !tooLate(time.Since(due)) {
-				return record, turn{slot: dc.Slot, resume: dc.Resume, by: by(due)}, nil
+			if ok && !lt.tooLate(time.Since(due)) {
+				return record, turn{slot: dc.Slot, resume: dc.Resume, by: lt.by(due)}, nil
 			}
 		}
 		// Again (or a slot that moved): ask once more with the reservation
@@ -532,8 +506,50 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 	}
 }
 
+// sleepCut ends a wait for a slot due at due that err cut short: the task
+// goes back to Redis, keeping the reservation it held in memory (resume)
+// for the rest of the fleet, deferred until the slot when the worker is
+// stopping.
+func (h *handler) sleepCut(ctx context.Context, r *run, resume string, due time.Time, err error) error {
+	h.hold(ctx, r, resume)
+	if errors.Is(err, errStopping) {
+		return h.deferTask(r.Queue, max(time.Until(due), 0))
+	}
+	return err
+}
+
+// lateness decides, for one send, which slots come too late to use: those
+// woken up to (or answered) more than half the guard after their time.
+type lateness struct {
+	h    *handler // its metrics count the slots given up
+	d    *delivery
+	late time.Duration // half the limiter's guard
+}
+
+// tooLate reports whether a slot woken up to (or answered) after l is to
+// be given up. Once this send has given up maxLateRetries slots, a late one
+// is used: a Redis slower than half the guard must not keep a message from
+// ever being sent.
+func (lt lateness) tooLate(l time.Duration) bool {
+	if l <= lt.late || lt.d.lates >= maxLateRetries {
+		return false
+	}
+	lt.d.lates++
+	lt.h.metrics.LateSlots.Inc()
+	return true
+}
+
+// by is the send-by time of a slot due at due: half a guard after it, or
+// no bound once the late slots given up are used up.
+func (lt lateness) by(due time.Time) time.Time {
+	if lt.d.lates >= maxLateRetries {
+		return time.Time{}
+	}
+	return due.Add(lt.late)
+}
+
 // botNames lists the bots the handler serves, sorted.
-func (h *Handler) botNames() []string {
+func (h *handler) botNames() []string {
 	names := make([]string, 0, len(h.bots))
 	for name := range h.bots {
 		names = append(names, name)
@@ -550,7 +566,7 @@ const maxLateRetries = 2
 var errStopping = errors.New("worker is stopping")
 
 // sleep waits for d, the end of ctx or the process's shutdown.
-func (h *Handler) sleep(ctx context.Context, d time.Duration) error {
+func (h *handler) sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -565,14 +581,14 @@ func (h *Handler) sleep(ctx context.Context, d time.Duration) error {
 
 // deferTask hands the task back to Redis until wait has passed; it returns
 // to the front of its queue then.
-func (h *Handler) deferTask(queue string, wait time.Duration) error {
+func (h *handler) deferTask(queue string, wait time.Duration) error {
 	h.metrics.Deferrals.WithLabelValues(queue).Inc()
 	return broker.Snooze(wait, "rate limited")
 }
 
 // archive stops retrying: the task is archived with the reason as its error,
 // and the failure is appended to the durable failure log.
-func (h *Handler) archive(ctx context.Context, r *run, reason string, err error) error {
+func (h *handler) archive(ctx context.Context, r *run, reason string, err error) error {
 	h.metrics.Archived.WithLabelValues(r.botLabel(), reason).Inc()
 	r.log.Error("permanent failure; archiving the task", "reason", reason, "error", err)
 	xctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

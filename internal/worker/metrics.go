@@ -17,12 +17,12 @@ var (
 	ownArchiveReasons = []string{"invalid_payload"}
 )
 
-// Metrics are the worker's own Prometheus series. No label carries a chat id
+// metrics are the worker's own Prometheus series. No label carries a chat id
 // or anything else that grows with traffic: the labels are bot and queue
 // names (from configuration, never a token), outcomes and reasons (fixed
 // sets). A failure met before the task's bot is known (an unreadable
 // payload) has an empty bot label.
-type Metrics struct {
+type metrics struct {
 	// Sent counts Telegram messages accepted, by bot, queue and outcome. A
 	// text split into several parts counts once per part.
 	Sent *prometheus.CounterVec
@@ -74,12 +74,12 @@ type Metrics struct {
 // digestOutcomes are the values of herald_digest_items_total's outcome.
 var digestOutcomes = []string{"delivered", "carried", "skipped", "invalid"}
 
-// NewMetrics creates the worker's metrics and registers them on reg (nil:
+// newMetrics creates the worker's metrics and registers them on reg (nil:
 // not registered). Series whose label values are known in advance (every
 // outcome, every reason) start at zero, so that rate() and absent() work
 // before the first event.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{}
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{}
 	m.createDeliveryMetrics()
 	m.createRateLimitMetrics()
 	m.createFailureMetrics()
@@ -92,7 +92,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 
 // createDeliveryMetrics creates the series about messages reaching
 // Telegram: acceptances, latency, possible duplicates and recovered leases.
-func (m *Metrics) createDeliveryMetrics() {
+func (m *metrics) createDeliveryMetrics() {
 	m.Sent = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_messages_sent_total",
 		Help: "Telegram messages accepted (one per part of a split text), by bot, queue and outcome: sent as requested, or downgraded to plain text after a markup error.",
@@ -119,7 +119,7 @@ func (m *Metrics) createDeliveryMetrics() {
 // createRateLimitMetrics creates the series about Telegram's limits: 429
 // answers, the pauses they cause, and the waits the fleet-wide limiter
 // imposes.
-func (m *Metrics) createRateLimitMetrics() {
+func (m *metrics) createRateLimitMetrics() {
 	m.TooMany = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_telegram_429_total",
 		Help: "Answers 429 Too Many Requests received from Telegram, by bot.",
@@ -150,7 +150,7 @@ func (m *Metrics) createRateLimitMetrics() {
 
 // createFailureMetrics creates the series about failed attempts: those
 // retried with backoff and those archived.
-func (m *Metrics) createFailureMetrics() {
+func (m *metrics) createFailureMetrics() {
 	m.Retries = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_retries_total",
 		Help: "Attempts that failed temporarily and were scheduled for a retry with backoff, by bot and reason.",
@@ -162,7 +162,7 @@ func (m *Metrics) createFailureMetrics() {
 }
 
 // createDigestMetrics creates the series about digest tasks.
-func (m *Metrics) createDigestMetrics() {
+func (m *metrics) createDigestMetrics() {
 	m.DigestItems = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_digest_items_total",
 		Help: "Items of digest tasks by outcome: delivered (in a digest message or alone), carried to the next digest, skipped (claimed by another digest) or invalid (unreadable, archived).",
@@ -179,7 +179,7 @@ func (m *Metrics) createDigestMetrics() {
 
 // initBots creates the series whose label values are known once the bots
 // are: every digest outcome, and every retry and archive reason of each bot.
-func (m *Metrics) initBots(bots []string) {
+func (m *metrics) initBots(bots []string) {
 	for _, o := range digestOutcomes {
 		m.DigestItems.WithLabelValues(o)
 	}
@@ -200,7 +200,7 @@ func (m *Metrics) initBots(bots []string) {
 }
 
 // collectors lists every metric, in the order they are registered.
-func (m *Metrics) collectors() []prometheus.Collector {
+func (m *metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.Sent, m.TooMany, m.Pauses, m.PauseSeconds, m.Retries, m.Archived, m.Deferrals, m.RateWait, m.LateSlots, m.Latency, m.PossibleDuplicates, m.SkippedAlreadySent, m.LeaseRecovered,
 		m.DigestItems, m.DigestMessages, m.DigestReclaimed}
 }
@@ -208,7 +208,7 @@ func (m *Metrics) collectors() []prometheus.Collector {
 // InitQueues creates the per-queue series at zero for every queue the worker
 // serves: each outcome of herald_messages_sent_total and
 // herald_ratelimit_deferrals_total.
-func (m *Metrics) InitQueues(queues []string) {
+func (m *metrics) InitQueues(queues []string) {
 	for _, q := range queues {
 		for _, b := range m.bots {
 			for _, o := range sendOutcomes {
@@ -220,6 +220,6 @@ func (m *Metrics) InitQueues(queues []string) {
 	}
 }
 
-func (m *Metrics) leaseRecovered(queue string, n int) {
+func (m *metrics) leaseRecovered(queue string, n int) {
 	m.LeaseRecovered.WithLabelValues(queue).Add(float64(n))
 }

@@ -17,7 +17,7 @@ func TestUnfinishedRecordKeepsSentRetention(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Start(t).Client(t)
 	ctx := context.Background()
-	h := &Handler{rdb: rdb, sentRetention: 7 * 24 * time.Hour}
+	h := &handler{rdb: rdb, sentRetention: 7 * 24 * time.Hour}
 	// A bot other than the default: its records carry its own hash tag.
 	b := &bot{name: "pages", keys: keys.Bot("pages")}
 	task := func(id string) *run { return &run{Task: broker.Task{ID: id}, bot: b} }

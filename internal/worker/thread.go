@@ -22,7 +22,7 @@ const threadPoll = 2 * time.Second
 // waits for it (handed back to Redis, not a failure) for up to
 // jobs.ThreadWait from its creation; without one, or after that, the
 // message goes out on its own.
-func (h *Handler) findThread(ctx context.Context, r *run, d *delivery) error {
+func (h *handler) findThread(ctx context.Context, r *run, d *delivery) error {
 	t := d.msg.Thread
 	if t == nil || t.Mode == jobs.ThreadOpen {
 		return nil
@@ -63,7 +63,7 @@ func (h *Handler) findThread(ctx context.Context, r *run, d *delivery) error {
 // Failing to write only loses the threading of later messages, so it is
 // logged, not retried. The caller's wait for the send record's replicas,
 // which comes next and is on the same hash slot, covers this write too.
-func (h *Handler) noteThread(ctx context.Context, r *run, d *delivery, i int, sent sentID) {
+func (h *handler) noteThread(ctx context.Context, r *run, d *delivery, i int, sent sentID) {
 	t := d.msg.Thread
 	if t == nil {
 		return

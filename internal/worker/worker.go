@@ -160,7 +160,7 @@ const (
 
 // server is the broker's configuration derived from c: asynq runs the
 // senders and the waiters (who sleep in handlers too).
-func (c Config) server(m *Metrics) broker.ServerConfig {
+func (c Config) server(m *metrics) broker.ServerConfig {
 	return broker.ServerConfig{
 		Queues:             c.Queues,
 		StrictPriority:     c.StrictPriority,
@@ -219,8 +219,8 @@ type Worker struct {
 	rdb     redis.UniversalClient
 	srv     *broker.Server
 	digests digestTasks
-	handler *Handler
-	Metrics *Metrics
+	handler *handler
+	Metrics *metrics
 
 	// extra and components are what Handle and Attach added.
 	extra      map[string]broker.Handler
@@ -237,7 +237,7 @@ func New(cfg Config) (*Worker, error) {
 	if rdb == nil {
 		rdb = redis.NewUniversalClient(cfg.Redis)
 	}
-	metrics := NewMetrics(cfg.Registerer)
+	metrics := newMetrics(cfg.Registerer)
 	srvCfg := cfg.server(metrics)
 	srv, err := broker.NewServer(rdb, srvCfg)
 	if err != nil {
@@ -249,7 +249,7 @@ func New(cfg Config) (*Worker, error) {
 		rdb.Close()
 		return nil, err
 	}
-	h := &Handler{
+	h := &handler{
 		rdb: rdb, durable: durable.New(rdb, cfg.Durable), bots: map[string]*bot{}, metrics: metrics, log: cfg.Logger,
 		backoffBase: cfg.BackoffBase, backoffCap: cfg.BackoffCap, sentRetention: cfg.SentRetention,
 		retryAfterUnit: cfg.RetryAfterUnit,
@@ -258,7 +258,7 @@ func New(cfg Config) (*Worker, error) {
 	}
 	metrics.initBots(cfg.BotNames())
 	for name, s := range cfg.senders() {
-		ed, _ := s.(Editor)
+		ed, _ := s.(editor)
 		h.bots[name] = &bot{name: name, keys: keys.Bot(name), sender: s, resolver: resolverOf(s), editor: ed, limiter: lim.ForBot(name)}
 	}
 	// Digests hand their messages to the ordinary send path through an
@@ -278,7 +278,7 @@ func New(cfg Config) (*Worker, error) {
 func (w *Worker) Client() redis.UniversalClient { return w.rdb }
 
 // Handler returns the task handler (for tests and custom muxes).
-func (w *Worker) Handler() *Handler { return w.handler }
+func (w *Worker) Handler() *handler { return w.handler }
 
 // Ping checks Redis (readiness).
 // Ping checks that Redis answers and is a master (readiness): a worker on
@@ -390,8 +390,8 @@ func (c Config) BotNames() []string {
 	return names
 }
 
-// resolverOf returns the sender as a ChatResolver when it is one.
-func resolverOf(s Sender) ChatResolver {
-	r, _ := s.(ChatResolver)
+// resolverOf returns the sender as a chatResolver when it is one.
+func resolverOf(s Sender) chatResolver {
+	r, _ := s.(chatResolver)
 	return r
 }

@@ -7,10 +7,10 @@ import (
 	"go.yaml.in/yaml/v4"
 )
 
-// MaxProblems bounds the problems Walker.Problems returns: past it, a last
+// maxProblems bounds the problems Walker.Problems returns: past it, a last
 // problem says how many more there were. A file with that many mistakes is
 // usually not the file its author meant to load.
-const MaxProblems = 50
+const maxProblems = 50
 
 // Walker records the problems found while a file's node tree is walked.
 // The zero value is ready to use. A Walker is not safe for concurrent use.
@@ -38,7 +38,7 @@ func (w *Walker) Failed() bool { return len(w.problems) > 0 }
 
 // Problems returns the problems recorded so far in file order, each
 // reported once (the same mistake reached along two paths of the walk
-// counts once), at most MaxProblems of them plus a note on the rest.
+// counts once), at most maxProblems of them plus a note on the rest.
 func (w *Walker) Problems() []Problem {
 	out := slices.Clone(w.problems)
 	slices.SortStableFunc(out, func(a, b Problem) int {
@@ -51,9 +51,9 @@ func (w *Walker) Problems() []Problem {
 		return 0
 	})
 	out = slices.Compact(out)
-	if len(out) > MaxProblems {
-		rest := len(out) - MaxProblems
-		out = append(out[:MaxProblems], Problem{
+	if len(out) > maxProblems {
+		rest := len(out) - maxProblems
+		out = append(out[:maxProblems], Problem{
 			What: fmt.Sprintf("and %d more problems", rest),
 			Fix:  "fix the ones above first",
 		})

@@ -204,11 +204,11 @@ func TestProblemsSortedCompactedCapped(t *testing.T) {
 	}
 
 	var many Walker
-	for i := range MaxProblems + 7 {
+	for i := range maxProblems + 7 {
 		many.ReportAt(i+1, 1, "k", "bad", "fix")
 	}
 	ps := many.Problems()
-	if len(ps) != MaxProblems+1 || ps[MaxProblems].What != "and 7 more problems" {
+	if len(ps) != maxProblems+1 || ps[maxProblems].What != "and 7 more problems" {
 		t.Fatalf("%d problems, last %+v", len(ps), ps[len(ps)-1])
 	}
 }
