@@ -5,11 +5,11 @@ import "time"
 // Figures of asynq v0.26 that Herald's scripts and settings depend on; the
 // contract test checks each against the real asynq.
 const (
-	// LeaseDuration is how far ahead asynq sets a task's lease when it
+	// leaseDuration is how far ahead asynq sets a task's lease when it
 	// dequeues the task and each time the owning server's heartbeat (every
 	// 5 s) extends it (asynq's rdb.LeaseDuration). A lease that ends less
 	// than LeaseDuration-d from now has not been extended for d.
-	LeaseDuration = 30 * time.Second
+	leaseDuration = 30 * time.Second
 
 	// AggregationTimeout is asynq's deadline for one aggregation run
 	// (rdb.aggregationTimeout): an aggregation set is scored with its

@@ -186,7 +186,7 @@ func TestContractDequeue(t *testing.T) {
 	if s.err != nil || s.leaseErr != nil {
 		t.Fatalf("while handled, the task has no lease in %s: %v %v", LeaseKey("low"), s.err, s.leaseErr)
 	}
-	if want := s.now + LeaseDuration.Seconds(); s.lease < want-2 || s.lease > want+1 || s.lease != math.Trunc(s.lease) {
+	if want := s.now + leaseDuration.Seconds(); s.lease < want-2 || s.lease > want+1 || s.lease != math.Trunc(s.lease) {
 		t.Errorf("lease scored %.0f while handled at %.0f, want whole Unix seconds ≈ now + LeaseDuration (%.0f)", s.lease, s.now, want)
 	}
 	if !s.active || s.state != "active" {
@@ -375,7 +375,7 @@ func TestContractPromote(t *testing.T) {
 }
 
 // TestContractLeaseSweep: asynq extends a running task's lease to
-// LeaseDuration ahead every few seconds, and the sweep script's requeue is a
+// leaseDuration ahead every few seconds, and the sweep script's requeue is a
 // pending task asynq takes next.
 func TestContractLeaseSweep(t *testing.T) {
 	t.Parallel()
@@ -398,7 +398,7 @@ func TestContractLeaseSweep(t *testing.T) {
 	// The owning server's heartbeat extends the lease (every 5 s in v0.26).
 	waitFor(t, "asynq to extend the lease", func() bool { return rdb.ZScore(ctx, LeaseKey(q), "held").Val() > first })
 	now := redisNow(t, rdb)
-	wantUnixSeconds(t, "an extended lease", score(t, rdb, LeaseKey(q), "held"), now.Add(LeaseDuration-time.Second), now.Add(LeaseDuration))
+	wantUnixSeconds(t, "an extended lease", score(t, rdb, LeaseKey(q), "held"), now.Add(leaseDuration-time.Second), now.Add(leaseDuration))
 
 	// A sweeper for which any lease is stale requeues the running task.
 	sw := newLeaseSweeper(rdb, []string{q}, -2*time.Second, time.Second, nil, nil, quietLog())

@@ -73,12 +73,12 @@ func newLeaseSweeper(rdb sweepClient, queues []string, staleAfter, interval time
 
 // Sweep runs the script once per queue and returns how many tasks it moved.
 func (s *leaseSweeper) Sweep(ctx context.Context) int {
-	horizon := strconv.Itoa(int((LeaseDuration - s.staleAfter) / time.Second))
+	horizon := strconv.Itoa(int((leaseDuration - s.staleAfter) / time.Second))
 	// A plain read on this process's clock (a second lenient, for skew)
 	// finds the queues with a lease that may be stale; only those run the
 	// script, which decides on Redis' clock. An idle fleet then costs one
 	// command per queue and round instead of three.
-	lenient := strconv.FormatInt(time.Now().Add(LeaseDuration-s.staleAfter+time.Second).Unix(), 10)
+	lenient := strconv.FormatInt(time.Now().Add(leaseDuration-s.staleAfter+time.Second).Unix(), 10)
 	total := 0
 	for _, q := range s.queues {
 		if n, err := s.rdb.ZCount(ctx, LeaseKey(q), "-inf", "("+lenient).Result(); err == nil && n == 0 {

@@ -44,7 +44,7 @@ func TestLeaseSweeperRequeuesOnlyStaleLeases(t *testing.T) {
 		if err := rdb.LPush(ctx, ActiveKey(q), id).Err(); err != nil {
 			t.Fatal(err)
 		}
-		lease := now.Add(LeaseDuration - lastExtended[id]).Unix()
+		lease := now.Add(leaseDuration - lastExtended[id]).Unix()
 		if err := rdb.ZAdd(ctx, LeaseKey(q), redisZ(float64(lease), id)).Err(); err != nil {
 			t.Fatal(err)
 		}

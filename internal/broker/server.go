@@ -22,9 +22,9 @@ const (
 	DefaultMaxIdle            = 10 * time.Second
 	DefaultLeaseRecoveryAfter = 15 * time.Second
 	defaultLeaseSweepInterval = 10 * time.Second
-	// MinLeaseRecoveryAfter is the shortest lease recovery: asynq extends a
+	// minLeaseRecoveryAfter is the shortest lease recovery: asynq extends a
 	// live lease every 5 s, so a lease not extended for 10 s has missed two.
-	MinLeaseRecoveryAfter = 10 * time.Second
+	minLeaseRecoveryAfter = 10 * time.Second
 )
 
 // ServerConfig configures the asynq server of one worker process and the
@@ -48,7 +48,7 @@ type ServerConfig struct {
 	MaxIdle time.Duration
 	// LeaseRecoveryAfter is how long a task's lease may go unextended before
 	// the sweeper hands the task to another worker. Default 15s; between
-	// MinLeaseRecoveryAfter and LeaseDuration; negative turns the sweep off
+	// minLeaseRecoveryAfter and LeaseDuration; negative turns the sweep off
 	// and leaves recovery to asynq (60-90s).
 	LeaseRecoveryAfter time.Duration
 	// LeaseSweepInterval is how often the sweeper looks. Default 10s: a
@@ -122,12 +122,12 @@ func (c ServerConfig) Validate() error {
 
 // CheckLeaseRecovery says what is wrong with a lease recovery time d, as
 // the end of a sentence that names the setting: it must be between
-// MinLeaseRecoveryAfter and below LeaseDuration, or negative (no sweep).
+// minLeaseRecoveryAfter and below LeaseDuration, or negative (no sweep).
 // Zero stands for the default and is accepted.
 func CheckLeaseRecovery(d time.Duration) error {
-	if d > 0 && (d < MinLeaseRecoveryAfter || d >= LeaseDuration) {
+	if d > 0 && (d < minLeaseRecoveryAfter || d >= leaseDuration) {
 		return fmt.Errorf("must be between %s and %s (live workers extend leases every 5s; asynq's lease is %s), or -1s to turn the sweep off, got %s",
-			config.FmtDur(MinLeaseRecoveryAfter), config.FmtDur(LeaseDuration-time.Second), config.FmtDur(LeaseDuration), config.FmtDur(d))
+			config.FmtDur(minLeaseRecoveryAfter), config.FmtDur(leaseDuration-time.Second), config.FmtDur(leaseDuration), config.FmtDur(d))
 	}
 	return nil
 }
@@ -140,7 +140,7 @@ func (c ServerConfig) RecoveryWindow() time.Duration {
 	if c := c.WithDefaults(); c.LeaseRecoveryAfter > 0 {
 		return c.LeaseRecoveryAfter
 	}
-	return LeaseDuration / 2
+	return leaseDuration / 2
 }
 
 // Server is one worker process's asynq server with Herald's helpers: the

@@ -17,8 +17,8 @@ const (
 // Log output formats accepted by LOG_FORMAT.
 const (
 	LogFormatAuto = "auto" // text on a terminal, JSON otherwise
-	LogFormatJSON = "json"
-	LogFormatText = "text"
+	logFormatJSON = "json"
+	logFormatText = "text"
 )
 
 // Log controls structured logging.
@@ -38,9 +38,9 @@ func (l Log) NewLogger(w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: l.Level}
 	text := false
 	switch strings.ToLower(l.Format) {
-	case LogFormatText:
+	case logFormatText:
 		text = true
-	case LogFormatJSON:
+	case logFormatJSON:
 	default:
 		text = isTerminal(w)
 	}
@@ -71,7 +71,7 @@ func (l Log) WithDefaults() Log {
 // Validate records an unknown format.
 func (l Log) Validate(p *Problems) {
 	switch l.Format {
-	case LogFormatAuto, LogFormatJSON, LogFormatText:
+	case LogFormatAuto, logFormatJSON, logFormatText:
 	default:
 		p.Add(EnvLogFormat, "must be json, text or auto, got %q", l.Format)
 	}
@@ -94,7 +94,7 @@ func parseLevel(s string) (slog.Level, error) {
 func parseFormat(s string) (string, error) {
 	f := strings.ToLower(s)
 	switch f {
-	case LogFormatAuto, LogFormatJSON, LogFormatText:
+	case LogFormatAuto, logFormatJSON, logFormatText:
 		return f, nil
 	}
 	return "", errors.New("must be json, text or auto")

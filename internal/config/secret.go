@@ -12,9 +12,9 @@ import (
 // maxSecretFile bounds how much of a token file is read.
 const maxSecretFile = 64 << 10
 
-// ReadSecretFile returns the trimmed content of a token file. Errors name the
+// readSecretFile returns the trimmed content of a token file. Errors name the
 // path and the reason but never include any of the content.
-func ReadSecretFile(path string) (string, error) {
+func readSecretFile(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("cannot read %q: %v; fix the path or the file permissions", path, pathReason(err))
@@ -51,7 +51,7 @@ func SecretPair(value, file, envValue, envFile string) (string, error) {
 	case value != "" && file != "":
 		return "", bothSet(envValue, envFile)
 	case file != "":
-		s, err := ReadSecretFile(file)
+		s, err := readSecretFile(file)
 		if err != nil {
 			return "", FieldErr(envFile, "%v", err)
 		}

@@ -38,19 +38,19 @@ type Config struct {
 
 // Defaults of Config.
 const (
-	DefaultGracePeriod  = 10 * time.Second
-	DefaultMaxDelay     = 30 * time.Second
-	DefaultMaxSize      = 100
-	DefaultMaxMessages  = 3
-	DefaultReclaimAfter = 30 * time.Second
+	defaultGracePeriod  = 10 * time.Second
+	defaultMaxDelay     = 30 * time.Second
+	defaultMaxSize      = 100
+	defaultMaxMessages  = 3
+	defaultReclaimAfter = 30 * time.Second
 	defaultClaimTTL     = 7 * 24 * time.Hour
 )
 
 // Bounds Config.Validate enforces.
 const (
-	// MaxGroupSize bounds MaxSize: one digest claims all its items in one
+	// maxGroupSize bounds MaxSize: one digest claims all its items in one
 	// Redis script.
-	MaxGroupSize = 1000
+	maxGroupSize = 1000
 	// MaxMessagesLimit bounds MaxMessages.
 	MaxMessagesLimit = 10
 	// minMessageLimit keeps room for a header, a footer and one title.
@@ -60,19 +60,19 @@ const (
 // WithDefaults returns the config with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
 	if c.GracePeriod == 0 {
-		c.GracePeriod = DefaultGracePeriod
+		c.GracePeriod = defaultGracePeriod
 	}
 	if c.MaxDelay == 0 {
-		c.MaxDelay = DefaultMaxDelay
+		c.MaxDelay = defaultMaxDelay
 	}
 	if c.MaxSize == 0 {
-		c.MaxSize = DefaultMaxSize
+		c.MaxSize = defaultMaxSize
 	}
 	if c.MaxMessages == 0 {
-		c.MaxMessages = DefaultMaxMessages
+		c.MaxMessages = defaultMaxMessages
 	}
 	if c.ReclaimAfter == 0 {
-		c.ReclaimAfter = DefaultReclaimAfter
+		c.ReclaimAfter = defaultReclaimAfter
 	}
 	if c.ClaimTTL == 0 {
 		c.ClaimTTL = defaultClaimTTL

@@ -116,7 +116,7 @@ func (c Config) NewClient(o ClientOptions) (redis.UniversalClient, error) {
 		return redis.NewUniversalClient(opts), nil
 	}
 	co := opts.Cluster()
-	co.ClusterStateReloadInterval = ClusterReloadInterval
+	co.ClusterStateReloadInterval = clusterReloadInterval
 	cc := redis.NewClusterClient(co)
 	cc.AddHook(reloadOnFailure{c: cc})
 	// Dials happen on the node clients, below the cluster's own hooks.

@@ -116,9 +116,9 @@ func TestNewClientRecovers(t *testing.T) {
 		t.Fatalf("cluster URL: NewClient = %T, want *redis.ClusterClient", c)
 	}
 	o := cc.Options()
-	if o.ClusterStateReloadInterval != ClusterReloadInterval || o.ReadTimeout != 6*time.Second || o.MaxRetries != -1 || o.DialTimeout != time.Second {
+	if o.ClusterStateReloadInterval != clusterReloadInterval || o.ReadTimeout != 6*time.Second || o.MaxRetries != -1 || o.DialTimeout != time.Second {
 		t.Errorf("cluster options: reload %v, read timeout %v, retries %d, dial timeout %v; want %v, 6s, -1, 1s",
-			o.ClusterStateReloadInterval, o.ReadTimeout, o.MaxRetries, o.DialTimeout, ClusterReloadInterval)
+			o.ClusterStateReloadInterval, o.ReadTimeout, o.MaxRetries, o.DialTimeout, clusterReloadInterval)
 	}
 	plain, err := Config{URL: "redis://127.0.0.1:1/2"}.NewClient(ClientOptions{})
 	if err != nil {

@@ -12,10 +12,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// ClusterReloadInterval is how often a cluster client Herald builds
+// clusterReloadInterval is how often a cluster client Herald builds
 // reloads the slot map while it is in use (go-redis's default is a
 // minute); a refused connection or READONLY reloads it at once.
-const ClusterReloadInterval = time.Second
+const clusterReloadInterval = time.Second
 
 // reloadOnFailure is a go-redis hook on a cluster client: a command or
 // pipeline that failed because a node is gone or no longer a master asks

@@ -32,25 +32,25 @@ type Config struct {
 	WaitTimeout time.Duration
 }
 
-// DefaultURL is the Redis URL used when REDIS_URL is not set.
-const DefaultURL = "redis://127.0.0.1:6379/0"
+// defaultURL is the Redis URL used when REDIS_URL is not set.
+const defaultURL = "redis://127.0.0.1:6379/0"
 
 // Values of Config.WaitReplicas besides a replica count.
 const (
-	// WaitAuto waits for one replica on every node that has one online
+	// waitAuto waits for one replica on every node that has one online
 	// (INFO replication, re-read at most once a second per node), and not
 	// at all on a node without replicas.
-	WaitAuto = 0
-	// WaitOff never waits: a 2xx means the master took the write.
-	WaitOff = -1
+	waitAuto = 0
+	// waitOff never waits: a 2xx means the master took the write.
+	waitOff = -1
 )
 
 // Bounds of HERALD_REDIS_WAIT_TIMEOUT.
 const (
-	// DefaultWaitTimeout is the wait timeout when none is set.
-	DefaultWaitTimeout = time.Second
-	// MaxWaitTimeout is the longest wait timeout Check accepts.
-	MaxWaitTimeout = 10 * time.Second
+	// defaultWaitTimeout is the wait timeout when none is set.
+	defaultWaitTimeout = time.Second
+	// maxWaitTimeout is the longest wait timeout Check accepts.
+	maxWaitTimeout = 10 * time.Second
 	// maxWaitReplicas is a sanity bound: no deployment has more.
 	maxWaitReplicas = 64
 )
@@ -59,10 +59,10 @@ const (
 // replaced by their defaults.
 func (c Config) WithDefaults() Config {
 	if c.URL == "" {
-		c.URL = DefaultURL
+		c.URL = defaultURL
 	}
 	if c.WaitTimeout == 0 {
-		c.WaitTimeout = DefaultWaitTimeout
+		c.WaitTimeout = defaultWaitTimeout
 	}
 	return c
 }
@@ -73,7 +73,7 @@ func (c Config) WithDefaults() Config {
 func (c Config) Durable() durable.Config {
 	c = c.WithDefaults()
 	switch {
-	case c.WaitReplicas == WaitAuto:
+	case c.WaitReplicas == waitAuto:
 		return durable.Config{Auto: true, Timeout: c.WaitTimeout}
 	case c.WaitReplicas < 0:
 		return durable.Config{Timeout: c.WaitTimeout}

@@ -10,14 +10,14 @@ const redactedMark = "xxxxx"
 
 // Redacted returns the URL with the user part and any password query
 // parameter masked, so it is safe to log. Malformed URLs are masked too.
-func (c Config) Redacted() string { return RedactURL(c.URL) }
+func (c Config) Redacted() string { return redactURL(c.URL) }
 
-// RedactURL masks the user part (everything before the last '@' of the
+// redactURL masks the user part (everything before the last '@' of the
 // authority) and password-like query values of a URL-ish string. It works on
 // the raw text so that malformed URLs are masked too; when in doubt it masks
 // more than needed. It serves any URL a setting holds, such as
 // TELEGRAM_API_URL.
-func RedactURL(raw string) string {
+func redactURL(raw string) string {
 	prefix, rest := "", raw
 	if scheme, r, ok := strings.Cut(raw, "://"); ok {
 		prefix, rest = scheme+"://", r

@@ -34,7 +34,7 @@ func TestWaitSettings(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tc.value, err)
 		}
-		want := durable.Config{Replicas: tc.replicas, Auto: tc.auto, Timeout: DefaultWaitTimeout}
+		want := durable.Config{Replicas: tc.replicas, Auto: tc.auto, Timeout: defaultWaitTimeout}
 		if got := c.Durable(); got != want {
 			t.Errorf("%q: Durable() = %+v, want %+v", tc.value, got, want)
 		}
@@ -53,10 +53,10 @@ func TestWaitSettings(t *testing.T) {
 		{map[string]string{EnvWaitReplicas: "two"}, `HERALD_REDIS_WAIT_REPLICAS (-redis-wait-replicas) must be auto, 0 (never wait) or a number of replicas such as 1, got "two"`},
 		{map[string]string{EnvWaitReplicas: "-1"}, "HERALD_REDIS_WAIT_REPLICAS (-redis-wait-replicas) must be auto"},
 		{map[string]string{EnvWaitReplicas: "65"}, "HERALD_REDIS_WAIT_REPLICAS (-redis-wait-replicas) is 65; use auto, 0 (never wait) or a number of replicas from 1 to 64"},
-		{map[string]string{EnvWaitTimeout: "1"}, "HERALD_REDIS_WAIT_TIMEOUT (-redis-wait-timeout) must be a duration with a unit"},
-		{map[string]string{EnvWaitTimeout: "30s"}, "HERALD_REDIS_WAIT_TIMEOUT (-redis-wait-timeout) is 30s; use a duration from 1ms to 10s such as 1s"},
-		{map[string]string{EnvWaitTimeout: "-1s"}, "HERALD_REDIS_WAIT_TIMEOUT (-redis-wait-timeout) is -1s"},
-		{map[string]string{EnvWaitTimeout: "500us"}, "HERALD_REDIS_WAIT_TIMEOUT (-redis-wait-timeout) is 500µs; Redis WAIT counts whole milliseconds"},
+		{map[string]string{envWaitTimeout: "1"}, "HERALD_REDIS_WAIT_TIMEOUT (-redis-wait-timeout) must be a duration with a unit"},
+		{map[string]string{envWaitTimeout: "30s"}, "HERALD_REDIS_WAIT_TIMEOUT (-redis-wait-timeout) is 30s; use a duration from 1ms to 10s such as 1s"},
+		{map[string]string{envWaitTimeout: "-1s"}, "HERALD_REDIS_WAIT_TIMEOUT (-redis-wait-timeout) is -1s"},
+		{map[string]string{envWaitTimeout: "500us"}, "HERALD_REDIS_WAIT_TIMEOUT (-redis-wait-timeout) is 500µs; Redis WAIT counts whole milliseconds"},
 		{map[string]string{EnvURL: "memcached://x"}, `REDIS_URL (-redis-url) "memcached://x" has unsupported scheme "memcached"`},
 	} {
 		_, err := load(tc.env)
@@ -77,7 +77,7 @@ func TestWaitSettings(t *testing.T) {
 // default timeout, and WaitOff turns the waits off.
 func TestDurableZeroTimeout(t *testing.T) {
 	t.Parallel()
-	if got, want := (Config{WaitReplicas: WaitOff}).Durable(), (durable.Config{Timeout: DefaultWaitTimeout}); got != want {
+	if got, want := (Config{WaitReplicas: waitOff}).Durable(), (durable.Config{Timeout: defaultWaitTimeout}); got != want {
 		t.Errorf("Durable() = %+v, want %+v", got, want)
 	}
 }

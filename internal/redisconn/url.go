@@ -53,7 +53,7 @@ func (c Config) parse() (target, error) {
 // parseTarget understands the URL forms the package documentation lists. Its errors show the URL only
 // in redacted form and never wrap net/url errors, which quote the input.
 func parseTarget(raw string) (target, error) {
-	shown := RedactURL(raw)
+	shown := redactURL(raw)
 	if strings.TrimSpace(raw) == "" {
 		return target{}, fmt.Errorf("is empty; use one of %s", redisForms)
 	}

@@ -24,7 +24,7 @@ func TestParse(t *testing.T) {
 		url  string
 		want want
 	}{
-		{DefaultURL, want{network: "tcp", addrs: []string{"127.0.0.1:6379"}}},
+		{defaultURL, want{network: "tcp", addrs: []string{"127.0.0.1:6379"}}},
 		{"redis://cache", want{network: "tcp", addrs: []string{"cache:6379"}}},
 		{"redis://cache:7000/", want{network: "tcp", addrs: []string{"cache:7000"}}},
 		{"REDIS://u:p%40ss@cache:7000/5", want{network: "tcp", addrs: []string{"cache:7000"}, user: "u", pass: "p@ss", db: 5}},

@@ -15,7 +15,7 @@ import (
 // Defaults applied by New to zero Config fields.
 const (
 	DefaultAPIURL  = "https://api.telegram.org"
-	DefaultTimeout = 15 * time.Second
+	defaultTimeout = 15 * time.Second
 )
 
 // Config configures a Client.

@@ -61,10 +61,10 @@ func TestNewDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.CloseIdleConnections()
-	if c.apiURL != DefaultAPIURL || c.timeout != DefaultTimeout {
-		t.Errorf("apiURL %q timeout %s, want %q and %s", c.apiURL, c.timeout, DefaultAPIURL, DefaultTimeout)
+	if c.apiURL != DefaultAPIURL || c.timeout != defaultTimeout {
+		t.Errorf("apiURL %q timeout %s, want %q and %s", c.apiURL, c.timeout, DefaultAPIURL, defaultTimeout)
 	}
-	if c.http.Timeout != DefaultTimeout || c.http.CheckRedirect == nil {
+	if c.http.Timeout != defaultTimeout || c.http.CheckRedirect == nil {
 		t.Errorf("default http.Client: Timeout %s, CheckRedirect set %t", c.http.Timeout, c.http.CheckRedirect != nil)
 	}
 	if c.endpoint != DefaultAPIURL+"/bot%s/%s" {

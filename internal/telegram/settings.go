@@ -11,14 +11,14 @@ import (
 // package's, which reads one per bot.
 const (
 	EnvAPIURL  = "TELEGRAM_API_URL"
-	EnvTimeout = "TELEGRAM_TIMEOUT"
+	envTimeout = "TELEGRAM_TIMEOUT"
 )
 
 // Specs binds the Bot API settings to c's fields.
 func (c *Config) Specs() []config.Spec {
 	return []config.Spec{
 		config.NewSpec(EnvAPIURL, DefaultAPIURL, "Bot API base URL, http:// or https://.", config.BaseURLVar(&c.APIURL)),
-		config.NewSpec(EnvTimeout, config.FmtDur(DefaultTimeout), "Timeout of one Bot API request.", config.DurationVar(&c.Timeout)),
+		config.NewSpec(envTimeout, config.FmtDur(defaultTimeout), "Timeout of one Bot API request.", config.DurationVar(&c.Timeout)),
 	}
 }
 
@@ -28,7 +28,7 @@ func (c Config) WithDefaults() Config {
 		c.APIURL = DefaultAPIURL
 	}
 	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
+		c.Timeout = defaultTimeout
 	}
 	return c
 }
@@ -47,7 +47,7 @@ func (c Config) Check(p *config.Problems) {
 	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery || u.User != nil:
 		p.Add(EnvAPIURL, "must be a plain base URL without user, query or fragment, got %q", shownURL(c.APIURL))
 	}
-	p.Positive(EnvTimeout, c.Timeout, DefaultTimeout)
+	p.Positive(envTimeout, c.Timeout, defaultTimeout)
 }
 
 // shownURL is raw with any password masked, for an error message.

@@ -103,13 +103,13 @@ func (c Config) WithDefaults() Config {
 		c.Queues = jobs.DefaultQueueWeights()
 	}
 	if c.Waiters == 0 {
-		c.Waiters = DefaultWaiters
+		c.Waiters = defaultWaiters
 	}
 	if c.WaitLong == 0 {
-		c.WaitLong = DefaultWaitLong
+		c.WaitLong = defaultWaitLong
 	}
 	if c.Concurrency == 0 {
-		c.Concurrency = DefaultConcurrency
+		c.Concurrency = defaultConcurrency
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = broker.DefaultShutdownTimeout
@@ -121,16 +121,16 @@ func (c Config) WithDefaults() Config {
 		c.MaxIdle = broker.DefaultMaxIdle
 	}
 	if c.BackoffBase == 0 {
-		c.BackoffBase = DefaultBackoffBase
+		c.BackoffBase = defaultBackoffBase
 	}
 	if c.BackoffCap == 0 {
-		c.BackoffCap = DefaultBackoffCap
+		c.BackoffCap = defaultBackoffCap
 	}
 	if c.RetryAfterUnit == 0 {
-		c.RetryAfterUnit = DefaultRetryAfterUnit
+		c.RetryAfterUnit = defaultRetryAfterUnit
 	}
 	if c.SentRetention == 0 {
-		c.SentRetention = DefaultSentRetention
+		c.SentRetention = defaultSentRetention
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -146,16 +146,16 @@ func (c Config) waiterPlaces() int { return max(c.Waiters, 0) }
 
 // Defaults of Config, which its settings (Specs) document.
 const (
-	DefaultConcurrency   = 64
-	DefaultWaiters       = 256
-	DefaultWaitLong      = 2 * time.Minute
-	DefaultBackoffBase   = 2 * time.Second
-	DefaultBackoffCap    = 10 * time.Minute
-	DefaultSentRetention = 7 * 24 * time.Hour
-	// DefaultRetryAfterUnit is Telegram's own second. It is also the
+	defaultConcurrency   = 64
+	defaultWaiters       = 256
+	defaultWaitLong      = 2 * time.Minute
+	defaultBackoffBase   = 2 * time.Second
+	defaultBackoffCap    = 10 * time.Minute
+	defaultSentRetention = 7 * 24 * time.Hour
+	// defaultRetryAfterUnit is Telegram's own second. It is also the
 	// longest unit that makes sense: a longer one would wait out more than
 	// a 429 asked for.
-	DefaultRetryAfterUnit = time.Second
+	defaultRetryAfterUnit = time.Second
 )
 
 // server is the broker's configuration derived from c: asynq runs the
