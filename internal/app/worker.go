@@ -94,7 +94,7 @@ func NewWorker(cfg settings.Worker, bots map[string]worker.Sender, reg prometheu
 		Client:             rdb,
 		Durable:            DurableConfig(cfg.Redis),
 		Bots:               bots,
-		Limits:             Limits(cfg.Limits),
+		Limits:             cfg.Limits,
 		Queues:             cfg.Queues,
 		StrictPriority:     cfg.StrictPriority,
 		Concurrency:        cfg.Concurrency,

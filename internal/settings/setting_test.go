@@ -25,7 +25,13 @@ func TestDocumentedDefaultsMatchWithDefaults(t *testing.T) {
 	t.Parallel()
 	t.Run("worker", func(t *testing.T) {
 		t.Parallel()
-		checkDocumentedDefaults(t, Worker{}.WithDefaults, workerSpecs)
+		// ratelimit.Config.SleepMax is filled by its WithDefaults but is
+		// no setting: left out, so the rest must be documented.
+		checkDocumentedDefaults(t, func() Worker {
+			w := Worker{}.WithDefaults()
+			w.Limits.SleepMax = 0
+			return w
+		}, workerSpecs)
 	})
 	t.Run("producer", func(t *testing.T) {
 		t.Parallel()

@@ -449,7 +449,7 @@ func (h *Handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 		ask.SleepMax = h.waitLong
 	default:
 	}
-	late := lim.Config().Guard / 2
+	late := lim.Config().EffectiveGuard() / 2
 	// tooLate reports whether a slot woken up to (or answered) after l is
 	// to be given up. Once this send has given up maxLateRetries slots, a
 	// late one is used: a Redis slower than half the guard must not keep a
