@@ -210,7 +210,9 @@ func TestCheck(t *testing.T) {
 	}{
 		{"window without sends", func(c *ratelimit.Config) { c.Bot = ratelimit.Per(0, time.Second) },
 			`HERALD_LIMIT_BOT (-limit-bot) allows 0 sends; a window allows at least 1 (use "off" to disable the limit) (got 0/s)`},
-		{"malformed window", func(c *ratelimit.Config) { c.Group = ratelimit.Per(1, time.Second).And(ratelimit.Per(20, time.Microsecond)) },
+		{"malformed window", func(c *ratelimit.Config) {
+			c.Group = ratelimit.Per(1, time.Second).And(ratelimit.Per(20, time.Microsecond))
+		},
 			"HERALD_LIMIT_GROUP (-limit-group) has the window 20/1µs, which has a span of 1µs, below the 1ms minimum"},
 		{"priority window", func(c *ratelimit.Config) { c.Priority = ratelimit.Per(ratelimit.MaxWindowSends+1, time.Hour) },
 			"HERALD_LIMIT_PRIORITY (-limit-priority) allows 10001 sends per span, more than 10000"},
