@@ -12,17 +12,17 @@ import (
 // (NormChat). Collectible usernames bought on Fragment may be shorter;
 // Herald does not accept those.
 const (
-	MinUsername = 5
-	MaxUsername = 32
+	minUsername = 5
+	maxUsername = 32
 	// UsernameRule says the rules in messages that refuse a username.
 	UsernameRule = "5-32 letters, digits or _, starting with a letter"
 )
 
 // ValidUsername reports whether name, without its @, follows Telegram's
-// username rules: MinUsername to MaxUsername ASCII letters, digits and
-// underscores, starting with a letter.
+// username rules: 5 to 32 ASCII letters, digits and underscores, starting
+// with a letter.
 func ValidUsername(name string) bool {
-	if len(name) < MinUsername || len(name) > MaxUsername || !isLetter(name[0]) {
+	if len(name) < minUsername || len(name) > maxUsername || !isLetter(name[0]) {
 		return false
 	}
 	for i := 1; i < len(name); i++ {
