@@ -42,8 +42,7 @@ const (
 	EnvDigestReclaimAfter = "HERALD_DIGEST_RECLAIM_AFTER"
 )
 
-// Figures the worker's settings own; so do the priority's defaults, beside
-// Limits. Every other default and bound belongs to the component that uses
+// Figures the worker's settings own. Every other default and bound belongs to the component that uses
 // it (worker, broker, ratelimit, digest, jobs, telegram): the settings below
 // fill, check and document theirs from that component's constants, so a
 // figure changed there changes here and in the README's table too.
