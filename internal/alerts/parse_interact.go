@@ -2,7 +2,6 @@ package alerts
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/yamlstrict"
 )
 
@@ -27,10 +27,6 @@ const buttonsFix = "use ack, silence_1h or silence_24h (or a list of them)"
 // maxAllowedUsers bounds allowed_users; a longer list belongs in a group
 // whose members are trusted.
 const maxAllowedUsers = 100
-
-// usernamePattern is a Telegram username with its @: 5 to 32 letters,
-// digits or _, starting with a letter.
-var usernamePattern = regexp.MustCompile(`^@[A-Za-z][A-Za-z0-9_]{4,31}$`)
 
 // interaction reads the settings of how an alert lives on in the chat:
 // on_resolve, buttons and allowed_users, from the entries m of defaults or
@@ -126,9 +122,9 @@ func (p *parser) allowedUsers(f yamlstrict.Field, who string) []string {
 		s = strings.TrimSpace(s)
 		var user string
 		if strings.HasPrefix(s, "@") {
-			if !usernamePattern.MatchString(s) {
+			if !keys.ValidUsername(s[1:]) {
 				p.Report(n, at, fmt.Sprintf("%s: %q is not a Telegram username", who, s),
-					"write @ and the user's name: 5 to 32 letters, digits or _, starting with a letter")
+					"write @ and the user's name: "+keys.UsernameRule)
 				continue
 			}
 			user = s
@@ -137,7 +133,7 @@ func (p *parser) allowedUsers(f yamlstrict.Field, who string) []string {
 			switch {
 			case err != nil:
 				fix := "write @name for a username, or the user's numeric id such as 123456789"
-				if usernamePattern.MatchString("@" + s) {
+				if keys.ValidUsername(s) {
 					fix = fmt.Sprintf("write %q for the username, or the user's numeric id", "@"+s)
 				}
 				p.Report(n, at, fmt.Sprintf("%s: %q is neither an @username nor a numeric user id", who, s), fix)

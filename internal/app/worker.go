@@ -96,7 +96,6 @@ func NewWorker(cfg settings.Worker, bots map[string]worker.Sender, reg prometheu
 	// added here.
 	wc := cfg.Worker
 	wc.Client, wc.Durable, wc.Bots = rdb, cfg.Redis.Durable(), bots
-	wc.Limits = Limits(cfg.Limits)
 	wc.Logger, wc.Registerer = log, reg
 	w, err := worker.New(wc)
 	if err != nil {

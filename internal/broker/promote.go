@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/herald-dev/herald/internal/backoff"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -141,8 +142,9 @@ func (p *promoter) HandOver(ctx context.Context, notify func(ctx context.Context
 // notYetWait apart at first, doubling up to 32 times that: about 3.8 s in
 // all, before it is left to asynq's forwarder.
 const (
-	notYetTries = 10
-	notYetWait  = 20 * time.Millisecond
+	notYetTries   = 10
+	notYetWait    = 20 * time.Millisecond
+	notYetMaxWait = 32 * notYetWait
 )
 
 func (p *promoter) promoteDue(ctx context.Context) {
@@ -186,7 +188,7 @@ func (p *promoter) promoteDue(ctx context.Context) {
 			// many tasks snooze at once (a shutdown wakes every waiting
 			// one), asynq writes their retries one by one.
 			it.tries++
-			it.at = now.Add(notYetWait << min(it.tries-1, 5))
+			it.at = now.Add(backoff.Exp(notYetWait, notYetMaxWait, it.tries-1))
 			p.mu.Lock()
 			heap.Push(&p.items, it)
 			p.mu.Unlock()

@@ -5,10 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"time"
-)
 
-// maxBackoffShift bounds the doubling so the shift never overflows.
-const maxBackoffShift = 20
+	expbackoff "github.com/herald-dev/herald/internal/backoff"
+)
 
 // firstOffset is how long after start a feed is first polled: a fixed
 // point in [0, interval) derived from the feed's name, so that feeds spread
@@ -26,12 +25,10 @@ func firstOffset(name string, interval time.Duration) time.Duration {
 // interval when that is longer).
 func backoff(interval, ceiling time.Duration, n int) time.Duration {
 	ceiling = max(ceiling, interval)
-	shift := min(max(n-1, 0), maxBackoffShift)
-	d := interval << shift
-	if d <= 0 || d > ceiling {
+	if interval <= 0 {
 		return ceiling
 	}
-	return d
+	return expbackoff.Exp(interval, ceiling, n-1)
 }
 
 // slot is one feed in the scheduler.

@@ -312,7 +312,7 @@ func keyboardActions(e telegramfake.Edit) []string {
 
 var (
 	alice = telegramfake.User{ID: 1001, FirstName: "Alice", Username: "alice"}
-	bob   = telegramfake.User{ID: 1002, FirstName: "Bob", Username: "bob"}
+	bob   = telegramfake.User{ID: 1002, FirstName: "Bob", Username: "bobby"}
 )
 
 func hasLine(text, line string) bool { return strings.Contains(text, line) }

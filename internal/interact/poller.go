@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/backoff"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/telegram"
 )
@@ -466,11 +467,7 @@ func (p *poller) pollFailed(log *slog.Logger, name string, err error) time.Durat
 
 // delay is the wait after n failed rounds in a row.
 func (p *poller) delay(n int) time.Duration {
-	d := p.cfg.ErrorDelay
-	for i := 1; i < n && d < p.cfg.ErrorDelayCap; i++ {
-		d *= 2
-	}
-	return min(d, p.cfg.ErrorDelayCap)
+	return backoff.Exp(p.cfg.ErrorDelay, p.cfg.ErrorDelayCap, n-1)
 }
 
 // sleep waits d or until ctx ends.

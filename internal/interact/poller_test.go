@@ -65,7 +65,7 @@ func TestPollerLease(t *testing.T) {
 	if got := h.answered(t, "pages", q.ID).Answer.Text; got != "Silenced for 1h" {
 		t.Errorf("press after the hand-over answered %q", got)
 	}
-	h.current(t, msgs["pages"], "the silence", func(e telegramfake.Edit) bool { return hasLine(e.Text, "Silenced for 1h by @bob") })
+	h.current(t, msgs["pages"], "the silence", func(e telegramfake.Edit) bool { return hasLine(e.Text, "Silenced for 1h by @bobby") })
 	for _, c := range h.fake.CallbackQueries("pages") {
 		if c.ID == queries[0].ID && c.Deliveries != 1 {
 			t.Errorf("the press before the hand-over was fetched %d times, want once", c.Deliveries)

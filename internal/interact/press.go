@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/backoff"
 	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/callbacks"
 	"github.com/herald-dev/herald/internal/durable"
@@ -772,9 +773,5 @@ func (h *handler) retry(p *press, reason string, err error) error {
 // backoff is the wait before the next attempt after attempt failures:
 // doubling from BackoffBase up to BackoffCap.
 func (h *handler) backoff(attempt int) time.Duration {
-	d := h.cfg.BackoffBase
-	for i := 0; i < attempt && d < h.cfg.BackoffCap; i++ {
-		d *= 2
-	}
-	return min(d, h.cfg.BackoffCap)
+	return backoff.Exp(h.cfg.BackoffBase, h.cfg.BackoffCap, attempt)
 }

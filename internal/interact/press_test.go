@@ -62,7 +62,7 @@ func TestAcknowledgeByGetUpdates(t *testing.T) {
 	aa, ab := h.answered(t, "pages", qa.ID).Answer.Text, h.answered(t, "pages", qb.ID).Answer.Text
 	first := "@alice"
 	if aa != "Acknowledged" {
-		aa, ab, first = ab, aa, "@bob"
+		aa, ab, first = ab, aa, "@bobby"
 	}
 	if aa != "Acknowledged" || !strings.HasPrefix(ab, "Already acknowledged by "+first+" at ") {
 		t.Errorf("answers %q and %q, want one acknowledgement and one saying who was first", aa, ab)
@@ -96,7 +96,7 @@ func TestAcknowledgeByGetUpdates(t *testing.T) {
 	if got := h.answered(t, "pages", q4.ID).Answer.Text; got != "Acknowledged" {
 		t.Errorf("acknowledgement of the alert firing again answered %q", got)
 	}
-	cur = h.current(t, again, "the new acknowledgement", func(e telegramfake.Edit) bool { return hasLine(e.Text, "Acknowledged by @bob") })
+	cur = h.current(t, again, "the new acknowledgement", func(e telegramfake.Edit) bool { return hasLine(e.Text, "Acknowledged by @bobby") })
 	if hasLine(cur.Text, "@alice") {
 		t.Errorf("the new firing shows the old acknowledgement: %q", cur.Text)
 	}
@@ -229,7 +229,7 @@ func TestSilencePress(t *testing.T) {
 	q2 := h.press(t, msg, bob, callbacks.Ack)
 	h.answered(t, "pages", q2.ID)
 	cur = h.current(t, msg, "both lines", func(e telegramfake.Edit) bool {
-		return hasLine(e.Text, "🔕 Silenced for 1h by @alice") && hasLine(e.Text, "✅ Acknowledged by @bob")
+		return hasLine(e.Text, "🔕 Silenced for 1h by @alice") && hasLine(e.Text, "✅ Acknowledged by @bobby")
 	})
 	if strings.Index(cur.Text, "Silenced") > strings.Index(cur.Text, "Acknowledged") {
 		t.Errorf("lines out of order: %q", cur.Text)
@@ -399,6 +399,8 @@ func TestPresserNames(t *testing.T) {
 		{telegram.UpdateUser{ID: 7, FirstName: "\u202eecila@\u200b"}, "ecila (id 7)"},
 		{telegram.UpdateUser{ID: 7, FirstName: "@", LastName: "\u200d"}, "user 7"},
 		{telegram.UpdateUser{ID: 7, Username: "not a username", FirstName: "X"}, "X (id 7)"},
+		{telegram.UpdateUser{ID: 7, Username: "bob", FirstName: "Bob"}, "Bob (id 7)"},
+		{telegram.UpdateUser{ID: 7, Username: "_alice", FirstName: "X"}, "X (id 7)"},
 		{telegram.UpdateUser{ID: 7, FirstName: strings.Repeat("x", 40)}, strings.Repeat("x", 31) + "… (id 7)"},
 	} {
 		if got := c.user.Name(); got != c.want {

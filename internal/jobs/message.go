@@ -3,10 +3,9 @@ package jobs
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -95,28 +94,20 @@ func (e *ValidationError) add(field, format string, args ...any) {
 	e.Fields = append(e.Fields, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
-// usernameRE is Telegram's public username syntax: 5 to 32 characters,
-// letters, digits and underscores, starting with a letter.
-var usernameRE = regexp.MustCompile(`^@[A-Za-z][A-Za-z0-9_]{4,31}$`)
-
-// ValidateChat checks a chat reference and returns it normalised.
+// ValidateChat checks a chat reference (keys.ParseChat, spaces trimmed)
+// and returns it normalised.
 func ValidateChat(chat string) (string, error) {
 	chat = strings.TrimSpace(chat)
+	c, err := keys.ParseChat(chat)
 	switch {
-	case chat == "":
+	case errors.Is(err, keys.ErrNoChat):
 		return "", fmt.Errorf("is required: a numeric chat id or an @channel username")
-	case strings.HasPrefix(chat, "@"):
-		if !usernameRE.MatchString(chat) {
-			return "", fmt.Errorf("%q is not a valid @username (5-32 letters, digits or _, starting with a letter)", chat)
-		}
-		return chat, nil
-	default:
-		id, err := strconv.ParseInt(chat, 10, 64)
-		if err != nil || id == 0 {
-			return "", fmt.Errorf("%q is neither a numeric chat id nor an @username", chat)
-		}
-		return strconv.FormatInt(id, 10), nil
+	case errors.Is(err, keys.ErrUsername):
+		return "", fmt.Errorf("%q is not a valid @username (%s)", chat, keys.UsernameRule)
+	case err != nil:
+		return "", fmt.Errorf("%q is neither a numeric chat id nor an @username", chat)
 	}
+	return c, nil
 }
 
 // Limits bound what Validate accepts.

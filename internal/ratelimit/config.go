@@ -2,35 +2,11 @@ package ratelimit
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"time"
+
+	"github.com/herald-dev/herald/internal/config"
 )
-
-// Window is one limit in Telegram's own terms: at most N sends in any span of
-// Per. It is a sliding window over send times, not a token bucket: the
-// (N+1)th send waits until Per (plus Config.Guard) has passed since the send
-// N places before it.
-type Window struct {
-	N   int
-	Per time.Duration
-}
-
-func (w Window) String() string { return fmt.Sprintf("%d/%v", w.N, w.Per) }
-
-// Limit is a set of windows that must all hold, such as a group's "1 per
-// second and 20 per minute". A nil Limit in Config selects the field's
-// default; an empty, non-nil Limit (Unlimited) switches the limit off.
-type Limit []Window
-
-// Unlimited is the Limit that never holds a message back.
-var Unlimited = Limit{}
-
-// Per builds a Limit of one window: n sends per period.
-func Per(n int, period time.Duration) Limit { return Limit{{N: n, Per: period}} }
-
-// And adds the windows of o to l.
-func (l Limit) And(o Limit) Limit { return append(append(Limit{}, l...), o...) }
 
 // Config holds the fleet's limits. Its defaults are Telegram's documented
 // limits, exactly.
@@ -52,7 +28,9 @@ type Config struct {
 	// chat's message, which moves to the end of the bot-wide schedule.
 	PriorityQueues []string
 	// Priority bounds how many messages may take another's slot that way.
-	// Nil (the default) turns the priority off.
+	// Nil (the default) or Unlimited ("off") turns the priority off; the
+	// worker's settings turn it on (WithSettingDefaults: DefaultPriority
+	// for DefaultPriorityQueues).
 	Priority Limit
 	// Guard is added to every window: two sends N places apart are always at
 	// least Per+Guard apart by Redis' clock, which absorbs the spread between
@@ -62,7 +40,9 @@ type Config struct {
 	// Default 20ms: on a loaded 2-core machine running three workers, the
 	// fake Bot API, Redis and the benchmark, sends reached the fake up to
 	// 21 ms off their planned spacing (the benchmark's "min slack"), and
-	// 10ms let a few 429s through.
+	// 10ms let a few 429s through. Zero selects that default; a negative
+	// Guard (NoGuard) means no guard at all. It must stay below the
+	// shortest window of Bot, Private and Group.
 	Guard time.Duration
 	// SleepMax is the longest wait a handler sleeps through while holding its
 	// worker slot; longer waits defer the task, which comes back SleepMax/2
@@ -117,27 +97,23 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
+// NoGuard is the Config.Guard that adds nothing to the windows. A zero
+// Guard selects DefaultGuard instead, so "no guard" needs a value of its
+// own; any negative Guard means the same.
+const NoGuard time.Duration = -1
+
+// EffectiveGuard is the margin the limiter adds to every window: Guard,
+// or 0 when it is negative (NoGuard).
+func (c Config) EffectiveGuard() time.Duration { return max(c.Guard, 0) }
+
+// validate checks the config as New takes it: the rules of its settings
+// (Check), reported by their environment variables, and SleepMax, which
+// no setting sets.
 func (c Config) validate() error {
-	var errs []error
-	check := func(name string, l Limit) {
-		for i, w := range l {
-			if w.N < 1 || w.Per <= 0 {
-				errs = append(errs, fmt.Errorf("ratelimit: %s[%d] must allow at least 1 send per positive span, got %d per %v", name, i, w.N, w.Per))
-			}
-		}
-	}
-	check("Bot", c.Bot)
-	check("Priority", c.Priority)
-	check("Private", c.Private)
-	check("Group", c.Group)
-	for q, l := range c.Queues {
-		check("Queues["+q+"]", l)
-	}
-	if c.Guard < 0 {
-		errs = append(errs, fmt.Errorf("ratelimit: Guard must be >= 0, got %v", c.Guard))
-	}
+	var p config.Problems
+	c.Check(&p)
 	if c.SleepMax < 0 {
-		errs = append(errs, errors.New("ratelimit: SleepMax must be >= 0"))
+		p = append(p, errors.New("ratelimit: SleepMax must be >= 0"))
 	}
-	return errors.Join(errs...)
+	return p.Err()
 }

@@ -98,7 +98,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Limiter, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	g := cfg.Guard
+	g := cfg.EffectiveGuard()
 	l := &Limiter{rdb: rdb, cfg: cfg, resvTTL: 24 * time.Hour,
 		bot: winArg(cfg.Bot, g) + spreadArg(cfg.Bot), private: winArg(cfg.Private, g), group: winArg(cfg.Group, g),
 		priority: winArg(cfg.Priority, 0), queues: map[string]string{}}
@@ -210,7 +210,7 @@ func (l *Limiter) Acquire(ctx context.Context, a Ask) (Decision, error) {
 		[]string{l.ks.BotLog(), l.ks.QueueLog(a.Queue), l.ks.ChatTurns(chat), l.ks.ChatSends(chat),
 			l.ks.Reservation(a.TaskID), l.ks.Sent(a.TaskID), l.ks.PriorityLog(), l.ks.BotPause(), l.ks.ChatPause(chat)},
 		l.bot, l.queues[a.Queue], l.chatArg(chat), prio,
-		us(l.cfg.Guard), us(sleepMax), us(l.cfg.SleepMax/2), l.resvTTL.Milliseconds(),
+		us(l.cfg.EffectiveGuard()), us(sleepMax), us(l.cfg.SleepMax/2), l.resvTTL.Milliseconds(),
 		a.TaskID, keys.NormChat(chat), l.ks.ChatSendsPrefix(), l.private, l.group, withProgress, l.ks.ReservationPrefix(),
 		a.Resume, us(goAhead),
 	).Slice()
@@ -333,7 +333,7 @@ func (l *Limiter) Penalize(ctx context.Context, chat, slot string, retryAfter ti
 	}
 	res, err := penalizeScript.Run(ctx, l.rdb,
 		[]string{l.ks.BotLog(), l.ks.BotPause(), l.ks.ChatPause(chat), l.ks.ChatSends(chat), l.ks.ChatTurns(chat)},
-		us(retryAfter), us(bot), slot, l.ks.ChatSendsPrefix(), l.chatArg(chat), us(l.cfg.Guard),
+		us(retryAfter), us(bot), slot, l.ks.ChatSendsPrefix(), l.chatArg(chat), us(l.cfg.EffectiveGuard()),
 		l.resvTTL.Milliseconds(), l.ks.ReservationPrefix(), l.bot,
 	).Slice()
 	if err != nil {

@@ -8,22 +8,6 @@ import (
 	"github.com/herald-dev/herald/internal/settings"
 )
 
-func ExampleParseWindows() {
-	ws, err := settings.ParseWindows("1/s,20/m")
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(ws, len(ws), ws[1].N, ws[1].Per)
-	half, _ := settings.ParseWindows("0.5/s")
-	fmt.Println(half)
-	_, err = settings.ParseWindows("2.5/s")
-	fmt.Println(err)
-	// Output:
-	// 1/s,20/m 2 20 1m0s
-	// 1/2s
-	// config: limit "2.5/s" has the fractional send count 2.5; write whole sends per span, e.g. "5/2s"
-}
-
 func ExampleLoadWorker() {
 	env := map[string]string{
 		"HERALD_CONCURRENCY": "8",
@@ -34,7 +18,7 @@ func ExampleLoadWorker() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(w.Worker.Concurrency, w.Limits.Bot, w.Limits.Group, w.Limits.Guard)
+	fmt.Println(w.Worker.Concurrency, w.Worker.Limits.Bot, w.Worker.Limits.Group, w.Worker.Limits.Guard)
 	// Output: 16 25/s 1/s,20/m 20ms
 }
 

@@ -2,7 +2,6 @@ package settings
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -106,60 +105,6 @@ func queueNamesVar(p *[]string) config.Binding {
 		}
 		*p = names
 	}, func() string { return strings.Join(*p, ",") })
-}
-
-// queueLimitsVar binds "default=20/s+100/m,low=5/s": NAME=LIMIT pairs
-// separated by commas, a queue's windows joined with "+".
-func queueLimitsVar(p *map[string]Windows) config.Binding {
-	const pairs = `must be NAME=LIMIT pairs such as "default=20/s,low=5/s"`
-	return config.Binding{
-		Set: func(s string) error {
-			if strings.TrimSpace(s) == "" {
-				*p = nil
-				return nil
-			}
-			m := map[string]Windows{}
-			for item := range strings.SplitSeq(s, ",") {
-				name, lim, ok := strings.Cut(strings.TrimSpace(item), "=")
-				name = strings.TrimSpace(name)
-				if !ok || name == "" {
-					if _, err := parseWindow(strings.TrimSpace(item), "+"); err == nil && len(m) > 0 {
-						return fmt.Errorf(`has %q without a queue name; join one queue's windows with "+", as in "default=20/s+100/m,low=5/s"`,
-							strings.TrimSpace(item))
-					}
-					return errors.New(pairs + `; join one queue's windows with "+" ("default=20/s+100/m")`)
-				}
-				if _, dup := m[name]; dup {
-					return fmt.Errorf("lists queue %q twice; keep one entry per queue", name)
-				}
-				if strings.TrimSpace(lim) == "" {
-					return fmt.Errorf(`gives queue %q no limit; write one such as "%s=20/s", or "%s=off"`, name, name, name)
-				}
-				ws, err := parseWindows(lim, "+")
-				if err != nil {
-					return fmt.Errorf("has limit %q for queue %q, which %v", strings.TrimSpace(lim), name, err)
-				}
-				m[name] = ws
-			}
-			*p = m
-			return nil
-		},
-		Get: func() string { return formatQueueLimits(*p) },
-	}
-}
-
-// formatQueueLimits renders per-queue limits by name, windows joined with "+".
-func formatQueueLimits(m map[string]Windows) string {
-	names := slices.Sorted(maps.Keys(m))
-	parts := make([]string, len(names))
-	for i, n := range names {
-		w := m[n]
-		if w == nil {
-			w = Unlimited
-		}
-		parts[i] = n + "=" + w.join("+")
-	}
-	return strings.Join(parts, ",")
 }
 
 // validQueueName reports whether name matches [a-z0-9_-]+.

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/herald-dev/herald/internal/config"
-	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/redisconn"
 )
 
@@ -30,7 +29,7 @@ func TestDocumentedDefaultsMatchWithDefaults(t *testing.T) {
 		checkDocumentedDefaults(t, Worker{}.WithDefaults, workerSpecs, func(w *Worker) {
 			// worker.Config's fields that are no settings: what its
 			// WithDefaults fills there is not documented here.
-			w.Worker.Logger, w.Worker.Limits = nil, ratelimit.Config{}
+			w.Worker.Logger, w.Worker.Limits.SleepMax = nil, 0
 			w.Worker.Digest.ClaimTTL, w.Worker.Digest.MessageLimit = 0, 0
 		})
 	})

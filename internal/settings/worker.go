@@ -8,10 +8,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/herald-dev/herald/internal/config"
-	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/redisconn"
@@ -20,20 +18,11 @@ import (
 
 // Worker environment variables (see also the Redis, Log and Telegram ones).
 const (
-	EnvQueues         = "HERALD_QUEUES"
-	EnvWorkerListen   = "HERALD_WORKER_LISTEN"
-	EnvLimitBot       = "HERALD_LIMIT_BOT"
-	EnvLimitPrivate   = "HERALD_LIMIT_PRIVATE"
-	EnvLimitGroup     = "HERALD_LIMIT_GROUP"
-	EnvLimitQueues    = "HERALD_LIMIT_QUEUES"
-	EnvLimitPriority  = "HERALD_LIMIT_PRIORITY"
-	EnvPriorityQueues = "HERALD_PRIORITY_QUEUES"
-	EnvLimitGuard     = "HERALD_LIMIT_GUARD"
-	EnvPauseBotMax    = "HERALD_PAUSE_BOT_MAX"
+	EnvQueues       = "HERALD_QUEUES"
+	EnvWorkerListen = "HERALD_WORKER_LISTEN"
 )
 
-// Figures the worker's settings own; so do the priority's defaults, beside
-// Limits. Every other default and bound belongs to the component that uses
+// Figures the worker's settings own. Every other default and bound belongs to the component that uses
 // it (worker, broker, ratelimit, digest, jobs, telegram): the settings below
 // fill, check and document theirs from that component's constants, so a
 // figure changed there changes here and in the README's table too.
@@ -45,120 +34,21 @@ const (
 	DefaultWorkerListen = "127.0.0.1:9091"
 )
 
-// Limits are the Telegram send limits the worker enforces before calling the
-// Bot API. Each is a set of sliding windows that must all hold: "1/s,20/m"
-// allows 1 send in any second and 20 in any minute. A nil Windows is unset
-// (WithDefaults fills it); Unlimited ("off") switches the limit off.
-type Limits struct {
-	// Bot limits all sends of the bot (HERALD_LIMIT_BOT, default
-	// [ratelimit.DefaultBot]).
-	Bot Windows
-	// Private limits sends to one private chat (HERALD_LIMIT_PRIVATE,
-	// default [ratelimit.DefaultPrivate]).
-	Private Windows
-	// Group limits sends to one group, supergroup or channel
-	// (HERALD_LIMIT_GROUP, default [ratelimit.DefaultGroup]).
-	Group Windows
-	// Queues limits the sends of whole queues (HERALD_LIMIT_QUEUES, e.g.
-	// "default=20/s+100/m,low=5/s"; empty by default).
-	Queues map[string]Windows
-	// PriorityQueues are the queues whose messages do not wait behind the
-	// bot-wide slots other messages already reserved (HERALD_PRIORITY_QUEUES,
-	// default [jobs.QueueCritical]): such a message takes the earliest slot
-	// reserved for another chat's message, which moves to the end of the
-	// bot-wide schedule. Chat limits and the bot-wide limit still hold.
-	PriorityQueues []string
-	// Priority bounds how many priority-queue messages per window may take
-	// another message's slot that way (HERALD_LIMIT_PRIORITY, default 3/s;
-	// "off" disables the priority).
-	Priority Windows
-	// Guard is added to every window, so that sends N apart are at least the
-	// window plus this much apart by Redis' clock; it absorbs dispatch and
-	// network jitter (HERALD_LIMIT_GUARD, default [ratelimit.DefaultGuard];
-	// at least 0 and below the shortest bot, private and group window).
-	// WithDefaults fills a zero Guard; after it, 0 means no guard.
-	Guard time.Duration
-	// BotPauseMax is the longest bot-wide pause one 429 causes; the chat
-	// itself waits its whole retry_after. Telegram's 429 does not say
-	// whether the chat or the whole bot is flooded (HERALD_PAUSE_BOT_MAX,
-	// default [ratelimit.DefaultBotPauseMax]). Negative ("off"): a 429
-	// pauses only its chat.
-	BotPauseMax time.Duration
-}
-
-// The priority is the one limit whose default the limiter leaves off (a
-// library user opts in); the fleet's settings turn it on for the critical
-// queue, so these two defaults are the settings' own.
-var (
-	defaultLimitPriority  = Windows{{N: 3, Per: time.Second}}
-	defaultPriorityQueues = []string{jobs.QueueCritical}
-)
-
-// withDefaults fills nil limits and zero durations: the bot, chat, guard
-// and pause defaults are the limiter's.
-func (l Limits) withDefaults() Limits {
-	fill := func(ws *Windows, def Windows) {
-		if *ws == nil {
-			*ws = slices.Clone(def)
-		}
-	}
-	fill(&l.Bot, windowsOf(ratelimit.DefaultBot))
-	fill(&l.Private, windowsOf(ratelimit.DefaultPrivate))
-	fill(&l.Group, windowsOf(ratelimit.DefaultGroup))
-	fill(&l.Priority, defaultLimitPriority)
-	if l.PriorityQueues == nil {
-		l.PriorityQueues = slices.Clone(defaultPriorityQueues)
-	}
-	if l.Guard == 0 {
-		l.Guard = ratelimit.DefaultGuard
-	}
-	if l.BotPauseMax == 0 {
-		l.BotPauseMax = ratelimit.DefaultBotPauseMax
-	}
-	return l
-}
-
-// validate checks the windows, the guard and that per-queue limits name
-// known queues.
-func (l Limits) validate(p *config.Problems, queues map[string]int) {
-	check := func(ws Windows, env string) {
-		if err := ws.check(); err != nil {
-			p.Add(env, "%v (got %s)", err, ws)
-		}
-	}
-	check(l.Bot, EnvLimitBot)
-	check(l.Private, EnvLimitPrivate)
-	check(l.Group, EnvLimitGroup)
-	check(l.Priority, EnvLimitPriority)
-	if l.Guard < 0 {
-		p.Add(EnvLimitGuard, "must be >= 0 (e.g. %s), got %s", config.FmtDur(ratelimit.DefaultGuard), config.FmtDur(l.Guard))
-	} else {
-		for _, c := range []struct {
-			env string
-			ws  Windows
-		}{{EnvLimitBot, l.Bot}, {EnvLimitPrivate, l.Private}, {EnvLimitGroup, l.Group}} {
-			if sh := c.ws.Shortest(); len(c.ws) > 0 && l.Guard >= sh {
-				p.Add(EnvLimitGuard, "is %s, not below the shortest window of %s, %s; lower it below %s (default %s)",
-					config.FmtDur(l.Guard), config.Ref(c.env), c.ws, config.FmtDur(sh), config.FmtDur(ratelimit.DefaultGuard))
-				break
-			}
-		}
-	}
-	// The default names "critical"; a fleet without that queue simply has no
-	// priority queue. Names set on purpose must exist.
-	defaultPriority := slices.Equal(l.PriorityQueues, defaultPriorityQueues)
+// checkLimitQueues reports the queues the limit settings name that the
+// worker does not serve. The default priority queue names "critical"; a
+// fleet without that queue simply has no priority queue. Names set on
+// purpose must exist.
+func checkLimitQueues(p *config.Problems, l ratelimit.Config, queues map[string]int) {
+	defaultPriority := slices.Equal(l.PriorityQueues, ratelimit.DefaultPriorityQueues)
 	for _, name := range l.PriorityQueues {
 		if _, ok := queues[name]; !ok && !defaultPriority {
-			p.Add(EnvPriorityQueues, "names queue %q, which is not in %s (%s); add it there or remove it",
+			p.Add(ratelimit.EnvPriorityQueues, "names queue %q, which is not in %s (%s); add it there or remove it",
 				name, EnvQueues, strings.Join(slices.Sorted(maps.Keys(queues)), ", "))
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(l.Queues)) {
-		if err := l.Queues[name].check(); err != nil {
-			p.Add(EnvLimitQueues, "has a limit for queue %q that %v", name, err)
-		}
 		if _, ok := queues[name]; !ok {
-			p.Add(EnvLimitQueues, "limits queue %q, which is not in %s (%s); add it there or drop the limit",
+			p.Add(ratelimit.EnvLimitQueues, "limits queue %q, which is not in %s (%s); add it there or drop the limit",
 				name, EnvQueues, strings.Join(slices.Sorted(maps.Keys(queues)), ", "))
 		}
 	}
@@ -167,10 +57,10 @@ func (l Limits) validate(p *config.Problems, queues map[string]int) {
 // retiredWorkerSettings are worker settings that are no longer read; setting
 // one is an error that says what replaced it.
 var retiredWorkerSettings = []config.Retired{
-	{Env: "HERALD_BURST_BOT", Why: burstGone + "; remove it (" + EnvLimitBot + "=30/s allows 30 sends in any second)"},
-	{Env: "HERALD_BURST_PRIVATE", Why: burstGone + "; remove it (" + EnvLimitPrivate + "=1/s allows 1 send in any second)"},
-	{Env: "HERALD_BURST_GROUP", Why: burstGone + "; remove it (" + EnvLimitGroup + "=1/s,20/m allows 1 send in any second and 20 in any minute)"},
-	{Env: "HERALD_BURST_PRIORITY", Why: burstGone + "; remove it (" + EnvLimitPriority + "=3/s lets 3 priority messages take a reserved slot in any second)"},
+	{Env: "HERALD_BURST_BOT", Why: burstGone + "; remove it (" + ratelimit.EnvLimitBot + "=30/s allows 30 sends in any second)"},
+	{Env: "HERALD_BURST_PRIVATE", Why: burstGone + "; remove it (" + ratelimit.EnvLimitPrivate + "=1/s allows 1 send in any second)"},
+	{Env: "HERALD_BURST_GROUP", Why: burstGone + "; remove it (" + ratelimit.EnvLimitGroup + "=1/s,20/m allows 1 send in any second and 20 in any minute)"},
+	{Env: "HERALD_BURST_PRIORITY", Why: burstGone + "; remove it (" + ratelimit.EnvLimitPriority + "=3/s lets 3 priority messages take a reserved slot in any second)"},
 }
 
 const burstGone = "limits are sliding windows (N per span) with no burst"
@@ -181,12 +71,11 @@ type Worker struct {
 	Redis    redisconn.Config
 	Log      config.Log
 	Telegram Telegram
-	Limits   Limits
-
 	// Bots names the bots the worker sends as (HERALD_BOTS, default
 	// [keys.DefaultBot]). The default bot's token is Telegram's; every
 	// other bot's is in BotTokens. Each bot has its own limits, pauses and
-	// chat mappings; the Limits settings apply to each bot alike.
+	// chat mappings; the limit settings (Worker.Limits) apply to each bot
+	// alike.
 	Bots []string
 	// BotTokens holds, by name, where the token of each bot other than the
 	// default one comes from (HERALD_BOT_<NAME>_TOKEN or
@@ -195,9 +84,10 @@ type Worker struct {
 	BotTokens map[string]BotToken
 
 	// Worker holds the worker's own settings (concurrency, waiters, queues,
-	// retries, shutdown, lease recovery, the retry_after unit) and the
-	// digests', bound by worker.Config.Specs, digest.Config.Specs and the
-	// HERALD_QUEUES setting. The runtime fields (clients, senders, logger,
+	// retries, shutdown, lease recovery, the retry_after unit), the send
+	// limits and the digests, bound by worker.Config.Specs,
+	// ratelimit.Config.Specs, digest.Config.Specs and the HERALD_QUEUES
+	// setting. The runtime fields (clients, senders, logger,
 	// metrics) are the caller's to set.
 	Worker worker.Config
 	// Listen is the address of the health and metrics server
@@ -216,10 +106,10 @@ func (w Worker) WithDefaults() Worker {
 	w.Redis = w.Redis.WithDefaults()
 	w.Log = w.Log.WithDefaults()
 	w.Telegram = w.Telegram.withDefaults()
-	w.Limits = w.Limits.withDefaults()
 	if w.Bots == nil {
 		w.Bots = slices.Clone(defaultBots)
 	}
+	w.Worker.Limits = w.Worker.Limits.WithSettingDefaults()
 	w.Worker = w.Worker.WithDefaults()
 	if w.Listen == "" {
 		w.Listen = DefaultWorkerListen
@@ -241,7 +131,8 @@ func (w Worker) Validate() error {
 	if w.Listen != "" {
 		config.ValidateListen(&p, EnvWorkerListen, w.Listen, ":9091")
 	}
-	w.Limits.validate(&p, w.Worker.Queues)
+	w.Worker.Limits.Check(&p)
+	checkLimitQueues(&p, w.Worker.Limits, w.Worker.Queues)
 	w.Worker.Digest.Check(&p)
 	w.Updates.validate(&p)
 	return p.Err()
@@ -424,30 +315,8 @@ func workerSpecs(w *Worker) []config.Spec {
 				queueMapVar(&w.Worker.Queues)),
 			listen,
 		},
-		limitSpecs(&w.Limits),
+		w.Worker.Limits.Specs(),
 		w.Worker.Digest.Specs(),
 		updatesSpecs(&w.Updates),
 	)
-}
-
-// limitSpecs binds the limit settings to l.
-func limitSpecs(l *Limits) []config.Spec {
-	return []config.Spec{
-		config.NewSpec(EnvLimitBot, windowsOf(ratelimit.DefaultBot).String(), `Sends of the whole bot: windows "N/span" separated by commas, each allowing N sends in any span `+
-			`(s, m, h or a Go duration such as 6s or 100ms); "off" disables.`,
-			windowsVar(&l.Bot)),
-		config.NewSpec(EnvLimitPrivate, windowsOf(ratelimit.DefaultPrivate).String(), "Sends to one private chat (windows, as for "+EnvLimitBot+").", windowsVar(&l.Private)),
-		config.NewSpec(EnvLimitGroup, windowsOf(ratelimit.DefaultGroup).String(), "Sends to one group, supergroup or channel; all windows must hold (the default allows 1 in any second and 20 in any minute).",
-			windowsVar(&l.Group)),
-		config.NewSpec(EnvPriorityQueues, strings.Join(defaultPriorityQueues, ","), "Queues whose messages take the earliest bot-wide slot reserved for another chat's message (chat limits and the bot limit still hold).",
-			queueNamesVar(&l.PriorityQueues)),
-		config.NewSpec(EnvLimitPriority, defaultLimitPriority.String(), `How many priority-queue messages per window may take another message's reserved slot ("off" disables the priority).`,
-			windowsVar(&l.Priority)),
-		config.NewSpec(EnvLimitQueues, "", `Per-queue limits as NAME=LIMIT pairs, e.g. "default=20/s,low=5/s"; join one queue's windows with "+" ("default=20/s+100/m").`,
-			queueLimitsVar(&l.Queues)),
-		config.NewSpec(EnvLimitGuard, config.FmtDur(ratelimit.DefaultGuard), "Added to every window, so that sends N apart are at least the window plus this much apart by Redis' clock; absorbs dispatch and network jitter.",
-			config.DurationVar(&l.Guard)),
-		config.NewSpec(EnvPauseBotMax, config.FmtDur(ratelimit.DefaultBotPauseMax), `Longest bot-wide pause one 429 causes; Telegram's 429 does not say whether the chat or the whole bot is flooded. "off" or a negative value: a 429 pauses only its chat.`,
-			config.PauseVar(&l.BotPauseMax)),
-	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/digest"
+	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/worker"
@@ -34,18 +35,21 @@ func TestLoadWorkerDefaults(t *testing.T) {
 		Log:      config.Log{Level: slog.LevelInfo, Format: "auto"},
 		Telegram: Telegram{Client: telegram.Config{APIURL: "https://api.telegram.org", Timeout: 15 * time.Second}},
 		Bots:     []string{"default"},
-		Limits: Limits{
-			Bot:     Windows{{30, time.Second}},
-			Private: Windows{{1, time.Second}},
-			Group:   Windows{{1, time.Second}, {20, time.Minute}},
+		// worker.Config documents and tests its own defaults; the limits
+		// are the fleet's (the priority on).
+		Worker: worker.Config{
+			Limits: ratelimit.Config{
+				Bot:     ratelimit.Per(30, time.Second),
+				Private: ratelimit.Per(1, time.Second),
+				Group:   ratelimit.Per(1, time.Second).And(ratelimit.Per(20, time.Minute)),
 
-			PriorityQueues: []string{"critical"},
-			Priority:       Windows{{3, time.Second}},
-			Guard:          20 * time.Millisecond,
-			BotPauseMax:    10 * time.Second,
-		},
-		// worker.Config documents and tests its own defaults.
-		Worker: worker.Config{}.WithDefaults(),
+				PriorityQueues: []string{"critical"},
+				Priority:       ratelimit.Per(3, time.Second),
+				Guard:          20 * time.Millisecond,
+				SleepMax:       250 * time.Millisecond,
+				BotPauseMax:    10 * time.Second,
+			},
+		}.WithDefaults(),
 		Listen: "127.0.0.1:9091",
 	}
 	if !reflect.DeepEqual(w, want) {
@@ -120,21 +124,22 @@ func TestLoadWorkerEnv(t *testing.T) {
 		Telegram:  Telegram{Token: "123:abc", Client: telegram.Config{APIURL: "http://127.0.0.1:8081", Timeout: 3 * time.Second}},
 		Bots:      []string{"default", "pages"},
 		BotTokens: map[string]BotToken{"pages": {Token: "456:def"}},
-		Limits: Limits{
-			Bot:     Windows{{25, time.Second}},
-			Private: Unlimited,
-			Group:   Windows{{1, 2 * time.Second}, {10, time.Minute}},
-			Queues: map[string]Windows{
-				"alerts":   {{20, time.Second}, {100, time.Minute}},
-				"bulk_low": {{1, 2 * time.Second}},
-			},
-
-			PriorityQueues: []string{"alerts"},
-			Priority:       Windows{{1, time.Second}},
-			Guard:          5 * time.Millisecond,
-			BotPauseMax:    -1,
-		},
 		Worker: worker.Config{
+			Limits: ratelimit.Config{
+				Bot:     ratelimit.Per(25, time.Second),
+				Private: ratelimit.Unlimited,
+				Group:   ratelimit.Per(1, 2*time.Second).And(ratelimit.Per(10, time.Minute)),
+				Queues: map[string]ratelimit.Limit{
+					"alerts":   ratelimit.Per(20, time.Second).And(ratelimit.Per(100, time.Minute)),
+					"bulk_low": ratelimit.Per(1, 2*time.Second),
+				},
+
+				PriorityQueues: []string{"alerts"},
+				Priority:       ratelimit.Per(1, time.Second),
+				Guard:          5 * time.Millisecond,
+				SleepMax:       250 * time.Millisecond,
+				BotPauseMax:    -1,
+			},
 			RetryAfterUnit:     100 * time.Millisecond,
 			Concurrency:        8,
 			Waiters:            -1,
@@ -185,28 +190,6 @@ func TestLoadWorkerPrecedence(t *testing.T) {
 			func(w Worker) bool { return w.Listen == "" }},
 		{"listen alias", nil, []string{"-listen", "127.0.0.1:9999"},
 			func(w Worker) bool { return w.Listen == "127.0.0.1:9999" }},
-		{"env off disables a limit", map[string]string{"HERALD_LIMIT_BOT": "off"}, nil,
-			func(w Worker) bool { return w.Limits.Bot.Off() && w.Limits.Bot != nil }},
-		{"flag limit over env", map[string]string{"HERALD_LIMIT_GROUP": "off"}, []string{"-limit-group", "1/s,15/m"},
-			func(w Worker) bool {
-				return reflect.DeepEqual(w.Limits.Group, Windows{{1, time.Second}, {15, time.Minute}})
-			}},
-		{"empty flag disables a limit", nil, []string{"-limit-private="},
-			func(w Worker) bool { return w.Limits.Private.Off() }},
-		{"priority off", map[string]string{"HERALD_LIMIT_PRIORITY": "OFF"}, nil,
-			func(w Worker) bool { return w.Limits.Priority.Off() }},
-		{"queue limit off", map[string]string{"HERALD_LIMIT_QUEUES": "low=off,default=5/s"}, nil,
-			func(w Worker) bool {
-				return reflect.DeepEqual(w.Limits.Queues, map[string]Windows{"low": {}, "default": {{5, time.Second}}})
-			}},
-		{"guard zero", map[string]string{"HERALD_LIMIT_GUARD": "0s"}, nil,
-			func(w Worker) bool { return w.Limits.Guard == 0 }},
-		{"pause flag", map[string]string{"HERALD_PAUSE_BOT_MAX": "off"}, []string{"-pause-bot-max", "2s"},
-			func(w Worker) bool { return w.Limits.BotPauseMax == 2*time.Second }},
-		{"pause zero is off", nil, []string{"-pause-bot-max=0s"},
-			func(w Worker) bool { return w.Limits.BotPauseMax == -1 }},
-		{"pause negative is off", map[string]string{"HERALD_PAUSE_BOT_MAX": "-1s"}, nil,
-			func(w Worker) bool { return w.Limits.BotPauseMax == -1 }},
 		{"whitespace trimmed", map[string]string{"TELEGRAM_BOT_TOKEN": " 1:x\n", "LOG_LEVEL": " WARN "}, nil,
 			func(w Worker) bool { return w.Telegram.Token == "1:x" && w.Log.Level == slog.LevelWarn }},
 		{"blank env counts as unset", map[string]string{"HERALD_CONCURRENCY": "  "}, nil,
@@ -240,26 +223,6 @@ func TestLoadWorkerParseErrors(t *testing.T) {
 			[]string{`HERALD_BACKOFF_CAP (-backoff-cap) must be a duration with a unit`}},
 		{"bad env bool", map[string]string{"HERALD_STRICT_PRIORITY": "yes"}, nil,
 			[]string{`HERALD_STRICT_PRIORITY (-strict-priority) must be true or false`}},
-		{"bad env limit", map[string]string{"HERALD_LIMIT_BOT": "30 per second"}, nil,
-			[]string{`HERALD_LIMIT_BOT (-limit-bot) must be one or more windows "N/span" separated by commas, where span is s, m, h or a Go duration (e.g. "30/s", "1/s,20/m", "20/6s", "30/100ms"), or "off" to disable, got "30 per second"`}},
-		{"fractional count", map[string]string{"HERALD_LIMIT_PRIVATE": "2.5/s"}, nil,
-			[]string{`HERALD_LIMIT_PRIVATE (-limit-private) has the fractional send count 2.5; write whole sends per span, e.g. "5/2s", got "2.5/s"`}},
-		{"off mixed", map[string]string{"HERALD_LIMIT_GROUP": "off,20/m"}, nil,
-			[]string{`HERALD_LIMIT_GROUP (-limit-group) mixes "off" with windows; write either "off" alone or only the windows, got "off,20/m"`}},
-		{"bad window among several", map[string]string{"HERALD_LIMIT_GROUP": "1/s,20/min,3/d"}, nil,
-			[]string{`HERALD_LIMIT_GROUP (-limit-group) has the window "3/d", which must be one or more windows`}},
-		{"bad queue limit", map[string]string{"HERALD_LIMIT_QUEUES": "default=fast"}, nil,
-			[]string{`HERALD_LIMIT_QUEUES (-limit-queues) has limit "fast" for queue "default", which must be windows "N/span" joined with "+"`}},
-		{"queue limit without name", map[string]string{"HERALD_LIMIT_QUEUES": "20/s"}, nil,
-			[]string{`HERALD_LIMIT_QUEUES (-limit-queues) must be NAME=LIMIT pairs such as "default=20/s,low=5/s"; join one queue's windows with "+"`}},
-		{"queue windows joined with a comma", map[string]string{"HERALD_LIMIT_QUEUES": "default=20/s,100/m"}, nil,
-			[]string{`HERALD_LIMIT_QUEUES (-limit-queues) has "100/m" without a queue name; join one queue's windows with "+", as in "default=20/s+100/m,low=5/s"`}},
-		{"queue without limit", map[string]string{"HERALD_LIMIT_QUEUES": "default="}, nil,
-			[]string{`HERALD_LIMIT_QUEUES (-limit-queues) gives queue "default" no limit`}},
-		{"bad guard", map[string]string{"HERALD_LIMIT_GUARD": "10"}, nil,
-			[]string{`HERALD_LIMIT_GUARD (-limit-guard) must be a duration with a unit`}},
-		{"bad pause", map[string]string{"HERALD_PAUSE_BOT_MAX": "never"}, nil,
-			[]string{`HERALD_PAUSE_BOT_MAX (-pause-bot-max) must be a duration with a unit, such as 5s or 1m, or "off", got "never"`}},
 		{"burst is retired", map[string]string{"HERALD_BURST_BOT": "10"}, nil,
 			[]string{`HERALD_BURST_BOT (-burst-bot) is no longer read: limits are sliding windows (N per span) with no burst; remove it (HERALD_LIMIT_BOT=30/s allows 30 sends in any second)`}},
 		{"every retired burst", map[string]string{"HERALD_BURST_PRIVATE": "1", "HERALD_BURST_GROUP": "1", "HERALD_BURST_PRIORITY": "3"}, nil,
@@ -354,7 +317,7 @@ func TestWorkerValidate(t *testing.T) {
 			"HERALD_BACKOFF_BASE (-backoff-base) is 1h, above HERALD_BACKOFF_CAP (-backoff-cap) which is 10m; lower the base or raise the cap"},
 		{"retention", func(w *Worker) { w.Worker.SentRetention = time.Millisecond },
 			"HERALD_SENT_RETENTION (-sent-retention) must be at least 1s"},
-		{"priority queue unknown", func(w *Worker) { w.Limits.PriorityQueues = []string{"urgent"} },
+		{"priority queue unknown", func(w *Worker) { w.Worker.Limits.PriorityQueues = []string{"urgent"} },
 			"HERALD_PRIORITY_QUEUES (-priority-queues) names queue \"urgent\""},
 		{"lease recovery too soon", func(w *Worker) { w.Worker.LeaseRecoveryAfter = 5 * time.Second },
 			"HERALD_LEASE_RECOVERY_AFTER (-lease-recovery-after) must be between 10s and 29s"},
@@ -364,20 +327,10 @@ func TestWorkerValidate(t *testing.T) {
 			`HERALD_WORKER_LISTEN (-worker-listen) must be host:port such as ":9091"`},
 		{"listen port", func(w *Worker) { w.Listen = ":99999" },
 			`HERALD_WORKER_LISTEN (-worker-listen) must be host:port`},
-		{"window without sends", func(w *Worker) { w.Limits.Bot = Windows{{0, time.Second}} },
-			`HERALD_LIMIT_BOT (-limit-bot) allows 0 sends; a window allows at least 1 (use "off" to disable the limit) (got 0/s)`},
-		{"malformed window", func(w *Worker) { w.Limits.Group = Windows{{1, time.Second}, {20, time.Microsecond}} },
-			"HERALD_LIMIT_GROUP (-limit-group) has the window 20/1µs, which has a span of 1µs, below the 1ms minimum"},
-		{"priority window", func(w *Worker) { w.Limits.Priority = Windows{{MaxWindowSends + 1, time.Hour}} },
-			"HERALD_LIMIT_PRIORITY (-limit-priority) allows 10001 sends per span, more than 10000"},
-		{"guard negative", func(w *Worker) { w.Limits.Guard = -time.Millisecond },
-			"HERALD_LIMIT_GUARD (-limit-guard) must be >= 0 (e.g. 20ms), got -1ms"},
-		{"guard not below the shortest window", func(w *Worker) { w.Limits.Group = Windows{{20, time.Minute}, {1, 10 * time.Millisecond}} },
-			"HERALD_LIMIT_GUARD (-limit-guard) is 20ms, not below the shortest window of HERALD_LIMIT_GROUP (-limit-group), 20/m,1/10ms; lower it below 10ms (default 20ms)"},
-		{"queue limit unknown queue", func(w *Worker) { w.Limits.Queues = map[string]Windows{"bulk": {{1, time.Second}}} },
+		{"queue limit unknown queue", func(w *Worker) {
+			w.Worker.Limits.Queues = map[string]ratelimit.Limit{"bulk": ratelimit.Per(1, time.Second)}
+		},
 			`HERALD_LIMIT_QUEUES (-limit-queues) limits queue "bulk", which is not in HERALD_QUEUES (critical, default, low); add it there or drop the limit`},
-		{"queue limit malformed", func(w *Worker) { w.Limits.Queues = map[string]Windows{"low": {{N: 1}}} },
-			`HERALD_LIMIT_QUEUES (-limit-queues) has a limit for queue "low" that has a span of 0s, below the 1ms minimum`},
 		{"telegram both", func(w *Worker) { w.Telegram.Token = "1:a"; w.Telegram.TokenFile = "/run/secrets/tg" },
 			"TELEGRAM_BOT_TOKEN (-telegram-bot-token) and TELEGRAM_BOT_TOKEN_FILE (-telegram-bot-token-file) are both set; keep only one"},
 		{"telegram file missing", func(w *Worker) { w.Telegram.TokenFile = filepath.Join(dir, "nope") },
@@ -454,7 +407,7 @@ func TestWorkerValidateReportsEverything(t *testing.T) {
 	w := Worker{}.WithDefaults()
 	w.Worker.Concurrency = -1
 	w.Worker.BackoffBase = time.Hour
-	w.Limits.Bot = Windows{{0, time.Second}}
+	w.Worker.Limits.Bot = ratelimit.Limit{{N: 0, Per: time.Second}}
 	err := w.Validate()
 	j, ok := err.(interface{ Unwrap() []error })
 	if !ok || len(j.Unwrap()) != 3 {
@@ -467,18 +420,18 @@ func TestWorkerAllowsDisabledParts(t *testing.T) {
 	t.Parallel()
 	w := Worker{}.WithDefaults()
 	w.Listen = ""
-	w.Limits.Bot = Unlimited
-	w.Limits.Private = Unlimited
-	w.Limits.Group = Unlimited
-	w.Limits.Priority = Unlimited
-	w.Limits.Guard = time.Hour // no window to stay below
-	w.Limits.BotPauseMax = -1
-	w.Limits.Queues = map[string]Windows{"low": Unlimited}
+	w.Worker.Limits.Bot = ratelimit.Unlimited
+	w.Worker.Limits.Private = ratelimit.Unlimited
+	w.Worker.Limits.Group = ratelimit.Unlimited
+	w.Worker.Limits.Priority = ratelimit.Unlimited
+	w.Worker.Limits.Guard = time.Hour // no window to stay below
+	w.Worker.Limits.BotPauseMax = -1
+	w.Worker.Limits.Queues = map[string]ratelimit.Limit{"low": ratelimit.Unlimited}
 	if err := w.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if d := w.WithDefaults(); !d.Limits.Bot.Off() || !d.Limits.Priority.Off() || d.Limits.BotPauseMax != -1 {
-		t.Errorf("WithDefaults turned a limit that is off back on: %+v", d.Limits)
+	if d := w.WithDefaults(); !d.Worker.Limits.Bot.Off() || !d.Worker.Limits.Priority.Off() || d.Worker.Limits.BotPauseMax != -1 {
+		t.Errorf("WithDefaults turned a limit that is off back on: %+v", d.Worker.Limits)
 	}
 }
 

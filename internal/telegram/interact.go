@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+	"github.com/herald-dev/herald/internal/keys"
 )
 
 // Edit changes a message the bot sent: its text (editMessageText), or the
@@ -103,8 +104,9 @@ type UpdateUser struct {
 const maxShownName = 32
 
 // Name is how Herald names the user in chats, answers and silences:
-// "@username" when Telegram gives a username (Telegram vouches for it),
-// else the first and last name with the user id, "Alice Smith (id 42)".
+// "@username" when Telegram gives a username (Telegram vouches for it)
+// that follows its rules (keys.ValidUsername), else the first and last
+// name with the user id, "Alice Smith (id 42)".
 // Names are anyone's to choose, so Name makes them unable to pass for a
 // handle or for someone else: it drops every '@' (and its look-alikes),
 // control and format characters (bidi overrides among them), joins
@@ -112,7 +114,7 @@ const maxShownName = 32
 // left it is "user 42". The result is plain text, to escape for a parse
 // mode like any other.
 func (u UpdateUser) Name() string {
-	if validUsername(u.Username) {
+	if keys.ValidUsername(u.Username) {
 		return "@" + u.Username
 	}
 	id := strconv.FormatInt(u.ID, 10)
@@ -121,20 +123,6 @@ func (u UpdateUser) Name() string {
 		return "user " + id
 	}
 	return name + " (id " + id + ")"
-}
-
-// validUsername reports whether s reads as a Telegram username: 1 to 32
-// letters, digits and underscores.
-func validUsername(s string) bool {
-	if s == "" || len(s) > 32 {
-		return false
-	}
-	for _, c := range s {
-		if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return false
-		}
-	}
-	return true
 }
 
 // cleanName is a user's chosen name as Name shows it.

@@ -2,11 +2,12 @@ package telegram
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+	"github.com/herald-dev/herald/internal/keys"
 )
 
 // Parse modes accepted in Message.ParseMode.
@@ -158,24 +159,17 @@ func (m Message) params() (tgbotapi.Params, *Error) {
 	return p, nil
 }
 
-// normalizeChat checks a chat reference and returns the form sent to
-// Telegram: a canonical decimal id or the @name unchanged.
+// normalizeChat checks a chat reference (keys.ParseChat) and returns the
+// form sent to Telegram: a canonical decimal id or the @name unchanged.
 func normalizeChat(chat string) (string, *Error) {
-	if name, ok := strings.CutPrefix(chat, "@"); ok {
-		if name == "" || len(name) > 64 || strings.IndexFunc(name, notUsernameRune) >= 0 {
-			return "", invalid(fmt.Sprintf("Message.Chat %q is not a valid @username; use letters, digits and '_' after '@'", chat))
-		}
-		return chat, nil
-	}
-	id, err := strconv.ParseInt(chat, 10, 64)
-	if err != nil || id == 0 {
+	c, err := keys.ParseChat(chat)
+	switch {
+	case errors.Is(err, keys.ErrUsername):
+		return "", invalid(fmt.Sprintf("Message.Chat %q is not a valid @username (%s)", chat, keys.UsernameRule))
+	case err != nil:
 		return "", invalid(fmt.Sprintf("Message.Chat %q is neither a numeric chat id (e.g. -100123) nor an @channelname", chat))
 	}
-	return strconv.FormatInt(id, 10), nil
-}
-
-func notUsernameRune(r rune) bool {
-	return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_')
+	return c, nil
 }
 
 // invalid builds the error for a message refused before sending.

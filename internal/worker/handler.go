@@ -455,7 +455,7 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 		ask.SleepMax = h.waitLong
 	default:
 	}
-	lt := lateness{h: h, d: d, late: lim.Config().Guard / 2}
+	lt := lateness{h: h, d: d, late: lim.Config().EffectiveGuard() / 2}
 	for {
 		// The slot is a time on Redis' clock, taken between asked (after
 		// the replication barrier) and the reply; lateness is measured from

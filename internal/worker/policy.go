@@ -3,17 +3,13 @@ package worker
 import (
 	"math/rand/v2"
 	"time"
+
+	backoffpkg "github.com/herald-dev/herald/internal/backoff"
 )
 
 // backoff is exponential with full jitter: uniform in [base/2, min(cap, base*2^n)].
 func backoff(n int, base, cap time.Duration) time.Duration {
-	d := base
-	for i := 0; i < n && d < cap; i++ {
-		d *= 2
-	}
-	if d > cap {
-		d = cap
-	}
+	d := backoffpkg.Exp(base, cap, n)
 	lo := base / 2
 	if d <= lo {
 		return d

@@ -10,29 +10,25 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-)
 
-// Window is one sliding-window limit: at most N events in any span of Per.
-// An event exactly Per after the N-th last one is allowed.
-type Window struct {
-	N   int
-	Per time.Duration
-}
+	"github.com/herald-dev/herald/internal/ratelimit"
+)
 
 // Telegram's documented limits for bots, in Telegram time: each private chat
 // 1 message per second; each group, supergroup or channel 1 per second and
-// 20 per minute; the whole bot 30 per second. PriorityWindows is Herald's
-// default allowance for priority messages (3 per second).
+// 20 per minute; the whole bot 30 per second. They are the fleet's own
+// model of Telegram, which the checks hold Herald's sends to, so they are
+// written here rather than read from Herald's defaults. PriorityWindows is
+// Herald's default allowance for priority messages.
 var (
-	PrivateWindows  = []Window{{N: 1, Per: time.Second}}
-	GroupWindows    = []Window{{N: 1, Per: time.Second}, {N: 20, Per: time.Minute}}
-	BotWindows      = []Window{{N: 30, Per: time.Second}}
-	PriorityWindows = []Window{{N: 3, Per: time.Second}}
+	PrivateWindows  = ratelimit.Limit{{N: 1, Per: time.Second}}
+	GroupWindows    = ratelimit.Limit{{N: 1, Per: time.Second}, {N: 20, Per: time.Minute}}
+	BotWindows      = ratelimit.Limit{{N: 30, Per: time.Second}}
+	PriorityWindows = ratelimit.DefaultPriority
 )
 
 // Limits are Herald's limits at a time scale. The windows are in Telegram
@@ -43,7 +39,7 @@ var (
 // Fleet.ExtraEnv.
 type Limits struct {
 	Scale                         float64
-	Bot, Private, Group, Priority []Window
+	Bot, Private, Group, Priority ratelimit.Limit
 	// PauseBotMax caps the whole bot's pause after a 429 (Telegram time,
 	// HERALD_PAUSE_BOT_MAX); zero leaves the worker's default. The worker
 	// reads retry_after as real seconds, so at a time scale it waits longer
@@ -53,7 +49,7 @@ type Limits struct {
 }
 
 // DefaultPauseBotMax is Herald's default cap on a bot-wide pause.
-const DefaultPauseBotMax = 10 * time.Second
+const DefaultPauseBotMax = ratelimit.DefaultBotPauseMax
 
 // DefaultLimits are Telegram's documented limits (and Herald's priority
 // default and pause cap) at scale.
@@ -75,30 +71,15 @@ func (l Limits) Real(d time.Duration) time.Duration {
 	return time.Duration(math.Round(float64(d) / l.scale()))
 }
 
-// Span formats a Telegram span at l's scale as the worker's settings take
-// it: "s", "m" or "h" for exactly one of those, otherwise a Go duration
-// rounded to the microsecond ("100ms", "333.333ms", "6s"). The rounding is
-// far inside the fake's tolerance.
-func (l Limits) Span(per time.Duration) string {
-	d := l.Real(per).Round(time.Microsecond)
-	switch d {
-	case time.Second:
-		return "s"
-	case time.Minute:
-		return "m"
-	case time.Hour:
-		return "h"
-	}
-	return d.String()
-}
-
-// Setting formats windows as a HERALD_LIMIT_* value, e.g. "1/100ms,20/6s".
-func (l Limits) Setting(ws []Window) string {
-	parts := make([]string, len(ws))
+// Setting formats windows as a HERALD_LIMIT_* value at l's scale, e.g.
+// "1/100ms,20/6s": each span in real time, rounded to the microsecond
+// ("333.333ms"), which is far inside the fake's tolerance.
+func (l Limits) Setting(ws ratelimit.Limit) string {
+	scaled := make(ratelimit.Limit, len(ws))
 	for i, w := range ws {
-		parts[i] = strconv.Itoa(w.N) + "/" + l.Span(w.Per)
+		scaled[i] = ratelimit.Window{N: w.N, Per: l.Real(w.Per).Round(time.Microsecond)}
 	}
-	return strings.Join(parts, ",")
+	return scaled.String()
 }
 
 // WorkerEnv returns the worker's limit settings at l's scale; an empty list
@@ -107,7 +88,7 @@ func (l Limits) WorkerEnv() []string {
 	var env []string
 	for _, s := range []struct {
 		name string
-		ws   []Window
+		ws   ratelimit.Limit
 	}{
 		{"HERALD_LIMIT_BOT", l.Bot}, {"HERALD_LIMIT_PRIVATE", l.Private},
 		{"HERALD_LIMIT_GROUP", l.Group}, {"HERALD_LIMIT_PRIORITY", l.Priority},

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
 
@@ -66,13 +67,13 @@ func MinDrain(ms []Message, l Limits) time.Duration {
 // windows and the times of its sends so far (Telegram time).
 type drainChat struct {
 	left int
-	ws   []Window
+	ws   ratelimit.Limit
 	sent []time.Duration
 }
 
 // earliest is the first time windows ws allow one more event after sent.
 // An event exactly Per after the N-th last one is allowed.
-func earliest(sent []time.Duration, ws []Window) time.Duration {
+func earliest(sent []time.Duration, ws ratelimit.Limit) time.Duration {
 	var t time.Duration
 	for _, w := range ws {
 		if w.N > 0 && len(sent) >= w.N {
@@ -84,7 +85,7 @@ func earliest(sent []time.Duration, ws []Window) time.Duration {
 
 // greedyDrain schedules every message of chats under their own windows and
 // the bot-wide windows, from time 0, and returns the time of the last send.
-func greedyDrain(chats []drainChat, bot []Window) time.Duration {
+func greedyDrain(chats []drainChat, bot ratelimit.Limit) time.Duration {
 	chats = cloneChats(chats)
 	left := 0
 	for _, c := range chats {
@@ -137,8 +138,8 @@ func greedyDrain(chats []drainChat, bot []Window) time.Duration {
 
 // drainBound is the lower bound: the longest of each chat's schedule alone
 // and the bot-wide schedule of all messages alone.
-func drainBound(chats []drainChat, bot []Window) time.Duration {
-	alone := func(n int, ws []Window) time.Duration {
+func drainBound(chats []drainChat, bot ratelimit.Limit) time.Duration {
+	alone := func(n int, ws ratelimit.Limit) time.Duration {
 		var sent []time.Duration
 		var t time.Duration
 		for range n {
@@ -171,7 +172,7 @@ func cloneChats(chats []drainChat) []drainChat {
 // none when every window was kept.
 func CheckWindows(delivered []telegramfake.Message, scale, tolerance float64) []string {
 	var out []string
-	eachGap(delivered, scale, func(who string, w Window, i int, gap, span time.Duration) {
+	eachGap(delivered, scale, func(who string, w ratelimit.Window, i int, gap, span time.Duration) {
 		if least := span - time.Duration(float64(span)*tolerance); gap < least {
 			out = append(out, fmt.Sprintf("%s: messages %d and %d %v apart, want at least %v (%d per %v)",
 				who, i-w.N, i, gap, least, w.N, span))
@@ -187,7 +188,7 @@ func CheckWindows(delivered []telegramfake.Message, scale, tolerance float64) []
 // delivered N apart.
 func MinSlack(delivered []telegramfake.Message, scale float64) time.Duration {
 	least, seen := time.Duration(0), false
-	eachGap(delivered, scale, func(_ string, _ Window, _ int, gap, span time.Duration) {
+	eachGap(delivered, scale, func(_ string, _ ratelimit.Window, _ int, gap, span time.Duration) {
 		if d := gap - span; !seen || d < least {
 			least, seen = d, true
 		}
@@ -197,9 +198,9 @@ func MinSlack(delivered []telegramfake.Message, scale float64) time.Duration {
 
 // eachGap calls fn for every pair of deliveries N apart under each of
 // Telegram's documented windows: per chat, and for the bot as a whole.
-func eachGap(delivered []telegramfake.Message, scale float64, fn func(who string, w Window, i int, gap, span time.Duration)) {
+func eachGap(delivered []telegramfake.Message, scale float64, fn func(who string, w ratelimit.Window, i int, gap, span time.Duration)) {
 	l := Limits{Scale: scale}
-	check := func(who string, at []time.Time, ws []Window) {
+	check := func(who string, at []time.Time, ws ratelimit.Limit) {
 		sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
 		for _, w := range ws {
 			span := l.Real(w.Per)

@@ -89,7 +89,7 @@ func TestDiscoverFindsKnownTargets(t *testing.T) {
 		"./internal/jobs.FuzzDecodePayload",
 		"./internal/markup.FuzzSplit",
 		"./internal/producer.FuzzMessagesAPI",
-		"./internal/settings.FuzzParseWindows",
+		"./internal/ratelimit.FuzzParseLimit",
 	} {
 		if !got[want] {
 			t.Errorf("fuzz target %s not discovered; found %v", want, got)

@@ -1,4 +1,4 @@
-package settings
+package ratelimit
 
 import (
 	"reflect"
@@ -7,50 +7,50 @@ import (
 	"time"
 )
 
-func TestParseWindows(t *testing.T) {
+func TestParseLimit(t *testing.T) {
 	t.Parallel()
 	ms := time.Millisecond
 	tests := []struct {
 		in   string
-		want Windows
+		want Limit
 		str  string
 	}{
 		{"", Unlimited, "off"},
 		{"0", Unlimited, "off"},
 		{"off", Unlimited, "off"},
 		{" OFF ", Unlimited, "off"},
-		{"30/s", Windows{{30, time.Second}}, "30/s"},
-		{"1/s", Windows{{1, time.Second}}, "1/s"},
-		{"20/m", Windows{{20, time.Minute}}, "20/m"},
-		{"100/h", Windows{{100, time.Hour}}, "100/h"},
-		{" 5 / min ", Windows{{5, time.Minute}}, "5/m"},
-		{"3/second", Windows{{3, time.Second}}, "3/s"},
-		{"20/6s", Windows{{20, 6 * time.Second}}, "20/6s"},
-		{"30/100ms", Windows{{30, 100 * ms}}, "30/100ms"},
-		{"1/1.5s", Windows{{1, 1500 * ms}}, "1/1.5s"},
-		{"1/1s", Windows{{1, time.Second}}, "1/s"},
-		{"1/60s", Windows{{1, time.Minute}}, "1/m"},
-		{"1/1m30s", Windows{{1, 90 * time.Second}}, "1/1m30s"},
-		{"20/2m0s", Windows{{20, 2 * time.Minute}}, "20/2m"},
-		{"30/333.333ms", Windows{{30, 333333 * time.Microsecond}}, "30/333.333ms"},
-		{"1000/s", Windows{{1000, time.Second}}, "1000/s"},
-		{"0.5/s", Windows{{1, 2 * time.Second}}, "1/2s"},
-		{".5/s", Windows{{1, 2 * time.Second}}, "1/2s"},
-		{"0.25/m", Windows{{1, 4 * time.Minute}}, "1/4m"},
-		{"1/s,20/m", Windows{{1, time.Second}, {20, time.Minute}}, "1/s,20/m"},
-		{" 1/s , 20/m ", Windows{{1, time.Second}, {20, time.Minute}}, "1/s,20/m"},
-		{"1/s+20/m", Windows{{1, time.Second}, {20, time.Minute}}, "1/s,20/m"},
-		{"1/100ms,20/6s", Windows{{1, 100 * ms}, {20, 6 * time.Second}}, "1/100ms,20/6s"},
+		{"30/s", Limit{{30, time.Second}}, "30/s"},
+		{"1/s", Limit{{1, time.Second}}, "1/s"},
+		{"20/m", Limit{{20, time.Minute}}, "20/m"},
+		{"100/h", Limit{{100, time.Hour}}, "100/h"},
+		{" 5 / min ", Limit{{5, time.Minute}}, "5/m"},
+		{"3/second", Limit{{3, time.Second}}, "3/s"},
+		{"20/6s", Limit{{20, 6 * time.Second}}, "20/6s"},
+		{"30/100ms", Limit{{30, 100 * ms}}, "30/100ms"},
+		{"1/1.5s", Limit{{1, 1500 * ms}}, "1/1.5s"},
+		{"1/1s", Limit{{1, time.Second}}, "1/s"},
+		{"1/60s", Limit{{1, time.Minute}}, "1/m"},
+		{"1/1m30s", Limit{{1, 90 * time.Second}}, "1/1m30s"},
+		{"20/2m0s", Limit{{20, 2 * time.Minute}}, "20/2m"},
+		{"30/333.333ms", Limit{{30, 333333 * time.Microsecond}}, "30/333.333ms"},
+		{"1000/s", Limit{{1000, time.Second}}, "1000/s"},
+		{"0.5/s", Limit{{1, 2 * time.Second}}, "1/2s"},
+		{".5/s", Limit{{1, 2 * time.Second}}, "1/2s"},
+		{"0.25/m", Limit{{1, 4 * time.Minute}}, "1/4m"},
+		{"1/s,20/m", Limit{{1, time.Second}, {20, time.Minute}}, "1/s,20/m"},
+		{" 1/s , 20/m ", Limit{{1, time.Second}, {20, time.Minute}}, "1/s,20/m"},
+		{"1/s+20/m", Limit{{1, time.Second}, {20, time.Minute}}, "1/s,20/m"},
+		{"1/100ms,20/6s", Limit{{1, 100 * ms}, {20, 6 * time.Second}}, "1/100ms,20/6s"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
 			t.Parallel()
-			got, err := ParseWindows(tc.in)
+			got, err := ParseLimit(tc.in)
 			if err != nil {
-				t.Fatalf("ParseWindows(%q) error: %v", tc.in, err)
+				t.Fatalf("ParseLimit(%q) error: %v", tc.in, err)
 			}
 			if !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("ParseWindows(%q) = %#v, want %#v", tc.in, got, tc.want)
+				t.Fatalf("ParseLimit(%q) = %#v, want %#v", tc.in, got, tc.want)
 			}
 			if s := got.String(); s != tc.str {
 				t.Errorf("String() = %q, want %q", s, tc.str)
@@ -58,7 +58,7 @@ func TestParseWindows(t *testing.T) {
 			if got.Off() != (len(tc.want) == 0) {
 				t.Errorf("Off() = %v", got.Off())
 			}
-			back, err := ParseWindows(got.String())
+			back, err := ParseLimit(got.String())
 			if err != nil || !reflect.DeepEqual(back, got) {
 				t.Errorf("String %q parses back to %v, %v", got.String(), back, err)
 			}
@@ -66,7 +66,7 @@ func TestParseWindows(t *testing.T) {
 	}
 }
 
-func TestParseWindowsErrors(t *testing.T) {
+func TestParseLimitErrors(t *testing.T) {
 	t.Parallel()
 	const form = `must be one or more windows "N/span" separated by commas`
 	tests := []struct{ in, want string }{
@@ -100,23 +100,23 @@ func TestParseWindowsErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
 			t.Parallel()
-			got, err := ParseWindows(tc.in)
+			got, err := ParseLimit(tc.in)
 			if err == nil {
-				t.Fatalf("ParseWindows(%q) = %v, want an error", tc.in, got)
+				t.Fatalf("ParseLimit(%q) = %v, want an error", tc.in, got)
 			}
 			if got != nil {
-				t.Errorf("ParseWindows(%q) returned %#v with its error", tc.in, got)
+				t.Errorf("ParseLimit(%q) returned %#v with its error", tc.in, got)
 			}
 			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.in) {
-				t.Errorf("ParseWindows(%q) error %q should quote the input and contain %q", tc.in, err, tc.want)
+				t.Errorf("ParseLimit(%q) error %q should quote the input and contain %q", tc.in, err, tc.want)
 			}
 		})
 	}
 }
 
-func TestWindowsText(t *testing.T) {
+func TestLimitText(t *testing.T) {
 	t.Parallel()
-	var ws Windows
+	var ws Limit
 	if err := ws.UnmarshalText([]byte("1/s,20/m")); err != nil {
 		t.Fatal(err)
 	}
@@ -127,27 +127,27 @@ func TestWindowsText(t *testing.T) {
 	if err := ws.UnmarshalText([]byte("fast")); err == nil {
 		t.Fatal("UnmarshalText accepted garbage")
 	}
-	if !reflect.DeepEqual(ws, Windows{{1, time.Second}, {20, time.Minute}}) {
+	if !reflect.DeepEqual(ws, Limit{{1, time.Second}, {20, time.Minute}}) {
 		t.Fatalf("failed UnmarshalText changed the value to %v", ws)
 	}
-	if s := Windows(nil).String(); s != "" {
-		t.Errorf("nil Windows renders %q, want \"\"", s)
+	if s := Limit(nil).String(); s != "" {
+		t.Errorf("nil Limit renders %q, want \"\"", s)
 	}
-	if Windows(nil).Off() || !Unlimited.Off() {
+	if Limit(nil).Off() || !Unlimited.Off() {
 		t.Error("Off() must tell an unset limit from Unlimited")
 	}
 }
 
-func TestWindowsShortestAndCheck(t *testing.T) {
+func TestLimitShortestAndCheck(t *testing.T) {
 	t.Parallel()
-	ws := Windows{{20, time.Minute}, {1, time.Second}}
+	ws := Limit{{20, time.Minute}, {1, time.Second}}
 	if sh := ws.Shortest(); sh != time.Second {
 		t.Errorf("Shortest() = %v", sh)
 	}
 	if sh := Unlimited.Shortest(); sh != 0 {
 		t.Errorf("Unlimited.Shortest() = %v", sh)
 	}
-	for _, bad := range []Windows{{{0, time.Second}}, {{1, 0}}, {{-1, time.Second}}, {{1, time.Second}, {MaxWindowSends + 1, time.Hour}}} {
+	for _, bad := range []Limit{{{0, time.Second}}, {{1, 0}}, {{-1, time.Second}}, {{1, time.Second}, {MaxWindowSends + 1, time.Hour}}} {
 		if bad.check() == nil {
 			t.Errorf("%#v.check() accepted a malformed limit", bad)
 		}
@@ -157,30 +157,30 @@ func TestWindowsShortestAndCheck(t *testing.T) {
 	}
 }
 
-// FuzzParseWindows checks that ParseWindows never panics, that accepted
-// limits are well-formed, and that String produces text ParseWindows maps
+// FuzzParseLimit checks that ParseLimit never panics, that accepted
+// limits are well-formed, and that String produces text ParseLimit maps
 // back to the same value.
-func FuzzParseWindows(f *testing.F) {
+func FuzzParseLimit(f *testing.F) {
 	for _, s := range []string{"30/s", "0.5/s", "20/m", "100/h", "off", "10/30s", "1/s,20/m", "1/s+20/6s"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		ws, err := ParseWindows(s)
+		ws, err := ParseLimit(s)
 		if err != nil {
 			if ws != nil {
-				t.Fatalf("ParseWindows(%q) returned %v with error %v", s, ws, err)
+				t.Fatalf("ParseLimit(%q) returned %v with error %v", s, ws, err)
 			}
 			return
 		}
 		if ws == nil {
-			t.Fatalf("ParseWindows(%q) returned a nil (unset) limit", s)
+			t.Fatalf("ParseLimit(%q) returned a nil (unset) limit", s)
 		}
 		if err := ws.check(); err != nil {
-			t.Fatalf("ParseWindows(%q) = %v, which check rejects: %v", s, ws, err)
+			t.Fatalf("ParseLimit(%q) = %v, which check rejects: %v", s, ws, err)
 		}
-		back, err := ParseWindows(ws.String())
+		back, err := ParseLimit(ws.String())
 		if err != nil || !reflect.DeepEqual(back, ws) {
-			t.Fatalf("ParseWindows(%q) = %v; String %q parses to %v, %v", s, ws, ws.String(), back, err)
+			t.Fatalf("ParseLimit(%q) = %v; String %q parses to %v, %v", s, ws, ws.String(), back, err)
 		}
 	})
 }

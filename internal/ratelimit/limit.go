@@ -1,4 +1,4 @@
-package settings
+package ratelimit
 
 import (
 	"errors"
@@ -9,24 +9,31 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/config"
-	"github.com/herald-dev/herald/internal/ratelimit"
 )
 
 // Window is one limit in Telegram's own terms: at most N sends in any span of
-// Per. Written "30/s", "20/m", "100/h" or "20/6s".
+// Per. It is a sliding window over send times, not a token bucket: the
+// (N+1)th send waits until Per (plus Config.Guard) has passed since the send
+// N places before it. Written "30/s", "20/m", "100/h" or "20/6s".
 type Window struct {
-	N   int           // sends allowed in any span of Per; >= 1
+	N   int           // sends allowed in any span of Per; 1 to MaxWindowSends
 	Per time.Duration // the span; at least MinWindowSpan
 }
 
-// Windows is a limit made of windows that must all hold, such as a group's
-// "1/s,20/m" (1 send in any second and 20 in any minute). A nil Windows is an
-// unset limit, which WithDefaults fills; an empty, non-nil one (Unlimited,
-// written "off") switches the limit off.
-type Windows []Window
+// Limit is a set of windows that must all hold, such as a group's "1/s,20/m"
+// (1 send in any second and 20 in any minute). A nil Limit in Config selects
+// the field's default; an empty, non-nil Limit (Unlimited, written "off")
+// switches the limit off.
+type Limit []Window
 
-// Unlimited is the Windows that never holds a message back ("off").
-var Unlimited = Windows{}
+// Unlimited is the Limit that never holds a message back ("off").
+var Unlimited = Limit{}
+
+// Per builds a Limit of one window: n sends per period.
+func Per(n int, period time.Duration) Limit { return Limit{{N: n, Per: period}} }
+
+// And adds the windows of o to l.
+func (l Limit) And(o Limit) Limit { return append(append(Limit{}, l...), o...) }
 
 // Bounds of a window.
 const (
@@ -38,9 +45,9 @@ const (
 	MaxWindowSends = 10000
 )
 
-// windowsForm is the hint shown whenever a limit cannot be parsed; sep is how
+// limitForm is the hint shown whenever a limit cannot be parsed; sep is how
 // its windows are joined.
-func windowsForm(sep string) string {
+func limitForm(sep string) string {
 	if sep == "+" {
 		return `must be windows "N/span" joined with "+", where span is s, m, h or a Go duration ` +
 			`(e.g. "20/s", "20/s+100/m", "20/6s"), or "off" to disable`
@@ -49,30 +56,30 @@ func windowsForm(sep string) string {
 		`(e.g. "30/s", "1/s,20/m", "20/6s", "30/100ms"), or "off" to disable`
 }
 
-// ParseWindows reads a limit: one or more windows separated by commas, such
+// ParseLimit reads a limit: one or more windows separated by commas, such
 // as "30/s", "1/s,20/m", "20/6s" or "1/1.5s". A span is s, m, h or a Go
 // duration. N is a whole number of sends; a rate below one send per span
 // such as "0.5/s" is read as one send per longer span ("1/2s"). "off" (and
 // "" or "0") gives Unlimited.
-func ParseWindows(s string) (Windows, error) {
-	ws, err := parseWindows(s, ",")
+func ParseLimit(s string) (Limit, error) {
+	l, err := parseLimit(s, ",")
 	if err != nil {
-		return nil, fmt.Errorf("config: limit %q %w", s, err)
+		return nil, fmt.Errorf("ratelimit: limit %q %w", s, err)
 	}
-	return ws, nil
+	return l, nil
 }
 
-// parseWindows does the work of ParseWindows with windows joined by sep
+// parseLimit does the work of ParseLimit with windows joined by sep
 // ("," or "+"; a comma-separated setting accepts "+" too). Its errors carry
 // no input so callers can decide how to show it.
-func parseWindows(s, sep string) (Windows, error) {
+func parseLimit(s, sep string) (Limit, error) {
 	t := strings.TrimSpace(s)
 	switch strings.ToLower(t) {
 	case "", "0", config.OffWord:
 		return Unlimited, nil
 	}
 	parts := strings.Split(strings.ReplaceAll(t, "+", sep), sep)
-	ws := make(Windows, 0, len(parts))
+	l := make(Limit, 0, len(parts))
 	for _, p := range parts {
 		p = strings.TrimSpace(p)
 		if p == "" {
@@ -88,24 +95,24 @@ func parseWindows(s, sep string) (Windows, error) {
 			}
 			return nil, err
 		}
-		ws = append(ws, w)
+		l = append(l, w)
 	}
-	return ws, nil
+	return l, nil
 }
 
 // parseWindow reads one "N/span".
 func parseWindow(s, sep string) (Window, error) {
 	num, unit, ok := strings.Cut(s, "/")
 	if !ok {
-		return Window{}, errors.New(windowsForm(sep))
+		return Window{}, errors.New(limitForm(sep))
 	}
 	num, unit = strings.TrimSpace(num), strings.TrimSpace(unit)
 	if !isDecimal(num) {
-		return Window{}, errors.New(windowsForm(sep))
+		return Window{}, errors.New(limitForm(sep))
 	}
 	n, err := strconv.ParseFloat(num, 64)
 	if err != nil || math.IsInf(n, 0) {
-		return Window{}, errors.New(windowsForm(sep))
+		return Window{}, errors.New(limitForm(sep))
 	}
 	per, err := parseSpan(unit, sep)
 	if err != nil {
@@ -176,11 +183,11 @@ func parseSpan(unit, sep string) (time.Duration, error) {
 		return time.Hour, nil
 	}
 	if unit == "" || unit[0] < '0' || unit[0] > '9' {
-		return 0, errors.New(windowsForm(sep))
+		return 0, errors.New(limitForm(sep))
 	}
 	d, err := time.ParseDuration(unit)
 	if err != nil || d <= 0 {
-		return 0, errors.New(windowsForm(sep))
+		return 0, errors.New(limitForm(sep))
 	}
 	return d, nil
 }
@@ -207,7 +214,7 @@ func (w Window) check() error {
 	return nil
 }
 
-// String renders the window as ParseWindows reads it: "30/s", "20/m",
+// String renders the window as ParseLimit reads it: "30/s", "20/m",
 // "100/h", or the span as a Go duration ("20/6s", "1/1.5s").
 func (w Window) String() string {
 	var unit string
@@ -224,59 +231,32 @@ func (w Window) String() string {
 	return strconv.Itoa(w.N) + "/" + unit
 }
 
-// String renders the limit as ParseWindows reads it: windows separated by
+// String renders the limit as ParseLimit reads it: windows separated by
 // commas ("1/s,20/m"), "off" for Unlimited, or "" for a nil (unset) limit.
-func (ws Windows) String() string { return ws.join(",") }
+func (l Limit) String() string { return l.join(",") }
 
 // join renders the windows joined by sep.
-func (ws Windows) join(sep string) string {
-	if ws == nil {
+func (l Limit) join(sep string) string {
+	if l == nil {
 		return ""
 	}
-	if len(ws) == 0 {
+	if len(l) == 0 {
 		return config.OffWord
 	}
-	parts := make([]string, len(ws))
-	for i, w := range ws {
+	parts := make([]string, len(l))
+	for i, w := range l {
 		parts[i] = w.String()
 	}
 	return strings.Join(parts, sep)
 }
 
-// Limit converts the windows to the limiter's form: nil stays nil (the
-// limiter's default) and Unlimited stays empty (off).
-func (ws Windows) Limit() ratelimit.Limit {
-	if ws == nil {
-		return nil
-	}
-	out := make(ratelimit.Limit, len(ws))
-	for i, w := range ws {
-		out[i] = ratelimit.Window(w)
-	}
-	return out
-}
-
-// windowsOf is Limit's inverse. The settings read their default limits from
-// the limiter through it, so the limiter's Default values are the only
-// place those figures are written.
-func windowsOf(l ratelimit.Limit) Windows {
-	if l == nil {
-		return nil
-	}
-	out := make(Windows, len(l))
-	for i, w := range l {
-		out[i] = Window(w)
-	}
-	return out
-}
-
 // Off reports whether the limit is switched off (empty but not nil).
-func (ws Windows) Off() bool { return ws != nil && len(ws) == 0 }
+func (l Limit) Off() bool { return l != nil && len(l) == 0 }
 
 // Shortest is the shortest span of the windows, or 0 when there are none.
-func (ws Windows) Shortest() time.Duration {
+func (l Limit) Shortest() time.Duration {
 	var m time.Duration
-	for i, w := range ws {
+	for i, w := range l {
 		if i == 0 || w.Per < m {
 			m = w.Per
 		}
@@ -285,10 +265,10 @@ func (ws Windows) Shortest() time.Duration {
 }
 
 // check reports the first window that is out of bounds.
-func (ws Windows) check() error {
-	for _, w := range ws {
+func (l Limit) check() error {
+	for _, w := range l {
 		if err := w.check(); err != nil {
-			if len(ws) > 1 {
+			if len(l) > 1 {
 				return fmt.Errorf("has the window %s, which %w", w, err)
 			}
 			return err
@@ -297,33 +277,18 @@ func (ws Windows) check() error {
 	return nil
 }
 
-// MarshalText renders the limit with String, so Windows work with encoders
-// and flag.TextVar.
-func (ws Windows) MarshalText() ([]byte, error) {
-	return []byte(ws.String()), nil
+// MarshalText renders the limit with String, so a Limit works with
+// encoders and flag.TextVar.
+func (l Limit) MarshalText() ([]byte, error) {
+	return []byte(l.String()), nil
 }
 
-// UnmarshalText parses text with ParseWindows.
-func (ws *Windows) UnmarshalText(text []byte) error {
-	v, err := ParseWindows(string(text))
+// UnmarshalText parses text with ParseLimit.
+func (l *Limit) UnmarshalText(text []byte) error {
+	v, err := ParseLimit(string(text))
 	if err != nil {
 		return err
 	}
-	*ws = v
+	*l = v
 	return nil
-}
-
-// windowsVar binds a limit written as windows separated by commas, or "off".
-func windowsVar(p *Windows) config.Binding {
-	return config.Binding{
-		Set: func(s string) error {
-			ws, err := parseWindows(s, ",")
-			if err != nil {
-				return err
-			}
-			*p = ws
-			return nil
-		},
-		Get: func() string { return p.String() },
-	}
 }
