@@ -115,10 +115,9 @@ func testConfig(tb testing.TB, d alerts.Dispatcher) Config {
 	return Config{
 		Dispatcher:             d,
 		Keyring:                testKeyring(testToken),
-		GrafanaSecret:          testGrafanaSecret,
-		GrafanaTimestampHeader: testGrafanaTS,
-		GitHubSecret:           testGitHubSecret,
-		SentrySecret:           testSentrySecret,
+		Grafana:                GrafanaConfig{Secret: testGrafanaSecret, TimestampHeader: testGrafanaTS},
+		GitHub:                 GitHubConfig{Secret: testGitHubSecret},
+		Sentry:                 SentryConfig{Secret: testSentrySecret},
 		Generic:                lookupIn(genericTable(tb)),
 		Logger:                 slog.New(slog.DiscardHandler),
 		Clock:                  func() time.Time { return testNow },
