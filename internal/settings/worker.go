@@ -14,6 +14,7 @@ import (
 	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/digest"
+	"github.com/herald-dev/herald/internal/interact"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ratelimit"
@@ -334,7 +335,7 @@ type Worker struct {
 	// Digest shapes the digests of coalescible messages.
 	Digest Digest
 	// Updates says how presses of alert buttons are received.
-	Updates Updates
+	Updates interact.UpdatesConfig
 }
 
 // WithDefaults returns w with every zero-valued setting replaced by its
@@ -419,7 +420,7 @@ func (w Worker) Validate() error {
 	}
 	w.Limits.validate(&p, w.Queues)
 	w.Digest.validate(&p)
-	w.Updates.validate(&p)
+	w.Updates.Check(&p)
 	return p.Err()
 }
 
@@ -644,5 +645,5 @@ func workerSpecs(w *Worker) []config.Spec {
 			config.IntVar(&w.Digest.MaxMessages)),
 		config.NewSpec(EnvDigestReclaimAfter, config.FmtDur(digest.DefaultReclaimAfter), "Age at which a digest aggregation left behind by a crashed worker is given back to its chat's queue.",
 			config.DurationVar(&w.Digest.ReclaimAfter)),
-	), updatesSpecs(&w.Updates)...)
+	), w.Updates.Specs()...)
 }
