@@ -17,6 +17,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 )
@@ -205,7 +206,7 @@ func TestRedisErrorsNeverLeakPasswords(t *testing.T) {
 		_, err1 := r.ConnOpt()
 		_, err2 := r.UniversalOptions()
 		err3 := Worker{Redis: r}.WithDefaults().Validate()
-		err4 := Producer{Redis: r, AuthDisabled: true}.WithDefaults().Validate()
+		err4 := Producer{Redis: r, Keyring: httpapi.KeyringConfig{AuthDisabled: true}}.WithDefaults().Validate()
 		for i, err := range []error{err1, err2, err3, err4} {
 			if err == nil {
 				t.Errorf("%d: %q was accepted", i, u)

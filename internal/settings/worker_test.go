@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/interact"
 )
 
 // envOf turns a map into a getenv function.
@@ -151,7 +152,7 @@ func TestLoadWorkerEnv(t *testing.T) {
 		Listen:             "127.0.0.1:0",
 		Digest: Digest{GracePeriod: 5 * time.Second, MaxDelay: 20 * time.Second, MaxSize: 50, MaxMessages: 2,
 			ReclaimAfter: 10 * time.Second},
-		Updates: Updates{WebhookURL: "https://herald.example.com", WebhookSecret: "s3cret_token"},
+		Updates: interact.UpdatesConfig{WebhookURL: "https://herald.example.com", WebhookSecret: interact.WebhookSecret{Secret: "s3cret_token"}},
 	}
 	if !reflect.DeepEqual(w, want) {
 		t.Fatalf("env:\n got %+v\nwant %+v", w, want)
