@@ -122,6 +122,10 @@ func Run(ctx context.Context, o Options) error {
 	if err := o.checkBots(); err != nil {
 		return err
 	}
+	o, err := o.withTokens()
+	if err != nil {
+		return err
+	}
 
 	mr := miniredis.NewMiniRedis()
 	if err := mr.StartAddr(o.RedisListen); err != nil {
@@ -215,6 +219,33 @@ func (o Options) checkBots() error {
 			"add it there, or pass -routes with routes that name their bot", keys.DefaultBot, settings.EnvBots, strings.Join(bots, ", "))
 	}
 	return nil
+}
+
+// withTokens returns o with the bots' tokens read from the worker's
+// settings (TELEGRAM_BOT_TOKEN and HERALD_BOT_<NAME>_TOKEN, or their _FILE
+// variants) when o gives none.
+func (o Options) withTokens() (Options, error) {
+	if o.TelegramToken != "" || len(o.BotTokens) > 0 || o.Getenv == nil {
+		return o, nil
+	}
+	_, w, err := Configs(o, "redis://"+DefaultRedisListen+"/0", "")
+	if err != nil {
+		return o, err
+	}
+	tokens := map[string]string{}
+	for _, name := range o.Bots {
+		tok, err := w.BotToken(name)
+		switch {
+		case err != nil:
+			return o, fmt.Errorf("local: %w", err)
+		case name == keys.DefaultBot:
+			o.TelegramToken = tok
+		case tok != "":
+			tokens[name] = tok
+		}
+	}
+	o.BotTokens = tokens
+	return o, nil
 }
 
 // telegramAPI is the Bot API the worker sends to.
