@@ -48,7 +48,7 @@ func samples(t *testing.T, dir string) map[string]sample {
 		"HERALD_SENTRY_CLIENT_SECRET": v("se-1"), "HERALD_SENTRY_CLIENT_SECRET_FILE": v(file("se", "se-2")),
 		"HERALD_GRAFANA_WEBHOOK_SECRET": v("gr-1"), "HERALD_GRAFANA_WEBHOOK_SECRET_FILE": v(file("gr", "gr-2")),
 		"HERALD_GRAFANA_TIMESTAMP_HEADER": {"X-Grafana-Alerting-Signature-Timestamp", map[string]string{"HERALD_GRAFANA_WEBHOOK_SECRET": "gr-1"}},
-		"HERALD_TELEGRAM_WEBHOOK_SECRET": v("tg_1"), "HERALD_TELEGRAM_WEBHOOK_SECRET_FILE": v(file("tg", "tg_2")),
+		"HERALD_TELEGRAM_WEBHOOK_SECRET":  v("tg_1"), "HERALD_TELEGRAM_WEBHOOK_SECRET_FILE": v(file("tg", "tg_2")),
 		"HERALD_WEBHOOK_MAX_BODY_BYTES": v("64KiB"), "HERALD_HEARTBEAT_CHECK_INTERVAL": v("2s"), "HERALD_MAX_HEARTBEATS": v("50"),
 		"HERALD_METRICS_TOKEN": v("scrape-1"), "HERALD_METRICS_TOKEN_FILE": v(file("metrics", "scrape-2")), "HERALD_METRICS_CACHE": v("10s"),
 		"HERALD_FEEDS_FILE": v(filepath.Join(dir, "feeds.yaml")), "HERALD_FEEDS_CONCURRENCY": v("8"),
