@@ -1,0 +1,174 @@
+package statushook
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// Bounds of one callback request.
+const (
+	// DefaultTimeout bounds a whole attempt, connect to the end of the
+	// answer. The Standard Webhooks specification recommends 15 to 30 s and
+	// Svix waits 15 s; Herald takes the lower end so that a slow receiver
+	// holds a callback worker for as little as the receivers expect.
+	DefaultTimeout = 15 * time.Second
+	// MaxResponseBody is how much of an answer is read (and discarded);
+	// the connection is dropped rather than reading more.
+	MaxResponseBody = 64 << 10
+	// keptBody is how much of an answer Response keeps, for logs.
+	keptBody = 512
+)
+
+// Options configure a Client.
+type Options struct {
+	// Policy is what callback URLs may point at.
+	Policy Policy
+	// Timeout bounds one attempt; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// UserAgent is sent with every request; empty means "Herald-Callbacks".
+	UserAgent string
+}
+
+// Client posts callbacks to URLs that senders supplied, refusing the
+// addresses its Policy forbids both when the URL is read and when it
+// connects, following no redirect and bounding time and answer size. It
+// ignores HTTP(S)_PROXY: a proxy would connect where the check cannot see.
+type Client struct {
+	policy    Policy
+	userAgent string
+	dialer    *guardedDialer
+	http      *http.Client
+}
+
+// Response is what a receiver answered.
+type Response struct {
+	// Status is the HTTP status.
+	Status int
+	// Body is the start of the answer (at most 512 bytes), for logs.
+	Body []byte
+}
+
+// StatusError is Post's error for an answer other than 2xx.
+type StatusError struct {
+	// Status is the HTTP status.
+	Status int
+	// Location is the redirect target of a 3xx, which is not followed.
+	Location string
+}
+
+// Error says what the receiver answered and, for a redirect, that it was
+// not followed.
+func (e *StatusError) Error() string {
+	if e.Status >= 300 && e.Status <= 399 {
+		return fmt.Sprintf("receiver answered %d redirecting to %q; redirects are not followed, "+
+			"a redirect is a failed delivery: set the callback_url to the final address", e.Status, e.Location)
+	}
+	return fmt.Sprintf("receiver answered %d %s, not 2xx", e.Status, http.StatusText(e.Status))
+}
+
+// NewClient returns a Client with its own connection pool.
+func NewClient(o Options) *Client {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = "Herald-Callbacks"
+	}
+	d := newGuardedDialer(o.Policy.Allow)
+	tr := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           d.DialContext,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ResponseHeaderTimeout: o.Timeout,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+		ForceAttemptHTTP2:     true,
+	}
+	return &Client{
+		policy:    o.Policy,
+		userAgent: o.UserAgent,
+		dialer:    d,
+		http: &http.Client{
+			Transport: tr,
+			Timeout:   o.Timeout,
+			CheckRedirect: func(*http.Request, []*http.Request) error {
+				return http.ErrUseLastResponse
+			},
+		},
+	}
+}
+
+// Post sends one attempt: body as application/json with headers (the
+// Standard Webhooks ones from Headers) to rawURL, which is validated
+// first. It returns the receiver's answer and, unless that is 2xx, an
+// error: a *URLError, an *AddressError (wrapped) from the dial-time check,
+// a *StatusError, or the transport's error (timeouts, refused
+// connections). Pass both to Classify.
+func (c *Client) Post(ctx context.Context, rawURL string, headers http.Header, body []byte) (Response, error) {
+	u, err := c.policy.ValidateURL(rawURL)
+	if err != nil {
+		return Response{}, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return Response{}, fmt.Errorf("callback request: %w", err)
+	}
+	for k, vs := range headers {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return Response{}, fmt.Errorf("posting callback to %s: %w", u.Redacted(), err)
+	}
+	defer resp.Body.Close()
+	kept, err := readBounded(resp.Body)
+	r := Response{Status: resp.StatusCode, Body: kept}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return r, &StatusError{Status: resp.StatusCode, Location: resp.Header.Get("Location")}
+	}
+	if err != nil && !errors.Is(err, errBodyTooLong) {
+		return r, fmt.Errorf("reading the callback answer from %s: %w", u.Redacted(), err)
+	}
+	return r, nil
+}
+
+// errBodyTooLong marks an answer cut at MaxResponseBody.
+var errBodyTooLong = errors.New("answer longer than the limit")
+
+// readBounded reads at most MaxResponseBody bytes of an answer, keeping
+// the first keptBody, and reports errBodyTooLong when there was more.
+func readBounded(r io.Reader) ([]byte, error) {
+	var kept bytes.Buffer
+	n, err := io.Copy(io.Discard, io.TeeReader(io.LimitReader(r, MaxResponseBody+1), limitWriter{&kept, keptBody}))
+	if err != nil {
+		return kept.Bytes(), err
+	}
+	if n > MaxResponseBody {
+		return kept.Bytes(), errBodyTooLong
+	}
+	return kept.Bytes(), nil
+}
+
+// limitWriter keeps the first n bytes written to it and drops the rest.
+type limitWriter struct {
+	buf *bytes.Buffer
+	n   int
+}
+
+// Write implements io.Writer, never failing.
+func (w limitWriter) Write(p []byte) (int, error) {
+	if room := w.n - w.buf.Len(); room > 0 {
+		w.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+// CloseIdleConnections closes the pooled connections (on shutdown).
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
