@@ -1,7 +1,6 @@
 package interact
 
 import (
-	"errors"
 	"strconv"
 
 	"github.com/herald-dev/herald/internal/config"
@@ -116,18 +115,19 @@ func (c UpdatesConfig) Check(p *config.Problems) {
 }
 
 // onVar is a true/false setting stored inverted in off, so that the zero
-// value of the field is the setting's default, true.
+// value of the field is the setting's default, true. It parses as
+// config.BoolVar does.
 func onVar(off *bool) config.Binding {
-	return config.Binding{
-		Boolean: true,
-		Set: func(s string) error {
-			b, err := strconv.ParseBool(s)
-			if err != nil {
-				return errors.New("must be true or false")
-			}
-			*off = !b
-			return nil
-		},
-		Get: func() string { return strconv.FormatBool(!*off) },
+	var on bool
+	b := config.BoolVar(&on)
+	parse := b.Set
+	b.Set = func(s string) error {
+		if err := parse(s); err != nil {
+			return err
+		}
+		*off = !on
+		return nil
 	}
+	b.Get = func() string { return strconv.FormatBool(!*off) }
+	return b
 }
