@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
 )
 
@@ -51,6 +53,9 @@ type Response struct {
 	Status int
 	// Body is the start of the answer (at most 512 bytes), for logs.
 	Body []byte
+	// RetryAfter is how long the receiver asked to be left alone (its
+	// Retry-After header, in seconds or as a date); 0 when it did not ask.
+	RetryAfter time.Duration
 }
 
 // StatusError is Post's error for an answer other than 2xx.
@@ -125,19 +130,55 @@ func (c *Client) Post(ctx context.Context, rawURL string, headers http.Header, b
 	req.Header.Set("User-Agent", c.userAgent)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return Response{}, fmt.Errorf("posting callback to %s: %w", u.Redacted(), err)
+		return Response{}, fmt.Errorf("posting callback to %s: %w", endpointOf(u), withoutURL(err))
 	}
 	defer resp.Body.Close()
 	kept, err := readBounded(resp.Body)
-	r := Response{Status: resp.StatusCode, Body: kept}
+	r := Response{Status: resp.StatusCode, Body: kept, RetryAfter: retryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return r, &StatusError{Status: resp.StatusCode, Location: resp.Header.Get("Location")}
 	}
 	if err != nil && !errors.Is(err, errBodyTooLong) {
-		return r, fmt.Errorf("reading the callback answer from %s: %w", u.Redacted(), err)
+		return r, fmt.Errorf("reading the callback answer from %s: %w", endpointOf(u), withoutURL(err))
 	}
 	return r, nil
 }
+
+// withoutURL drops the *url.Error that net/http wraps its errors in: it
+// quotes the whole URL, query string and all, and a query may hold the
+// receiver's token. The caller names the endpoint instead.
+func withoutURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// retryAfter reads a Retry-After header: a count of seconds, or an HTTP
+// date from which now is subtracted. Anything else, or a time past, is 0.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		switch {
+		case n <= 0:
+			return 0
+		case n > int64(maxRetryAfter/time.Second):
+			return maxRetryAfter
+		}
+		return time.Duration(n) * time.Second
+	}
+	if at, err := http.ParseTime(v); err == nil && at.After(now) {
+		return min(at.Sub(now), maxRetryAfter)
+	}
+	return 0
+}
+
+// maxRetryAfter bounds the wait a receiver's Retry-After can ask for: a
+// day, the longest wait of a schedule.
+const maxRetryAfter = maxScheduleWait
 
 // errBodyTooLong marks an answer cut at MaxResponseBody.
 var errBodyTooLong = errors.New("answer longer than the limit")

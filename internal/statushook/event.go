@@ -3,6 +3,7 @@ package statushook
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -31,6 +32,11 @@ var knownTypes = map[string]bool{
 // when it is delivered: it stays the same across retries, while the
 // webhook-timestamp header is the attempt's time.
 type Event struct {
+	// ID is the webhook-id of the event, the same on every attempt and
+	// for every emitter of the event, so that the receiver can drop a
+	// repeat: build it with EventID. It is not part of the body. It must
+	// not contain a '.' or whitespace.
+	ID string
 	// Type is one of the Type constants.
 	Type string
 	// Timestamp is when the event happened; it is rendered in UTC, RFC 3339
@@ -82,4 +88,15 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		Timestamp: e.Timestamp.UTC().Format(time.RFC3339Nano),
 		Data:      json.RawMessage(data),
 	})
+}
+
+// EventID is the webhook-id of an event about one subject: "msg_",
+// the subject (a message's task id; for chat.blocked, the bot and the
+// chat), "_" and the type with its '.' written '_', so that
+// EventID("0c61…", "message.sent") is "msg_0c61…_message_sent". Every
+// '.' or blank of the subject becomes '_' too, as a webhook-id may not
+// contain them.
+func EventID(subject, typ string) string {
+	clean := strings.NewReplacer(".", "_", " ", "_", "\t", "_", "\r", "_", "\n", "_")
+	return "msg_" + clean.Replace(subject) + "_" + clean.Replace(typ)
 }

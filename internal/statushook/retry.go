@@ -2,42 +2,78 @@ package statushook
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
+
+	"github.com/herald-dev/herald/internal/config"
 )
 
-// schedule is the Svix retry schedule (https://docs.svix.com/retries):
-// immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, each delay
+// Schedule is the waits between the attempts of one event at one
+// endpoint, after the first attempt, which is made at once: the wait
+// before the second attempt, then before the third, and so on. An event
+// whose last attempt fails is given up on (archived).
+type Schedule []time.Duration
+
+// DefaultSchedule is the Svix retry schedule (https://docs.svix.com/retries):
+// immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, each wait
 // counted from the failure of the attempt before. The Standard Webhooks
 // specification ("Deliverability and reliability") gives the same schedule
 // up to 10 h as its example and goes on with 14 h, 20 h and 24 h; Herald
-// stops at Svix's eight attempts, about 27.6 h after the first.
-var schedule = [...]time.Duration{
-	0,
-	5 * time.Second,
-	5 * time.Minute,
-	30 * time.Minute,
-	2 * time.Hour,
-	5 * time.Hour,
-	10 * time.Hour,
-	10 * time.Hour,
+// stops at Svix's eight attempts, the last about 27.6 h after the first.
+func DefaultSchedule() Schedule {
+	return Schedule{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
 }
 
-// MaxAttempts is how many times one event is tried on one endpoint.
-var MaxAttempts = len(schedule)
+// Attempts is how many times one event is tried: the first attempt and
+// one per wait.
+func (s Schedule) Attempts() int { return len(s) + 1 }
 
-// Delay returns how long to wait, after the previous attempt failed, before
-// attempt number attempt (1 is the first attempt, made at once), and false
-// when attempt is past MaxAttempts: the event is then given up on. An
-// attempt below 1 is treated as the first.
-func Delay(attempt int) (time.Duration, bool) {
-	if attempt < 1 {
-		attempt = 1
-	}
-	if attempt > len(schedule) {
+// Next returns the wait before the next attempt once failed attempts have
+// failed (1 after the first), and false when none is left: the event is
+// given up on. A count below 1 is taken as 1.
+func (s Schedule) Next(failed int) (time.Duration, bool) {
+	failed = max(failed, 1)
+	if failed > len(s) {
 		return 0, false
 	}
-	return schedule[attempt-1], true
+	return s[failed-1], true
+}
+
+// Span is the time from the first attempt to the last, the waits alone
+// (without the attempts' own time).
+func (s Schedule) Span() time.Duration {
+	var total time.Duration
+	for _, d := range s {
+		total += d
+	}
+	return total
+}
+
+// String renders the schedule as HERALD_CALLBACK_RETRY_SCHEDULE is
+// written: "5s,5m,30m,2h,5h,10h,10h".
+func (s Schedule) String() string {
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = config.FmtDur(d)
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseSchedule reads waits separated by commas, each a Go duration ("5s",
+// "1h30m") or a number with the unit s, m or h ("10h").
+func ParseSchedule(text string) (Schedule, error) {
+	var s Schedule
+	for item := range strings.SplitSeq(text, ",") {
+		item = strings.TrimSpace(item)
+		d, err := time.ParseDuration(item)
+		if err != nil {
+			return nil, fmt.Errorf("has %q, which is not a duration such as 5s, 5m or 2h", item)
+		}
+		s = append(s, d)
+	}
+	return s, nil
 }
 
 // Outcome is what a delivery attempt's result means for the event and its
@@ -48,7 +84,8 @@ type Outcome int
 const (
 	// Delivered: the receiver answered 2xx; the event is done.
 	Delivered Outcome = iota
-	// Retry: try again after Delay(attempt+1), or give up when it says so.
+	// Retry: try again after the Schedule's next wait, or give up when
+	// none is left.
 	Retry
 	// Disable: the receiver answered 410 Gone, or the endpoint can never be
 	// called (its URL fails ValidateURL): stop sending to the endpoint.

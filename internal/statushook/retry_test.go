@@ -4,40 +4,54 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
 
-func TestDelayFollowsTheSvixSchedule(t *testing.T) {
-	want := []time.Duration{0, 5 * time.Second, 5 * time.Minute, 30 * time.Minute,
+func TestDefaultScheduleIsSvix(t *testing.T) {
+	s := DefaultSchedule()
+	want := []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute,
 		2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
-	var total time.Duration
 	for i, w := range want {
-		got, ok := Delay(i + 1)
+		got, ok := s.Next(i + 1)
 		if !ok || got != w {
-			t.Errorf("Delay(%d) = %s, %v; want %s, true", i+1, got, ok, w)
+			t.Errorf("Next(%d) = %s, %v; want %s, true", i+1, got, ok, w)
 		}
-		total += got
 	}
-	if _, ok := Delay(len(want) + 1); ok {
-		t.Errorf("Delay(%d) is not exhausted", len(want)+1)
+	if _, ok := s.Next(len(want) + 1); ok {
+		t.Errorf("Next(%d) is not exhausted", len(want)+1)
 	}
-	if d, ok := Delay(0); !ok || d != 0 {
-		t.Errorf("Delay(0) = %s, %v; want the first attempt", d, ok)
+	if d, ok := s.Next(0); !ok || d != want[0] {
+		t.Errorf("Next(0) = %s, %v; want the wait after the first attempt", d, ok)
 	}
 	// Svix: "an attempt that fails three times before eventually succeeding
 	// will be delivered roughly 35 minutes and 5 seconds following the
 	// first attempt".
-	var four time.Duration
-	for i := 1; i <= 4; i++ {
-		d, _ := Delay(i)
-		four += d
+	if four := s[:3].Span(); four != 35*time.Minute+5*time.Second || s.Attempts() != 8 {
+		t.Errorf("fourth attempt at %s, %d attempts", four, s.Attempts())
 	}
-	if four != 35*time.Minute+5*time.Second || MaxAttempts != 8 {
-		t.Errorf("fourth attempt at %s, %d attempts", four, MaxAttempts)
+	if s.Span() != 27*time.Hour+35*time.Minute+5*time.Second {
+		t.Errorf("last attempt at %s", s.Span())
 	}
-	if total != 27*time.Hour+35*time.Minute+5*time.Second {
-		t.Errorf("last attempt at %s", total)
+	if s.String() != "5s,5m,30m,2h,5h,10h,10h" {
+		t.Errorf("String() = %q", s.String())
+	}
+}
+
+func TestParseSchedule(t *testing.T) {
+	s, err := ParseSchedule(" 5s, 1h30m ,100ms")
+	if err != nil || len(s) != 3 || s[1] != 90*time.Minute || s[2] != 100*time.Millisecond {
+		t.Fatalf("ParseSchedule = %v, %v", s, err)
+	}
+	if back, err := ParseSchedule(DefaultSchedule().String()); err != nil || back.String() != DefaultSchedule().String() {
+		t.Fatalf("the default does not read back: %v, %v", back, err)
+	}
+	if _, err := ParseSchedule("5s,,5m"); err == nil || !strings.Contains(err.Error(), `""`) {
+		t.Fatalf("an empty wait: %v", err)
+	}
+	if _, err := ParseSchedule("5 minutes"); err == nil || !strings.Contains(err.Error(), "not a duration") {
+		t.Fatalf("a wait in words: %v", err)
 	}
 }
 

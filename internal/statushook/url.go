@@ -33,16 +33,18 @@ func (e *URLError) Unwrap() error { return e.Err }
 
 // Policy is what callback URLs may point at.
 type Policy struct {
-	// AllowHTTP permits plain http:// URLs; otherwise only https:// is
-	// accepted (the signature authenticates a callback but does not hide
-	// it).
+	// AllowHTTP permits plain http:// URLs to any host; otherwise only
+	// https:// is accepted, but for hosts the allow-list names (a receiver
+	// inside the network, a test's): the signature authenticates a
+	// callback but does not hide it.
 	AllowHTTP bool
 	// Allow permits loopback, link-local and private destinations.
 	Allow AllowList
 }
 
 // ValidateURL checks a callback URL when a sender names it, before any
-// request: https (or http when AllowHTTP), a host, no userinfo, a port
+// request: https (or http when AllowHTTP or the host is on the
+// allow-list), a host, no userinfo, a port
 // from 1 to 65535 and, below 1024, only 80 or 443 (unless the host is on
 // the allow-list), at most MaxURLLength bytes, and no host that is a
 // forbidden address literal or a localhost name. A host name is not
@@ -60,8 +62,8 @@ func (p Policy) ValidateURL(raw string) (*url.URL, error) {
 		return bad("is not a URL: %v", err)
 	}
 	switch {
-	case u.Scheme == "http" && !p.AllowHTTP:
-		return bad("must use https (plain http is not enabled for callbacks)")
+	case u.Scheme == "http" && !p.AllowHTTP && !p.allowedHost(u.Hostname()):
+		return bad("must use https (plain http is accepted only for hosts on the allow-list, %s)", EnvAllow)
 	case u.Scheme != "https" && u.Scheme != "http":
 		return bad("must be an https URL, not %q", u.Scheme)
 	case u.User != nil:
