@@ -16,6 +16,7 @@ import (
 	"github.com/herald-dev/herald/internal/interact"
 	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/redisconn"
+	"github.com/herald-dev/herald/internal/statushook"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/worker"
 )
@@ -51,7 +52,8 @@ func TestLoadWorkerDefaults(t *testing.T) {
 				BotPauseMax:    10 * time.Second,
 			},
 		}.WithDefaults(),
-		Listen: "127.0.0.1:9091",
+		Listen:    "127.0.0.1:9091",
+		Callbacks: statushook.Config{}.WithDefaults(),
 	}
 	if !reflect.DeepEqual(w, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", w, want)
@@ -155,8 +157,9 @@ func TestLoadWorkerEnv(t *testing.T) {
 			Digest: digest.Config{GracePeriod: 5 * time.Second, MaxDelay: 20 * time.Second, MaxSize: 50, MaxMessages: 2,
 				ReclaimAfter: 10 * time.Second},
 		}.WithDefaults(),
-		Listen:  "127.0.0.1:0",
-		Updates: interact.UpdatesConfig{WebhookURL: "https://herald.example.com", WebhookSecret: interact.WebhookSecret{Secret: "s3cret_token"}},
+		Listen:    "127.0.0.1:0",
+		Updates:   interact.UpdatesConfig{WebhookURL: "https://herald.example.com", WebhookSecret: interact.WebhookSecret{Secret: "s3cret_token"}},
+		Callbacks: statushook.Config{}.WithDefaults(),
 	}
 	if !reflect.DeepEqual(w, want) {
 		t.Fatalf("env:\n got %+v\nwant %+v", w, want)
@@ -507,7 +510,8 @@ func TestTelegramAPIURLWithTokenNotEchoed(t *testing.T) {
 func ownedSettings() map[string]bool {
 	owned := map[string]bool{}
 	var w worker.Config
-	for _, s := range w.Specs() {
+	var c statushook.Config
+	for _, s := range append(w.Specs(), c.Specs()...) {
 		owned[s.Env] = true
 	}
 	return owned

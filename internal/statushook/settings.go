@@ -124,11 +124,9 @@ func (c *Config) Specs() []config.Spec {
 	)
 }
 
-// Check records every problem of the callback settings, naming the
-// setting and the fix; c must have its defaults filled. The producer's
-// settings, which bind only SharedSpecs, pass with the defaults of the
-// rest.
-func (c Config) Check(p *config.Problems) {
+// CheckShared records the problems of the settings of SharedSpecs (the
+// producer's), naming the setting and the fix.
+func (c Config) CheckShared(p *config.Problems) {
 	config.ValidateSecretPair(p, c.Secret, c.SecretFile, EnvSecret, EnvSecretFile)
 	if v, err := config.SecretPair(c.Secret, c.SecretFile, EnvSecret, EnvSecretFile); err == nil && v != "" {
 		if _, err := DecodeSecret(v); err != nil {
@@ -138,6 +136,12 @@ func (c Config) Check(p *config.Problems) {
 	if _, err := ParseAllowList(c.Allow); err != nil {
 		p.Add(EnvAllow, "%v", err)
 	}
+}
+
+// Check records every problem of the callback settings (the worker's),
+// naming the setting and the fix; c must have its defaults filled.
+func (c Config) Check(p *config.Problems) {
+	c.CheckShared(p)
 	c.checkSchedule(p)
 	if c.DisableAfter <= 0 || c.DisableAfter > maxDisableAfter {
 		p.Add(EnvDisableAfter, "must be above 0 and at most %s (e.g. %s), got %s",

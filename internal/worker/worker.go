@@ -19,6 +19,7 @@ import (
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/internal/statushook"
 )
 
 // Config configures a worker process.
@@ -89,6 +90,11 @@ type Config struct {
 	// the asynq server, the digest handler and the aggregation-set
 	// reclaimer (see digest.Config for the defaults).
 	Digest digest.Config
+	// Events stores the status callbacks (internal/statushook) of the
+	// messages the handler settles: message.sent, message.failed, ... to
+	// the message's callback_url. Nil, or an Emitter whose callbacks are
+	// off, refuses every event with statushook.ErrOff.
+	Events *statushook.Emitter
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Registerer receives the worker's metrics; nil means none.
