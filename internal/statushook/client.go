@@ -14,41 +14,41 @@ import (
 
 // Bounds of one callback request.
 const (
-	// DefaultTimeout bounds a whole attempt, connect to the end of the
+	// defaultTimeout bounds a whole attempt, connect to the end of the
 	// answer. The Standard Webhooks specification recommends 15 to 30 s and
 	// Svix waits 15 s; Herald takes the lower end so that a slow receiver
 	// holds a callback worker for as little as the receivers expect.
-	DefaultTimeout = 15 * time.Second
-	// MaxResponseBody is how much of an answer is read (and discarded);
+	defaultTimeout = 15 * time.Second
+	// maxResponseBody is how much of an answer is read (and discarded);
 	// the connection is dropped rather than reading more.
-	MaxResponseBody = 64 << 10
-	// keptBody is how much of an answer Response keeps, for logs.
+	maxResponseBody = 64 << 10
+	// keptBody is how much of an answer answer.Body keeps, for logs.
 	keptBody = 512
 )
 
-// Options configure a Client.
-type Options struct {
+// posterOptions configure a poster.
+type posterOptions struct {
 	// Policy is what callback URLs may point at.
 	Policy Policy
-	// Timeout bounds one attempt; 0 means DefaultTimeout.
+	// Timeout bounds one attempt; 0 means defaultTimeout.
 	Timeout time.Duration
 	// UserAgent is sent with every request; empty means "Herald-Callbacks".
 	UserAgent string
 }
 
-// Client posts callbacks to URLs that senders supplied, refusing the
+// poster posts callbacks to URLs that senders supplied, refusing the
 // addresses its Policy forbids both when the URL is read and when it
 // connects, following no redirect and bounding time and answer size. It
 // ignores HTTP(S)_PROXY: a proxy would connect where the check cannot see.
-type Client struct {
+type poster struct {
 	policy    Policy
 	userAgent string
 	dialer    *guardedDialer
 	http      *http.Client
 }
 
-// Response is what a receiver answered.
-type Response struct {
+// answer is what a receiver answered.
+type answer struct {
 	// Status is the HTTP status.
 	Status int
 	// Body is the start of the answer (at most 512 bytes), for logs.
@@ -58,8 +58,8 @@ type Response struct {
 	RetryAfter time.Duration
 }
 
-// StatusError is Post's error for an answer other than 2xx.
-type StatusError struct {
+// statusError is Post's error for an answer other than 2xx.
+type statusError struct {
 	// Status is the HTTP status.
 	Status int
 	// Location is the redirect target of a 3xx, which is not followed.
@@ -68,7 +68,7 @@ type StatusError struct {
 
 // Error says what the receiver answered and, for a redirect, that it was
 // not followed.
-func (e *StatusError) Error() string {
+func (e *statusError) Error() string {
 	if e.Status >= 300 && e.Status <= 399 {
 		return fmt.Sprintf("receiver answered %d redirecting to %q; redirects are not followed, "+
 			"a redirect is a failed delivery: set the callback_url to the final address", e.Status, e.Location)
@@ -76,10 +76,10 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("receiver answered %d %s, not 2xx", e.Status, http.StatusText(e.Status))
 }
 
-// NewClient returns a Client with its own connection pool.
-func NewClient(o Options) *Client {
+// newPoster returns a poster with its own connection pool.
+func newPoster(o posterOptions) *poster {
 	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
+		o.Timeout = defaultTimeout
 	}
 	if o.UserAgent == "" {
 		o.UserAgent = "Herald-Callbacks"
@@ -94,7 +94,7 @@ func NewClient(o Options) *Client {
 		IdleConnTimeout:       90 * time.Second,
 		ForceAttemptHTTP2:     true,
 	}
-	return &Client{
+	return &poster{
 		policy:    o.Policy,
 		userAgent: o.UserAgent,
 		dialer:    d,
@@ -112,16 +112,16 @@ func NewClient(o Options) *Client {
 // Standard Webhooks ones from Headers) to rawURL, which is validated
 // first. It returns the receiver's answer and, unless that is 2xx, an
 // error: a *URLError, an *AddressError (wrapped) from the dial-time check,
-// a *StatusError, or the transport's error (timeouts, refused
-// connections). Pass both to Classify.
-func (c *Client) Post(ctx context.Context, rawURL string, headers http.Header, body []byte) (Response, error) {
+// a *statusError, or the transport's error (timeouts, refused
+// connections). Pass both to classify.
+func (c *poster) Post(ctx context.Context, rawURL string, headers http.Header, body []byte) (answer, error) {
 	u, err := c.policy.ValidateURL(rawURL)
 	if err != nil {
-		return Response{}, err
+		return answer{}, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {
-		return Response{}, fmt.Errorf("callback request: %w", err)
+		return answer{}, fmt.Errorf("callback request: %w", err)
 	}
 	for k, vs := range headers {
 		req.Header[k] = append([]string(nil), vs...)
@@ -130,13 +130,13 @@ func (c *Client) Post(ctx context.Context, rawURL string, headers http.Header, b
 	req.Header.Set("User-Agent", c.userAgent)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return Response{}, fmt.Errorf("posting callback to %s: %w", endpointOf(u), withoutURL(err))
+		return answer{}, fmt.Errorf("posting callback to %s: %w", endpointOf(u), withoutURL(err))
 	}
 	defer resp.Body.Close()
 	kept, err := readBounded(resp.Body)
-	r := Response{Status: resp.StatusCode, Body: kept, RetryAfter: retryAfter(resp.Header.Get("Retry-After"), time.Now())}
+	r := answer{Status: resp.StatusCode, Body: kept, RetryAfter: retryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return r, &StatusError{Status: resp.StatusCode, Location: resp.Header.Get("Location")}
+		return r, &statusError{Status: resp.StatusCode, Location: resp.Header.Get("Location")}
 	}
 	if err != nil && !errors.Is(err, errBodyTooLong) {
 		return r, fmt.Errorf("reading the callback answer from %s: %w", endpointOf(u), withoutURL(err))
@@ -180,18 +180,18 @@ func retryAfter(v string, now time.Time) time.Duration {
 // day, the longest wait of a schedule.
 const maxRetryAfter = maxScheduleWait
 
-// errBodyTooLong marks an answer cut at MaxResponseBody.
+// errBodyTooLong marks an answer cut at maxResponseBody.
 var errBodyTooLong = errors.New("answer longer than the limit")
 
-// readBounded reads at most MaxResponseBody bytes of an answer, keeping
+// readBounded reads at most maxResponseBody bytes of an answer, keeping
 // the first keptBody, and reports errBodyTooLong when there was more.
 func readBounded(r io.Reader) ([]byte, error) {
 	var kept bytes.Buffer
-	n, err := io.Copy(io.Discard, io.TeeReader(io.LimitReader(r, MaxResponseBody+1), limitWriter{&kept, keptBody}))
+	n, err := io.Copy(io.Discard, io.TeeReader(io.LimitReader(r, maxResponseBody+1), limitWriter{&kept, keptBody}))
 	if err != nil {
 		return kept.Bytes(), err
 	}
-	if n > MaxResponseBody {
+	if n > maxResponseBody {
 		return kept.Bytes(), errBodyTooLong
 	}
 	return kept.Bytes(), nil
@@ -212,4 +212,4 @@ func (w limitWriter) Write(p []byte) (int, error) {
 }
 
 // CloseIdleConnections closes the pooled connections (on shutdown).
-func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+func (c *poster) CloseIdleConnections() { c.http.CloseIdleConnections() }

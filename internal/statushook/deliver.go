@@ -28,7 +28,7 @@ const redisWait = time.Second
 // the Schedule, the answer and the endpoint's health call for.
 type attempts struct {
 	health       health
-	client       *Client
+	client       *poster
 	policy       Policy
 	master       []byte
 	schedule     Schedule
@@ -75,21 +75,21 @@ func (a *attempts) Handle(ctx context.Context, t broker.Task) error {
 			s.endpoint, s.standing.since.UTC().Format(time.RFC3339), s.standing.reason))
 	}
 	resp, err := a.post(ctx, u, j, s.endpoint)
-	switch Classify(resp.Status, err) {
-	case Delivered:
+	switch classify(resp.Status, err) {
+	case verdictDelivered:
 		a.delivered(ctx, s)
 		return nil
-	case Disable:
+	case verdictDisable:
 		return a.gone(ctx, s, describe(resp, err))
 	}
 	return a.failed(ctx, s, resp, describe(resp, err))
 }
 
 // post signs the event with its endpoint's secret and posts it.
-func (a *attempts) post(ctx context.Context, u *url.URL, j job, endpoint string) (Response, error) {
+func (a *attempts) post(ctx context.Context, u *url.URL, j job, endpoint string) (answer, error) {
 	h, err := Headers(j.ID, a.now(), j.Body, endpointSecret(a.master, endpoint))
 	if err != nil {
-		return Response{}, err
+		return answer{}, err
 	}
 	return a.client.Post(ctx, u.String(), h, j.Body)
 }
@@ -97,7 +97,7 @@ func (a *attempts) post(ctx context.Context, u *url.URL, j job, endpoint string)
 // describe is what went wrong with an attempt, for the task's error, the
 // endpoint's last error and the logs: the error, and the start of the
 // receiver's answer when it gave one.
-func describe(resp Response, err error) string {
+func describe(resp answer, err error) string {
 	msg := err.Error()
 	if b := bytes.TrimSpace(resp.Body); len(b) > 0 {
 		msg += fmt.Sprintf(": %.100q", b)
@@ -134,7 +134,7 @@ func (a *attempts) gone(ctx context.Context, s step, reason string) error {
 // failed records a failed attempt, and retries the event after the
 // schedule's next wait (or the receiver's Retry-After, when longer), or
 // archives it when the schedule is used up or the endpoint is disabled.
-func (a *attempts) failed(ctx context.Context, s step, resp Response, reason string) error {
+func (a *attempts) failed(ctx context.Context, s step, resp answer, reason string) error {
 	res, err := a.health.failure(ctx, s.endpoint, a.now(), reason, a.disableAfter, a.runTTL)
 	if err != nil {
 		return broker.Snooze(redisWait, "redis: "+err.Error())

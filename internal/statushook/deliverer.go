@@ -44,7 +44,7 @@ type DelivererConfig struct {
 // own wake list, keys.CallbackWakeList) that serves the callbacks' queue
 // alone, so that callbacks and Telegram sends never wait for each other.
 // Each task is one attempt at one event: signed with its endpoint's
-// secret, posted with the guarded Client, and then done, retried after
+// secret, posted with the guarded client (poster), and then done, retried after
 // the Schedule's next wait, or archived with the reason, as the answer and
 // the endpoint's health say (docs/STATUS.md).
 type Deliverer struct {
@@ -86,7 +86,7 @@ func NewDeliverer(cfg DelivererConfig) (*Deliverer, error) {
 		return nil, fmt.Errorf("statushook: %w", err)
 	}
 	h := &attempts{
-		health: health{rdb: cfg.Client}, client: NewClient(Options{Policy: policy, Timeout: c.Timeout}),
+		health: health{rdb: cfg.Client}, client: newPoster(posterOptions{Policy: policy, Timeout: c.Timeout}),
 		policy: policy, master: master, schedule: c.Schedule, disableAfter: c.DisableAfter,
 		runTTL:  c.DisableAfter + slices.Max(c.Schedule) + c.Timeout + time.Minute,
 		metrics: newMetrics(cfg.Registerer), log: cfg.Logger, now: time.Now,

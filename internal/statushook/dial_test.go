@@ -29,7 +29,7 @@ func receiver(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic.Int64
 }
 
 // counting wraps a client's connect so that a test sees every attempt.
-func counting(c *Client) *atomic.Int64 {
+func counting(c *poster) *atomic.Int64 {
 	var n atomic.Int64
 	inner := c.dialer.dial
 	c.dialer.dial = func(ctx context.Context, network, addr string, checked bool) (net.Conn, error) {
@@ -39,9 +39,9 @@ func counting(c *Client) *atomic.Int64 {
 	return &n
 }
 
-func loopbackClient(t *testing.T, o Options) *Client {
+func loopbackClient(t *testing.T, o posterOptions) *poster {
 	t.Helper()
-	c := NewClient(o)
+	c := newPoster(o)
 	t.Cleanup(c.CloseIdleConnections)
 	return c
 }
@@ -53,17 +53,17 @@ func TestPostDeliversToAnAllowedLoopbackReceiver(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	allow, _ := ParseAllowList([]string{"127.0.0.1/32"})
-	c := loopbackClient(t, Options{Policy: Policy{AllowHTTP: true, Allow: allow}})
+	c := loopbackClient(t, posterOptions{Policy: Policy{AllowHTTP: true, Allow: allow}})
 	body := []byte(`{"type":"message.sent"}`)
-	h, err := Headers("evt_1", time.Now(), body, vectorSecret)
+	h, err := Headers("evt_1", time.Now(), body, testSecret)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp, err := c.Post(context.Background(), srv.URL+"/hook", h, body)
-	if err != nil || resp.Status != 204 || Classify(resp.Status, err) != Delivered {
+	if err != nil || resp.Status != 204 || classify(resp.Status, err) != verdictDelivered {
 		t.Fatalf("Post = %+v, %v", resp, err)
 	}
-	if err := Verify(vectorSecret, got, body, time.Now(), 0); err != nil {
+	if err := Verify(testSecret, got, body, time.Now(), 0); err != nil {
 		t.Fatalf("the receiver cannot verify what it got: %v", err)
 	}
 	if got.Get("Content-Type") != "application/json" {
@@ -74,7 +74,7 @@ func TestPostDeliversToAnAllowedLoopbackReceiver(t *testing.T) {
 func TestPostRefusesForbiddenAddressesWithoutConnecting(t *testing.T) {
 	srv, conns := receiver(t, func(w http.ResponseWriter, _ *http.Request) {})
 	port := srv.URL[strings.LastIndex(srv.URL, ":"):]
-	c := loopbackClient(t, Options{Policy: Policy{AllowHTTP: true}})
+	c := loopbackClient(t, posterOptions{Policy: Policy{AllowHTTP: true}})
 	dials := counting(c)
 	cases := []struct{ url, reason string }{
 		{"http://127.0.0.1" + port + "/hook", "loopback"},
@@ -103,7 +103,7 @@ func TestPostRefusesForbiddenAddressesWithoutConnecting(t *testing.T) {
 func TestDialTimeCheckRefusesRebinding(t *testing.T) {
 	srv, conns := receiver(t, func(w http.ResponseWriter, _ *http.Request) {})
 	port := srv.URL[strings.LastIndex(srv.URL, ":"):]
-	c := loopbackClient(t, Options{Policy: Policy{AllowHTTP: true}})
+	c := loopbackClient(t, posterOptions{Policy: Policy{AllowHTTP: true}})
 	answers := map[string][]netip.Addr{
 		"rebind.example.":   {netip.MustParseAddr("127.0.0.1")},
 		"metadata.example.": {netip.MustParseAddr("169.254.169.254")},
@@ -121,7 +121,7 @@ func TestDialTimeCheckRefusesRebinding(t *testing.T) {
 		_, err := c.Post(context.Background(), "http://"+host+port+"/hook", nil, []byte("{}"))
 		var aerr *AddressError
 		if !errors.As(err, &aerr) || !strings.Contains(err.Error(), host+" resolves to") ||
-			!strings.Contains(err.Error(), reason) || Classify(0, err) != Retry {
+			!strings.Contains(err.Error(), reason) || classify(0, err) != verdictRetry {
 			t.Errorf("Post to %s = %v, want a dial-time refusal (%s)", host, err, reason)
 		}
 	}
@@ -147,7 +147,7 @@ func TestHostNameOnTheAllowList(t *testing.T) {
 	srv, _ := receiver(t, func(w http.ResponseWriter, _ *http.Request) {})
 	port := srv.URL[strings.LastIndex(srv.URL, ":"):]
 	allow, _ := ParseAllowList([]string{"localhost"})
-	c := loopbackClient(t, Options{Policy: Policy{AllowHTTP: true, Allow: allow}})
+	c := loopbackClient(t, posterOptions{Policy: Policy{AllowHTTP: true, Allow: allow}})
 	c.dialer.lookup = func(context.Context, string, string) ([]netip.Addr, error) {
 		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 	}
@@ -166,11 +166,11 @@ func TestRedirectIsAFailureNotFollowed(t *testing.T) {
 		http.Redirect(w, r, "/elsewhere", http.StatusFound)
 	})
 	allow, _ := ParseAllowList([]string{"127.0.0.1"})
-	c := loopbackClient(t, Options{Policy: Policy{AllowHTTP: true, Allow: allow}})
+	c := loopbackClient(t, posterOptions{Policy: Policy{AllowHTTP: true, Allow: allow}})
 	resp, err := c.Post(context.Background(), srv.URL+"/hook", nil, []byte("{}"))
-	var serr *StatusError
+	var serr *statusError
 	if !errors.As(err, &serr) || resp.Status != 302 || !strings.Contains(err.Error(), "redirects are not followed") ||
-		!strings.Contains(err.Error(), "/elsewhere") || Classify(resp.Status, err) != Retry {
+		!strings.Contains(err.Error(), "/elsewhere") || classify(resp.Status, err) != verdictRetry {
 		t.Fatalf("Post = %+v, %v", resp, err)
 	}
 	if followed.Load() != 0 {
@@ -186,7 +186,7 @@ func TestStatusesAndBounds(t *testing.T) {
 		case "/busy":
 			w.WriteHeader(http.StatusTooManyRequests)
 		case "/big":
-			w.Write([]byte(strings.Repeat("x", 4*MaxResponseBody)))
+			w.Write([]byte(strings.Repeat("x", 4*maxResponseBody)))
 		case "/slow":
 			select {
 			case <-r.Context().Done():
@@ -195,14 +195,14 @@ func TestStatusesAndBounds(t *testing.T) {
 		}
 	})
 	allow, _ := ParseAllowList([]string{"127.0.0.1"})
-	c := loopbackClient(t, Options{Policy: Policy{AllowHTTP: true, Allow: allow}, Timeout: 300 * time.Millisecond})
-	post := func(path string) (Response, error) {
+	c := loopbackClient(t, posterOptions{Policy: Policy{AllowHTTP: true, Allow: allow}, Timeout: 300 * time.Millisecond})
+	post := func(path string) (answer, error) {
 		return c.Post(context.Background(), srv.URL+path, nil, []byte("{}"))
 	}
-	if r, err := post("/gone"); Classify(r.Status, err) != Disable {
+	if r, err := post("/gone"); classify(r.Status, err) != verdictDisable {
 		t.Errorf("410: %+v, %v", r, err)
 	}
-	if r, err := post("/busy"); Classify(r.Status, err) != Retry || !strings.Contains(err.Error(), "429") {
+	if r, err := post("/busy"); classify(r.Status, err) != verdictRetry || !strings.Contains(err.Error(), "429") {
 		t.Errorf("429: %+v, %v", r, err)
 	}
 	if r, err := post("/big"); err != nil || r.Status != 200 || len(r.Body) != keptBody {
@@ -210,7 +210,10 @@ func TestStatusesAndBounds(t *testing.T) {
 	}
 	start := time.Now()
 	r, err := post("/slow")
-	if Classify(r.Status, err) != Retry || time.Since(start) > 3*time.Second {
+	if classify(r.Status, err) != verdictRetry || time.Since(start) > 3*time.Second {
 		t.Errorf("a slow receiver: %+v, %v after %s", r, err, time.Since(start))
 	}
 }
+
+// testSecret signs the requests of these tests.
+const testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"

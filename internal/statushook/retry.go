@@ -61,9 +61,9 @@ func (s Schedule) String() string {
 	return strings.Join(parts, ",")
 }
 
-// ParseSchedule reads waits separated by commas, each a Go duration ("5s",
+// parseSchedule reads waits separated by commas, each a Go duration ("5s",
 // "1h30m") or a number with the unit s, m or h ("10h").
-func ParseSchedule(text string) (Schedule, error) {
+func parseSchedule(text string) (Schedule, error) {
 	var s Schedule
 	for item := range strings.SplitSeq(text, ",") {
 		item = strings.TrimSpace(item)
@@ -76,38 +76,38 @@ func ParseSchedule(text string) (Schedule, error) {
 	return s, nil
 }
 
-// Outcome is what a delivery attempt's result means for the event and its
+// verdict is what a delivery attempt's result means for the event and its
 // endpoint.
-type Outcome int
+type verdict int
 
-// The outcomes Classify returns.
+// The verdicts classify returns.
 const (
-	// Delivered: the receiver answered 2xx; the event is done.
-	Delivered Outcome = iota
-	// Retry: try again after the Schedule's next wait, or give up when
+	// verdictDelivered: the receiver answered 2xx; the event is done.
+	verdictDelivered verdict = iota
+	// verdictRetry: try again after the Schedule's next wait, or give up when
 	// none is left.
-	Retry
-	// Disable: the receiver answered 410 Gone, or the endpoint can never be
+	verdictRetry
+	// verdictDisable: the receiver answered 410 Gone, or the endpoint can never be
 	// called (its URL fails ValidateURL): stop sending to the endpoint.
-	Disable
+	verdictDisable
 )
 
 // String names the outcome for logs and metrics labels.
-func (o Outcome) String() string {
+func (o verdict) String() string {
 	switch o {
-	case Delivered:
+	case verdictDelivered:
 		return "delivered"
-	case Retry:
+	case verdictRetry:
 		return "retry"
-	case Disable:
+	case verdictDisable:
 		return "disable"
 	}
 	return "unknown"
 }
 
-// Classify maps one attempt's result to an Outcome. status is the HTTP
+// classify maps one attempt's result to a verdict. status is the HTTP
 // status the receiver answered (0 when there was no answer) and err the
-// error Client.Post returned.
+// error poster.Post returned.
 //
 //   - 2xx: Delivered.
 //   - 410 Gone: Disable, as the Standard Webhooks specification asks ("the
@@ -123,15 +123,15 @@ func (o Outcome) String() string {
 //     An address refused at dial time (ErrForbiddenAddress) is retried too:
 //     no connection is made, and DNS may point the name back at a public
 //     address; the endpoint's failure limit disables it if it stays so.
-func Classify(status int, err error) Outcome {
+func classify(status int, err error) verdict {
 	var uerr *URLError
 	switch {
 	case errors.As(err, &uerr):
-		return Disable
+		return verdictDisable
 	case status == http.StatusGone:
-		return Disable
+		return verdictDisable
 	case status >= 200 && status <= 299 && err == nil:
-		return Delivered
+		return verdictDelivered
 	}
-	return Retry
+	return verdictRetry
 }

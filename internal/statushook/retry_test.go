@@ -40,17 +40,17 @@ func TestDefaultScheduleIsSvix(t *testing.T) {
 }
 
 func TestParseSchedule(t *testing.T) {
-	s, err := ParseSchedule(" 5s, 1h30m ,100ms")
+	s, err := parseSchedule(" 5s, 1h30m ,100ms")
 	if err != nil || len(s) != 3 || s[1] != 90*time.Minute || s[2] != 100*time.Millisecond {
-		t.Fatalf("ParseSchedule = %v, %v", s, err)
+		t.Fatalf("parseSchedule = %v, %v", s, err)
 	}
-	if back, err := ParseSchedule(DefaultSchedule().String()); err != nil || back.String() != DefaultSchedule().String() {
+	if back, err := parseSchedule(DefaultSchedule().String()); err != nil || back.String() != DefaultSchedule().String() {
 		t.Fatalf("the default does not read back: %v, %v", back, err)
 	}
-	if _, err := ParseSchedule("5s,,5m"); err == nil || !strings.Contains(err.Error(), `""`) {
+	if _, err := parseSchedule("5s,,5m"); err == nil || !strings.Contains(err.Error(), `""`) {
 		t.Fatalf("an empty wait: %v", err)
 	}
-	if _, err := ParseSchedule("5 minutes"); err == nil || !strings.Contains(err.Error(), "not a duration") {
+	if _, err := parseSchedule("5 minutes"); err == nil || !strings.Contains(err.Error(), "not a duration") {
 		t.Fatalf("a wait in words: %v", err)
 	}
 }
@@ -59,27 +59,27 @@ func TestClassify(t *testing.T) {
 	cases := []struct {
 		status int
 		err    error
-		want   Outcome
+		want   verdict
 	}{
-		{200, nil, Delivered},
-		{204, nil, Delivered},
-		{299, nil, Delivered},
-		{410, &StatusError{Status: 410}, Disable},
-		{0, &URLError{Field: CallbackURLField, Reason: "x"}, Disable},
-		{0, fmt.Errorf("posting: %w", &URLError{Field: CallbackURLField, Reason: "x"}), Disable},
-		{429, &StatusError{Status: 429}, Retry},
-		{500, &StatusError{Status: 500}, Retry},
-		{503, &StatusError{Status: 503}, Retry},
-		{302, &StatusError{Status: 302}, Retry},
-		{404, &StatusError{Status: 404}, Retry},
-		{400, &StatusError{Status: 400}, Retry},
-		{0, context.DeadlineExceeded, Retry},
-		{0, errors.New("connection refused"), Retry},
-		{0, &AddressError{Host: "x", Reason: "loopback"}, Retry},
+		{200, nil, verdictDelivered},
+		{204, nil, verdictDelivered},
+		{299, nil, verdictDelivered},
+		{410, &statusError{Status: 410}, verdictDisable},
+		{0, &URLError{Field: CallbackURLField, Reason: "x"}, verdictDisable},
+		{0, fmt.Errorf("posting: %w", &URLError{Field: CallbackURLField, Reason: "x"}), verdictDisable},
+		{429, &statusError{Status: 429}, verdictRetry},
+		{500, &statusError{Status: 500}, verdictRetry},
+		{503, &statusError{Status: 503}, verdictRetry},
+		{302, &statusError{Status: 302}, verdictRetry},
+		{404, &statusError{Status: 404}, verdictRetry},
+		{400, &statusError{Status: 400}, verdictRetry},
+		{0, context.DeadlineExceeded, verdictRetry},
+		{0, errors.New("connection refused"), verdictRetry},
+		{0, &AddressError{Host: "x", Reason: "loopback"}, verdictRetry},
 	}
 	for _, c := range cases {
-		if got := Classify(c.status, c.err); got != c.want {
-			t.Errorf("Classify(%d, %v) = %s, want %s", c.status, c.err, got, c.want)
+		if got := classify(c.status, c.err); got != c.want {
+			t.Errorf("classify(%d, %v) = %s, want %s", c.status, c.err, got, c.want)
 		}
 	}
 }

@@ -15,8 +15,8 @@ const SecretPrefix = "whsec_"
 // Secret key sizes the Standard Webhooks specification allows for
 // HMAC-SHA256 secrets: at least 24 bytes (192 bits), at most 64 (512 bits).
 const (
-	MinSecretBytes = 24
-	MaxSecretBytes = 64
+	minSecretBytes = 24
+	maxSecretBytes = 64
 )
 
 // generatedSecretBytes is the size of the keys NewSecret makes.
@@ -49,9 +49,9 @@ func DecodeSecret(secret string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: the part after %q is not standard base64", ErrSecret, SecretPrefix)
 	}
-	if len(key) < MinSecretBytes || len(key) > MaxSecretBytes {
+	if len(key) < minSecretBytes || len(key) > maxSecretBytes {
 		return nil, fmt.Errorf("%w: key is %d bytes, the specification allows %d to %d",
-			ErrSecret, len(key), MinSecretBytes, MaxSecretBytes)
+			ErrSecret, len(key), minSecretBytes, maxSecretBytes)
 	}
 	return key, nil
 }

@@ -67,7 +67,7 @@ type Config struct {
 	// days).
 	DisableAfter time.Duration
 	// Timeout bounds one attempt (HERALD_CALLBACK_TIMEOUT; default
-	// DefaultTimeout).
+	// defaultTimeout, 15 s).
 	Timeout time.Duration
 	// Concurrency is how many callbacks one worker posts at once
 	// (HERALD_CALLBACK_CONCURRENCY; default 32).
@@ -83,7 +83,7 @@ func (c Config) WithDefaults() Config {
 		c.DisableAfter = defaultDisableAfter
 	}
 	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
+		c.Timeout = defaultTimeout
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = defaultConcurrency
@@ -117,7 +117,7 @@ func (c *Config) Specs() []config.Spec {
 		config.NewSpec(EnvDisableAfter, config.FmtDur(defaultDisableAfter), "An endpoint that fails for longer than this without a "+
 			"success is disabled (one log line, a metric); its later events are archived at once until it is enabled again.",
 			config.DurationVar(&c.DisableAfter)),
-		config.NewSpec(EnvTimeout, config.FmtDur(DefaultTimeout), "Longest time one callback attempt takes, connect to the end of the answer.",
+		config.NewSpec(EnvTimeout, config.FmtDur(defaultTimeout), "Longest time one callback attempt takes, connect to the end of the answer.",
 			config.DurationVar(&c.Timeout)),
 		config.NewSpec(EnvConcurrency, strconv.Itoa(defaultConcurrency), "Callbacks one worker posts at the same time, "+
 			"apart from the Telegram sends (HERALD_CONCURRENCY).", config.IntVar(&c.Concurrency)),
@@ -149,7 +149,7 @@ func (c Config) Check(p *config.Problems) {
 	}
 	if c.Timeout <= 0 || c.Timeout > maxTimeout {
 		p.Add(EnvTimeout, "must be above 0 and at most %s (e.g. %s), got %s",
-			config.FmtDur(maxTimeout), config.FmtDur(DefaultTimeout), config.FmtDur(c.Timeout))
+			config.FmtDur(maxTimeout), config.FmtDur(defaultTimeout), config.FmtDur(c.Timeout))
 	}
 	if c.Concurrency < 1 || c.Concurrency > maxConcurrency {
 		p.Add(EnvConcurrency, "must be between 1 and %d, got %d", maxConcurrency, c.Concurrency)
@@ -213,11 +213,11 @@ func allowVar(p *[]string) config.Binding {
 	}
 }
 
-// scheduleVar binds a retry schedule (ParseSchedule).
+// scheduleVar binds a retry schedule (parseSchedule).
 func scheduleVar(p *Schedule) config.Binding {
 	return config.Binding{
 		Set: func(s string) error {
-			sch, err := ParseSchedule(s)
+			sch, err := parseSchedule(s)
 			if err != nil {
 				return err
 			}

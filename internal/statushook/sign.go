@@ -19,9 +19,9 @@ const (
 	HeaderSignature = "webhook-signature"
 )
 
-// SignatureVersion identifies a symmetric (HMAC-SHA256) signature in the
+// signatureVersion identifies a symmetric (HMAC-SHA256) signature in the
 // webhook-signature header: "v1,<base64>".
-const SignatureVersion = "v1"
+const signatureVersion = "v1"
 
 // ErrMessageID is wrapped when a webhook-id cannot be signed safely.
 var ErrMessageID = errors.New("webhook-id")
@@ -46,7 +46,7 @@ func Sign(id string, at time.Time, body []byte, secrets ...string) (string, erro
 		if err != nil {
 			return "", fmt.Errorf("secret %d of %d: %w", i+1, len(secrets), err)
 		}
-		sigs = append(sigs, SignatureVersion+","+base64.StdEncoding.EncodeToString(mac(key, id, ts, body)))
+		sigs = append(sigs, signatureVersion+","+base64.StdEncoding.EncodeToString(mac(key, id, ts, body)))
 	}
 	return strings.Join(sigs, " "), nil
 }

@@ -1,4 +1,4 @@
-package statushook
+package statushook_test
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/herald-dev/herald/internal/statushook"
 )
 
 // The published test vector: svix/svix-webhooks, go/webhook_test.go,
@@ -20,7 +22,7 @@ const (
 )
 
 func TestSignMatchesPublishedVector(t *testing.T) {
-	got, err := Sign(vectorID, time.Unix(vectorTimestamp, 0), []byte(vectorBody), vectorSecret)
+	got, err := statushook.Sign(vectorID, time.Unix(vectorTimestamp, 0), []byte(vectorBody), vectorSecret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,11 +33,11 @@ func TestSignMatchesPublishedVector(t *testing.T) {
 
 func TestVerifyPublishedVector(t *testing.T) {
 	h := http.Header{}
-	h.Set(HeaderID, vectorID)
-	h.Set(HeaderTimestamp, "1614265330")
-	h.Set(HeaderSignature, vectorSignature)
+	h.Set(statushook.HeaderID, vectorID)
+	h.Set(statushook.HeaderTimestamp, "1614265330")
+	h.Set(statushook.HeaderSignature, vectorSignature)
 	now := time.Unix(vectorTimestamp, 0).Add(time.Minute)
-	if err := Verify(vectorSecret, h, []byte(vectorBody), now, 0); err != nil {
+	if err := statushook.Verify(vectorSecret, h, []byte(vectorBody), now, 0); err != nil {
 		t.Fatalf("Verify of the published vector: %v", err)
 	}
 }
@@ -43,32 +45,32 @@ func TestVerifyPublishedVector(t *testing.T) {
 func TestSignSeveralSecretsForRotation(t *testing.T) {
 	other := mustSecret(t)
 	at := time.Unix(vectorTimestamp, 0)
-	h, err := Headers(vectorID, at, []byte(vectorBody), other, vectorSecret)
+	h, err := statushook.Headers(vectorID, at, []byte(vectorBody), other, vectorSecret)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sig := h.Get(HeaderSignature)
+	sig := h.Get(statushook.HeaderSignature)
 	parts := strings.Split(sig, " ")
 	if len(parts) != 2 || parts[1] != vectorSignature {
 		t.Fatalf("webhook-signature = %q, want two entries, the second %q", sig, vectorSignature)
 	}
 	for _, s := range []string{other, vectorSecret} {
-		if err := Verify(s, h, []byte(vectorBody), at, 0); err != nil {
+		if err := statushook.Verify(s, h, []byte(vectorBody), at, 0); err != nil {
 			t.Errorf("Verify with one of the two secrets: %v", err)
 		}
 	}
-	if err := Verify(mustSecret(t), h, []byte(vectorBody), at, 0); !errors.Is(err, ErrNoMatch) {
+	if err := statushook.Verify(mustSecret(t), h, []byte(vectorBody), at, 0); !errors.Is(err, statushook.ErrNoMatch) {
 		t.Errorf("Verify with a third secret = %v, want ErrNoMatch", err)
 	}
 }
 
 func TestHeadersCarryIDAndUnixSeconds(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 678e6, time.UTC)
-	h, err := Headers("evt_1", at, []byte("{}"), vectorSecret)
+	h, err := statushook.Headers("evt_1", at, []byte("{}"), vectorSecret)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Get(HeaderID) != "evt_1" || h.Get(HeaderTimestamp) != "1767323045" {
+	if h.Get(statushook.HeaderID) != "evt_1" || h.Get(statushook.HeaderTimestamp) != "1767323045" {
 		t.Fatalf("headers = %v", h)
 	}
 }
@@ -81,17 +83,17 @@ func TestSignRefuses(t *testing.T) {
 		want     error
 		reason   string
 	}{
-		{"empty id", "", []string{vectorSecret}, ErrMessageID, "empty"},
-		{"id with a dot", "a.b", []string{vectorSecret}, ErrMessageID, "'.'"},
-		{"id with a space", "a b", []string{vectorSecret}, ErrMessageID, "whitespace"},
-		{"no secret", "evt", nil, ErrSecret, "no secret"},
-		{"no prefix", "evt", []string{"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, ErrSecret, "whsec_"},
-		{"not base64", "evt", []string{"whsec_!!!"}, ErrSecret, "base64"},
-		{"too short", "evt", []string{"whsec_c2hvcnQ="}, ErrSecret, "5 bytes"},
+		{"empty id", "", []string{vectorSecret}, statushook.ErrMessageID, "empty"},
+		{"id with a dot", "a.b", []string{vectorSecret}, statushook.ErrMessageID, "'.'"},
+		{"id with a space", "a b", []string{vectorSecret}, statushook.ErrMessageID, "whitespace"},
+		{"no secret", "evt", nil, statushook.ErrSecret, "no secret"},
+		{"no prefix", "evt", []string{"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, statushook.ErrSecret, "whsec_"},
+		{"not base64", "evt", []string{"whsec_!!!"}, statushook.ErrSecret, "base64"},
+		{"too short", "evt", []string{"whsec_c2hvcnQ="}, statushook.ErrSecret, "5 bytes"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Sign(c.id, at, []byte("{}"), c.secrets...)
+			_, err := statushook.Sign(c.id, at, []byte("{}"), c.secrets...)
 			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.reason) {
 				t.Fatalf("Sign = %v, want %v mentioning %q", err, c.want, c.reason)
 			}
@@ -101,7 +103,7 @@ func TestSignRefuses(t *testing.T) {
 
 func TestNewSecretRoundTrips(t *testing.T) {
 	s := mustSecret(t)
-	key, err := DecodeSecret(s)
+	key, err := statushook.DecodeSecret(s)
 	if err != nil || len(key) != 32 {
 		t.Fatalf("DecodeSecret(NewSecret()) = %d bytes, %v", len(key), err)
 	}
@@ -112,7 +114,7 @@ func TestNewSecretRoundTrips(t *testing.T) {
 
 func mustSecret(t *testing.T) string {
 	t.Helper()
-	s, err := NewSecret()
+	s, err := statushook.NewSecret()
 	if err != nil {
 		t.Fatal(err)
 	}

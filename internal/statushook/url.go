@@ -11,8 +11,8 @@ import (
 // CallbackURLField is the request field a URLError names.
 const CallbackURLField = "callback_url"
 
-// MaxURLLength bounds a callback URL.
-const MaxURLLength = 2048
+// maxURLLength bounds a callback URL.
+const maxURLLength = 2048
 
 // URLError says why a callback URL is refused, naming the field it came
 // from, for a 400 answer.
@@ -46,7 +46,7 @@ type Policy struct {
 // request: https (or http when AllowHTTP or the host is on the
 // allow-list), a host, no userinfo, a port
 // from 1 to 65535 and, below 1024, only 80 or 443 (unless the host is on
-// the allow-list), at most MaxURLLength bytes, and no host that is a
+// the allow-list), at most maxURLLength bytes, and no host that is a
 // forbidden address literal or a localhost name. A host name is not
 // resolved here; the client checks the addresses it resolves to when it
 // dials. Every error is a *URLError.
@@ -54,8 +54,8 @@ func (p Policy) ValidateURL(raw string) (*url.URL, error) {
 	bad := func(format string, args ...any) (*url.URL, error) {
 		return nil, &URLError{Field: CallbackURLField, Reason: fmt.Sprintf(format, args...)}
 	}
-	if len(raw) > MaxURLLength {
-		return bad("is %d bytes long, at most %d are accepted", len(raw), MaxURLLength)
+	if len(raw) > maxURLLength {
+		return bad("is %d bytes long, at most %d are accepted", len(raw), maxURLLength)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {

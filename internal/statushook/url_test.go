@@ -1,13 +1,15 @@
-package statushook
+package statushook_test
 
 import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/herald-dev/herald/internal/statushook"
 )
 
 func TestValidateURLRefuses(t *testing.T) {
-	p := Policy{}
+	p := statushook.Policy{}
 	cases := []struct{ url, reason string }{
 		{"http://example.com/hook", "must use https"},
 		{"ftp://example.com/hook", "must be an https URL"},
@@ -29,11 +31,11 @@ func TestValidateURLRefuses(t *testing.T) {
 		{"https://224.0.0.1/hook", "multicast"},
 		{"https://localhost/hook", "localhost name"},
 		{"https://api.localhost/hook", "localhost name"},
-		{"https://example.com/" + strings.Repeat("a", MaxURLLength), "at most 2048"},
+		{"https://example.com/" + strings.Repeat("a", 2048), "at most 2048"},
 	}
 	for _, c := range cases {
 		_, err := p.ValidateURL(c.url)
-		var uerr *URLError
+		var uerr *statushook.URLError
 		if !errors.As(err, &uerr) || uerr.Field != "callback_url" {
 			t.Errorf("ValidateURL(%.60q) = %v, want a *URLError naming callback_url", c.url, err)
 			continue
@@ -45,11 +47,11 @@ func TestValidateURLRefuses(t *testing.T) {
 }
 
 func TestValidateURLAccepts(t *testing.T) {
-	allow, err := ParseAllowList([]string{"127.0.0.0/8", "::1", "receiver.internal"})
+	allow, err := statushook.ParseAllowList([]string{"127.0.0.0/8", "::1", "receiver.internal"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := Policy{AllowHTTP: true, Allow: allow}
+	p := statushook.Policy{AllowHTTP: true, Allow: allow}
 	for _, u := range []string{
 		"https://example.com/hook",
 		"https://example.com:8443/hook?x=1",
@@ -63,13 +65,13 @@ func TestValidateURLAccepts(t *testing.T) {
 			t.Errorf("ValidateURL(%q) = %v", u, err)
 		}
 	}
-	if _, err := (Policy{}).ValidateURL("https://example.com/hook"); err != nil {
+	if _, err := (statushook.Policy{}).ValidateURL("https://example.com/hook"); err != nil {
 		t.Errorf("the zero Policy refuses a public https URL: %v", err)
 	}
 }
 
 func TestParseAllowListRefusesGarbage(t *testing.T) {
-	if _, err := ParseAllowList([]string{"10.0.0.0/33"}); err == nil || !strings.Contains(err.Error(), "10.0.0.0/33") {
+	if _, err := statushook.ParseAllowList([]string{"10.0.0.0/33"}); err == nil || !strings.Contains(err.Error(), "10.0.0.0/33") {
 		t.Fatalf("ParseAllowList(10.0.0.0/33) = %v", err)
 	}
 }

@@ -47,7 +47,7 @@ func Verify(secret string, headers http.Header, body []byte, now time.Time, tole
 	want := mac(key, id, ts, body)
 	for _, entry := range strings.Fields(sigs) {
 		version, b64, ok := strings.Cut(entry, ",")
-		if !ok || version != SignatureVersion {
+		if !ok || version != signatureVersion {
 			continue
 		}
 		got, err := base64.StdEncoding.DecodeString(b64)
