@@ -104,7 +104,9 @@ func (r *rig) eventually(what string, cond func() bool) {
 }
 
 // deliveries is herald_callback_deliveries_total{outcome}.
-func (r *rig) deliveries(outcome string) int { return r.counter("herald_callback_deliveries_total", outcome) }
+func (r *rig) deliveries(outcome string) int {
+	return r.counter("herald_callback_deliveries_total", outcome)
+}
 
 // disabledTotal is herald_callback_endpoints_disabled_total{reason}.
 func (r *rig) disabledTotal(reason string) int {
