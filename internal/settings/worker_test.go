@@ -516,3 +516,17 @@ func ownedSettings() map[string]bool {
 	}
 	return owned
 }
+
+// TestCallbackQueueIsReserved: no queue of HERALD_QUEUES may take the
+// status callbacks' queue, on either binary.
+func TestCallbackQueueIsReserved(t *testing.T) {
+	t.Parallel()
+	const want = `HERALD_QUEUES (-queues) names the queue "callbacks", which the status callbacks use`
+	if _, err := LoadWorker(nil, envOf(map[string]string{EnvQueues: "default=1,callbacks=1"})); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("worker: %v", err)
+	}
+	env := map[string]string{EnvQueues: "default,callbacks", "HERALD_AUTH_DISABLED": "true"}
+	if _, err := LoadProducer(nil, envOf(env)); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("producer: %v", err)
+	}
+}
