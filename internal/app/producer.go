@@ -26,6 +26,7 @@ import (
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/heartbeat"
 	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/interact"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/producer"
@@ -165,6 +166,7 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 		Enqueuer: enq, Redis: rdb, Ready: writableCheck(rdb, cfg.Redis.ReplicaHint()), Keyring: sec.keyring,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: log, Registerer: reg,
 		Metrics: metricsHandler, Mounts: mounts,
+		Messages: ledger.NewMessages(ledger.NewStore(rdb, cfg.Ledger), insp, cfg.Enqueue.Queues, cfg.BotNames()),
 	}
 	var ownMetrics http.Handler
 	if cfg.Server.MetricsListen != "" {

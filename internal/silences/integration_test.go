@@ -122,7 +122,7 @@ func TestSilenceAcrossProducers(t *testing.T) {
 		t.Fatalf("default queue holds %d tasks, want %d", info.Pending, sent)
 	}
 	for _, n := range []int{1, caughtOnB} {
-		if _, err := insp.GetTaskInfo(jobs.QueueDefault, jobs.TaskIDForKey(fmt.Sprintf("fp-%d/all/42", n))); err == nil {
+		if _, err := insp.GetTaskInfo(jobs.QueueDefault, jobs.IdempotencyID("", fmt.Sprintf("fp-%d/all/42", n))); err == nil {
 			t.Errorf("the silenced alert fp-%d was enqueued", n)
 		}
 	}
