@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/keys"
 )
 
@@ -51,7 +52,9 @@ func (s *Store) Block(ctx context.Context, bot, chat string, b Block) (first boo
 	if err != nil {
 		return false, err
 	}
-	first, err = s.rdb.SetNX(ctx, keys.Bot(bot).Blocked(chat), v, 0).Result()
+	key := keys.Bot(bot).Blocked(chat)
+	durable.Wrote(ctx, key)
+	first, err = s.rdb.SetNX(ctx, key, v, 0).Result()
 	if err != nil {
 		return false, fmt.Errorf("chats: block %s for bot %s: %w", chat, bot, err)
 	}
@@ -71,7 +74,9 @@ func (s *Store) Unblock(ctx context.Context, bot, chat, source string) (was bool
 	if !validSource(source) {
 		return false, (Block{Reason: "-", Source: source}).check()
 	}
-	n, err := s.rdb.Del(ctx, keys.Bot(bot).Blocked(chat)).Result()
+	key := keys.Bot(bot).Blocked(chat)
+	durable.Wrote(ctx, key)
+	n, err := s.rdb.Del(ctx, key).Result()
 	if err != nil {
 		return false, fmt.Errorf("chats: unblock %s for bot %s: %w", chat, bot, err)
 	}
@@ -144,6 +149,7 @@ func (s *Store) Follow(ctx context.Context, bot string, names []string, updateID
 		}
 		source = b.Source
 	}
+	durable.Wrote(ctx, ks[0])
 	res, err := followScript.Run(ctx, s.rdb, ks, updateID, memberUpdateTTL.Milliseconds(), value).Int64Slice()
 	if err != nil || len(res) != 2 {
 		return false, fmt.Errorf("chats: apply update %d to %s of bot %s: %w", updateID, id, bot, cmpErr(err))
