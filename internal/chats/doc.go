@@ -29,7 +29,11 @@
 // canonical decimal or an @username, whose letter case does not matter
 // (keys.NormChat).
 //
+// Every write is recorded with durable.Wrote, so a caller that settles its
+// writes (the API) waits for the replicas of the bot's slot too.
+//
 // The metrics herald_chat_blocks_total and herald_chat_unblocks_total
-// count the changes, by bot and source ([Metrics]); the API (handler.go)
-// shows and clears the mark.
+// count the changes, by bot and source ([Metrics], [WithMetrics]); the
+// producer's API (internal/producer/chats.go) and CLI show and clear the
+// mark, and internal/interact follows the my_chat_member updates.
 package chats
