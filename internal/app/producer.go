@@ -23,6 +23,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/heartbeat"
 	"github.com/herald-dev/herald/internal/httpapi"
@@ -209,6 +210,9 @@ func newMounts(cfg settings.Producer, rdb redis.UniversalClient, reg prometheus.
 		{Pattern: "/v1/silences/", Handler: st.Handler(), Scope: httpapi.ScopeOperate},
 		{Pattern: "/v1/webhooks/", Handler: hooks, SelfAuth: true},
 	}
+	// Blocked chats: reading takes a sender's token, clearing operate.
+	blocked := chats.NewStore(rdb, chats.WithMetrics(chats.NewMetrics(reg)))
+	mounts = append(mounts, producer.ChatMounts(blocked, cfg.BotNames(), log)...)
 	tg, err := cfg.Telegram.Value()
 	if err != nil || tg == "" {
 		return mounts, err
