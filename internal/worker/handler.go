@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/broker"
+	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
@@ -71,6 +72,8 @@ type handler struct {
 	sentRetention time.Duration
 	// ledger keeps the records of settled messages.
 	ledger *ledger.Store
+	// chats marks the chats that blocked a bot.
+	chats *chats.Store
 
 	migrations migrationCache
 }
@@ -392,8 +395,11 @@ func (h *handler) finish(ctx context.Context, r *run, a action) error {
 	if errors.As(a.err, &nr) {
 		return h.replicasBehind(r, nr)
 	}
-	if a.kind == actArchive {
+	switch a.kind {
+	case actArchive:
 		return h.archive(ctx, r, a.reason, a.err)
+	case actBlock:
+		return h.block(ctx, r, a.err)
 	}
 	d := backoff(r.Attempt, h.backoffBase, h.backoffCap)
 	h.metrics.Retries.WithLabelValues(r.botLabel(), a.reason).Inc()
@@ -643,6 +649,33 @@ func (h *handler) stopped(ctx context.Context, r *run, k ratelimit.Kind) error {
 	rec.Reason = "cancelled"
 	h.settle(ctx, r, rec)
 	return nil
+}
+
+// block marks the chat of a send that Telegram refused with a 403 for good
+// (the user blocked the bot, the bot was removed) blocked, fleet-wide, so
+// that later messages to it fail without a request, and fails this one as
+// chat_blocked with Telegram's words.
+func (h *handler) block(ctx context.Context, r *run, err error) error {
+	if r.d == nil {
+		// Refused while the chat was being looked up: no chat to mark yet.
+		return h.archive(ctx, r, ledger.ReasonChatBlocked, err)
+	}
+	tg, _ := telegram.AsError(err)
+	_, kicked := tg.ChatGone()
+	b := chats.Block{Reason: chats.ReasonBlocked, Source: chats.SourceTelegram403, Error: shown(err).Error()}
+	if kicked {
+		b.Reason = chats.ReasonKicked
+	}
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	first, berr := h.chats.Block(bctx, r.bot.name, r.d.chat, b)
+	switch {
+	case berr != nil:
+		r.log.Warn("could not mark the chat blocked; its next messages will ask Telegram again", "error", berr)
+	case first:
+		r.log.Warn("the chat blocked the bot or removed it; its messages fail until it comes back", "reason", b.Reason)
+	}
+	return h.archive(ctx, r, ledger.ReasonChatBlocked, err)
 }
 
 // settle writes the ledger's record of a message settled without a send

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/broker"
+	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/durable"
@@ -258,6 +259,7 @@ func New(cfg Config) (*Worker, error) {
 	h := &handler{
 		rdb: rdb, durable: durable.New(rdb, cfg.Durable), bots: map[string]*bot{}, metrics: metrics, log: cfg.Logger,
 		backoffBase: cfg.BackoffBase, backoffCap: cfg.BackoffCap, sentRetention: cfg.SentRetention, ledger: ledger.NewStore(rdb, cfg.Ledger),
+		chats:          chats.NewStore(rdb, chats.WithMetrics(chats.NewMetrics(cfg.Registerer))),
 		retryAfterUnit: cfg.RetryAfterUnit,
 		recordWindow:   srvCfg.RecoveryWindow(),
 		waiters:        make(chan struct{}, cfg.waiterPlaces()), waitLong: cfg.WaitLong, stopping: make(chan struct{}),
