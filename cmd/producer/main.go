@@ -1,7 +1,8 @@
 // Command producer accepts messages for Telegram and stores them as tasks in
 // Redis: `producer` (or `producer serve`) runs the HTTP API and the web UI,
 // `producer send --chat ID "text"` enqueues one message from the shell,
-// `producer chat BOT CHAT` shows whether a chat blocked a bot and
+// `producer status ID`, `producer cancel ID` and `producer retry ID` read
+// and act on the message ledger, `producer chat BOT CHAT` shows whether a chat blocked a bot and
 // `producer unblock BOT CHAT` clears that mark,
 // `producer feeds --config feeds.yaml` polls RSS and Atom feeds, and
 // `producer healthcheck` probes a running API (for container health checks),
@@ -27,11 +28,13 @@ import (
 	// so that an image without /usr/share/zoneinfo can load them.
 	_ "time/tzdata"
 
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/app"
 	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/feeds"
+	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
@@ -42,7 +45,7 @@ func main() { os.Exit(run()) }
 func run() int {
 	cfg, rest, err := settings.LoadProducerArgs(os.Args[1:], os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(os.Stderr, "usage: producer [flags] [serve | send --chat ID \"text\" | chat BOT CHAT | unblock BOT CHAT | feeds --config feeds.yaml | healthcheck | check]")
+		fmt.Fprintln(os.Stderr, "usage: producer [flags] [serve | send --chat ID \"text\" | status ID | cancel ID | retry ID | chat BOT CHAT | unblock BOT CHAT | feeds --config feeds.yaml | healthcheck | check]")
 		fmt.Fprintln(os.Stderr, "exit codes: 0 success, 1 failure at run time (send: not stored, safe to retry), 2 bad usage or configuration")
 		_ = settings.ProducerUsage(os.Stderr)
 		return 0
@@ -90,6 +93,16 @@ func run() int {
 		}
 		defer rdb.Close()
 		return producer.ChatCommand(ctx, cmd, chats.NewStore(rdb), cfg.BotNames(), rest, os.Stdout, os.Stderr)
+	case "status", "cancel", "retry":
+		rdb, err := cfg.Redis.NewClient(redisconn.ClientOptions{})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "producer %s: %v\n", cmd, err)
+			return producer.ExitUsage
+		}
+		defer rdb.Close()
+		insp := asynq.NewInspectorFromRedisClient(rdb)
+		msgs := ledger.NewMessages(ledger.NewStore(rdb, cfg.Ledger), insp, cfg.Enqueue.Queues, cfg.BotNames())
+		return producer.MessageCommand(ctx, cmd, msgs, rest, os.Stdout, os.Stderr)
 	case "feeds":
 		fs := flag.NewFlagSet("producer feeds", flag.ContinueOnError)
 		path := fs.String("config", "", "feed list (YAML); default "+feeds.EnvFile)
@@ -112,7 +125,7 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "producer check: configuration OK")
 		return 0
 	default:
-		fmt.Fprintf(os.Stderr, "producer: unknown command %q (want serve, send, chat, unblock, feeds, healthcheck or check)\n", cmd)
+		fmt.Fprintf(os.Stderr, "producer: unknown command %q (want serve, send, status, cancel, retry, chat, unblock, feeds, healthcheck or check)\n", cmd)
 		return 2
 	}
 }
