@@ -75,34 +75,8 @@ func run() int {
 			return 1
 		}
 		return 0
-	case "send":
-		rdb, err := cfg.Redis.NewClient(redisconn.ClientOptions{})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "producer send:", err)
-			return producer.ExitUsage
-		}
-		defer rdb.Close()
-		enq := app.NewEnqueuer(rdb, cfg)
-		defer enq.Close()
-		return producer.Send(ctx, enq, rest, os.Stdin, os.Stdout, os.Stderr)
-	case "chat", "unblock":
-		rdb, err := cfg.Redis.NewClient(redisconn.ClientOptions{})
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "producer %s: %v\n", cmd, err)
-			return producer.ExitUsage
-		}
-		defer rdb.Close()
-		return producer.ChatCommand(ctx, cmd, chats.NewStore(rdb), cfg.BotNames(), rest, os.Stdout, os.Stderr)
-	case "status", "cancel", "retry":
-		rdb, err := cfg.Redis.NewClient(redisconn.ClientOptions{})
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "producer %s: %v\n", cmd, err)
-			return producer.ExitUsage
-		}
-		defer rdb.Close()
-		insp := asynq.NewInspectorFromRedisClient(rdb)
-		msgs := ledger.NewMessages(ledger.NewStore(rdb, cfg.Ledger), insp, cfg.Enqueue.Queues, cfg.BotNames())
-		return producer.MessageCommand(ctx, cmd, msgs, rest, os.Stdout, os.Stderr)
+	case "send", "chat", "unblock", "status", "cancel", "retry":
+		return direct(ctx, cfg, cmd, rest)
 	case "feeds":
 		fs := flag.NewFlagSet("producer feeds", flag.ContinueOnError)
 		path := fs.String("config", "", "feed list (YAML); default "+feeds.EnvFile)
@@ -128,4 +102,25 @@ func run() int {
 		fmt.Fprintf(os.Stderr, "producer: unknown command %q (want serve, send, status, cancel, retry, chat, unblock, feeds, healthcheck or check)\n", cmd)
 		return 2
 	}
+}
+
+// direct runs the commands that work on Redis themselves, as an operator.
+func direct(ctx context.Context, cfg settings.Producer, cmd string, rest []string) int {
+	rdb, err := cfg.Redis.NewClient(redisconn.ClientOptions{})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "producer %s: %v\n", cmd, err)
+		return producer.ExitUsage
+	}
+	defer rdb.Close()
+	switch cmd {
+	case "send":
+		enq := app.NewEnqueuer(rdb, cfg)
+		defer enq.Close()
+		return producer.Send(ctx, enq, rest, os.Stdin, os.Stdout, os.Stderr)
+	case "chat", "unblock":
+		return producer.ChatCommand(ctx, cmd, chats.NewStore(rdb), cfg.BotNames(), rest, os.Stdout, os.Stderr)
+	}
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	msgs := ledger.NewMessages(ledger.NewStore(rdb, cfg.Ledger), insp, cfg.Enqueue.Queues, cfg.BotNames())
+	return producer.MessageCommand(ctx, cmd, msgs, rest, os.Stdout, os.Stderr)
 }
