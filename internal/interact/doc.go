@@ -1,5 +1,6 @@
 // Package interact turns presses of the buttons under Herald's alerts into
-// what they ask for: an acknowledgement, or a silence.
+// what they ask for: an acknowledgement, or a silence; and follows the
+// chats that block the bot or take it back (my_chat_member updates).
 //
 // # Receiving presses
 //
@@ -52,6 +53,20 @@
 // message (the message pressed, once the thread is closed) is edited to
 // show what happened: a jobs.SendMessage in edit mode on the queue, under
 // the fleet-wide limits like any other message.
+//
+// # Chats that block the bot
+//
+// The same update tasks carry my_chat_member updates, which Telegram sends
+// when the bot's own membership of a chat changes: a user blocked or
+// unblocked it in a private chat, a group or channel removed it or took
+// it back. The handler (member.go) marks the chat blocked for the bot
+// ("kicked", "left", or "restricted" and no longer a member) or clears the
+// mark (any status in the chat) through chats.Store.Follow, by the chat's
+// id and, for a public group or channel, its @username, in update_id
+// order per chat so that two such tasks run in either order leave the
+// later change. A chat newly marked is handed to WorkerConfig.OnBlocked
+// (the chat.blocked callback). Both the poller and the registrar ask
+// Telegram for callback_query and my_chat_member updates only.
 //
 // Pressers are named as telegram.UpdateUser.Name has it: by @username, or
 // by a name that cannot pass for one, with the user id.

@@ -16,6 +16,7 @@ import (
 	"github.com/herald-dev/herald/internal/backoff"
 	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
@@ -71,6 +72,13 @@ type handlerConfig struct {
 	// Silences creates the silences of the silence buttons; nil answers
 	// them with "Silences are not available here".
 	Silences silenceStore
+	// Chats holds the blocked chats that my_chat_member updates mark and
+	// clear; default a chats.Store on Redis that counts nothing.
+	Chats *chats.Store
+	// OnBlocked, when set, is told of each chat that an update newly
+	// marked blocked (the chat.blocked callback); an error retries the
+	// update's task.
+	OnBlocked blockedHook
 	// Durable, when set, is waited on after a press is recorded and
 	// before it is answered.
 	Durable *durable.Acker
@@ -129,6 +137,9 @@ func (c handlerConfig) withDefaults() handlerConfig {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Chats == nil && c.Redis != nil {
+		c.Chats = chats.NewStore(c.Redis)
 	}
 	c.Metrics = c.Metrics.orNew()
 	return c
@@ -248,9 +259,13 @@ func (h *handler) Handle(ctx context.Context, t broker.Task) error {
 	if err != nil {
 		return broker.Archive("invalid_payload", err)
 	}
+	if m := pl.Update.MyChatMember; m != nil {
+		return h.member(ctx, t, pl, m)
+	}
 	q := pl.Update.CallbackQuery
 	if q == nil || q.ID == "" {
-		// Only callback queries are asked for; anything else is ignored.
+		// Only callback queries and my_chat_member are asked for;
+		// anything else is ignored.
 		return nil
 	}
 	p := &press{task: t, bot: pl.Bot, keys: keys.Bot(pl.Bot), q: q, received: pl.ReceivedAt,

@@ -139,8 +139,9 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, httpapi.Errorf(http.StatusBadRequest, httpapi.CodeInvalidJSON, "the body is not a Telegram update: %v", err))
 		return
 	}
-	if u.CallbackQuery == nil {
-		// Only callback queries are asked for; anything else is dropped.
+	if u.CallbackQuery == nil && u.MyChatMember == nil {
+		// Only callback queries and my_chat_member are asked for;
+		// anything else is dropped.
 		w.WriteHeader(http.StatusOK)
 		return
 	}

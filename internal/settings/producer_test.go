@@ -136,8 +136,9 @@ const testCallbackSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 func TestLoadProducerEnv(t *testing.T) {
 	t.Parallel()
+	owned := ownedSettings()
 	for _, s := range ProducerSettings() {
-		if _, ok := producerEnv[s.Env]; !ok {
+		if _, ok := producerEnv[s.Env]; !ok && !owned[s.Env] {
 			t.Errorf("test table misses %s", s.Env)
 		}
 	}

@@ -141,6 +141,7 @@ func (w Worker) Validate() error {
 	w.Worker.Limits.Check(&p)
 	checkLimitQueues(&p, w.Worker.Limits, w.Worker.Queues)
 	w.Worker.Digest.Check(&p)
+	w.Worker.Ledger.Check(&p)
 	w.Updates.Check(&p)
 	w.Callbacks.Check(&p)
 	if _, ok := w.Worker.Queues[statushook.Queue]; ok {
@@ -327,6 +328,7 @@ func workerSpecs(w *Worker) []config.Spec {
 		},
 		w.Worker.Limits.Specs(),
 		w.Worker.Digest.Specs(),
+		w.Worker.Ledger.Specs(),
 		w.Updates.Specs(),
 		w.Callbacks.Specs(),
 	)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/interact"
+	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/statushook"
@@ -510,8 +512,9 @@ func TestTelegramAPIURLWithTokenNotEchoed(t *testing.T) {
 func ownedSettings() map[string]bool {
 	owned := map[string]bool{}
 	var w worker.Config
-	var c statushook.Config
-	for _, s := range append(w.Specs(), c.Specs()...) {
+	var l ledger.Config     // tested in internal/ledger
+	var c statushook.Config // tested in internal/statushook
+	for _, s := range slices.Concat(w.Specs(), l.Specs(), c.Specs()) {
 		owned[s.Env] = true
 	}
 	return owned
