@@ -175,7 +175,8 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 		Enqueuer: enq, Redis: rdb, Ready: writableCheck(rdb, cfg.Redis.ReplicaHint()), Keyring: sec.keyring,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: log, Registerer: reg,
 		Metrics: metricsHandler, Mounts: mounts,
-		Messages: ledger.NewMessages(ledger.NewStore(rdb, cfg.Ledger), insp, cfg.Enqueue.Queues, cfg.BotNames()),
+		Messages:  ledger.NewMessages(ledger.NewStore(rdb, cfg.Ledger), insp, cfg.Enqueue.Queues, cfg.BotNames()),
+		Callbacks: events,
 	}
 	var ownMetrics http.Handler
 	if cfg.Server.MetricsListen != "" {

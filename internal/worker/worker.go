@@ -265,7 +265,7 @@ func New(cfg Config) (*Worker, error) {
 	h := &handler{
 		rdb: rdb, durable: durable.New(rdb, cfg.Durable), bots: map[string]*bot{}, metrics: metrics, log: cfg.Logger,
 		backoffBase: cfg.BackoffBase, backoffCap: cfg.BackoffCap, sentRetention: cfg.SentRetention, ledger: ledger.NewStore(rdb, cfg.Ledger),
-		chats:          chats.NewStore(rdb, chats.WithMetrics(chats.NewMetrics(cfg.Registerer))),
+		chats: chats.NewStore(rdb, chats.WithMetrics(chats.NewMetrics(cfg.Registerer))), events: cfg.Events,
 		retryAfterUnit: cfg.RetryAfterUnit,
 		recordWindow:   srvCfg.RecoveryWindow(),
 		waiters:        make(chan struct{}, cfg.waiterPlaces()), waitLong: cfg.WaitLong, stopping: make(chan struct{}),
