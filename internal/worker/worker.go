@@ -280,7 +280,7 @@ func New(cfg Config) (*Worker, error) {
 	// (links), its visible text is within Telegram's limit.
 	queues := srv.Queues()
 	enq := jobs.NewEnqueuer(rdb, jobs.EnqueueConfig{Queues: queues, DefaultQueue: queues[0], Limits: jobs.Limits{MaxTextLen: 1 << 20}})
-	dg, err := digest.New(rdb, enq, cfg.Digest, h.ledger)
+	dg, err := digest.New(rdb, enq, cfg.Digest, h.ledger, cfg.Events)
 	if err != nil {
 		rdb.Close()
 		return nil, err
