@@ -46,6 +46,19 @@ func decodeJob(payload []byte) (job, error) {
 	return j, nil
 }
 
+// ShowURL is a callback URL as Herald shows it (the web UI, logs): without
+// its query and fragment, which may hold the receiver's token.
+func ShowURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unreadable URL)"
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return endpointOf(u) + "?…"
+	}
+	return raw
+}
+
 // ShowPayload renders a callback task's payload for the web UI, indented,
 // with the URL's query and fragment cut off: a receiver's URL may carry
 // its own token there, and the UI shows payloads to every token holder.
@@ -55,11 +68,7 @@ func ShowPayload(payload []byte) string {
 	if err := json.Unmarshal(payload, &j); err != nil {
 		return string(payload)
 	}
-	if u, err := url.Parse(j.URL); err == nil {
-		if u.RawQuery != "" || u.Fragment != "" {
-			j.URL = endpointOf(u) + "?…"
-		}
-	}
+	j.URL = ShowURL(j.URL)
 	out, err := json.MarshalIndent(j, "", "  ")
 	if err != nil {
 		return string(payload)
