@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/ledger"
+	"github.com/redis/go-redis/v9"
 )
 
 // fakeSilencer silences the alerts whose title starts with "mute", as
@@ -77,6 +80,9 @@ func TestDispatchSilenced(t *testing.T) {
 	rec, sil := &recorder{}, &fakeSilencer{}
 	r := newTestRouter(t, "routes:\n  - name: db\n    match: {labels: {team: db}}\n    destinations: [\"1\"]\n", rec)
 	r.cfg.Silences = sil
+	mr := miniredis.RunT(t)
+	book := ledger.NewStore(redis.NewClient(&redis.Options{Addr: mr.Addr()}), ledger.Config{})
+	r.cfg.Ledger = book
 	res, err := r.Dispatch(context.Background(), []Alert{
 		{Title: "mute me", Fingerprint: "fp-1", Labels: map[string]string{"team": "web"}}, // no route, but silenced
 		{Title: "send me", Labels: map[string]string{"team": "db"}},
@@ -89,6 +95,11 @@ func TestDispatchSilenced(t *testing.T) {
 	}
 	if len(res.Silenced) != 1 || res.Silenced[0].Index != 0 || res.Silenced[0].SilencedBy != "s-1" || res.Silenced[0].Fingerprint != "fp-1" {
 		t.Fatalf("Silenced = %+v", res.Silenced)
+	}
+	// The ledger answers for the silenced alert under the id the answer gives.
+	lr, ok, err := book.Get(context.Background(), "", res.Silenced[0].TaskID)
+	if err != nil || !ok || lr.State != ledger.StateSilenced || lr.Silence != "s-1" {
+		t.Fatalf("ledger record of the silenced alert %q = %+v (%v, %v)", res.Silenced[0].TaskID, lr, ok, err)
 	}
 	if len(sil.recorded) != 1 || sil.recorded[0].Alert.Title != "mute me" || sil.recorded[0].SilencedBy != "s-1" {
 		t.Fatalf("recorded %+v", sil.recorded)

@@ -138,6 +138,23 @@ func TestProcessDigestRendersClaimsAndIsIdempotent(t *testing.T) {
 	if msgs[0].DisableNotification || !strings.Contains(msgs[0].Text, "alert 000") {
 		t.Fatalf("first message: notification off=%v, text %q", msgs[0].DisableNotification, msgs[0].Text[:60])
 	}
+	// Each item's ledger record says coalesced, naming a message that
+	// carries it.
+	carriers := map[string]bool{}
+	infos, err := b.insp.ListPendingTasks("default", asynq.PageSize(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, info := range infos {
+		carriers[info.ID] = true
+	}
+	store := ledger.NewStore(b.rdb, ledger.Config{})
+	for i := 0; i < 30; i++ {
+		rec, ok, err := store.Get(ctx, "", fmt.Sprintf("item-%03d", i))
+		if err != nil || !ok || rec.State != ledger.StateCoalesced || !carriers[rec.Digest] || rec.Chat != "42" {
+			t.Fatalf("item %d's record = %+v (%v, %v); carriers %v", i, rec, ok, err, carriers)
+		}
+	}
 	// A retry of the same digest (its first attempt crashed after
 	// enqueueing) enqueues nothing more.
 	again, err := b.d.ProcessDigest(ctx, "d1", "default", payload)

@@ -21,7 +21,7 @@ func TestBlockedChatCostsOneRequest(t *testing.T) {
 	b := setup(t, options{})
 	b.fake.SetChat("501", telegramfake.ChatBehavior{Blocked: true})
 	before := b.fake.Stats().Requests
-	const n = 20
+	const n = 100
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = b.send(t, jobs.SendMessage{Chat: "501", Text: "hello"}, "").TaskID
