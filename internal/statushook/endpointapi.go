@@ -9,6 +9,9 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/jobs"
 )
 
 // The routes of Handler, for the producer to mount with the operate
@@ -118,7 +121,7 @@ func (e *Emitter) Handler() http.Handler {
 			writeFailure(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, s)
+		httpapi.WriteJSON(w, http.StatusOK, s)
 	})
 	mux.HandleFunc(EnablePattern, func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
@@ -128,7 +131,7 @@ func (e *Emitter) Handler() http.Handler {
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
 		if err != nil || dec.Decode(&req) != nil {
-			writeError(w, http.StatusBadRequest, "invalid_json", `the body must be {"url": "<callback URL>"}`, nil)
+			httpapi.WriteError(w, httpapi.Errorf(http.StatusBadRequest, httpapi.CodeInvalidJSON, `the body must be {"url": "<callback URL>"}`))
 			return
 		}
 		was, err := e.Enable(r.Context(), req.URL)
@@ -137,7 +140,7 @@ func (e *Emitter) Handler() http.Handler {
 			return
 		}
 		endpoint, _ := e.endpointOf(req.URL)
-		writeJSON(w, http.StatusOK, map[string]any{"endpoint": endpoint, "state": StateHealthy, "was_disabled": was})
+		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"endpoint": endpoint, "state": StateHealthy, "was_disabled": was})
 	})
 	return mux
 }
@@ -147,30 +150,8 @@ func (e *Emitter) Handler() http.Handler {
 func writeFailure(w http.ResponseWriter, err error) {
 	var uerr *URLError
 	if errors.As(err, &uerr) {
-		fields := []map[string]string{{"field": "url", "message": uerr.Reason}}
-		writeError(w, http.StatusBadRequest, "invalid_field", "url: "+uerr.Reason, fields)
+		httpapi.WriteError(w, httpapi.Invalid("url: "+uerr.Reason, jobs.FieldError{Field: "url", Message: uerr.Reason}))
 		return
 	}
-	w.Header().Set("Retry-After", "1")
-	writeError(w, http.StatusServiceUnavailable, "unavailable", "redis is unavailable", nil)
-}
-
-// writeError answers in the API's error shape (internal/httpapi's
-// ErrorBody, restated here so that this package needs none of the API's).
-func writeError(w http.ResponseWriter, status int, code, msg string, fields []map[string]string) {
-	detail := map[string]any{"code": code, "message": msg}
-	if fields != nil {
-		detail["fields"] = fields
-	}
-	writeJSON(w, status, map[string]any{"error": detail})
-}
-
-// writeJSON sends v as JSON with status.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
+	httpapi.WriteError(w, httpapi.Errorf(http.StatusServiceUnavailable, httpapi.CodeUnavailable, "redis is unavailable"))
 }
