@@ -15,6 +15,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/app"
 	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/interact"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/redisconn"
@@ -102,6 +103,9 @@ func runWorkerUntilArchived(ctx context.Context, t *testing.T, s *stack, apiURL 
 		Redis:    redisconn.Config{URL: s.redis.URL()},
 		Telegram: settings.Telegram{Token: botToken, Client: telegram.Config{APIURL: apiURL}},
 		Worker:   worker.Config{Concurrency: 2},
+		// No update reader: the archived task must carry Telegram's own
+		// 403, not the blocked mark the fake's my_chat_member would set first.
+		Updates: interact.UpdatesConfig{Off: true},
 	}.WithDefaults()
 	wcfg.Listen = ""
 	bots, err := app.NewSenders(wcfg)

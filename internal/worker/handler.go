@@ -640,16 +640,11 @@ func (h *handler) deferTask(queue string, wait time.Duration) error {
 	return broker.Snooze(wait, "rate limited")
 }
 
-// errChatBlocked is the error of a message not sent because its chat
-// blocked or removed the bot.
-var errChatBlocked = errors.New("the chat blocked the bot or removed it, so the message was not sent; " +
-	"it is sent again once the chat is back (GET /v1/chats/{bot}/{chat})")
-
 // stopped settles a message that a mark stopped before its send: archived
 // as chat_blocked, or cancelled.
 func (h *handler) stopped(ctx context.Context, r *run, k ratelimit.Kind) error {
 	if k == ratelimit.Blocked {
-		return h.archive(ctx, r, ledger.ReasonChatBlocked, errChatBlocked)
+		return h.archive(ctx, r, ledger.ReasonChatBlocked, h.blockedError(ctx, r))
 	}
 	h.metrics.Cancelled.WithLabelValues(r.botLabel()).Inc()
 	r.log.Info("the message was cancelled; not sending it")
@@ -685,6 +680,26 @@ func (h *handler) block(ctx context.Context, r *run, err error) error {
 		h.emitBlocked(ctx, r, b)
 	}
 	return h.archive(ctx, r, ledger.ReasonChatBlocked, err)
+}
+
+// blockedError says why a message to a chat marked blocked was not sent,
+// with what the mark records (Telegram's 403, or the update that said so).
+func (h *handler) blockedError(ctx context.Context, r *run) error {
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	why := "the chat blocked the bot or removed it"
+	if st, err := h.chats.Get(gctx, r.bot.name, r.d.chat); err == nil && st.Blocked {
+		why = fmt.Sprintf("the chat is marked blocked (%s, from %s", st.Reason, st.Source)
+		if st.Since != nil {
+			why += " since " + st.Since.UTC().Format(time.RFC3339)
+		}
+		if st.Error != "" {
+			why += ": " + st.Error
+		}
+		why += ")"
+	}
+	return fmt.Errorf("%s; not sent, and no request was made; messages to it are sent again once the chat is back (GET /v1/chats/%s/%s)",
+		why, r.bot.name, r.d.chat)
 }
 
 // settle writes the ledger's record of a message settled without a send

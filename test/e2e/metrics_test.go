@@ -132,7 +132,7 @@ func TestMetricsMatchWhatTelegramRecorded(t *testing.T) {
 		{"herald_messages_sent_total{queue=default}", sum("herald_messages_sent_total", map[string]string{"queue": "default"}), float64(wantByQueue["default"])},
 		{"herald_messages_sent_total{outcome=downgraded}", sum("herald_messages_sent_total", map[string]string{"outcome": "downgraded"}), 1},
 		{"herald_telegram_429_total", sum("herald_telegram_429_total", nil), float64(stats.TooMany)},
-		{"herald_archived_total{reason=blocked}", sum("herald_archived_total", map[string]string{"reason": "blocked"}), 1},
+		{"herald_archived_total{reason=chat_blocked}", sum("herald_archived_total", map[string]string{"reason": "chat_blocked"}), 1},
 		{"herald_archived_total (all)", sum("herald_archived_total", nil), 1},
 		// Every text is one part, so each accepted message is a first part.
 		{"herald_delivery_latency_seconds count", sum("herald_delivery_latency_seconds", nil), float64(len(msgs))},
