@@ -244,14 +244,17 @@ func (d *Digester) coalesced(ctx context.Context, queue string, items []jobs.Coa
 		return nil
 	}
 	now := time.Now().UnixMilli()
-	for _, it := range items {
+	entries := make([]ledger.Entry, len(items))
+	for i, it := range items {
 		m := it.Message
-		rec := ledger.Record{State: ledger.StateCoalesced, Chat: m.Chat, Queue: queue, From: m.From,
-			Created: ledger.Millis(m.CreatedAt), Settled: now, Digest: carrier, Topic: m.MessageThreadID}
-		if err := d.ledger.Put(ctx, m.Bot, it.ID, rec); err != nil {
-			return err
-		}
-		if err := d.announce(ctx, it, rec); err != nil {
+		entries[i] = ledger.Entry{Bot: m.Bot, TaskID: it.ID, Record: ledger.Record{State: ledger.StateCoalesced, Chat: m.Chat,
+			Queue: queue, From: m.From, Created: ledger.Millis(m.CreatedAt), Settled: now, Digest: carrier, Topic: m.MessageThreadID}}
+	}
+	if err := d.ledger.PutAll(ctx, entries); err != nil {
+		return err
+	}
+	for i, it := range items {
+		if err := d.announce(ctx, it, entries[i].Record); err != nil {
 			return err
 		}
 	}

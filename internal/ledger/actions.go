@@ -24,8 +24,10 @@ func (e *TooLateError) Error() string { return e.Why }
 // marked: the worker settles it as cancelled when it next checks, which it
 // does with every slot, and the status comes back with Cancelling set. A
 // message whose sending began, or that is settled, is a *TooLateError.
-func (m *Messages) Cancel(ctx context.Context, id, by string) (Status, error) {
-	f, err := m.find(ctx, id)
+// may, when set, decides from the message's status whether the caller may
+// act on it; a message it refuses is ErrNotFound.
+func (m *Messages) Cancel(ctx context.Context, id, by string, may func(Status) bool) (Status, error) {
+	f, err := m.found(ctx, id, may)
 	if err != nil {
 		return Status{}, err
 	}
@@ -39,7 +41,7 @@ func (m *Messages) Cancel(ctx context.Context, id, by string) (Status, error) {
 	}
 	if err := m.insp.DeleteTask(f.task.Queue, id); err != nil {
 		if errors.Is(err, asynq.ErrTaskNotFound) {
-			return m.Cancel(ctx, id, by) // settled or taken meanwhile: look again
+			return m.Cancel(ctx, id, by, may) // settled or taken meanwhile: look again
 		}
 		// A worker took it between the look and the delete.
 		return m.cancelHeld(ctx, f, by)
@@ -61,9 +63,10 @@ func (m *Messages) cancelHeld(ctx context.Context, f found, by string) (Status, 
 	return f.st, nil
 }
 
-// Retry runs a failed message again, from the first part not yet sent.
-func (m *Messages) Retry(ctx context.Context, id string) (Status, error) {
-	f, err := m.find(ctx, id)
+// Retry runs a failed message again, from the first part not yet sent; may
+// is as for Cancel.
+func (m *Messages) Retry(ctx context.Context, id string, may func(Status) bool) (Status, error) {
+	f, err := m.found(ctx, id, may)
 	if err != nil {
 		return Status{}, err
 	}
@@ -86,6 +89,15 @@ func (m *Messages) rerun(ctx context.Context, f found) (Status, error) {
 	st := f.st
 	st.State, st.SettledAt = StateQueued, nil
 	return st, nil
+}
+
+// found is find, with may's verdict (nil: anyone may).
+func (m *Messages) found(ctx context.Context, id string, may func(Status) bool) (found, error) {
+	f, err := m.find(ctx, id)
+	if err == nil && may != nil && !may(f.st) {
+		return found{}, ErrNotFound
+	}
+	return f, err
 }
 
 func millisOf(t *time.Time) int64 {

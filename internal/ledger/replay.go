@@ -67,7 +67,7 @@ func (m *Messages) RetryFailed(ctx context.Context, f Filter) (Replayed, error) 
 	}
 	out := Replayed{Retried: []string{}, More: more}
 	for _, id := range ids {
-		if _, err := m.Retry(ctx, id); err != nil {
+		if _, err := m.Retry(ctx, id, nil); err != nil {
 			var late *TooLateError
 			if errors.As(err, &late) || errors.Is(err, ErrNotFound) {
 				continue // retried or deleted meanwhile

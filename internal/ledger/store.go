@@ -48,6 +48,30 @@ func (s *Store) Put(ctx context.Context, bot, taskID string, r Record) error {
 	return nil
 }
 
+// Entry is one record to store with PutAll.
+type Entry struct {
+	Bot, TaskID string
+	Record      Record
+}
+
+// PutAll stores the records of several messages in one round trip per
+// node, for the retention.
+func (s *Store) PutAll(ctx context.Context, entries []Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, e := range entries {
+			p.Set(ctx, keys.Bot(e.Bot).Sent(e.TaskID), e.Record.Encode(), s.retention)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("ledger: write %d records: %w", len(entries), err)
+	}
+	return nil
+}
+
 // raw reads the send record of taskID in each bot's space, in one round
 // trip per node: the bot whose space holds one and its value ("" when none
 // does).

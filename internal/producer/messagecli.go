@@ -44,9 +44,9 @@ func MessageCommand(ctx context.Context, cmd string, msgs *ledger.Messages, args
 	case "status":
 		st, err = msgs.Status(ctx, id)
 	case "cancel":
-		st, err = msgs.Cancel(ctx, id, "cli")
+		st, err = msgs.Cancel(ctx, id, "cli", nil)
 	case "retry":
-		st, err = msgs.Retry(ctx, id)
+		st, err = msgs.Retry(ctx, id, nil)
 	default:
 		fmt.Fprintf(stderr, "producer %s: unknown command (want status, cancel or retry)\n", cmd)
 		return ExitUsage

@@ -81,13 +81,16 @@ func (a *api) findMessage(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// mayAct is the check Cancel and Retry apply to the message they find.
+func mayAct(r *http.Request) func(ledger.Status) bool {
+	p, _ := httpapi.PrincipalFrom(r.Context())
+	return func(st ledger.Status) bool { return mayReach(p, st, reachAct) }
+}
+
 func (a *api) cancelMessage(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if _, ok := a.lookup(w, r, id, reachAct); !ok {
-		return
-	}
 	p, _ := httpapi.PrincipalFrom(r.Context())
-	st, err := a.cfg.Messages.Cancel(r.Context(), id, p.Name)
+	st, err := a.cfg.Messages.Cancel(r.Context(), id, p.Name, mayAct(r))
 	switch {
 	case err != nil:
 		a.ledgerError(w, id, err)
@@ -102,10 +105,7 @@ func (a *api) cancelMessage(w http.ResponseWriter, r *http.Request) {
 
 func (a *api) retryMessage(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if _, ok := a.lookup(w, r, id, reachAct); !ok {
-		return
-	}
-	st, err := a.cfg.Messages.Retry(r.Context(), id)
+	st, err := a.cfg.Messages.Retry(r.Context(), id, mayAct(r))
 	if err != nil {
 		a.ledgerError(w, id, err)
 		return

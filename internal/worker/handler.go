@@ -708,11 +708,7 @@ func (h *handler) blockedError(ctx context.Context, r *run) error {
 func (h *handler) settle(ctx context.Context, r *run, rec ledger.Record) {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	ks := keys.Bot("")
-	if r.bot != nil {
-		ks = r.bot.keys
-	}
-	if err := h.rdb.Set(sctx, ks.Sent(r.ID), rec.Encode(), h.ledger.Retention()).Err(); err != nil {
+	if err := h.ledger.Put(sctx, r.botLabel(), r.ID, rec); err != nil {
 		r.log.Warn("could not record the message's state in the ledger", "state", rec.State, "error", err)
 	}
 }
