@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -270,4 +271,54 @@ func TestStatusCallbacksAcrossAFleet(t *testing.T) {
 			t.Fatalf("GET %s: %d %s; the fake sent %+v", id, code, out, sent[id])
 		}
 	}
+}
+
+// TestHangingReceiverDelaysNoSend: a receiver that takes every callback
+// and never answers holds each worker's only callback slot
+// (HERALD_CALLBACK_CONCURRENCY=1), and every message is still delivered by
+// workers with 4 task slots (HERALD_CONCURRENCY=4), which hanging callbacks
+// sharing them would have filled: callbacks have a queue and a server of
+// their own.
+func TestHangingReceiverDelaysNoSend(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	master, err := statushook.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HERALD_CALLBACK_SECRET=" + master, "HERALD_CALLBACK_ALLOW=127.0.0.1", "HERALD_CALLBACK_CONCURRENCY=1", "HERALD_CONCURRENCY=4"}
+	s := fleettest.Start(t, fleettest.Options{Workers: 2, WorkerEnv: env, ProducerEnv: env, Timeout: 2 * time.Minute,
+		Fake: telegramfake.Config{TimeScale: scale}})
+	release := make(chan struct{})
+	var held atomic.Int64
+	hang := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		held.Add(1)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = hang.Serve(ln) }()
+	t.Cleanup(func() { close(release); _ = hang.Close() })
+	hook := "http://" + ln.Addr().String() + "/hook"
+	const n = 60
+	for i := range n {
+		body, _ := json.Marshal(map[string]any{"chat": fmt.Sprint(100 + i%6), "text": fmt.Sprintf("hang %02d", i), "callback_url": hook})
+		if code, out := call(t, s.Fleet, http.MethodPost, s.Fleet.APIBase+"/v1/messages", body, nil); code != http.StatusAccepted {
+			t.Fatalf("POST %d: %d %s", i, code, out)
+		}
+	}
+	if err := s.Fake.Wait(s.Ctx, n); err != nil {
+		t.Fatalf("with the receiver hanging, %d of %d messages were delivered: %v", len(s.Fake.Messages()), n, err)
+	}
+	if held.Load() == 0 {
+		t.Fatal("no callback reached the hanging receiver: the test proves nothing")
+	}
+	t.Logf("%d messages delivered while %d callbacks hung", n, held.Load())
 }
