@@ -15,6 +15,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
@@ -147,7 +148,7 @@ func fxRunPermanentFailures(tb testing.TB, n int) fxFailureRun {
 			id, _ := e.Values["task_id"].(string)
 			q, _ := e.Values["queue"].(string)
 			reason, _ := e.Values["reason"].(string)
-			if id == "" || q != jobs.QueueDefault || reason != string(telegram.ReasonBlocked) {
+			if id == "" || q != jobs.QueueDefault || reason != ledger.ReasonChatBlocked {
 				run.BadFields++
 				if run.BadFields <= 3 {
 					tb.Logf("unexpected failure entry %s: %v", e.ID, e.Values)
@@ -208,7 +209,7 @@ func TestPermanentFailuresAtScale(t *testing.T) {
 		t.Errorf("%d of %d task ids are missing from the failure stream (recorded %d)", r.Lost, n, r.Recorded)
 	}
 	if r.BadFields != 0 {
-		t.Errorf("%d failure entries lack task_id/queue or have a reason other than %q", r.BadFields, telegram.ReasonBlocked)
+		t.Errorf("%d failure entries lack task_id/queue or have a reason other than %q", r.BadFields, ledger.ReasonChatBlocked)
 	}
 	if r.Archived > fxAsynqArchiveCap {
 		t.Errorf("asynq archived count = %d, above its cap of %d", r.Archived, fxAsynqArchiveCap)
