@@ -217,17 +217,33 @@ func TestStatusCallbacksAcrossAFleet(t *testing.T) {
 	time.Sleep(60 * time.Second / scale)
 	rc.up(t)
 
-	if err := s.Fake.Wait(s.Ctx, n); err != nil {
-		t.Fatal(err)
-	}
-	sent := map[string]telegramfake.Message{} // task id → the fake's record
-	for _, m := range s.Fake.Messages() {
-		if id, ok := texts[m.Text]; ok {
-			if _, dup := sent[id]; dup {
-				t.Errorf("%q delivered twice", m.Text)
-			}
-			sent[id] = m
+	// Every message reaches the fake. A send that was on the wire when its
+	// worker was SIGKILLed may be made again by the redelivery (the Bot API
+	// has no idempotency key): at most one such copy for the one kill, and
+	// the ledger records the copy the redelivery made, the later one.
+	sent := map[string]telegramfake.Message{} // task id → the fake's last record
+	dups := 0
+	for want := n; ; want++ {
+		if err := s.Fake.Wait(s.Ctx, want); err != nil {
+			t.Fatal(err)
 		}
+		clear(sent)
+		dups = 0
+		for _, m := range s.Fake.Messages() {
+			if id, ok := texts[m.Text]; ok {
+				if _, dup := sent[id]; dup {
+					dups++
+					t.Logf("%q delivered twice (a send on the wire at the SIGKILL)", m.Text)
+				}
+				sent[id] = m
+			}
+		}
+		if len(sent) == n {
+			break
+		}
+	}
+	if dups > 1 {
+		t.Errorf("%d messages delivered twice after one SIGKILL; want at most 1", dups)
 	}
 	events := rc.waitTasks(t, s.Ctx, n)
 	first := map[string]received{}
