@@ -12,7 +12,7 @@ var (
 	alice = oncall.User{ID: 1001, Name: "Alice", Username: "alice"}
 	bob   = oncall.User{ID: 1002, Name: "Bob", Username: "bob_ops"}
 	carol = oncall.User{ID: 1003, Name: "Carol"}
-	dana  = oncall.User{ID: 1004, Name: "Dana", Username: "dana"}
+	dana  = oncall.User{ID: 1004, Name: "Dana", Username: "dana_ops"}
 	team  = []oncall.User{alice, bob, carol}
 )
 
