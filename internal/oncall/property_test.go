@@ -33,7 +33,7 @@ func schedules(t *testing.T) map[string]oncall.Schedule {
 				{User: alice, Start: time.Date(2026, 10, 31, 22, 0, 0, 0, ny), End: time.Date(2026, 11, 1, 3, 0, 0, 0, ny)},
 			},
 		},
-		"daily Berlin 02:30": {Layers: []oncall.Rotation{daily(t, berlin, oncall.Clock{Hour: 2, Minute: 30}, "2026-01-01")}},
+		"daily Berlin 02:30":          {Layers: []oncall.Rotation{daily(t, berlin, oncall.Clock{Hour: 2, Minute: 30}, "2026-01-01")}},
 		"every 2 days New York 02:30": {Layers: []oncall.Rotation{every2}},
 		"12h Berlin":                  {Layers: []oncall.Rotation{fixed}},
 		"weekly Berlin with cover": {Layers: []oncall.Rotation{
