@@ -94,7 +94,7 @@ func (l Length) Validate() error {
 	case l.Days < 0 || l.Days > 366:
 		return fmt.Errorf("shift: %d days is out of range; use 1 to 366 days", l.Days)
 	case l.Days == 0 && l.Fixed < MinShift:
-		return fmt.Errorf("shift: %s is shorter than %s; use daily, weekly, every N days, or a duration of at least 1h such as 12h", l.Fixed, MinShift)
+		return fmt.Errorf("shift: %s is shorter than 1h; use daily, weekly, every N days, or a duration of at least 1h such as 12h", l.Fixed)
 	}
 	return nil
 }
