@@ -58,23 +58,22 @@ func TestParseFile(t *testing.T) {
 	}
 }
 
-// Every mistake is reported at its line and column, naming the setting
-// and the fix.
-func TestParseErrors(t *testing.T) {
-	for label, c := range map[string]struct{ yaml, want string }{
-		"unknown zone": {`
+// parseErrors are files with one mistake each and the start of the
+// problem reported.
+var parseErrors = map[string]struct{ yaml, want string }{
+	"unknown zone": {`
 schedules:
   - name: a
     time_zone: Europe/Berln
     layers: [{users: [{id: 1, name: A}], shift: daily, handoff: "09:00", start: 2026-01-05}]
 `, `f.yaml:4:16: schedules[0].time_zone: unknown time zone "Europe/Berln"; name an IANA time zone such as Europe/Berlin or America/New_York, or UTC`},
-		"no zone": {`
+	"no zone": {`
 schedules:
   - name: a
     layers:
       - {users: [{id: 1, name: A}], shift: daily, handoff: "09:00", start: 2026-01-05}
 `, `f.yaml:5:9: schedules[0].layers[0].time_zone: is missing; add time_zone: to the layer or the schedule`},
-		"empty users": {`
+	"empty users": {`
 schedules:
   - name: a
     time_zone: UTC
@@ -84,7 +83,7 @@ schedules:
         handoff: "09:00"
         start: 2026-01-05
 `, `f.yaml:6:16: schedules[0].layers[0].users: the layer has no users; list at least one user`},
-		"duplicate user": {`
+	"duplicate user": {`
 schedules:
   - name: a
     time_zone: UTC
@@ -97,19 +96,19 @@ schedules:
         handoff: "09:00"
         start: 2026-01-05
 `, `f.yaml:9:13: schedules[0].layers[0].users[2]: user 7 (A) is listed twice (first at line 7); list each person once`},
-		"short shift": {`
+	"short shift": {`
 schedules:
   - name: a
     time_zone: UTC
     layers: [{users: [{id: 1, name: A}], shift: 30m, handoff: "09:00", start: 2026-01-05}]
 `, `f.yaml:5:49: schedules[0].layers[0].shift: 30m is shorter than 1h; use a shift of at least 1h, or daily or weekly`},
-		"bad handoff": {`
+	"bad handoff": {`
 schedules:
   - name: a
     time_zone: UTC
     layers: [{users: [{id: 1, name: A}], shift: daily, handoff: 9am, start: 2026-01-05}]
 `, `f.yaml:5:65: schedules[0].layers[0].handoff: "9am" is not a time of day; write HH:MM on a 24-hour clock, in quotes, such as "09:00"`},
-		"override end before start": {`
+	"override end before start": {`
 schedules:
   - name: a
     time_zone: Europe/Berlin
@@ -119,31 +118,31 @@ schedules:
         start: "2026-03-30T09:00"
         end: "2026-03-28T09:00"
 `, `f.yaml:9:14: schedules[0].overrides[0].end: 2026-03-28T09:00:00+01:00 is not after start 2026-03-30T09:00:00+02:00, so the override would be empty; give an end later than the start`},
-		"unknown reference": {`
+	"unknown reference": {`
 schedules:
   - name: a
     time_zone: UTC
     layers: [{users: ["@nobody"], shift: daily, handoff: "09:00", start: 2026-01-05}]
 `, `f.yaml:5:23: schedules[0].layers[0].users[0]: "@nobody" names no user of this schedule`},
-		"handoff_day on daily": {`
+	"handoff_day on daily": {`
 schedules:
   - name: a
     time_zone: UTC
     layers: [{users: [{id: 1, name: A}], shift: daily, handoff: "09:00", handoff_day: mon, start: 2026-01-05}]
 `, `f.yaml:5:74: schedules[0].layers[0].handoff_day: applies to weekly shifts only, and the shift is daily`},
-		"unknown key": {`
+	"unknown key": {`
 schedules:
   - name: a
     time_zone: UTC
     layers: [{users: [{id: 1, name: A}], shift: daily, handof: "09:00", start: 2026-01-05}]
 `, `f.yaml:5:56: schedules[0].layers[0].handof: unknown key; did you mean "handoff"?`},
-		"bad user id": {`
+	"bad user id": {`
 schedules:
   - name: a
     time_zone: UTC
     layers: [{users: [{id: -3, name: A}], shift: daily, handoff: "09:00", start: 2026-01-05}]
 `, `f.yaml:5:28: schedules[0].layers[0].users[0].id: -3 is not a Telegram user id`},
-		"duplicate schedule": {`
+	"duplicate schedule": {`
 schedules:
   - name: a
     time_zone: UTC
@@ -152,7 +151,12 @@ schedules:
     time_zone: UTC
     layers: [{users: [{id: 1, name: A}], shift: daily, handoff: "09:00", start: 2026-01-05}]
 `, `f.yaml:6:11: schedules[1].name: the schedule "a" is defined twice (first at line 3)`},
-	} {
+}
+
+// Every mistake is reported at its line and column, naming the setting
+// and the fix.
+func TestParseErrors(t *testing.T) {
+	for label, c := range parseErrors {
 		_, err := oncall.Parse("f.yaml", []byte(c.yaml))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s:\n got %v\nwant %s", label, err, c.want)
