@@ -56,6 +56,7 @@ var windows = [][2]string{
 // Whoever OnCall names at t is on call at every instant of the shift it
 // returns, and not just before it starts or at its end.
 func TestPropertyShiftIsConstant(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(30, 2026))
 	for label, s := range schedules(t) {
 		for _, w := range windows {
@@ -88,6 +89,7 @@ func TestPropertyShiftIsConstant(t *testing.T) {
 // Handoffs between two instants are the changes seen by asking OnCall
 // every minute (every handoff of these schedules is on a whole minute).
 func TestPropertyHandoffsAgreeWithOnCall(t *testing.T) {
+	t.Parallel()
 	for label, s := range schedules(t) {
 		for _, w := range windows {
 			from, to := utc(t, w[0]), utc(t, w[1])
@@ -121,6 +123,7 @@ func TestPropertyHandoffsAgreeWithOnCall(t *testing.T) {
 
 // Next at t is the shift that starts where the one at t ends.
 func TestPropertyNextFollowsOnCall(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(8, 3))
 	for label, s := range schedules(t) {
 		for _, w := range windows {
