@@ -24,7 +24,6 @@ import (
 	// so that they load on any machine.
 	_ "time/tzdata"
 
-	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/local"
 	"github.com/herald-dev/herald/internal/settings"
@@ -36,17 +35,12 @@ func main() {
 	redisListen := flag.String("redis-listen", local.DefaultRedisListen, "address of the in-memory Redis, for `producer send` and more workers (port 0: any free port)")
 	routes := flag.String("routes", "", "alert routing file (default: every alert to the demo chat 42)")
 	flag.Parse()
-	lc := config.Log{}
-	log := lc.NewLogger(os.Stderr)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	ctx = stopWithGoRun(ctx, func() { log.Info("the go command that started herald has exited; stopping") })
 	bots, err := settings.ParseBots(os.Getenv(settings.EnvBots))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "herald:", err)
 		os.Exit(2)
 	}
-	err = local.Run(ctx, local.Options{
+	opts := local.Options{
 		Listen:         *listen,
 		RedisListen:    *redisListen,
 		RoutesFile:     *routes,
@@ -55,8 +49,19 @@ func main() {
 		BotTokens:      botTokens(bots, os.Getenv),
 		TelegramAPIURL: os.Getenv(telegram.EnvAPIURL),
 		Out:            os.Stdout,
-		Logger:         log,
-	})
+		Getenv:         os.Getenv,
+	}
+	lc, err := local.LogSettings(opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "herald:", err)
+		os.Exit(2)
+	}
+	log := lc.NewLogger(os.Stderr)
+	opts.Logger = log
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx = stopWithGoRun(ctx, func() { log.Info("the go command that started herald has exited; stopping") })
+	err = local.Run(ctx, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "herald:", err)
 		os.Exit(1)

@@ -28,6 +28,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/app"
+	"github.com/herald-dev/herald/internal/feeds"
 	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
@@ -80,7 +81,7 @@ func run() int {
 		return producer.Send(ctx, enq, rest, os.Stdin, os.Stdout, os.Stderr)
 	case "feeds":
 		fs := flag.NewFlagSet("producer feeds", flag.ContinueOnError)
-		path := fs.String("config", "", "feed list (YAML); default "+settings.EnvFeedsFile)
+		path := fs.String("config", "", "feed list (YAML); default "+feeds.EnvFile)
 		if err := fs.Parse(rest); err != nil {
 			return 2
 		}
@@ -90,7 +91,7 @@ func run() int {
 		}
 		return 0
 	case "healthcheck":
-		return app.Healthcheck(ctx, cfg.Listen, os.Stderr)
+		return app.Healthcheck(ctx, cfg.Server.Listen, os.Stderr)
 	case "check":
 		// The init step of docker-compose.yml: settings and secrets only.
 		if err := app.CheckProducer(cfg, os.Getenv); err != nil {

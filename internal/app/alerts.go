@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
@@ -14,28 +13,11 @@ import (
 	"github.com/herald-dev/herald/internal/silences"
 )
 
-// LoadRoutes returns the routing table the producer's settings name: the
-// routing file when HERALD_ROUTES_FILE is set, else one default route to
-// HERALD_ALERTS_DEFAULT_CHAT, else nil (alerts answer 422 no_route). The
-// routes may name only the bots of HERALD_BOTS.
+// LoadRoutes returns the routing table the producer's settings name
+// (alerts.RoutesConfig.Load); the routes may name only the bots of
+// HERALD_BOTS.
 func LoadRoutes(cfg settings.Producer) (*alerts.Table, error) {
-	opts := alerts.ParseOptions{Bots: cfg.BotNames()}
-	switch {
-	case cfg.RoutesFile != "":
-		t, err := alerts.LoadRoutesWith(cfg.RoutesFile, opts)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", settings.EnvRoutesFile, err)
-		}
-		return t, nil
-	case cfg.AlertsDefaultChat != "":
-		chat, err := jobs.ValidateChat(cfg.AlertsDefaultChat)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", settings.EnvAlertsDefaultChat, err)
-		}
-		doc := "routes:\n  - name: default\n    default: true\n    destinations:\n      - chat: " + strconv.Quote(chat) + "\n"
-		return alerts.ParseRoutesWith(settings.EnvAlertsDefaultChat, []byte(doc), opts)
-	}
-	return nil, nil
+	return cfg.Routes.Load(alerts.ParseOptions{Bots: cfg.BotNames()})
 }
 
 // NewSilences builds the store of silences and quiet hours on rdb; the
@@ -45,7 +27,7 @@ func LoadRoutes(cfg settings.Producer) (*alerts.Table, error) {
 func NewSilences(cfg settings.Producer, rdb redis.UniversalClient, enq *jobs.Enqueuer, log *slog.Logger) (*silences.Store, error) {
 	return silences.New(silences.Config{
 		Redis: rdb, Items: enq, Logger: log,
-		IdempotencyWindow: cfg.IdempotencyWindow, MaxRetry: cfg.MaxRetry, MaxBodyBytes: cfg.MaxBodyBytes,
+		IdempotencyWindow: cfg.Enqueue.IdempotencyWindow, MaxRetry: cfg.Enqueue.MaxRetry, MaxBodyBytes: cfg.Server.MaxBodyBytes,
 	})
 }
 
@@ -62,7 +44,7 @@ func NewRouter(cfg settings.Producer, rdb redis.UniversalClient, enq *jobs.Enque
 	if table == nil {
 		return unrouted{}, nil, nil
 	}
-	rcfg := alerts.RouterConfig{Logger: log, MaxTextLen: cfg.MaxTextLen, Bots: cfg.BotNames()}
+	rcfg := alerts.RouterConfig{Logger: log, MaxTextLen: cfg.Enqueue.Limits.MaxTextLen, Bots: cfg.BotNames()}
 	if rdb != nil {
 		rcfg.Redis = rdb
 	}
@@ -80,5 +62,5 @@ func NewRouter(cfg settings.Producer, rdb redis.UniversalClient, enq *jobs.Enque
 type unrouted struct{}
 
 func (unrouted) Dispatch(context.Context, []alerts.Alert) (alerts.Dispatched, error) {
-	return alerts.Dispatched{}, fmt.Errorf("%w: set %s or %s", alerts.ErrNoRoute, settings.EnvRoutesFile, settings.EnvAlertsDefaultChat)
+	return alerts.Dispatched{}, fmt.Errorf("%w: set %s or %s", alerts.ErrNoRoute, alerts.EnvRoutesFile, alerts.EnvDefaultChat)
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/telegram"
@@ -141,7 +143,7 @@ func TestCheckWorkerChecksEveryBotsToken(t *testing.T) {
 
 func TestCheckProducerRefusesEveryBotsToken(t *testing.T) {
 	t.Parallel()
-	env := map[string]string{settings.EnvAuthDisabled: "true", settings.EnvBots: "default,pages"}
+	env := map[string]string{httpapi.EnvAuthDisabled: "true", settings.EnvBots: "default,pages"}
 	getenv := func(k string) string { return env[k] }
 	cfg, err := settings.LoadProducer(nil, getenv)
 	if err != nil {
@@ -151,7 +153,7 @@ func TestCheckProducerRefusesEveryBotsToken(t *testing.T) {
 		t.Fatalf("no token set: %v", err)
 	}
 	for _, v := range []string{"HERALD_BOT_PAGES_TOKEN", "HERALD_BOT_PAGES_TOKEN_FILE", settings.EnvTelegramTokenFile} {
-		env := map[string]string{settings.EnvAuthDisabled: "true", settings.EnvBots: "default,pages", v: "/run/secrets/x"}
+		env := map[string]string{httpapi.EnvAuthDisabled: "true", settings.EnvBots: "default,pages", v: "/run/secrets/x"}
 		err := CheckProducer(cfg, func(k string) string { return env[k] })
 		if err == nil || !strings.HasPrefix(err.Error(), v+" is set in the producer's environment") {
 			t.Errorf("%s set: %v", v, err)
@@ -168,7 +170,7 @@ func TestProducerKnowsItsBots(t *testing.T) {
 	if err := os.WriteFile(routes, []byte("routes:\n  - name: pager\n    bot: pages\n    destinations: [1]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{settings.EnvAuthDisabled: "true", settings.EnvBots: "pages,status", settings.EnvRoutesFile: routes}
+	env := map[string]string{httpapi.EnvAuthDisabled: "true", settings.EnvBots: "pages,status", alerts.EnvRoutesFile: routes}
 	cfg, err := settings.LoadProducer(nil, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +181,7 @@ func TestProducerKnowsItsBots(t *testing.T) {
 	other := cfg
 	other.Bots = []string{"default", "status"}
 	if _, err := LoadRoutes(other); err == nil || !strings.Contains(err.Error(), `route "pager" names the bot "pages"`) ||
-		!strings.HasPrefix(err.Error(), settings.EnvRoutesFile) {
+		!strings.HasPrefix(err.Error(), alerts.EnvRoutesFile) {
 		t.Errorf("routes naming an unknown bot: %v", err)
 	}
 

@@ -34,7 +34,7 @@ func CheckProducer(cfg settings.Producer, getenv func(string) string) error {
 	if err := cfg.ValidateServe(); err != nil {
 		return err
 	}
-	_, err := NewKeyring(cfg)
+	_, err := cfg.Keyring.Build()
 	return err
 }
 

@@ -23,14 +23,15 @@ import (
 // cfg.Listen is set it serves /livez, /readyz and /metrics there. SIGHUP
 // reloads the routing file; the feed list is read once at start.
 func RunFeeds(ctx context.Context, cfg settings.Producer, path string, log *slog.Logger) error {
-	if path == "" {
-		path = cfg.FeedsFile
+	fc := cfg.Feeds
+	if path != "" {
+		fc.Path = path
 	}
-	if path == "" {
-		return fmt.Errorf("no feed list: pass --config feeds.yaml or set %s", settings.EnvFeedsFile)
+	if fc.Path == "" {
+		return fmt.Errorf("no feed list: pass --config feeds.yaml or set %s", feeds.EnvFile)
 	}
-	file, err := feeds.LoadConfig(path)
-	if err != nil {
+	var err error
+	if fc.File, err = feeds.LoadConfig(fc.Path); err != nil {
 		return err
 	}
 	rdb, err := cfg.Redis.NewClient(redisconn.ClientOptions{})
@@ -52,7 +53,7 @@ func RunFeeds(ctx context.Context, cfg settings.Producer, path string, log *slog
 		return err
 	}
 	if router == nil {
-		return fmt.Errorf("feeds need routes: set %s or %s", settings.EnvRoutesFile, settings.EnvAlertsDefaultChat)
+		return fmt.Errorf("feeds need routes: set %s or %s", alerts.EnvRoutesFile, alerts.EnvDefaultChat)
 	}
 	// The poller releases held messages too, for a fleet whose only
 	// producer of alerts is a feed poller.
@@ -64,27 +65,25 @@ func RunFeeds(ctx context.Context, cfg settings.Producer, path string, log *slog
 	// stored; otherwise the next poll sends it again.
 	dispatcher := settledDispatcher{d: routed, enq: enq}
 	reg := NewRegistry()
-	if cfg.Listen != "" {
+	if cfg.Server.Listen != "" {
 		httpCtx, stop := context.WithCancel(ctx)
 		defer stop()
 		h := healthHandler(writableCheck(rdb, cfg.Redis.ReplicaHint()), promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		go func() {
-			if err := httpapi.ListenAndServe(httpCtx, cfg.Listen, h, log); err != nil {
+			if err := httpapi.ListenAndServe(httpCtx, cfg.Server.Listen, h, log); err != nil {
 				log.Error("feeds health/metrics server failed", "error", err)
 			}
 		}()
 	}
-	stopHUP := reloadOnHUP(ctx, log, cfg.RoutesFile, func() error { return reloadRoutes(router, cfg.RoutesFile) })
+	stopHUP := reloadOnHUP(ctx, log, cfg.Routes.File, func() error { return reloadRoutes(router, cfg.Routes.File) })
 	defer stopHUP()
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go durable.Watch(watchCtx, rdb, roleWatchInterval, cfg.Redis.ReplicaHint(), log)
-	log.Info("feed poller starting", "feeds", len(file.Feeds), "file", path, "concurrency", cfg.FeedsConcurrency,
+	log.Info("feed poller starting", "feeds", len(fc.File.Feeds), "file", fc.Path, "concurrency", fc.Concurrency,
 		"redis", cfg.Redis.Redacted())
-	err = feeds.Run(ctx, feeds.Config{
-		File: file, Redis: rdb, Dispatcher: dispatcher, Concurrency: cfg.FeedsConcurrency,
-		Logger: log, Registerer: reg,
-	})
+	fc.Redis, fc.Dispatcher, fc.Logger, fc.Registerer = rdb, dispatcher, log, reg
+	err = feeds.Run(ctx, fc)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("feeds: %w", err)
 	}

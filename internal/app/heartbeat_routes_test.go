@@ -11,6 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/herald-dev/herald/internal/heartbeat"
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/test/redistest"
@@ -23,7 +24,7 @@ func TestHeartbeatSignalRoutes(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, APIToken: "t", AdminToken: "admin-t"}.WithDefaults()
+	cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, Keyring: httpapi.KeyringConfig{APIToken: "t", AdminToken: "admin-t"}}.WithDefaults()
 	h, cleanup, err := ProducerHandler(cfg, rdb, asynq.RedisClientOpt{Addr: srv.Addr}, NewRegistry(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,9 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/test/redistest"
@@ -52,8 +54,8 @@ func TestMetricsCacheBoundsRedisCost(t *testing.T) {
 		t.Fatal(err)
 	}
 	cost := func(cache time.Duration, scrapes int) (first, rest int64) {
-		cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, APIToken: "t", MetricsCache: cache}.WithDefaults()
-		cfg.MetricsCache = cache
+		cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, Keyring: httpapi.KeyringConfig{APIToken: "t"}, Server: producer.ServerConfig{MetricsCache: cache}}.WithDefaults()
+		cfg.Server.MetricsCache = cache
 		h, cleanup, err := ProducerHandler(cfg, rdb, asynq.RedisClientOpt{Addr: srv.Addr}, NewRegistry(), slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
@@ -77,7 +79,7 @@ func TestMetricsCacheBoundsRedisCost(t *testing.T) {
 		// Each reading of the counter is itself one command.
 		return c1 - c0 - 1, c2 - c1 - 1
 	}
-	firstNo, restNo := cost(0, 10)
+	firstNo, restNo := cost(producer.NoMetricsCache, 10)
 	firstCached, restCached := cost(time.Hour, 10)
 	t.Logf("Redis commands: without cache %d for the first scrape, %d for 10 more; cached %d, then %d for 10 more",
 		firstNo, restNo, firstCached, restCached)

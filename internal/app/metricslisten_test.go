@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/test/redistest"
@@ -28,8 +30,7 @@ func TestMetricsOnTheirOwnListener(t *testing.T) {
 		}
 		ports[i] = "127.0.0.1:" + strconv.Itoa(p)
 	}
-	cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, Listen: ports[0], APIToken: "api",
-		MetricsListen: ports[1], MetricsToken: "scrape"}.WithDefaults()
+	cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, Server: producer.ServerConfig{Listen: ports[0], MetricsListen: ports[1], MetricsToken: "scrape"}, Keyring: httpapi.KeyringConfig{APIToken: "api"}}.WithDefaults()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- RunProducer(ctx, cfg, slog.New(slog.DiscardHandler)) }()

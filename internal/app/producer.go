@@ -40,15 +40,9 @@ import (
 // refuses a message naming a bot HERALD_BOTS does not list, and one naming
 // none when that list leaves out the default bot.
 func NewEnqueuer(rdb redis.UniversalClient, cfg settings.Producer) *jobs.Enqueuer {
-	return jobs.NewEnqueuer(rdb, jobs.EnqueueConfig{
-		Queues:            cfg.Queues,
-		DefaultQueue:      cfg.DefaultQueue,
-		MaxRetry:          cfg.MaxRetry,
-		Timeout:           cfg.TaskTimeout,
-		IdempotencyWindow: cfg.IdempotencyWindow,
-		Limits:            jobs.Limits{Bots: cfg.BotNames(), MaxTextLen: cfg.MaxTextLen},
-		Durable:           durable.New(rdb, cfg.Redis.Durable()),
-	})
+	ec := cfg.EnqueueConfig()
+	ec.Durable = durable.New(rdb, cfg.Redis.Durable())
+	return jobs.NewEnqueuer(rdb, ec)
 }
 
 // writableCheck is /readyz's Redis check: the server Herald writes to
@@ -169,16 +163,16 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 	}
 	apiCfg := producer.Config{
 		Enqueuer: enq, Redis: rdb, Ready: writableCheck(rdb, cfg.Redis.ReplicaHint()), Keyring: sec.keyring,
-		MaxBodyBytes: cfg.MaxBodyBytes, Logger: log, Registerer: reg,
+		MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: log, Registerer: reg,
 		Metrics: metricsHandler, Mounts: mounts,
 	}
 	var ownMetrics http.Handler
-	if cfg.MetricsListen != "" {
+	if cfg.Server.MetricsListen != "" {
 		ownMetrics = metricsOnly(metricsHandler)
 		apiCfg.Metrics = nil
 	}
 	if ui != nil {
-		apiCfg.Monitoring, apiCfg.MonitoringPath = ui, cfg.MonitoringPath
+		apiCfg.Monitoring, apiCfg.MonitoringPath = ui, cfg.Server.MonitoringPath
 		if uiAdmin != nil {
 			apiCfg.MonitoringAdmin = uiAdmin
 		}
@@ -187,7 +181,7 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 	if err != nil {
 		return fail(err)
 	}
-	return &Producer{handler: guardHosts(api.Handler(), sec.keyring, cfg.Listen, log), metrics: ownMetrics, router: router, checker: checker, silences: st, routesFile: cfg.RoutesFile,
+	return &Producer{handler: guardHosts(api.Handler(), sec.keyring, cfg.Server.Listen, log), metrics: ownMetrics, router: router, checker: checker, silences: st, routesFile: cfg.Routes.File,
 		log: log, cleanup: cleanup}, nil
 }
 
@@ -201,7 +195,7 @@ func newMounts(cfg settings.Producer, rdb redis.UniversalClient, reg prometheus.
 	if err != nil {
 		return nil, err
 	}
-	alertsAPI := alerts.NewAPIHandler(dispatcher, cfg.MaxBodyBytes, log)
+	alertsAPI := alerts.NewAPIHandler(dispatcher, cfg.Server.MaxBodyBytes, log)
 	mounts := []producer.Mount{
 		{Pattern: "/v1/alerts", Handler: alertsAPI},
 		{Pattern: "/v1/heartbeats", Handler: hbAPI},
@@ -213,11 +207,11 @@ func newMounts(cfg settings.Producer, rdb redis.UniversalClient, reg prometheus.
 		{Pattern: "/v1/silences/", Handler: st.Handler(), Scope: httpapi.ScopeOperate},
 		{Pattern: "/v1/webhooks/", Handler: hooks, SelfAuth: true},
 	}
-	tg, err := cfg.TelegramWebhookSecret()
+	tg, err := cfg.Telegram.Value()
 	if err != nil || tg == "" {
 		return mounts, err
 	}
-	recv, err := interact.ForProducer(interact.ProducerConfig{Redis: rdb, Queues: cfg.Queues, DefaultQueue: cfg.DefaultQueue,
+	recv, err := interact.ForProducer(interact.ProducerConfig{Redis: rdb, Queues: cfg.Enqueue.Queues, DefaultQueue: cfg.Enqueue.DefaultQueue,
 		Secret: tg, Bots: cfg.BotNames(), MaxBodyBytes: cfg.WebhookBodyLimit(), Registerer: reg, Logger: log})
 	if err != nil {
 		return nil, err
@@ -237,66 +231,26 @@ func guardHosts(h http.Handler, k *httpapi.Keyring, listen string, log *slog.Log
 	return httpapi.AllowHosts(httpapi.ListenHosts(listen), h)
 }
 
-// producerSecrets are the producer's credentials and webhook secrets, read
-// from its settings (or the files they name) once at start-up.
+// producerSecrets are the producer's credentials, read from its settings
+// (or the files they name) once at start-up. The webhook receivers read
+// their own secrets (webhooks.Handler).
 type producerSecrets struct {
-	keyring                 *httpapi.Keyring
-	metrics                 string
-	github, sentry, grafana string
+	keyring *httpapi.Keyring
+	metrics string
 }
 
-// readProducerSecrets reads the API's tokens, the webhook secrets and the
-// metrics token, in that order, stopping at the first error.
+// readProducerSecrets reads the API's tokens and the metrics token, in
+// that order, stopping at the first error.
 func readProducerSecrets(cfg settings.Producer) (producerSecrets, error) {
 	var s producerSecrets
 	var err error
-	if s.keyring, err = NewKeyring(cfg); err != nil {
+	if s.keyring, err = cfg.Keyring.Build(); err != nil {
 		return producerSecrets{}, err
 	}
-	if s.github, s.sentry, s.grafana, err = cfg.WebhookSecrets(); err != nil {
-		return producerSecrets{}, err
-	}
-	if s.metrics, err = cfg.Metrics(); err != nil {
+	if s.metrics, err = cfg.Server.Metrics(); err != nil {
 		return producerSecrets{}, err
 	}
 	return s, nil
-}
-
-// NewKeyring builds the API's keyring from the settings: HERALD_API_TOKEN
-// as the token "api" with the send scope, HERALD_ADMIN_TOKEN as "admin" with
-// every scope, and the entries of HERALD_TOKENS_FILE. With
-// HERALD_AUTH_DISABLED it is open.
-func NewKeyring(cfg settings.Producer) (*httpapi.Keyring, error) {
-	if cfg.AuthDisabled {
-		return httpapi.OpenKeyring(), nil
-	}
-	var tokens []httpapi.Token
-	api, err := cfg.Token()
-	if err != nil {
-		return nil, err
-	}
-	if api != "" {
-		tokens = append(tokens, httpapi.NewToken("api", api, httpapi.ScopeSend))
-	}
-	admin, err := cfg.Admin()
-	if err != nil {
-		return nil, err
-	}
-	if admin != "" {
-		tokens = append(tokens, httpapi.NewToken("admin", admin, httpapi.AllScopes...))
-	}
-	if cfg.TokensFile != "" {
-		more, err := httpapi.LoadTokensFile(cfg.TokensFile)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", settings.EnvTokensFile, err)
-		}
-		tokens = append(tokens, more...)
-	}
-	k, err := httpapi.NewKeyring(tokens...)
-	if err != nil {
-		return nil, fmt.Errorf("API tokens (%s, %s, %s): %w", settings.EnvAPIToken, settings.EnvAdminToken, settings.EnvTokensFile, err)
-	}
-	return k, nil
 }
 
 // registerQueueMetrics registers asynq's queue metrics on reg, cached for
@@ -305,8 +259,8 @@ func NewKeyring(cfg settings.Producer) (*httpapi.Keyring, error) {
 func registerQueueMetrics(cfg settings.Producer, connOpt asynq.RedisConnOpt, reg prometheus.Registerer, log *slog.Logger) (*asynq.Inspector, error) {
 	insp := asynq.NewInspector(connOpt)
 	var queues prometheus.Collector = newQueueCollector(insp, log)
-	if cfg.MetricsCache > 0 {
-		queues = newCachedCollector(queues, cfg.MetricsCache)
+	if cfg.Server.MetricsCache > 0 {
+		queues = newCachedCollector(queues, cfg.Server.MetricsCache)
 	}
 	if err := reg.Register(queues); err != nil {
 		_ = insp.Close()
@@ -321,18 +275,18 @@ func registerQueueMetrics(cfg settings.Producer, connOpt asynq.RedisConnOpt, reg
 // own lazily dialled connection pool. Both are nil without a monitoring
 // path, uiAdmin also when the UI is read-only or no token may administer it.
 func newMonitoringUIs(cfg settings.Producer, connOpt asynq.RedisConnOpt, k *httpapi.Keyring) (ui, uiAdmin *asynqmon.HTTPHandler) {
-	if cfg.MonitoringPath == "" {
+	if cfg.Server.MonitoringPath == "" {
 		return nil, nil
 	}
 	ui = asynqmon.New(asynqmon.Options{
-		RootPath:         cfg.MonitoringPath,
+		RootPath:         cfg.Server.MonitoringPath,
 		RedisConnOpt:     connOpt,
 		PayloadFormatter: PayloadFormatter,
 		ReadOnly:         true,
 	})
-	if !cfg.MonitoringReadOnly && k.Grants(httpapi.ScopeAdmin) {
+	if !cfg.Server.MonitoringReadOnly && k.Grants(httpapi.ScopeAdmin) {
 		uiAdmin = asynqmon.New(asynqmon.Options{
-			RootPath:         cfg.MonitoringPath,
+			RootPath:         cfg.Server.MonitoringPath,
 			RedisConnOpt:     connOpt,
 			PayloadFormatter: PayloadFormatter,
 		})
@@ -343,8 +297,9 @@ func newMonitoringUIs(cfg settings.Producer, connOpt asynq.RedisConnOpt, k *http
 // newHeartbeats builds the heartbeat API and the checker that alerts on
 // overdue heartbeats through dispatcher.
 func newHeartbeats(cfg settings.Producer, rdb redis.UniversalClient, dispatcher alerts.Dispatcher, log *slog.Logger) (http.Handler, *heartbeat.Checker, error) {
-	hbCfg := heartbeat.Config{Redis: rdb, Dispatcher: dispatcher, CheckInterval: cfg.HeartbeatCheckInterval,
-		MaxBodyBytes: cfg.MaxBodyBytes, MaxHeartbeats: cfg.MaxHeartbeats, Logger: log}
+	hbCfg := cfg.Heartbeat
+	hbCfg.Redis, hbCfg.Dispatcher, hbCfg.Logger = rdb, dispatcher, log
+	hbCfg.MaxBodyBytes = cfg.Server.MaxBodyBytes
 	hbAPI, err := heartbeat.NewHandler(hbCfg)
 	if err != nil {
 		return nil, nil, err
@@ -359,12 +314,9 @@ func newHeartbeats(cfg settings.Producer, rdb redis.UniversalClient, dispatcher 
 // newWebhooks builds the webhook receivers (Grafana, GitHub, Sentry and,
 // with a routing file, the generic one).
 func newWebhooks(cfg settings.Producer, sec producerSecrets, dispatcher alerts.Dispatcher, router *alerts.Router, log *slog.Logger) (http.Handler, error) {
-	whCfg := webhooks.Config{
-		Dispatcher: dispatcher, Keyring: sec.keyring,
-		GrafanaSecret: sec.grafana, GrafanaTimestampHeader: cfg.GrafanaTimestampHeader,
-		GitHubSecret: sec.github, SentrySecret: sec.sentry,
-		MaxBodyBytes: cfg.WebhookBodyLimit(), Logger: log,
-	}
+	whCfg := cfg.Webhooks
+	whCfg.Dispatcher, whCfg.Keyring, whCfg.Logger = dispatcher, sec.keyring, log
+	whCfg.MaxBodyBytes = cfg.WebhookBodyLimit()
 	if router != nil {
 		whCfg.Generic = webhooks.GenericFromRouter(router)
 	}
@@ -404,7 +356,7 @@ func (p *Producer) Reload() error { return reloadRoutes(p.router, p.routesFile) 
 // router) there is nothing to reload.
 func reloadRoutes(r *alerts.Router, file string) error {
 	if r == nil || file == "" {
-		return fmt.Errorf("no routing file to reload: set %s", settings.EnvRoutesFile)
+		return fmt.Errorf("no routing file to reload: set %s", alerts.EnvRoutesFile)
 	}
 	return r.Reload(file)
 }
@@ -481,30 +433,31 @@ func RunProducer(ctx context.Context, cfg settings.Producer, log *slog.Logger) e
 	if err := p.Start(ctx); err != nil {
 		return err
 	}
-	stopHUP := reloadOnHUP(ctx, log, cfg.RoutesFile, p.Reload)
+	stopHUP := reloadOnHUP(ctx, log, cfg.Routes.File, p.Reload)
 	defer stopHUP()
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go durable.Watch(watchCtx, rdb, roleWatchInterval, cfg.Redis.ReplicaHint(), log)
 	wait := cfg.Redis.Durable()
-	log.Info("producer starting", "listen", cfg.Listen, "redis", cfg.Redis.Redacted(), "monitoring", cfg.MonitoringPath,
-		"auth", !cfg.AuthDisabled, "bots", cfg.BotNames(), "routes", cfg.RoutesFile, "wait_replicas", waitShown(wait.Replicas, wait.Auto), "wait_timeout", wait.Timeout)
+	srv := cfg.Server
+	log.Info("producer starting", "listen", srv.Listen, "redis", cfg.Redis.Redacted(), "monitoring", srv.MonitoringPath,
+		"auth", !cfg.Keyring.AuthDisabled, "bots", cfg.BotNames(), "routes", cfg.Routes.File, "wait_replicas", waitShown(wait.Replicas, wait.Auto), "wait_timeout", wait.Timeout)
 	if p.MetricsHandler() == nil {
-		if err := httpapi.ListenAndServe(ctx, cfg.Listen, p.Handler(), log); err != nil {
+		if err := httpapi.ListenAndServe(ctx, srv.Listen, p.Handler(), log); err != nil {
 			return fmt.Errorf("producer: %w", err)
 		}
 		return nil
 	}
 	// Both listeners are opened before either serves, so that a taken port
 	// fails the start.
-	api, err := net.Listen("tcp", cfg.Listen)
+	api, err := net.Listen("tcp", srv.Listen)
 	if err != nil {
 		return fmt.Errorf("producer: %w", err)
 	}
-	mln, err := net.Listen("tcp", cfg.MetricsListen)
+	mln, err := net.Listen("tcp", srv.MetricsListen)
 	if err != nil {
 		_ = api.Close()
-		return fmt.Errorf("producer: metrics listener (%s): %w", settings.EnvMetricsListen, err)
+		return fmt.Errorf("producer: metrics listener (%s): %w", producer.EnvMetricsListen, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -10,6 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/telegram"
@@ -34,7 +36,7 @@ func TestBadRedisPasswordFailsFast(t *testing.T) {
 		"redis://" + srv.Addr + "/0",
 		"redis://nobody:right-password@" + srv.Addr + "/0",
 	} {
-		pcfg := settings.Producer{Redis: redisconn.Config{URL: url}, Listen: "127.0.0.1:0", APIToken: "t"}.WithDefaults()
+		pcfg := settings.Producer{Redis: redisconn.Config{URL: url}, Server: producer.ServerConfig{Listen: "127.0.0.1:0"}, Keyring: httpapi.KeyringConfig{APIToken: "t"}}.WithDefaults()
 		err := RunProducer(ctx, pcfg, log)
 		if err == nil || !strings.Contains(err.Error(), "REDIS_URL") || strings.Contains(err.Error(), "wrong-password") {
 			t.Errorf("RunProducer with %s: %v, want an error naming REDIS_URL without the password", pcfg.Redis.Redacted(), err)

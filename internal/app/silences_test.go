@@ -11,6 +11,8 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
@@ -31,7 +33,7 @@ func TestSilencesRoutes(t *testing.T) {
 	writeFile(t, dir+"/tokens.yaml", "tokens:\n"+
 		"  - {name: oncall, scopes: [send, operate], file: oncall.token}\n"+
 		"  - {name: grafana, scopes: send, file: grafana.token}\n")
-	cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, APIToken: "t", TokensFile: dir + "/tokens.yaml", AlertsDefaultChat: "42"}.WithDefaults()
+	cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, Keyring: httpapi.KeyringConfig{APIToken: "t", TokensFile: dir + "/tokens.yaml"}, Routes: alerts.RoutesConfig{DefaultChat: "42"}}.WithDefaults()
 	h, cleanup, err := ProducerHandler(cfg, rdb, asynq.RedisClientOpt{Addr: srv.Addr}, NewRegistry(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/interact"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
@@ -35,7 +36,7 @@ func TestTelegramWebhookRoute(t *testing.T) {
 		return w.Code
 	}
 	for _, secret := range []string{"", "tg_secret"} {
-		cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, APIToken: "t", TelegramSecret: secret, Bots: []string{"default", "pages"}}.WithDefaults()
+		cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, Bots: []string{"default", "pages"}, Keyring: httpapi.KeyringConfig{APIToken: "t"}, Telegram: interact.ReceiverSettings{WebhookSecret: interact.WebhookSecret{Secret: secret}}}.WithDefaults()
 		h, cleanup, err := ProducerHandler(cfg, rdb, asynq.RedisClientOpt{Addr: srv.Addr}, NewRegistry(), slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/redisconn"
@@ -82,7 +84,7 @@ func newThreadStack(t *testing.T) *threadStack {
 			t.Errorf("worker.Run: %v", err)
 		}
 	})
-	cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, APIToken: tokenA, AdminToken: tokenB, AlertsDefaultChat: threadChat}.WithDefaults()
+	cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, Keyring: httpapi.KeyringConfig{APIToken: tokenA, AdminToken: tokenB}, Routes: alerts.RoutesConfig{DefaultChat: threadChat}}.WithDefaults()
 	h, cleanup, err := ProducerHandler(cfg, rdb, asynq.RedisClientOpt{Addr: srv.Addr}, NewRegistry(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

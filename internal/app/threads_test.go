@@ -10,6 +10,8 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
@@ -23,7 +25,7 @@ func TestAlertThreadsWired(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, APIToken: "t", AlertsDefaultChat: "42"}.WithDefaults()
+	cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, Keyring: httpapi.KeyringConfig{APIToken: "t"}, Routes: alerts.RoutesConfig{DefaultChat: "42"}}.WithDefaults()
 	h, cleanup, err := ProducerHandler(cfg, rdb, asynq.RedisClientOpt{Addr: srv.Addr}, NewRegistry(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

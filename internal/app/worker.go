@@ -123,7 +123,7 @@ func attachPresses(w *worker.Worker, cfg settings.Worker, bots map[string]worker
 	if cfg.Updates.Off || len(apis) == 0 {
 		return nil
 	}
-	secret, err := cfg.Updates.WebhookSecretValue()
+	secret, err := cfg.Updates.Value()
 	if err != nil {
 		return err
 	}

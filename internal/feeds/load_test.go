@@ -176,7 +176,7 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"no redis", func(c *Config) { c.Redis = nil }, "Config.Redis is required"},
 		{"no dispatcher", func(c *Config) { c.Dispatcher = nil }, "Config.Dispatcher is required"},
-		{"negative concurrency", func(c *Config) { c.Concurrency = -1 }, "Config.Concurrency is -1"},
+		{"negative concurrency", func(c *Config) { c.Concurrency = -1 }, "HERALD_FEEDS_CONCURRENCY (-feeds-concurrency) must be >= 1, got -1"},
 		{"negative body limit", func(c *Config) { c.MaxBodyBytes = -1 }, "Config.MaxBodyBytes"},
 		{"short state ttl", func(c *Config) { c.StateTTL = time.Minute }, "Config.StateTTL"},
 		{"no feeds", func(c *Config) { c.File = file{} }, "feeds: no feeds"},

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/config"
 )
 
 // defaults of Config.
@@ -43,7 +44,11 @@ type Config struct {
 	// bounded by the feed's timeout anyway). Redirects are limited to 5 and
 	// to http/https unless the client sets its own CheckRedirect.
 	HTTPClient *http.Client
-	// Concurrency is the most fetches in progress at once; default 4.
+	// Path is the feed list File was loaded from (HERALD_FEEDS_FILE); the
+	// poller reads File only, Path is for the caller that loads it.
+	Path string
+	// Concurrency is the most fetches in progress at once
+	// (HERALD_FEEDS_CONCURRENCY, default [DefaultConcurrency]).
 	Concurrency int
 	// MaxBodyBytes bounds a feed's body; default 10 MiB. A larger body is a
 	// failed poll.
@@ -115,16 +120,15 @@ func (c Config) WithDefaults() Config {
 // validate reports every unusable field but the file's (see file.Validate);
 // it runs after WithDefaults.
 func (c Config) validate() error {
-	var errs []error
+	var p config.Problems
+	c.Check(&p)
+	errs := []error{p.Err()}
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("feeds: "+format, args...)) }
 	if c.Redis == nil {
 		bad("Config.Redis is required: the poller keeps seen items and leases in Redis")
 	}
 	if c.Dispatcher == nil {
 		bad("Config.Dispatcher is required: it routes the alerts of new items")
-	}
-	if c.Concurrency < 1 {
-		bad("Config.Concurrency is %d: use at least 1 (default %d)", c.Concurrency, DefaultConcurrency)
 	}
 	if c.MaxBodyBytes < 1 {
 		bad("Config.MaxBodyBytes is %d: use a positive size (default %d)", c.MaxBodyBytes, defaultMaxBodyBytes)

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/config"
 )
 
 // Bounds on what a ping may declare.
@@ -41,9 +42,9 @@ const (
 
 // Bounds of Config that validate enforces.
 const (
-	// minCheckInterval is the shortest CheckInterval: every check runs a
-	// Redis script, and a tighter loop only loads Redis.
-	minCheckInterval = 10 * time.Millisecond
+	// minCheckInterval is the shortest CheckInterval: every producer runs
+	// a check script this often, and a tighter loop only loads Redis.
+	minCheckInterval = 100 * time.Millisecond
 	// maxGraceFraction bounds DefaultGraceFraction.
 	maxGraceFraction = 10
 	// maxFailDetailLimit bounds MaxFailDetail, so that the detail and
@@ -64,8 +65,10 @@ type Config struct {
 	// Dispatcher turns overdue and recovery alerts into SendMessage tasks
 	// through the routes. Required.
 	Dispatcher alerts.Dispatcher
-	// CheckInterval is how often a checker looks for overdue heartbeats;
-	// each wait is jittered by ±20% so replicas spread out. Default 5s.
+	// CheckInterval is how often a checker looks for overdue heartbeats
+	// (HERALD_HEARTBEAT_CHECK_INTERVAL, default [DefaultCheckInterval], at
+	// least [minCheckInterval]); each wait is jittered by ±20% so replicas
+	// spread out.
 	CheckInterval time.Duration
 	// DispatchTimeout bounds one Dispatch call. A notification a replica has
 	// claimed is leased to it for DispatchTimeout plus CheckInterval; if the
@@ -93,8 +96,8 @@ type Config struct {
 	MaxFailDetail int
 	// MaxHeartbeats bounds the number of heartbeats: the first ping of one
 	// more is refused with a 409 (pings of existing ones still work), so
-	// that a sender cannot grow Redis and every check without bound.
-	// Default 1000.
+	// that a sender cannot grow Redis and every check without bound
+	// (HERALD_MAX_HEARTBEATS, default [DefaultMaxHeartbeats]).
 	MaxHeartbeats int
 	// BatchSize is the most overdue heartbeats (and pending notifications)
 	// one check script handles; a check with more runs the script again.
@@ -143,18 +146,17 @@ func (c Config) WithDefaults() Config {
 }
 
 // validate reports every unusable field of a config that WithDefaults has
-// filled.
+// filled: the settings' rules (Check) and those of the other fields.
 func (c Config) validate() error {
-	var errs []error
+	var p config.Problems
+	c.Check(&p)
+	errs := []error{p.Err()}
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("heartbeat: "+format, args...)) }
 	if c.Redis == nil {
 		errs = append(errs, errors.New("heartbeat: Config.Redis is required: pass the producer's Redis client"))
 	}
 	if c.Dispatcher == nil {
 		errs = append(errs, errors.New("heartbeat: Config.Dispatcher is required: pass the alert router"))
-	}
-	if c.CheckInterval < minCheckInterval {
-		bad("Config.CheckInterval is %v; use at least %v (default %v)", c.CheckInterval, minCheckInterval, DefaultCheckInterval)
 	}
 	if c.DispatchTimeout < 0 {
 		bad("Config.DispatchTimeout is %v; use a positive duration (default %v)", c.DispatchTimeout, defaultDispatchTimeout)
@@ -176,9 +178,6 @@ func (c Config) validate() error {
 	}
 	if c.MaxFailDetail < 0 || c.MaxFailDetail > maxFailDetailLimit {
 		bad("Config.MaxFailDetail is %d; use between 1 and %d bytes (default %d)", c.MaxFailDetail, maxFailDetailLimit, defaultMaxFailDetail)
-	}
-	if c.MaxHeartbeats < 1 {
-		bad("Config.MaxHeartbeats is %d; use at least 1 (default %d)", c.MaxHeartbeats, DefaultMaxHeartbeats)
 	}
 	if c.BatchSize < 1 {
 		bad("Config.BatchSize is %d; use at least 1 (default %d)", c.BatchSize, defaultBatchSize)

@@ -211,7 +211,7 @@ func TestConfigValidation(t *testing.T) {
 		{"nothing", Config{}, []string{"Config.Redis is required", "Config.Dispatcher is required"}},
 		{"bad values", Config{Redis: rdb, Dispatcher: newRecorder(), CheckInterval: time.Millisecond, DispatchTimeout: -1,
 			DefaultSeverity: "loud", DefaultGraceFraction: -1, MinDefaultGrace: -1, MaxBodyBytes: -1, BatchSize: -1},
-			[]string{"CheckInterval", "DispatchTimeout", "DefaultSeverity", "DefaultGraceFraction", "MinDefaultGrace", "MaxBodyBytes", "BatchSize"}},
+			[]string{"HERALD_HEARTBEAT_CHECK_INTERVAL (-heartbeat-check-interval) must be at least 100ms", "DispatchTimeout", "DefaultSeverity", "DefaultGraceFraction", "MinDefaultGrace", "MaxBodyBytes", "BatchSize"}},
 	}
 	for _, tc := range tests {
 		_, err := NewHandler(tc.cfg)

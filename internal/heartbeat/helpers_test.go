@@ -192,7 +192,7 @@ func testConfig(rdb redis.UniversalClient, d alerts.Dispatcher) Config {
 	return Config{
 		Redis:           rdb,
 		Dispatcher:      d,
-		CheckInterval:   40 * time.Millisecond,
+		CheckInterval:   minCheckInterval,
 		DispatchTimeout: 2 * time.Second,
 		MinDefaultGrace: time.Microsecond,
 		Logger:          slog.New(slog.DiscardHandler),

@@ -50,17 +50,22 @@ const (
 type EnqueueConfig struct {
 	// Queues a caller may choose; default critical, default, low.
 	Queues []string
-	// DefaultQueue is used when a caller names none; default "default".
+	// DefaultQueue is used when a caller names none (HERALD_DEFAULT_QUEUE,
+	// default [QueueDefault]).
 	DefaultQueue string
 	// MaxRetry is the number of failed attempts after the first before a task
-	// is archived; default 25. Rate-limit waits and 429s never count.
+	// is archived (HERALD_MAX_RETRY, default [DefaultMaxRetry]). Rate-limit
+	// waits and 429s never count.
 	MaxRetry int
-	// Timeout bounds one attempt; default 2m.
+	// Timeout bounds one attempt (HERALD_TASK_TIMEOUT, default
+	// [DefaultTaskTimeout]).
 	Timeout time.Duration
 	// IdempotencyWindow is how long an idempotency key is remembered after the
-	// task completes; default 24h.
+	// task completes (HERALD_IDEMPOTENCY_WINDOW, default
+	// [DefaultIdempotencyWindow]).
 	IdempotencyWindow time.Duration
-	// Limits bound the accepted payload.
+	// Limits bound the accepted payload (MaxTextLen: HERALD_MAX_TEXT_LEN,
+	// default [DefaultMaxTextLen]).
 	Limits Limits
 	// Durable, when set, is what Settle waits on: the replicas that must
 	// hold a write before it is reported as stored. Nil settles at once.
@@ -83,6 +88,9 @@ func (c EnqueueConfig) WithDefaults() EnqueueConfig {
 	}
 	if c.IdempotencyWindow == 0 {
 		c.IdempotencyWindow = DefaultIdempotencyWindow
+	}
+	if c.Limits.MaxTextLen == 0 {
+		c.Limits.MaxTextLen = DefaultMaxTextLen
 	}
 	return c
 }

@@ -102,10 +102,22 @@ func (s Space) ReservationPrefix() string { return s.prefix() + "resv:" }
 // Reservation holds the send slot a deferred task owns.
 func (s Space) Reservation(taskID string) string { return s.ReservationPrefix() + taskID }
 
-// Sent records that a task's message(s) reached Telegram, so a redelivered
-// task (a worker crash between send and ack) is not sent again. Its value is
-// "parts sent:part from which plain text is sent (-1 none):last message id".
+// Sent is a message's record: while it is being sent, how far its parts got,
+// so a redelivered task (a worker crash between send and ack) is not sent
+// again; once it is settled, the message ledger's entry (internal/ledger):
+// its state, the Telegram message ids of its parts, or why it failed.
 func (s Space) Sent(taskID string) string { return s.prefix() + "sent:" + taskID }
+
+// Blocked marks a chat that blocked or removed the bot: messages to it fail
+// at once (reason chat_blocked) without a Telegram request, until the chat
+// comes back (a my_chat_member update, or the API). Its value is a JSON
+// object (internal/chats); it has no expiry.
+func (s Space) Blocked(chat string) string { return s.prefix() + "blocked:" + NormChat(chat) }
+
+// Cancel marks a message that the API cancelled while a worker held it: the
+// worker checks it with its slot and settles the message as cancelled
+// instead of sending it.
+func (s Space) Cancel(taskID string) string { return s.prefix() + "cancel:" + taskID }
 
 // Idempotency claims an idempotency key (by its task id) across queues; its
 // value is the queue the task went to.

@@ -7,6 +7,27 @@
 // answer only requests whose Host is a loopback name or their listen
 // address (httpapi.AllowHosts): a page of another site whose name was
 // pointed at 127.0.0.1 (DNS rebinding) gets 421.
+//
+// Every setting of the producer and the worker is read from the
+// environment (Options.Getenv) through the same specs as the binaries
+// (settings.LoadProducer and settings.LoadWorker), so that a documented
+// setting (a webhook secret, a limit, a routing file) works the same here.
+// Local mode overrides only what it must, whatever the environment says:
+//
+//   - REDIS_URL is the in-memory Redis (Options.RedisListen).
+//   - HERALD_LISTEN is Options.Listen (-listen; default 127.0.0.1:8080).
+//   - HERALD_AUTH_DISABLED is true: the API is open, on loopback only
+//     (see above); the API, admin and tokens-file tokens are not asked for.
+//   - HERALD_METRICS_LISTEN is empty: /metrics is served on the API's
+//     address, the one listener local mode opens.
+//   - HERALD_WORKER_LISTEN is off: the worker's health and metrics server
+//     stays off (the producer's /metrics covers the process).
+//   - TELEGRAM_API_URL is the fake Bot API when no real token is given
+//     (Options.TelegramToken, Options.BotTokens).
+//   - HERALD_BOTS is Options.Bots when set.
+//   - HERALD_ROUTES_FILE is Options.RoutesFile (-routes) when set; with
+//     neither it nor HERALD_ALERTS_DEFAULT_CHAT, HERALD_ALERTS_DEFAULT_CHAT
+//     is the demo chat 42.
 package local
 
 import (
@@ -26,9 +47,12 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/app"
+	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/telegram"
@@ -67,6 +91,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Ready, when set, is called once everything runs.
 	Ready func(Endpoints)
+	// Getenv reads the producer's and the worker's settings (os.Getenv in
+	// cmd/herald); nil reads none, leaving every setting at its default.
+	// The package doc lists the settings local mode overrides.
+	Getenv func(string) string
 }
 
 // Endpoints are the base URLs of a running local Herald.
@@ -95,6 +123,10 @@ func Run(ctx context.Context, o Options) error {
 	if err := o.checkBots(); err != nil {
 		return err
 	}
+	o, err := o.withTokens()
+	if err != nil {
+		return err
+	}
 
 	mr := miniredis.NewMiniRedis()
 	if err := mr.StartAddr(o.RedisListen); err != nil {
@@ -111,7 +143,10 @@ func Run(ctx context.Context, o Options) error {
 		defer tg.fake.Close()
 	}
 
-	pcfg, wcfg := configs(o, redisURL)
+	pcfg, wcfg, err := Configs(o, redisURL, tg.apiURL)
+	if err != nil {
+		return err
+	}
 	senders := make(map[string]worker.Sender, len(o.Bots))
 	for _, name := range o.Bots {
 		c, err := telegram.New(telegram.Config{Token: tg.tokens[name], APIURL: tg.apiURL})
@@ -148,8 +183,8 @@ func Run(ctx context.Context, o Options) error {
 	srv := httpapi.NewServer(h, o.Logger)
 
 	return serve(ctx, srv, ln, w.Run, func() {
-		announce(o, banner{api: base, monitoring: pcfg.MonitoringPath, redis: redisURL,
-			fake: tg.fakeURL(), apiURL: tg.apiURL, routes: o.RoutesFile, bots: o.Bots, tokens: tg.tokens})
+		announce(o, banner{api: base, monitoring: pcfg.Server.MonitoringPath, redis: redisURL,
+			fake: tg.fakeURL(), apiURL: tg.apiURL, routes: pcfg.Routes.File, bots: o.Bots, tokens: tg.tokens})
 	})
 }
 
@@ -180,11 +215,38 @@ func (o Options) checkBots() error {
 	if err != nil {
 		return fmt.Errorf("local: %w", err)
 	}
-	if o.RoutesFile == "" && !slices.Contains(bots, keys.DefaultBot) {
+	if o.demoRoute() && !slices.Contains(bots, keys.DefaultBot) {
 		return fmt.Errorf("local: without -routes every alert goes to the demo chat as the bot %q, which %s (%s) leaves out; "+
 			"add it there, or pass -routes with routes that name their bot", keys.DefaultBot, settings.EnvBots, strings.Join(bots, ", "))
 	}
 	return nil
+}
+
+// withTokens returns o with the bots' tokens read from the worker's
+// settings (TELEGRAM_BOT_TOKEN and HERALD_BOT_<NAME>_TOKEN, or their _FILE
+// variants) when o gives none.
+func (o Options) withTokens() (Options, error) {
+	if o.TelegramToken != "" || len(o.BotTokens) > 0 || o.Getenv == nil {
+		return o, nil
+	}
+	_, w, err := Configs(o, "redis://"+DefaultRedisListen+"/0", "")
+	if err != nil {
+		return o, err
+	}
+	tokens := map[string]string{}
+	for _, name := range o.Bots {
+		tok, err := w.BotToken(name)
+		switch {
+		case err != nil:
+			return o, fmt.Errorf("local: %w", err)
+		case name == keys.DefaultBot:
+			o.TelegramToken = tok
+		case tok != "":
+			tokens[name] = tok
+		}
+	}
+	o.BotTokens = tokens
+	return o, nil
 }
 
 // telegramAPI is the Bot API the worker sends to.
@@ -272,20 +334,74 @@ func baseURL(addr net.Addr) string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
-// configs are the producer's and the worker's configuration on the
-// in-memory Redis at redisURL. The producer asks for no authentication and,
-// without a routing file, sends every alert to the demo chat. The worker's
-// health and metrics server stays off: WithDefaults fills in its address,
-// so it is cleared afterwards.
-func configs(o Options, redisURL string) (settings.Producer, settings.Worker) {
-	pcfg := settings.Producer{Redis: redisconn.Config{URL: redisURL}, Listen: o.Listen, AuthDisabled: true,
-		RoutesFile: o.RoutesFile, Bots: o.Bots}.WithDefaults()
-	if pcfg.RoutesFile == "" {
-		pcfg.AlertsDefaultChat = demoChat
+// Configs are the producer's and the worker's configuration in local mode
+// on the in-memory Redis at redisURL, sending to the Bot API at apiURL:
+// every setting read from o.Getenv through the binaries' specs, but for
+// the overrides of the package doc.
+func Configs(o Options, redisURL, apiURL string) (settings.Producer, settings.Worker, error) {
+	o = o.withDefaults()
+	getenv := o.environment(redisURL, apiURL)
+	pcfg, err := settings.LoadProducer(nil, getenv)
+	if err != nil {
+		return settings.Producer{}, settings.Worker{}, fmt.Errorf("local: %w", err)
 	}
-	wcfg := settings.Worker{Redis: redisconn.Config{URL: redisURL}, Listen: "", Bots: o.Bots}.WithDefaults()
-	wcfg.Listen = ""
-	return pcfg, wcfg
+	wcfg, err := settings.LoadWorker(nil, getenv)
+	if err != nil {
+		return settings.Producer{}, settings.Worker{}, fmt.Errorf("local: %w", err)
+	}
+	return pcfg, wcfg, nil
+}
+
+// LogSettings are the log level and format o's settings ask for (LOG_LEVEL,
+// LOG_FORMAT), for the logger to pass to Run; the error is any setting's
+// that Run would refuse too.
+func LogSettings(o Options) (config.Log, error) {
+	p, _, err := Configs(o, "redis://"+DefaultRedisListen+"/0", "")
+	return p.Log, err
+}
+
+// Overridden lists the settings local mode sets itself (the package doc
+// says why), whatever the environment says.
+var Overridden = []string{
+	redisconn.EnvURL, producer.EnvListen, httpapi.EnvAuthDisabled, producer.EnvMetricsListen,
+	settings.EnvWorkerListen, telegram.EnvAPIURL, settings.EnvBots,
+}
+
+// demoRoute reports whether every alert goes to the demo chat: no routing
+// file is given (-routes, HERALD_ROUTES_FILE) and no default chat.
+func (o Options) demoRoute() bool {
+	if o.RoutesFile != "" || o.Getenv == nil {
+		return o.RoutesFile == ""
+	}
+	return o.Getenv(alerts.EnvRoutesFile) == "" && o.Getenv(alerts.EnvDefaultChat) == ""
+}
+
+// environment is o.Getenv with local mode's overrides.
+func (o Options) environment(redisURL, apiURL string) func(string) string {
+	over := map[string]string{
+		redisconn.EnvURL:          redisURL,
+		producer.EnvListen:        o.Listen,
+		httpapi.EnvAuthDisabled:   "true",
+		producer.EnvMetricsListen: "",
+		settings.EnvWorkerListen:  config.OffWord,
+		telegram.EnvAPIURL:        apiURL,
+		settings.EnvBots:          strings.Join(o.Bots, ","),
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	if o.RoutesFile != "" {
+		over[alerts.EnvRoutesFile] = o.RoutesFile
+	} else if o.demoRoute() {
+		over[alerts.EnvDefaultChat] = demoChat
+	}
+	return func(name string) string {
+		if v, ok := over[name]; ok {
+			return v
+		}
+		return getenv(name)
+	}
 }
 
 // announce prints the banner and tells o.Ready where everything runs.

@@ -34,7 +34,7 @@ type Config struct {
 	// it with the endpoint's scope. httpapi.OpenKeyring turns
 	// authentication off, for local use only. Required.
 	Keyring *httpapi.Keyring
-	// MaxBodyBytes bounds request bodies; default 1 MiB.
+	// MaxBodyBytes bounds request bodies; default [DefaultMaxBodyBytes].
 	MaxBodyBytes int64
 	// Monitoring, when set, is the read-only web UI, served under
 	// MonitoringPath to every token (browsers log in with basic auth, the
@@ -81,7 +81,7 @@ type api struct {
 // NewAPI validates cfg and returns the API.
 func NewAPI(cfg Config) (*api, error) {
 	if cfg.MaxBodyBytes == 0 {
-		cfg.MaxBodyBytes = 1 << 20
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/httpapi"
 )
 
 func TestBotTokenEnvNames(t *testing.T) {
@@ -62,7 +64,7 @@ func TestLoadBots(t *testing.T) {
 			if !reflect.DeepEqual(w.Bots, tc.want) || !reflect.DeepEqual(w.BotNames(), tc.want) {
 				t.Errorf("worker bots %q (names %q), want %q", w.Bots, w.BotNames(), tc.want)
 			}
-			env := map[string]string{EnvAuthDisabled: "true"}
+			env := map[string]string{httpapi.EnvAuthDisabled: "true"}
 			for k, v := range tc.env {
 				env[k] = v
 			}
@@ -104,7 +106,7 @@ func TestBotsValidation(t *testing.T) {
 			t.Parallel()
 			w := Worker{}.WithDefaults()
 			w.Bots = tc.bots
-			p := Producer{AuthDisabled: true}.WithDefaults()
+			p := Producer{Keyring: httpapi.KeyringConfig{AuthDisabled: true}}.WithDefaults()
 			p.Bots = tc.bots
 			for who, err := range map[string]error{"worker": w.Validate(), "producer": p.Validate()} {
 				if tc.want == "" {
@@ -315,7 +317,7 @@ func TestBotTokensNeverRendered(t *testing.T) {
 
 func TestProducerDefaultChatNeedsTheDefaultBot(t *testing.T) {
 	t.Parallel()
-	base := map[string]string{EnvAuthDisabled: "true", EnvBots: "pages,status", EnvAlertsDefaultChat: "-1001"}
+	base := map[string]string{httpapi.EnvAuthDisabled: "true", EnvBots: "pages,status", alerts.EnvDefaultChat: "-1001"}
 	_, err := LoadProducer(nil, envOf(base))
 	want := `HERALD_ALERTS_DEFAULT_CHAT (-alerts-default-chat) sends every alert as the bot "default", which HERALD_BOTS (pages, status) does not list; ` +
 		`add "default" there, or set HERALD_ROUTES_FILE to a routing file whose routes name their bot (bot: pages)`
@@ -323,11 +325,11 @@ func TestProducerDefaultChatNeedsTheDefaultBot(t *testing.T) {
 		t.Fatalf("error %v, want %q", err, want)
 	}
 	// A routing file takes the default chat's place: its routes say.
-	base[EnvRoutesFile] = "/etc/herald/routes.yaml"
+	base[alerts.EnvRoutesFile] = "/etc/herald/routes.yaml"
 	if _, err := LoadProducer(nil, envOf(base)); err != nil {
 		t.Errorf("with a routing file: %v", err)
 	}
-	delete(base, EnvRoutesFile)
+	delete(base, alerts.EnvRoutesFile)
 	base[EnvBots] = "pages,default"
 	if _, err := LoadProducer(nil, envOf(base)); err != nil {
 		t.Errorf("with the default bot listed: %v", err)

@@ -30,7 +30,7 @@ func ExampleLoadProducerArgs() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(p.DefaultQueue, rest)
+	fmt.Println(p.Enqueue.DefaultQueue, rest)
 	// Output: critical [send --chat 1 disk full]
 }
 

@@ -11,8 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/interact"
+	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/redisconn"
+	"github.com/herald-dev/herald/internal/webhooks"
 )
 
 func TestLoadProducerDefaults(t *testing.T) {
@@ -21,34 +27,57 @@ func TestLoadProducerDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Producer{
-		Redis:             redisconn.Config{URL: "redis://127.0.0.1:6379/0", WaitTimeout: time.Second},
-		Log:               config.Log{Level: slog.LevelInfo, Format: "auto"},
-		Bots:              []string{"default"},
-		Listen:            ":8080",
-		AuthDisabled:      true,
-		DefaultQueue:      "default",
-		Queues:            []string{"critical", "default", "low"},
-		MaxRetry:          25,
-		TaskTimeout:       2 * time.Minute,
-		IdempotencyWindow: 24 * time.Hour,
-		MaxTextLen:        32768,
-		MaxBodyBytes:      1 << 20,
-		MonitoringPath:    "/monitoring",
+	want := producerParts{
+		Redis:     redisconn.Config{URL: "redis://127.0.0.1:6379/0", WaitTimeout: time.Second},
+		Log:       config.Log{Level: slog.LevelInfo, Format: "auto"},
+		Bots:      []string{"default"},
+		Server:    producer.ServerConfig{Listen: ":8080", MaxBodyBytes: 1 << 20, MonitoringPath: "/monitoring", MetricsCache: 5 * time.Second},
+		Keyring:   httpapi.KeyringConfig{AuthDisabled: true},
+		Enqueue:   jobs.EnqueueConfig{DefaultQueue: "default", Queues: []string{"critical", "default", "low"}, MaxRetry: 25, Timeout: 2 * time.Minute, IdempotencyWindow: 24 * time.Hour, Limits: jobs.Limits{MaxTextLen: 32768}},
+		Webhooks:  webhookParts{MaxBodyBytes: 256 << 10},
+		Heartbeat: [2]any{5 * time.Second, 1000},
+		Feeds:     [2]any{"", 4},
+	}
+	if got := partsOf(p); !reflect.DeepEqual(got, want) {
+		t.Fatalf("defaults:\n got %+v\nwant %+v", got, want)
+	}
+	want.Keyring.AuthDisabled = false
+	if got := partsOf(Producer{}.WithDefaults()); !reflect.DeepEqual(got, want) {
+		t.Fatalf("WithDefaults differs from loaded defaults:\n got %+v\nwant %+v", got, want)
+	}
+}
 
-		HeartbeatCheckInterval: 5 * time.Second,
-		FeedsConcurrency:       4,
-		WebhookMaxBodyBytes:    256 << 10,
-		MetricsCache:           5 * time.Second,
-		MaxHeartbeats:          1000,
-	}
-	if !reflect.DeepEqual(p, want) {
-		t.Fatalf("defaults:\n got %+v\nwant %+v", p, want)
-	}
-	want.AuthDisabled = false
-	if !reflect.DeepEqual(Producer{}.WithDefaults(), want) {
-		t.Fatalf("WithDefaults differs from loaded defaults")
-	}
+// producerParts are the settings of a Producer, without the runtime
+// fields (loggers, clocks) its components' configs also hold.
+type producerParts struct {
+	Redis     redisconn.Config
+	Log       config.Log
+	Bots      []string
+	Server    producer.ServerConfig
+	Keyring   httpapi.KeyringConfig
+	Enqueue   jobs.EnqueueConfig
+	Routes    alerts.RoutesConfig
+	Webhooks  webhookParts
+	Telegram  interact.ReceiverSettings
+	Heartbeat [2]any // CheckInterval, MaxHeartbeats
+	Feeds     [2]any // Path, Concurrency
+}
+
+// webhookParts are the webhook settings.
+type webhookParts struct {
+	GitHub       webhooks.GitHubConfig
+	Sentry       webhooks.SentryConfig
+	Grafana      webhooks.GrafanaConfig
+	MaxBodyBytes int64
+}
+
+func partsOf(p Producer) producerParts {
+	w := p.Webhooks
+	w.Sentry.MaxSkew, w.Grafana.MaxSkew, w.Grafana.SignatureHeader = 0, 0, ""
+	return producerParts{Redis: p.Redis, Log: p.Log, Bots: p.Bots, Server: p.Server, Keyring: p.Keyring, Enqueue: p.Enqueue,
+		Routes: p.Routes, Webhooks: webhookParts{GitHub: w.GitHub, Sentry: w.Sentry, Grafana: w.Grafana, MaxBodyBytes: w.MaxBodyBytes},
+		Telegram: p.Telegram, Heartbeat: [2]any{p.Heartbeat.CheckInterval, p.Heartbeat.MaxHeartbeats},
+		Feeds: [2]any{p.Feeds.Path, p.Feeds.Concurrency}}
 }
 
 var producerEnv = map[string]string{
@@ -108,42 +137,24 @@ func TestLoadProducerEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Producer{
-		Redis:              redisconn.Config{URL: "redis-sentinel://:pw@s1,s2/1?master=m", WaitReplicas: 2, WaitTimeout: 250 * time.Millisecond},
-		Log:                config.Log{Level: slog.LevelError, Format: "text"},
-		Bots:               []string{"default", "pages"},
-		Listen:             "127.0.0.1:0",
-		APIToken:           "tok",
-		TokensFile:         "/run/secrets/herald-tokens.yaml",
-		DefaultQueue:       "alerts",
-		Queues:             []string{"alerts", "bulk"},
-		MaxRetry:           0,
-		TaskTimeout:        30 * time.Second,
-		IdempotencyWindow:  time.Hour,
-		MaxTextLen:         4096,
-		MaxBodyBytes:       64 << 10,
-		MonitoringPath:     "",
-		MonitoringReadOnly: true,
-
-		RoutesFile:             "/etc/herald/routes.yaml",
-		AlertsDefaultChat:      "-1001",
-		GitHubSecret:           "gh",
-		TelegramSecret:         "tg_secret",
-		SentrySecret:           "se",
-		GrafanaSecret:          "gr",
-		GrafanaTimestampHeader: "X-Grafana-Alerting-Signature-Timestamp",
-		HeartbeatCheckInterval: 2 * time.Second,
-		FeedsFile:              "/etc/herald/feeds.yaml",
-		FeedsConcurrency:       8,
-		AdminToken:             "admin",
-		WebhookMaxBodyBytes:    32 << 10,
-		MaxHeartbeats:          50,
-		MetricsListen:          "127.0.0.1:9090",
-		MetricsToken:           "scrape",
-		MetricsCache:           0,
+	want := producerParts{
+		Redis: redisconn.Config{URL: "redis-sentinel://:pw@s1,s2/1?master=m", WaitReplicas: 2, WaitTimeout: 250 * time.Millisecond},
+		Log:   config.Log{Level: slog.LevelError, Format: "text"},
+		Bots:  []string{"default", "pages"},
+		Server: producer.ServerConfig{Listen: "127.0.0.1:0", MaxBodyBytes: 64 << 10, MonitoringPath: "", MonitoringReadOnly: true,
+			MetricsListen: "127.0.0.1:9090", MetricsToken: "scrape", MetricsCache: producer.NoMetricsCache},
+		Keyring: httpapi.KeyringConfig{APIToken: "tok", TokensFile: "/run/secrets/herald-tokens.yaml", AdminToken: "admin"},
+		Enqueue: jobs.EnqueueConfig{DefaultQueue: "alerts", Queues: []string{"alerts", "bulk"}, MaxRetry: 0, Timeout: 30 * time.Second,
+			IdempotencyWindow: time.Hour, Limits: jobs.Limits{MaxTextLen: 4096}},
+		Routes: alerts.RoutesConfig{File: "/etc/herald/routes.yaml", DefaultChat: "-1001"},
+		Webhooks: webhookParts{GitHub: webhooks.GitHubConfig{Secret: "gh"}, Sentry: webhooks.SentryConfig{Secret: "se"},
+			Grafana: webhooks.GrafanaConfig{Secret: "gr", TimestampHeader: "X-Grafana-Alerting-Signature-Timestamp"}, MaxBodyBytes: 32 << 10},
+		Telegram:  interact.ReceiverSettings{WebhookSecret: interact.WebhookSecret{Secret: "tg_secret"}},
+		Heartbeat: [2]any{2 * time.Second, 50},
+		Feeds:     [2]any{"/etc/herald/feeds.yaml", 8},
 	}
-	if !reflect.DeepEqual(p, want) {
-		t.Fatalf("env:\n got %+v\nwant %+v", p, want)
+	if got := partsOf(p); !reflect.DeepEqual(got, want) {
+		t.Fatalf("env:\n got %+v\nwant %+v", got, want)
 	}
 }
 
@@ -154,8 +165,8 @@ func TestLoadProducerArgs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.MaxRetry != 7 {
-		t.Errorf("MaxRetry = %d, want the flag's 7", p.MaxRetry)
+	if p.Enqueue.MaxRetry != 7 {
+		t.Errorf("MaxRetry = %d, want the flag's 7", p.Enqueue.MaxRetry)
 	}
 	if want := []string{"send", "--chat", "1", "hello -world"}; !reflect.DeepEqual(rest, want) {
 		t.Errorf("rest = %q, want %q", rest, want)
@@ -208,11 +219,11 @@ func TestProducerValidateServeRequiresAuth(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("ValidateServe() = %v, want %q", err, want)
 	}
-	p.AuthDisabled = true
+	p.Keyring.AuthDisabled = true
 	if err := p.ValidateServe(); err != nil {
 		t.Fatalf("with auth disabled: %v", err)
 	}
-	if err := (Producer{APIToken: "t"}.WithDefaults()).ValidateServe(); err != nil {
+	if err := (Producer{Keyring: httpapi.KeyringConfig{APIToken: "t"}}.WithDefaults()).ValidateServe(); err != nil {
 		t.Fatalf("with a token: %v", err)
 	}
 }
@@ -225,63 +236,63 @@ func TestProducerValidate(t *testing.T) {
 		mutate func(*Producer)
 		want   string
 	}{
-		{"token both", func(p *Producer) { p.APITokenFile = filepath.Join(dir, "x") },
+		{"token both", func(p *Producer) { p.Keyring.APITokenFile = filepath.Join(dir, "x") },
 			"HERALD_API_TOKEN (-api-token) and HERALD_API_TOKEN_FILE (-api-token-file) are both set; keep only one"},
-		{"token file missing", func(p *Producer) { p.APIToken = ""; p.APITokenFile = filepath.Join(dir, "x") },
+		{"token file missing", func(p *Producer) { p.Keyring.APIToken = ""; p.Keyring.APITokenFile = filepath.Join(dir, "x") },
 			`HERALD_API_TOKEN_FILE (-api-token-file) cannot read "` + filepath.Join(dir, "x") + `"`},
-		{"listen empty", func(p *Producer) { p.Listen = "" },
+		{"listen empty", func(p *Producer) { p.Server.Listen = "" },
 			`HERALD_LISTEN (-listen) must be host:port such as ":8080"`},
-		{"listen bad", func(p *Producer) { p.Listen = "localhost" },
+		{"listen bad", func(p *Producer) { p.Server.Listen = "localhost" },
 			`HERALD_LISTEN (-listen) must be host:port`},
-		{"default queue", func(p *Producer) { p.DefaultQueue = "bulk" },
+		{"default queue", func(p *Producer) { p.Enqueue.DefaultQueue = "bulk" },
 			`HERALD_DEFAULT_QUEUE (-default-queue) is "bulk", which is not in HERALD_QUEUES (critical, default, low); pick one of those or add it there`},
-		{"no queues", func(p *Producer) { p.Queues = nil },
+		{"no queues", func(p *Producer) { p.Enqueue.Queues = nil },
 			"HERALD_QUEUES (-queues) must name at least one queue"},
-		{"queue name", func(p *Producer) { p.Queues = append(p.Queues, "bulk mail") },
+		{"queue name", func(p *Producer) { p.Enqueue.Queues = append(p.Enqueue.Queues, "bulk mail") },
 			`HERALD_QUEUES (-queues) has queue name "bulk mail"`},
-		{"queue dup", func(p *Producer) { p.Queues = append(p.Queues, "low") },
+		{"queue dup", func(p *Producer) { p.Enqueue.Queues = append(p.Enqueue.Queues, "low") },
 			`HERALD_QUEUES (-queues) lists queue "low" twice`},
-		{"max retry", func(p *Producer) { p.MaxRetry = -1 },
+		{"max retry", func(p *Producer) { p.Enqueue.MaxRetry = -1 },
 			"HERALD_MAX_RETRY (-max-retry) must be >= 0, got -1"},
-		{"task timeout", func(p *Producer) { p.TaskTimeout = 0 },
+		{"task timeout", func(p *Producer) { p.Enqueue.Timeout = 0 },
 			"HERALD_TASK_TIMEOUT (-task-timeout) must be at least 1s"},
-		{"idempotency", func(p *Producer) { p.IdempotencyWindow = time.Millisecond },
+		{"idempotency", func(p *Producer) { p.Enqueue.IdempotencyWindow = time.Millisecond },
 			"HERALD_IDEMPOTENCY_WINDOW (-idempotency-window) must be at least 1s"},
-		{"text len", func(p *Producer) { p.MaxTextLen = 0 },
+		{"text len", func(p *Producer) { p.Enqueue.Limits.MaxTextLen = 0 },
 			"HERALD_MAX_TEXT_LEN (-max-text-len) must be >= 1, got 0"},
-		{"body bytes", func(p *Producer) { p.MaxBodyBytes = 100 },
+		{"body bytes", func(p *Producer) { p.Server.MaxBodyBytes = 100 },
 			"HERALD_MAX_BODY_BYTES (-max-body-bytes) must be at least 1KiB"},
-		{"monitoring slash", func(p *Producer) { p.MonitoringPath = "/" },
+		{"monitoring slash", func(p *Producer) { p.Server.MonitoringPath = "/" },
 			`HERALD_MONITORING_PATH (-monitoring-path) must be a path such as "/monitoring"`},
-		{"monitoring relative", func(p *Producer) { p.MonitoringPath = "monitoring" },
+		{"monitoring relative", func(p *Producer) { p.Server.MonitoringPath = "monitoring" },
 			`HERALD_MONITORING_PATH (-monitoring-path) must be a path`},
-		{"monitoring trailing", func(p *Producer) { p.MonitoringPath = "/ui/" },
+		{"monitoring trailing", func(p *Producer) { p.Server.MonitoringPath = "/ui/" },
 			`HERALD_MONITORING_PATH (-monitoring-path) must be a path`},
 		{"redis", func(p *Producer) { p.Redis.URL = "redis-sentinel://a,b/0" },
 			"REDIS_URL (-redis-url)"},
-		{"monitoring on the webhooks", func(p *Producer) { p.MonitoringPath = "/v1/webhooks" },
+		{"monitoring on the webhooks", func(p *Producer) { p.Server.MonitoringPath = "/v1/webhooks" },
 			`HERALD_MONITORING_PATH (-monitoring-path) is "/v1/webhooks", which overlaps the API's /v1; pick a path of its own`},
-		{"monitoring on metrics", func(p *Producer) { p.MonitoringPath = "/metrics" },
+		{"monitoring on metrics", func(p *Producer) { p.Server.MonitoringPath = "/metrics" },
 			`HERALD_MONITORING_PATH (-monitoring-path) is "/metrics", which overlaps the API's /metrics`},
-		{"admin is the API token", func(p *Producer) { p.AdminToken = p.APIToken },
+		{"admin is the API token", func(p *Producer) { p.Keyring.AdminToken = p.Keyring.APIToken },
 			"HERALD_ADMIN_TOKEN (-admin-token) must differ from HERALD_API_TOKEN"},
-		{"admin both", func(p *Producer) { p.AdminToken, p.AdminTokenFile = "a", filepath.Join(dir, "x") },
+		{"admin both", func(p *Producer) { p.Keyring.AdminToken, p.Keyring.AdminTokenFile = "a", filepath.Join(dir, "x") },
 			"HERALD_ADMIN_TOKEN (-admin-token) and HERALD_ADMIN_TOKEN_FILE (-admin-token-file) are both set"},
-		{"metrics listen bad", func(p *Producer) { p.MetricsListen = "9090" },
+		{"metrics listen bad", func(p *Producer) { p.Server.MetricsListen = "9090" },
 			"HERALD_METRICS_LISTEN (-metrics-listen) must be host:port"},
-		{"metrics listen is the API's", func(p *Producer) { p.MetricsListen = p.Listen },
+		{"metrics listen is the API's", func(p *Producer) { p.Server.MetricsListen = p.Server.Listen },
 			`HERALD_METRICS_LISTEN (-metrics-listen) is the API's address ":8080"`},
-		{"metrics cache", func(p *Producer) { p.MetricsCache = time.Hour },
+		{"metrics cache", func(p *Producer) { p.Server.MetricsCache = time.Hour },
 			"HERALD_METRICS_CACHE (-metrics-cache) must be between 0 (no cache) and 5m"},
-		{"max heartbeats", func(p *Producer) { p.MaxHeartbeats = -1 },
+		{"max heartbeats", func(p *Producer) { p.Heartbeat.MaxHeartbeats = -1 },
 			"HERALD_MAX_HEARTBEATS (-max-heartbeats) must be >= 1"},
-		{"webhook body", func(p *Producer) { p.WebhookMaxBodyBytes = 10 },
+		{"webhook body", func(p *Producer) { p.Webhooks.MaxBodyBytes = 10 },
 			"HERALD_WEBHOOK_MAX_BODY_BYTES (-webhook-max-body-bytes) must be at least 1KiB"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p := Producer{APIToken: "tok"}.WithDefaults()
+			p := Producer{Keyring: httpapi.KeyringConfig{APIToken: "tok"}}.WithDefaults()
 			if err := p.Validate(); err != nil {
 				t.Fatalf("base config does not validate: %v", err)
 			}
@@ -304,22 +315,22 @@ func TestProducerAuthAlternatives(t *testing.T) {
 	if err := os.WriteFile(file, []byte("from-file\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []Producer{{AuthDisabled: true}, {APIToken: "x"}, {APITokenFile: file}} {
+	for _, p := range []Producer{{Keyring: httpapi.KeyringConfig{AuthDisabled: true}}, {Keyring: httpapi.KeyringConfig{APIToken: "x"}}, {Keyring: httpapi.KeyringConfig{APITokenFile: file}}} {
 		p = p.WithDefaults()
 		if err := p.Validate(); err != nil {
 			t.Errorf("%+v: %v", p, err)
 		}
 	}
-	tok, err := Producer{APITokenFile: file}.Token()
+	tok, err := Producer{Keyring: httpapi.KeyringConfig{APITokenFile: file}}.Keyring.Token()
 	if err != nil || tok != "from-file" {
 		t.Fatalf("Token() = %q, %v", tok, err)
 	}
-	if tok, err := (Producer{}).Token(); tok != "" || err != nil {
+	if tok, err := (Producer{}).Keyring.Token(); tok != "" || err != nil {
 		t.Fatalf("Token() without any = %q, %v", tok, err)
 	}
-	p := Producer{MonitoringPath: "/ui"}.WithDefaults()
-	p.MonitoringPath = ""
-	p.AuthDisabled = true
+	p := Producer{Server: producer.ServerConfig{MonitoringPath: "/ui"}}.WithDefaults()
+	p.Server.MonitoringPath = ""
+	p.Keyring.AuthDisabled = true
 	if err := p.Validate(); err != nil {
 		t.Fatalf("disabled monitoring: %v", err)
 	}
@@ -334,17 +345,17 @@ func TestAdminTokenFromFile(t *testing.T) {
 	if err := os.WriteFile(file, []byte("tok\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := Producer{APIToken: "tok", AdminTokenFile: file}.WithDefaults()
-	if _, err := p.Admin(); err == nil || !strings.Contains(err.Error(), "must differ from HERALD_API_TOKEN") {
+	p := Producer{Keyring: httpapi.KeyringConfig{APIToken: "tok", AdminTokenFile: file}}.WithDefaults()
+	if _, err := p.Keyring.Admin(); err == nil || !strings.Contains(err.Error(), "must differ from HERALD_API_TOKEN") {
 		t.Fatalf("Admin() with the API token in the file = %v", err)
 	}
 	if err := os.WriteFile(file, []byte("admin-secret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := p.Admin(); err != nil || got != "admin-secret" {
+	if got, err := p.Keyring.Admin(); err != nil || got != "admin-secret" {
 		t.Fatalf("Admin() = %q, %v", got, err)
 	}
-	p.MaxBodyBytes = 64 << 10
+	p.Server.MaxBodyBytes = 64 << 10
 	if got := p.WebhookBodyLimit(); got != 64<<10 {
 		t.Fatalf("WebhookBodyLimit() = %d, want the smaller MaxBodyBytes", got)
 	}

@@ -119,3 +119,11 @@ func validQueueName(name string) bool {
 	}
 	return true
 }
+
+// queuesSpec is HERALD_QUEUES, which both binaries read: the worker the
+// queues with their priorities (b is queueMapVar), the producer the names
+// alone (queueNamesVar).
+func queuesSpec(b config.Binding) config.Spec {
+	return config.NewSpec(EnvQueues, defaultQueueWeights(),
+		"Queues as NAME=PRIORITY pairs (names use a-z, 0-9, _ and -): workers serve them by priority, producers accept messages for them (and ignore the priorities).", b)
+}

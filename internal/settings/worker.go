@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/interact"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/redisconn"
@@ -95,7 +96,7 @@ type Worker struct {
 	// ("off" in the environment).
 	Listen string
 	// Updates says how presses of alert buttons are received.
-	Updates Updates
+	Updates interact.UpdatesConfig
 }
 
 // WithDefaults returns w with every zero-valued setting replaced by its
@@ -134,7 +135,7 @@ func (w Worker) Validate() error {
 	w.Worker.Limits.Check(&p)
 	checkLimitQueues(&p, w.Worker.Limits, w.Worker.Queues)
 	w.Worker.Digest.Check(&p)
-	w.Updates.validate(&p)
+	w.Updates.Check(&p)
 	return p.Err()
 }
 
@@ -311,12 +312,11 @@ func workerSpecs(w *Worker) []config.Spec {
 		telegramSpecs(&w.Telegram),
 		w.Worker.Specs(),
 		[]config.Spec{
-			config.NewSpec(EnvQueues, defaultQueueWeights(), "Queues to serve as NAME=PRIORITY pairs; names use a-z, 0-9, _ and -.",
-				queueMapVar(&w.Worker.Queues)),
+			queuesSpec(queueMapVar(&w.Worker.Queues)),
 			listen,
 		},
 		w.Worker.Limits.Specs(),
 		w.Worker.Digest.Specs(),
-		updatesSpecs(&w.Updates),
+		w.Updates.Specs(),
 	)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/digest"
+	"github.com/herald-dev/herald/internal/interact"
 	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/telegram"
@@ -155,7 +156,7 @@ func TestLoadWorkerEnv(t *testing.T) {
 				ReclaimAfter: 10 * time.Second},
 		}.WithDefaults(),
 		Listen:  "127.0.0.1:0",
-		Updates: Updates{WebhookURL: "https://herald.example.com", WebhookSecret: "s3cret_token"},
+		Updates: interact.UpdatesConfig{WebhookURL: "https://herald.example.com", WebhookSecret: interact.WebhookSecret{Secret: "s3cret_token"}},
 	}
 	if !reflect.DeepEqual(w, want) {
 		t.Fatalf("env:\n got %+v\nwant %+v", w, want)

@@ -82,11 +82,11 @@ func TestAuthentication(t *testing.T) {
 			testGrafanaTS: futureTS, defaultGrafanaSignatureHeader: grafanaSignature(testGrafanaSecret, futureTS, grafanaBody)}, status: 401, code: httpapi.CodeBadSignature},
 		{name: "grafana non-numeric timestamp", sender: "grafana", header: map[string]string{
 			testGrafanaTS: "yesterday", defaultGrafanaSignatureHeader: grafanaSignature(testGrafanaSecret, "yesterday", grafanaBody)}, status: 401, code: httpapi.CodeBadSignature},
-		{name: "grafana body-only signature", sender: "grafana", mutate: func(c *Config) { c.GrafanaTimestampHeader = "" },
+		{name: "grafana body-only signature", sender: "grafana", mutate: func(c *Config) { c.Grafana.TimestampHeader = "" },
 			header: map[string]string{testGrafanaTS: "", defaultGrafanaSignatureHeader: hmacHex(testGrafanaSecret, grafanaBody)}},
-		{name: "grafana custom signature header", sender: "grafana", mutate: func(c *Config) { c.GrafanaTimestampHeader, c.GrafanaSignatureHeader = "", "X-Herald-Sig" },
+		{name: "grafana custom signature header", sender: "grafana", mutate: func(c *Config) { c.Grafana.TimestampHeader, c.Grafana.SignatureHeader = "", "X-Herald-Sig" },
 			header: map[string]string{testGrafanaTS: "", defaultGrafanaSignatureHeader: "", "X-Herald-Sig": hmacHex(testGrafanaSecret, grafanaBody)}},
-		{name: "grafana without secret needs no signature", sender: "grafana", mutate: func(c *Config) { c.GrafanaSecret, c.GrafanaTimestampHeader = "", "" },
+		{name: "grafana without secret needs no signature", sender: "grafana", mutate: func(c *Config) { c.Grafana.Secret, c.Grafana.TimestampHeader = "", "" },
 			header: map[string]string{defaultGrafanaSignatureHeader: "", testGrafanaTS: ""}},
 
 		// GitHub.
@@ -97,13 +97,13 @@ func TestAuthentication(t *testing.T) {
 		{name: "github signature of another secret", sender: "github", header: map[string]string{headerGitHubSignature: githubSignature("other", fixture(t, "github", "issues_opened.json"))}, status: 401, code: httpapi.CodeBadSignature},
 		{name: "github token is not enough", sender: "github", unsigned: true, header: map[string]string{"Authorization": "Bearer " + testToken}, status: 401, code: httpapi.CodeBadSignature},
 		{name: "github upper-case hex", sender: "github", header: map[string]string{headerGitHubSignature: "sha256=" + strings.ToUpper(hmacHex(testGitHubSecret, fixture(t, "github", "issues_opened.json")))}},
-		{name: "github without secret", sender: "github", mutate: func(c *Config) { c.GitHubSecret = "" }, status: 404, code: httpapi.CodeNotFound},
+		{name: "github without secret", sender: "github", mutate: func(c *Config) { c.GitHub.Secret = "" }, status: 404, code: httpapi.CodeNotFound},
 
 		// Sentry.
 		{name: "sentry missing signature", sender: "sentry", unsigned: true, status: 401, code: httpapi.CodeBadSignature},
 		{name: "sentry wrong signature", sender: "sentry", header: map[string]string{headerSentrySignature: "zz-not-hex"}, status: 401, code: httpapi.CodeBadSignature},
 		{name: "sentry signature of another secret", sender: "sentry", header: map[string]string{headerSentrySignature: sentrySignature("other", fixture(t, "sentry", "event_alert_triggered.json"))}, status: 401, code: httpapi.CodeBadSignature},
-		{name: "sentry without secret", sender: "sentry", mutate: func(c *Config) { c.SentrySecret = "" }, status: 404, code: httpapi.CodeNotFound},
+		{name: "sentry without secret", sender: "sentry", mutate: func(c *Config) { c.Sentry.Secret = "" }, status: 404, code: httpapi.CodeNotFound},
 		{name: "sentry missing timestamp", sender: "sentry", header: map[string]string{headerSentryTimestamp: ""}, status: 401, code: httpapi.CodeBadSignature},
 		{name: "sentry stale timestamp", sender: "sentry", header: map[string]string{headerSentryTimestamp: staleTS}, status: 401, code: httpapi.CodeBadSignature},
 		{name: "sentry future timestamp", sender: "sentry", header: map[string]string{headerSentryTimestamp: futureTS}, status: 401, code: httpapi.CodeBadSignature},

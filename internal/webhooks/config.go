@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/httpapi"
 )
 
@@ -40,30 +41,12 @@ type Config struct {
 	// Grafana signatures. Required.
 	Keyring *httpapi.Keyring
 
-	// GrafanaSecret, when set, makes the Grafana webhook also require the
-	// HMAC-SHA256 signature configured on the contact point.
-	GrafanaSecret string
-	// GrafanaSignatureHeader is the header holding Grafana's signature;
-	// default X-Grafana-Alerting-Signature.
-	GrafanaSignatureHeader string
-	// GrafanaTimestampHeader is the contact point's optional timestamp
-	// header. When set, the signature covers "<timestamp>:<body>" and the
-	// timestamp must be within GrafanaMaxSkew of now. Default: none.
-	GrafanaTimestampHeader string
-	// GrafanaMaxSkew bounds the age of a signed timestamp; default 5m.
-	GrafanaMaxSkew time.Duration
-
-	// GitHubSecret is the webhook secret of the GitHub webhook. Without it
-	// the GitHub endpoint answers 404: unsigned payloads are never taken.
-	GitHubSecret string
-	// SentrySecret is the client secret of the Sentry integration. Without
-	// it the Sentry endpoint answers 404.
-	SentrySecret string
-	// SentryMaxSkew bounds how far Sentry-Hook-Timestamp may be from now;
-	// default 5m. Sentry does not sign the timestamp, so it only refuses
-	// naive replays; the body digest in the idempotency key refuses the
-	// others within the idempotency window.
-	SentryMaxSkew time.Duration
+	// Grafana, GitHub and Sentry configure the signed receivers (each
+	// integration's config is beside its receiver: grafana.go, github.go,
+	// sentry.go).
+	Grafana GrafanaConfig
+	GitHub  GitHubConfig
+	Sentry  SentryConfig
 
 	// UnauthenticatedReads bounds how many bodies of not yet authenticated
 	// requests (signed webhooks; all webhooks with an open keyring) are read
@@ -77,7 +60,8 @@ type Config struct {
 	// webhook answers 404.
 	Generic genericLookup
 
-	// MaxBodyBytes bounds request bodies; default 256 KiB. A declared
+	// MaxBodyBytes bounds request bodies (HERALD_WEBHOOK_MAX_BODY_BYTES;
+	// default [DefaultMaxBodyBytes], at least [MinMaxBodyBytes]). A declared
 	// Content-Length over it is refused before the body is read.
 	MaxBodyBytes int64
 	// Logger receives one line per request handled; default slog.Default().
@@ -88,15 +72,8 @@ type Config struct {
 
 // WithDefaults returns the config with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
-	if c.GrafanaSignatureHeader == "" {
-		c.GrafanaSignatureHeader = defaultGrafanaSignatureHeader
-	}
-	if c.GrafanaMaxSkew == 0 {
-		c.GrafanaMaxSkew = defaultGrafanaMaxSkew
-	}
-	if c.SentryMaxSkew == 0 {
-		c.SentryMaxSkew = defaultSentryMaxSkew
-	}
+	c.Grafana = c.Grafana.withDefaults()
+	c.Sentry = c.Sentry.withDefaults()
 	if c.UnauthenticatedReads == 0 {
 		c.UnauthenticatedReads = httpapi.DefaultGateReads
 	}
@@ -115,32 +92,46 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// validate reports every unusable field of a defaulted config.
+// validate reports every unusable field of a defaulted config: the
+// settings' rules (Check) and those of the fields a caller fills in.
 func (c Config) validate() error {
-	var errs []error
+	var p config.Problems
+	c.Check(&p)
+	errs := []error{p.Err()}
 	if c.Dispatcher == nil {
 		errs = append(errs, errors.New("webhooks: Config.Dispatcher is required: pass the alerts router"))
 	}
 	if c.Keyring == nil {
 		errs = append(errs, errors.New("webhooks: Config.Keyring is required: pass the API's keyring, or httpapi.OpenKeyring() for local use"))
 	}
-	if c.MaxBodyBytes < 0 {
-		errs = append(errs, errors.New("webhooks: Config.MaxBodyBytes must be positive; 0 means 256 KiB"))
-	}
-	if c.SentryMaxSkew < 0 {
-		errs = append(errs, errors.New("webhooks: Config.SentryMaxSkew must be positive; 0 means 5m"))
+	if c.Sentry.MaxSkew < 0 {
+		errs = append(errs, errors.New("webhooks: Config.Sentry.MaxSkew must be positive; 0 means 5m"))
 	}
 	if c.UnauthenticatedReads < 0 || c.UnauthenticatedReadTimeout < 0 {
 		errs = append(errs, errors.New("webhooks: Config.UnauthenticatedReads and UnauthenticatedReadTimeout must be positive; 0 means 16 and 10s"))
 	}
-	if c.GrafanaMaxSkew < 0 {
-		errs = append(errs, errors.New("webhooks: Config.GrafanaMaxSkew must be positive; 0 means 5m"))
+	if c.Grafana.MaxSkew < 0 {
+		errs = append(errs, errors.New("webhooks: Config.Grafana.MaxSkew must be positive; 0 means 5m"))
 	}
-	if h := c.GrafanaSignatureHeader; http.CanonicalHeaderKey(h) == http.CanonicalHeaderKey(c.GrafanaTimestampHeader) {
-		errs = append(errs, errors.New("webhooks: Config.GrafanaTimestampHeader must differ from GrafanaSignatureHeader"))
-	}
-	if c.GrafanaTimestampHeader != "" && c.GrafanaSecret == "" {
-		errs = append(errs, errors.New("webhooks: Config.GrafanaTimestampHeader needs GrafanaSecret: the timestamp is only checked as part of the signature"))
+	if h := c.Grafana.SignatureHeader; http.CanonicalHeaderKey(h) == http.CanonicalHeaderKey(c.Grafana.TimestampHeader) {
+		errs = append(errs, errors.New("webhooks: Config.Grafana.TimestampHeader must differ from SignatureHeader"))
 	}
 	return errors.Join(errs...)
+}
+
+// withSecrets returns c with each secret read from its file when one is
+// named, so that the receivers see only the secrets themselves.
+func (c Config) withSecrets() (Config, error) {
+	var err error
+	if c.GitHub.Secret, err = config.SecretPair(c.GitHub.Secret, c.GitHub.SecretFile, EnvGitHubSecret, EnvGitHubSecretFile); err != nil {
+		return Config{}, err
+	}
+	if c.Sentry.Secret, err = config.SecretPair(c.Sentry.Secret, c.Sentry.SecretFile, EnvSentrySecret, EnvSentrySecretFile); err != nil {
+		return Config{}, err
+	}
+	if c.Grafana.Secret, err = config.SecretPair(c.Grafana.Secret, c.Grafana.SecretFile, EnvGrafanaSecret, EnvGrafanaSecretFile); err != nil {
+		return Config{}, err
+	}
+	c.GitHub.SecretFile, c.Sentry.SecretFile, c.Grafana.SecretFile = "", "", ""
+	return c, nil
 }

@@ -19,6 +19,17 @@ const (
 	headerGitHubDelivery  = "X-GitHub-Delivery"
 )
 
+// GitHubConfig configures the GitHub receiver.
+type GitHubConfig struct {
+	// Secret is the webhook secret that signs X-Hub-Signature-256
+	// (HERALD_GITHUB_WEBHOOK_SECRET). Without it (and SecretFile) the
+	// endpoint answers 404: unsigned payloads are never taken.
+	Secret string
+	// SecretFile is a file holding the secret, read by Handler
+	// (HERALD_GITHUB_WEBHOOK_SECRET_FILE); it excludes Secret.
+	SecretFile string
+}
+
 // github is the GitHub receiver. The signature is required: without a
 // configured secret the endpoint answers 404 rather than take unsigned
 // payloads.
@@ -35,7 +46,7 @@ func (s *server) github() receiver {
 			return decodeGitHub(r.Header.Get(headerGitHubEvent), r.Header.Get(headerGitHubDelivery), bodyDigest(body), payload)
 		},
 	}
-	if s.cfg.GitHubSecret == "" {
+	if s.cfg.GitHub.Secret == "" {
 		rc.disabled = "the GitHub webhook is disabled: no GitHub webhook secret is configured on this server"
 	}
 	return rc
@@ -64,7 +75,7 @@ func (s *server) verifyGitHub(r *http.Request, body []byte) *httpapi.Error {
 		return missingSignature(headerGitHubSignature, fix)
 	}
 	hexSig, ok := strings.CutPrefix(sig, "sha256=")
-	if !ok || !signatureMatches(hexSig, s.cfg.GitHubSecret, body) {
+	if !ok || !signatureMatches(hexSig, s.cfg.GitHub.Secret, body) {
 		return wrongSignature(headerGitHubSignature, fix)
 	}
 	return nil

@@ -50,6 +50,10 @@ func Handler(cfg Config) (http.Handler, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	cfg, err := cfg.withSecrets()
+	if err != nil {
+		return nil, err
+	}
 	s := &server{cfg: cfg, gate: httpapi.NewBodyGate(cfg.UnauthenticatedReads, cfg.UnauthenticatedReadTimeout)}
 	mux := http.NewServeMux()
 	s.route(mux, pathAlertmanager, s.alertmanager(), http.MethodPost)

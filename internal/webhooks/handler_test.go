@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 )
@@ -56,7 +60,7 @@ func TestDispatchErrors(t *testing.T) {
 func TestRoutes(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
-	h := newHandler(t, rec, func(c *Config) { c.MaxBodyBytes = 512 })
+	h := newHandler(t, rec, func(c *Config) { c.MaxBodyBytes = 1 << 10 })
 	cases := []struct {
 		name   string
 		rq     req
@@ -71,8 +75,8 @@ func TestRoutes(t *testing.T) {
 		{"PUT github", req{sender: "github", method: http.MethodPut}, 405, httpapi.CodeMethodNotAllowed, "POST"},
 		{"DELETE grafana", req{sender: "grafana", method: http.MethodDelete}, 405, httpapi.CodeMethodNotAllowed, "POST, PUT"},
 		{"GET generic", req{sender: "generic", method: http.MethodGet}, 405, httpapi.CodeMethodNotAllowed, "POST"},
-		{"body too large", req{sender: "alertmanager", body: bytes.Repeat([]byte(" "), 513)}, 413, httpapi.CodeBodyTooLarge, ""},
-		{"signed body too large", req{sender: "github", body: bytes.Repeat([]byte(" "), 513), header: ghEvent("issues")}, 413, httpapi.CodeBodyTooLarge, ""},
+		{"body too large", req{sender: "alertmanager", body: bytes.Repeat([]byte(" "), 1<<10+1)}, 413, httpapi.CodeBodyTooLarge, ""},
+		{"signed body too large", req{sender: "github", body: bytes.Repeat([]byte(" "), 1<<10+1), header: ghEvent("issues")}, 413, httpapi.CodeBodyTooLarge, ""},
 		{"empty body", req{sender: "alertmanager"}, 400, httpapi.CodeInvalidJSON, ""},
 	}
 	for _, tc := range cases {
@@ -106,10 +110,12 @@ func TestConfigValidation(t *testing.T) {
 	}{
 		{"no dispatcher", func(c *Config) { c.Dispatcher = nil }, "Config.Dispatcher"},
 		{"no keyring", func(c *Config) { c.Keyring = nil }, "Config.Keyring"},
-		{"negative body limit", func(c *Config) { c.MaxBodyBytes = -1 }, "Config.MaxBodyBytes"},
-		{"negative skew", func(c *Config) { c.GrafanaMaxSkew = -1 }, "Config.GrafanaMaxSkew"},
-		{"timestamp header without secret", func(c *Config) { c.GrafanaSecret = "" }, "Config.GrafanaTimestampHeader"},
-		{"timestamp header equals signature header", func(c *Config) { c.GrafanaTimestampHeader = "x-grafana-alerting-signature" }, "must differ"},
+		{"negative body limit", func(c *Config) { c.MaxBodyBytes = -1 }, "HERALD_WEBHOOK_MAX_BODY_BYTES (-webhook-max-body-bytes) must be at least 1KiB"},
+		{"tiny body limit", func(c *Config) { c.MaxBodyBytes = 512 }, "HERALD_WEBHOOK_MAX_BODY_BYTES (-webhook-max-body-bytes) must be at least 1KiB"},
+		{"negative skew", func(c *Config) { c.Grafana.MaxSkew = -1 }, "Config.Grafana.MaxSkew"},
+		{"timestamp header without secret", func(c *Config) { c.Grafana.Secret = "" }, "HERALD_GRAFANA_TIMESTAMP_HEADER (-grafana-timestamp-header) needs HERALD_GRAFANA_WEBHOOK_SECRET"},
+		{"timestamp header equals signature header", func(c *Config) { c.Grafana.TimestampHeader = "x-grafana-alerting-signature" }, "must differ"},
+		{"secret and its file", func(c *Config) { c.GitHub.SecretFile = "/nonexistent" }, "HERALD_GITHUB_WEBHOOK_SECRET (-github-webhook-secret) and HERALD_GITHUB_WEBHOOK_SECRET_FILE"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -127,8 +133,8 @@ func TestConfigValidation(t *testing.T) {
 	}
 	t.Run("defaults", func(t *testing.T) {
 		c := Config{}.WithDefaults()
-		if c.MaxBodyBytes != 256<<10 || c.SentryMaxSkew != defaultSentryMaxSkew || c.GrafanaSignatureHeader != defaultGrafanaSignatureHeader ||
-			c.GrafanaMaxSkew != defaultGrafanaMaxSkew || c.Logger == nil || c.Clock == nil {
+		if c.MaxBodyBytes != 256<<10 || c.Sentry.MaxSkew != defaultSentryMaxSkew || c.Grafana.SignatureHeader != defaultGrafanaSignatureHeader ||
+			c.Grafana.MaxSkew != defaultGrafanaMaxSkew || c.Logger == nil || c.Clock == nil {
 			t.Fatalf("defaults not applied: %+v", c)
 		}
 	})
@@ -162,5 +168,31 @@ func TestLogsCarryIDsNotSecrets(t *testing.T) {
 		if strings.Contains(logs, secret) {
 			t.Errorf("logs hold %q:\n%s", secret, logs)
 		}
+	}
+}
+
+// TestSecretFiles checks that Handler reads each secret from its file.
+func TestSecretFiles(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "github")
+	if err := os.WriteFile(file, []byte(testGitHubSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(t, &recorder{}, func(c *Config) { c.GitHub = GitHubConfig{SecretFile: file} })
+	body := fixture(t, "github", "issues_opened.json")
+	r := httptest.NewRequest(http.MethodPost, pathGitHub, bytes.NewReader(body))
+	r.Header.Set(headerGitHubEvent, "issues")
+	r.Header.Set(headerGitHubDelivery, "d-1")
+	r.Header.Set(headerGitHubSignature, githubSignature(testGitHubSecret, body))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusAccepted && w.Code != http.StatusOK {
+		t.Fatalf("signed with the secret of the file: %d %s", w.Code, w.Body)
+	}
+	var p config.Problems
+	cfg := Config{GitHub: GitHubConfig{SecretFile: filepath.Join(t.TempDir(), "missing")}}.WithDefaults()
+	cfg.Check(&p)
+	if err := p.Err(); err == nil || !strings.Contains(err.Error(), "HERALD_GITHUB_WEBHOOK_SECRET_FILE (-github-webhook-secret-file) cannot read") {
+		t.Fatalf("a missing secret file: %v", err)
 	}
 }

@@ -113,15 +113,14 @@ func testKeyring(token string) *httpapi.Keyring {
 // Grafana with a signature and a timestamp header.
 func testConfig(tb testing.TB, d alerts.Dispatcher) Config {
 	return Config{
-		Dispatcher:             d,
-		Keyring:                testKeyring(testToken),
-		GrafanaSecret:          testGrafanaSecret,
-		GrafanaTimestampHeader: testGrafanaTS,
-		GitHubSecret:           testGitHubSecret,
-		SentrySecret:           testSentrySecret,
-		Generic:                lookupIn(genericTable(tb)),
-		Logger:                 slog.New(slog.DiscardHandler),
-		Clock:                  func() time.Time { return testNow },
+		Dispatcher: d,
+		Keyring:    testKeyring(testToken),
+		Grafana:    GrafanaConfig{Secret: testGrafanaSecret, TimestampHeader: testGrafanaTS},
+		GitHub:     GitHubConfig{Secret: testGitHubSecret},
+		Sentry:     SentryConfig{Secret: testSentrySecret},
+		Generic:    lookupIn(genericTable(tb)),
+		Logger:     slog.New(slog.DiscardHandler),
+		Clock:      func() time.Time { return testNow },
 	}
 }
 

@@ -22,6 +22,30 @@ const (
 	headerSentryRequestID = "Request-ID"
 )
 
+// SentryConfig configures the Sentry receiver.
+type SentryConfig struct {
+	// Secret is the Sentry integration's client secret, which signs
+	// Sentry-Hook-Signature (HERALD_SENTRY_CLIENT_SECRET). Without it (and
+	// SecretFile) the endpoint answers 404.
+	Secret string
+	// SecretFile is a file holding the secret, read by Handler
+	// (HERALD_SENTRY_CLIENT_SECRET_FILE); it excludes Secret.
+	SecretFile string
+	// MaxSkew bounds how far Sentry-Hook-Timestamp may be from now;
+	// default [defaultSentryMaxSkew]. Sentry does not sign the timestamp,
+	// so it only refuses naive replays; the body digest in the idempotency
+	// key refuses the others within the idempotency window.
+	MaxSkew time.Duration
+}
+
+// withDefaults fills the zero fields.
+func (c SentryConfig) withDefaults() SentryConfig {
+	if c.MaxSkew == 0 {
+		c.MaxSkew = defaultSentryMaxSkew
+	}
+	return c
+}
+
 // sentry is the receiver of a Sentry integration's webhooks. Like GitHub it
 // requires its secret: without one the endpoint answers 404.
 func (s *server) sentry() receiver {
@@ -34,7 +58,7 @@ func (s *server) sentry() receiver {
 				bodyDigest(body), body)
 		},
 	}
-	if s.cfg.SentrySecret == "" {
+	if s.cfg.Sentry.Secret == "" {
 		rc.disabled = "the Sentry webhook is disabled: no Sentry client secret is configured on this server"
 	}
 	return rc
@@ -43,7 +67,7 @@ func (s *server) sentry() receiver {
 // precheckSentry refuses, before the body is read, a webhook whose
 // Sentry-Hook-Signature cannot be an HMAC-SHA256, or whose
 // Sentry-Hook-Timestamp (Unix seconds) is missing or further than
-// SentryMaxSkew from this server's clock. Sentry does not sign the
+// Sentry.MaxSkew from this server's clock. Sentry does not sign the
 // timestamp: the check stops the replay of a captured request as it was;
 // the body digest in the idempotency key stops replays with new headers.
 func (s *server) precheckSentry(r *http.Request) *httpapi.Error {
@@ -66,10 +90,10 @@ func (s *server) precheckSentry(r *http.Request) *httpapi.Error {
 		return httpapi.Errorf(http.StatusUnauthorized, httpapi.CodeBadSignature, "%s is not a Unix timestamp in seconds", headerSentryTimestamp)
 	}
 	skew := s.cfg.Clock().Sub(time.Unix(0, int64(sec*float64(time.Second))))
-	if skew > s.cfg.SentryMaxSkew || skew < -s.cfg.SentryMaxSkew {
+	if skew > s.cfg.Sentry.MaxSkew || skew < -s.cfg.Sentry.MaxSkew {
 		return httpapi.Errorf(http.StatusUnauthorized, httpapi.CodeBadSignature,
 			"%s is further than %s from this server's clock: a replayed request, or a clock to fix",
-			headerSentryTimestamp, s.cfg.SentryMaxSkew)
+			headerSentryTimestamp, s.cfg.Sentry.MaxSkew)
 	}
 	return nil
 }
@@ -82,7 +106,7 @@ func (s *server) verifySentry(r *http.Request, body []byte) *httpapi.Error {
 	if sig == "" {
 		return missingSignature(headerSentrySignature, fix)
 	}
-	if !signatureMatches(sig, s.cfg.SentrySecret, body) {
+	if !signatureMatches(sig, s.cfg.Sentry.Secret, body) {
 		return wrongSignature(headerSentrySignature, fix)
 	}
 	return nil

@@ -14,7 +14,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/app"
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/telegram"
@@ -149,13 +151,7 @@ func stateOf(info *asynq.TaskInfo) string {
 
 // producerConfig is the producer's configuration on srv.
 func producerConfig(srv *redistest.Server, readOnly bool) settings.Producer {
-	cfg := settings.Producer{
-		Redis:              redisconn.Config{URL: srv.URL()},
-		Listen:             "127.0.0.1:0",
-		APIToken:           apiToken,
-		AdminToken:         adminToken,
-		MonitoringReadOnly: readOnly,
-	}.WithDefaults()
+	cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, Server: producer.ServerConfig{Listen: "127.0.0.1:0", MonitoringReadOnly: readOnly}, Keyring: httpapi.KeyringConfig{APIToken: apiToken, AdminToken: adminToken}}.WithDefaults()
 	return cfg
 }
 

@@ -108,15 +108,7 @@ func startBarrierBundle(t *testing.T, addr string, cfg durable.Config) *barrierB
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("worker.Run: %v", err)
-		}
-	})
+	runWorker(t, w)
 	other := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { _ = other.Close() })
 	b.enq = jobs.NewEnqueuer(other, jobs.EnqueueConfig{MaxRetry: 5})

@@ -159,15 +159,7 @@ func setupTB(t testing.TB, o options) *testBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("worker.Run: %v", err)
-		}
-	})
+	runWorker(t, w)
 	rdb := srv.Client(t)
 	maxRetry := o.maxRetry
 	if maxRetry == 0 {
@@ -289,4 +281,19 @@ func toString(v any) string {
 		return s
 	}
 	return ""
+}
+
+// runWorker runs w until the test ends, and fails the test if Run returns
+// an error.
+func runWorker(t testing.TB, w *worker.Worker) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("worker.Run: %v", err)
+		}
+	})
 }

@@ -90,15 +90,7 @@ func (s *digestStack) startWorker(t *testing.T, dc digest.Config) *prometheus.Re
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("worker.Run: %v", err)
-		}
-	})
+	runWorker(t, w)
 	return reg
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/worker"
@@ -53,8 +54,8 @@ func TestComposeServicesAndProfiles(t *testing.T) {
 	if err != nil {
 		t.Fatalf("feeds environment: %v", err)
 	}
-	if !strings.HasPrefix(cfg.FeedsFile, "/etc/herald/") {
-		t.Errorf("HERALD_FEEDS_FILE = %q, want a file under the mounted /etc/herald", cfg.FeedsFile)
+	if !strings.HasPrefix(cfg.Feeds.Path, "/etc/herald/") {
+		t.Errorf("HERALD_FEEDS_FILE = %q, want a file under the mounted /etc/herald", cfg.Feeds.Path)
 	}
 	for _, name := range []string{svcProducer, svcFeeds} {
 		mounted := false
@@ -297,7 +298,7 @@ func TestProducerPublishesItsListenPort(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the producer's compose environment is rejected by the config: %v", err)
 	}
-	port := listenPort(t, cfg.Listen)
+	port := listenPort(t, cfg.Server.Listen)
 	published := false
 	for _, pc := range s.Ports {
 		if pc.Published != "" && strconv.Itoa(int(pc.Target)) == port {
@@ -305,7 +306,7 @@ func TestProducerPublishesItsListenPort(t *testing.T) {
 		}
 	}
 	if !published {
-		t.Errorf("producer ports %+v do not publish container port %s (%s=%s)", s.Ports, port, settings.EnvListen, cfg.Listen)
+		t.Errorf("producer ports %+v do not publish container port %s (%s=%s)", s.Ports, port, producer.EnvListen, cfg.Server.Listen)
 	}
 	if s.Build == nil || s.Build.Target != svcProducer {
 		t.Errorf("producer build = %+v, want target %q", s.Build, svcProducer)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/settings"
 )
 
@@ -41,7 +42,7 @@ func TestComposeDocMatchesTheComposeFile(t *testing.T) {
 		"service_completed_successfully", "0644", "65532",
 		// Which token does what, and the upgrade step for installs
 		// written before the admin token existed.
-		"`"+settings.EnvAdminTokenFile+"`", "`"+settings.EnvTokensFile+"`",
+		"`"+httpapi.EnvAdminTokenFile+"`", "`"+httpapi.EnvTokensFile+"`",
 		"bind source path does not exist", "Upgrading from a version without the admin token")
 	for name := range p.Secrets {
 		want = append(want, "`"+name+"`")

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/herald-dev/herald/internal/app"
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 )
@@ -107,8 +108,8 @@ func TestEnvExampleAsShippedNeedsTheSecrets(t *testing.T) {
 	if err == nil {
 		err = app.CheckProducer(pcfg, inSecretsDir(rawEnv(service(t, p, svcProducerCheck)), missing))
 	}
-	if err == nil || !strings.Contains(err.Error(), settings.EnvAPITokenFile) || !strings.Contains(err.Error(), "herald_api_token") {
-		t.Errorf("producer check with the shipped .env.example and no secret file: %v; want an error naming %s and the file", err, settings.EnvAPITokenFile)
+	if err == nil || !strings.Contains(err.Error(), httpapi.EnvAPITokenFile) || !strings.Contains(err.Error(), "herald_api_token") {
+		t.Errorf("producer check with the shipped .env.example and no secret file: %v; want an error naming %s and the file", err, httpapi.EnvAPITokenFile)
 	}
 	wcfg, err := settings.LoadWorker(nil, inSecretsDir(rawEnv(service(t, p, svcWorkerCheck)), missing))
 	if err == nil {
@@ -124,7 +125,7 @@ func TestEnvExampleAsShippedNeedsTheSecrets(t *testing.T) {
 var botToken = regexp.MustCompile(`\d{5,}:[A-Za-z0-9_-]{30,}`)
 
 // secretNames are the variables that hold secrets.
-var secretNames = []string{settings.EnvTelegramToken, settings.EnvAPIToken, settings.EnvAdminToken}
+var secretNames = []string{settings.EnvTelegramToken, httpapi.EnvAPIToken, httpapi.EnvAdminToken}
 
 func TestNoSecretInCommittedFiles(t *testing.T) {
 	t.Parallel()
@@ -172,7 +173,7 @@ func TestNoSecretInCommittedFiles(t *testing.T) {
 func TestEnvExampleHoldsNoToken(t *testing.T) {
 	t.Parallel()
 	for _, e := range parseEnvExample(t) {
-		if slices.Contains(secretNames, e.name) || slices.Contains([]string{settings.EnvTelegramTokenFile, settings.EnvAPITokenFile, settings.EnvAdminTokenFile}, e.name) {
+		if slices.Contains(secretNames, e.name) || slices.Contains([]string{settings.EnvTelegramTokenFile, httpapi.EnvAPITokenFile, httpapi.EnvAdminTokenFile}, e.name) {
 			t.Errorf("%s lists %s; the tokens are secret files (deploy/init-secrets.sh), each mounted only where it is used", envExampleFile, e.name)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/settings"
 	"go.yaml.in/yaml/v4"
 )
@@ -44,7 +45,7 @@ func TestPrometheusScrapesEveryHeraldProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantProducer := net.JoinHostPort(svcProducer, listenPort(t, prod.Listen))
+	wantProducer := net.JoinHostPort(svcProducer, listenPort(t, prod.Server.Listen))
 	workerPort := listenPort(t, work.Listen)
 
 	var producerScraped, workersScraped bool
@@ -69,7 +70,7 @@ func TestPrometheusScrapesEveryHeraldProcess(t *testing.T) {
 		}
 	}
 	if !producerScraped {
-		t.Errorf("%s does not scrape %s (the producer's %s)", prometheusFile, wantProducer, settings.EnvListen)
+		t.Errorf("%s does not scrape %s (the producer's %s)", prometheusFile, wantProducer, producer.EnvListen)
 	}
 	if !workersScraped {
 		t.Errorf("%s does not discover the worker replicas by DNS (A records of %q, port %s from %s)",

@@ -13,6 +13,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 
 	"github.com/herald-dev/herald/internal/app"
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/settings"
 )
 
@@ -75,8 +76,8 @@ func TestEachContainerHoldsOnlyItsSecrets(t *testing.T) {
 		}
 	}
 	for svc, files := range map[string][]string{
-		svcProducer:      {settings.EnvAPITokenFile, settings.EnvAdminTokenFile},
-		svcProducerCheck: {settings.EnvAPITokenFile, settings.EnvAdminTokenFile},
+		svcProducer:      {httpapi.EnvAPITokenFile, httpapi.EnvAdminTokenFile},
+		svcProducerCheck: {httpapi.EnvAPITokenFile, httpapi.EnvAdminTokenFile},
 		svcWorker:        {settings.EnvTelegramTokenFile}, svcWorkerCheck: {settings.EnvTelegramTokenFile},
 	} {
 		s := service(t, p, svc)

@@ -25,9 +25,9 @@ const secretTokens = "herald_tokens"
 // producerTokenEnv are the settings that hand a container an API
 // credential; only the producer and its check may have them.
 var producerTokenEnv = []string{
-	settings.EnvAPIToken, settings.EnvAPITokenFile,
-	settings.EnvAdminToken, settings.EnvAdminTokenFile,
-	settings.EnvTokensFile,
+	httpapi.EnvAPIToken, httpapi.EnvAPITokenFile,
+	httpapi.EnvAdminToken, httpapi.EnvAdminTokenFile,
+	httpapi.EnvTokensFile,
 }
 
 // mountedBy lists the services that mount the secret name, sorted.
@@ -66,8 +66,8 @@ func TestAdminTokenOnlyInTheProducer(t *testing.T) {
 		for _, s := range p.Services {
 			env := rawEnv(s)
 			if slices.Contains(want, s.Name) {
-				if got := env(settings.EnvAdminTokenFile); got != runSecrets+secretAdmin {
-					t.Errorf("%s: %s %s=%q, want %s", name, s.Name, settings.EnvAdminTokenFile, got, runSecrets+secretAdmin)
+				if got := env(httpapi.EnvAdminTokenFile); got != runSecrets+secretAdmin {
+					t.Errorf("%s: %s %s=%q, want %s", name, s.Name, httpapi.EnvAdminTokenFile, got, runSecrets+secretAdmin)
 				}
 				continue
 			}
@@ -92,7 +92,7 @@ func TestComposeTokensAreScoped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := app.NewKeyring(cfg)
+	k, err := cfg.Keyring.Build()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,8 +140,8 @@ func TestInitSecretsUpgradesAnOldInstall(t *testing.T) {
 	if err == nil {
 		err = app.CheckProducer(cfg, getenv)
 	}
-	if err == nil || !strings.Contains(err.Error(), settings.EnvAdminTokenFile) || !strings.Contains(err.Error(), secretAdmin) {
-		t.Errorf("producer check of an old install without %s: %v; want an error naming %s and the file", secretAdmin, err, settings.EnvAdminTokenFile)
+	if err == nil || !strings.Contains(err.Error(), httpapi.EnvAdminTokenFile) || !strings.Contains(err.Error(), secretAdmin) {
+		t.Errorf("producer check of an old install without %s: %v; want an error naming %s and the file", secretAdmin, err, httpapi.EnvAdminTokenFile)
 	}
 
 	_, out := writeSecrets(t, dir, "TELEGRAM_BOT_TOKEN=9999999:other")
@@ -175,7 +175,7 @@ func TestInitSecretsUpgradesAnOldInstall(t *testing.T) {
 
 // tokensLines are the commented lines of docker-compose.yml that switch the
 // tokens file on.
-var tokensLines = regexp.MustCompile(`(?m)^(\s*)# (` + settings.EnvTokensFile + `: .*|- ` + secretTokens + `|` + secretTokens + `:|  file: \./secrets/` + secretTokens + `\.yaml)$`)
+var tokensLines = regexp.MustCompile(`(?m)^(\s*)# (` + httpapi.EnvTokensFile + `: .*|- ` + secretTokens + `|` + secretTokens + `:|  file: \./secrets/` + secretTokens + `\.yaml)$`)
 
 // docTokensFile finds the example tokens file in docs/COMPOSE.md: the yaml
 // block after the line that names secrets/herald_tokens.yaml.
@@ -197,8 +197,8 @@ func TestTokensFileRecipe(t *testing.T) {
 		t.Errorf("%s is mounted by %v, want only %v", secretTokens, got, want)
 	}
 	for _, name := range []string{svcProducer, svcProducerCheck} {
-		if got := rawEnv(service(t, p, name))(settings.EnvTokensFile); got != runSecrets+secretTokens {
-			t.Errorf("%s %s=%q, want %s", name, settings.EnvTokensFile, got, runSecrets+secretTokens)
+		if got := rawEnv(service(t, p, name))(httpapi.EnvTokensFile); got != runSecrets+secretTokens {
+			t.Errorf("%s %s=%q, want %s", name, httpapi.EnvTokensFile, got, runSecrets+secretTokens)
 		}
 	}
 
@@ -231,7 +231,7 @@ func TestTokensFileRecipe(t *testing.T) {
 	if err := app.CheckProducer(cfg, getenv); err != nil {
 		t.Fatalf("producer check with the guide's tokens file:\n%s\n%v", example, err)
 	}
-	k, err := app.NewKeyring(cfg)
+	k, err := cfg.Keyring.Build()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,9 +16,13 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/app"
+	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
+	"github.com/herald-dev/herald/internal/webhooks"
 	"github.com/herald-dev/herald/test/redistest"
 )
 
@@ -158,16 +162,7 @@ func fxBadRequests() []fxBadRequest {
 // on a loopback port, on the given Redis.
 func fxServeProducer(t *testing.T, srv *redistest.Server, rdb redis.UniversalClient) string {
 	t.Helper()
-	cfg := settings.Producer{
-		Redis:    redisconn.Config{URL: srv.URL()},
-		Listen:   "127.0.0.1:0",
-		APIToken: fxAPIToken,
-
-		AlertsDefaultChat: "5000",
-		GitHubSecret:      fxGitHubSecret,
-		SentrySecret:      fxSentrySecret,
-		GrafanaSecret:     fxGrafanaSecret,
-	}.WithDefaults()
+	cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, Server: producer.ServerConfig{Listen: "127.0.0.1:0"}, Keyring: httpapi.KeyringConfig{APIToken: fxAPIToken}, Routes: alerts.RoutesConfig{DefaultChat: "5000"}, Webhooks: webhooks.Config{GitHub: webhooks.GitHubConfig{Secret: fxGitHubSecret}, Sentry: webhooks.SentryConfig{Secret: fxSentrySecret}, Grafana: webhooks.GrafanaConfig{Secret: fxGrafanaSecret}}}.WithDefaults()
 	h, cleanup, err := app.ProducerHandler(cfg, rdb, asynq.RedisClientOpt{Addr: srv.Addr}, app.NewRegistry(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("app.ProducerHandler: %v", err)

