@@ -3,17 +3,19 @@ package oncall
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/yamlstrict"
 )
 
 // The keys of a schedules file, per mapping.
 var (
 	fileKeys     = []string{"schedules"}
-	scheduleKeys = []string{"name", "time_zone", "users", "layers", "overrides"}
+	scheduleKeys = []string{"name", "time_zone", "chat", "thread", "users", "layers", "overrides"}
 	layerKeys    = []string{"name", "users", "shift", "handoff", "handoff_day", "time_zone", "start", "end"}
 	userKeys     = []string{"id", "name", "username"}
 	overrideKeys = []string{"user", "start", "end"}
@@ -30,6 +32,8 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 //	schedules:
 //	  - name: primary              # required, unique: letters, digits, _ . -
 //	    time_zone: Europe/Berlin   # default of the layers and of override times
+//	    chat: "-1001234567890"     # optional: where handoffs are announced (and /oncall shows it first)
+//	    thread: 42                 # optional: a forum topic of that chat
 //	    users:                     # optional: people the layers and overrides name by id or @username
 //	      - {id: 1001, name: Alice, username: alice}
 //	    layers:                    # at least one; each later layer above the ones before
@@ -117,6 +121,7 @@ func (p *scheduleParser) schedule(n *yaml.Node, path string) (s Schedule, nameNo
 	if f, ok := m["time_zone"]; ok {
 		p.loc = p.zone(f)
 	}
+	s.Chat, s.Topic = p.chat(n, path, m)
 	if f, ok := m["users"]; ok {
 		p.userList(f, false)
 	}
@@ -134,6 +139,32 @@ func (p *scheduleParser) schedule(n *yaml.Node, path string) (s Schedule, nameNo
 		}
 	}
 	return s, nameNode
+}
+
+// chat reads the schedule's chat: and thread:.
+func (p *scheduleParser) chat(n *yaml.Node, path string, m map[string]yamlstrict.Field) (string, int) {
+	var chat string
+	var topic int
+	if f, ok := m["chat"]; ok {
+		if s, good := p.w.Scalar(f.Value, f.Path); good {
+			c, err := keys.ParseChat(strings.TrimSpace(s))
+			if err != nil {
+				p.w.Report(f.Value, f.Path, fmt.Sprintf("%q is %v", s, err), `write a numeric chat id in quotes, such as "-1001234567890", or an @username of a group or channel`)
+			}
+			chat = c
+		}
+	}
+	if f, ok := m["thread"]; ok {
+		if v, good := p.w.Int(f.Value, f.Path); good && v <= 0 {
+			p.w.Report(f.Value, f.Path, fmt.Sprintf("%d is not a forum topic id", v), "give the topic's positive message_thread_id, or leave thread: out")
+		} else if good {
+			topic = v
+		}
+		if _, hasChat := m["chat"]; !hasChat {
+			p.w.Report(f.Key, f.Path, "a topic without a chat", "add chat: the forum the topic belongs to")
+		}
+	}
+	return chat, topic
 }
 
 // override reads one override.

@@ -27,6 +27,9 @@ func TestParseFile(t *testing.T) {
 		}
 	}
 	p := got[0]
+	if p.Chat != "-1001234567890" || p.Topic != 7 || got[1].Chat != "" {
+		t.Errorf("chats = %q/%d and %q, want -1001234567890/7 and none", p.Chat, p.Topic, got[1].Chat)
+	}
 	w := p.Layers[0]
 	if len(w.Users) != 3 || w.Users[0] != alice || w.Users[1] != bob || w.Users[2] != carol {
 		t.Errorf("weekly users = %v, want Alice, Bob, Carol", w.Users)
@@ -151,6 +154,28 @@ schedules:
     time_zone: UTC
     layers: [{users: [{id: 1, name: A}], shift: daily, handoff: "09:00", start: 2026-01-05}]
 `, `f.yaml:6:11: schedules[1].name: the schedule "a" is defined twice (first at line 3)`},
+	"bad chat": {`
+schedules:
+  - name: a
+    time_zone: UTC
+    chat: "@ab"
+    layers: [{users: [{id: 1, name: A}], shift: daily, handoff: "09:00", start: 2026-01-05}]
+`, `f.yaml:5:11: schedules[0].chat: "@ab" is not a valid @username`},
+	"topic without chat": {`
+schedules:
+  - name: a
+    time_zone: UTC
+    thread: 4
+    layers: [{users: [{id: 1, name: A}], shift: daily, handoff: "09:00", start: 2026-01-05}]
+`, `f.yaml:5:5: schedules[0].thread: a topic without a chat; add chat:`},
+	"bad topic": {`
+schedules:
+  - name: a
+    time_zone: UTC
+    chat: -100123
+    thread: 0
+    layers: [{users: [{id: 1, name: A}], shift: daily, handoff: "09:00", start: 2026-01-05}]
+`, `f.yaml:6:13: schedules[0].thread: 0 is not a forum topic id`},
 }
 
 // Every mistake is reported at its line and column, naming the setting

@@ -11,6 +11,12 @@ import (
 type Schedule struct {
 	// Name names the schedule in routes, the API and messages.
 	Name string
+	// Chat, when set, is where the bot announces each handoff and the chat
+	// whose /oncall shows this schedule first: a numeric chat id or an
+	// @username, as keys.ParseChat accepts it. Topic is a forum topic of
+	// it (0: none).
+	Chat  string
+	Topic int
 	// Layers are rotations from the bottom up: where a layer has someone
 	// on call, it hides the layers before it; where it has nobody (before
 	// it starts, after it ends), the ones below show through.
