@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/silences"
 	"github.com/herald-dev/herald/internal/telegram"
@@ -119,7 +120,7 @@ func setup(t *testing.T, o options) *harness {
 		t.Fatal(err)
 	}
 	h.handler, err = newHandler(handlerConfig{Redis: rdb, Bots: h.bots, Edits: h.edits, EditQueue: jobs.QueueCritical,
-		Silences: h.store, BackoffBase: 50 * time.Millisecond, BackoffCap: 500 * time.Millisecond, Logger: log, Metrics: h.metrics})
+		Silences: h.store, Escalations: escalation.NewStore(rdb, nil), BackoffBase: 50 * time.Millisecond, BackoffCap: 500 * time.Millisecond, Logger: log, Metrics: h.metrics})
 	if err != nil {
 		t.Fatal(err)
 	}

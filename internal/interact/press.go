@@ -17,6 +17,7 @@ import (
 	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/callbacks"
 	"github.com/herald-dev/herald/internal/durable"
+	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/markup"
@@ -31,6 +32,13 @@ type silenceStore interface {
 }
 
 var _ silenceStore = (*silences.Store)(nil)
+
+// acknowledger stops escalations; *escalation.Store implements it.
+type acknowledger interface {
+	Acknowledge(ctx context.Context, a escalation.Ack) (escalation.Acked, error)
+}
+
+var _ acknowledger = (*escalation.Store)(nil)
 
 // Defaults of handlerConfig.
 const (
@@ -71,6 +79,9 @@ type handlerConfig struct {
 	// Silences creates the silences of the silence buttons; nil answers
 	// them with "Silences are not available here".
 	Silences silenceStore
+	// Escalations, when set, stops the escalation of an acknowledged
+	// alert (and tells when it fired).
+	Escalations acknowledger
 	// Durable, when set, is waited on after a press is recorded and
 	// before it is answered.
 	Durable *durable.Acker
@@ -552,10 +563,35 @@ func (h *handler) acknowledge(ctx context.Context, p *press, rec *record) error 
 		// This press stored it on an earlier attempt.
 		now = prev.At
 	}
-	rec.answer, rec.line = answerAcknowledged, ackLine(p.by(), now, h.cfg.Now())
+	fired, err := h.stopEscalation(ctx, p, now)
+	if err != nil {
+		return h.retry(p, "redis", err)
+	}
+	rec.answer, rec.line = answerAcknowledged, ackLine(p.by(), now, h.cfg.Now(), fired)
 	h.count(p, p.action, outcomeAccepted)
 	p.log.Info("alert acknowledged")
 	return nil
+}
+
+// stopEscalation stops the escalation of the acknowledged alert, when it
+// has one, and returns when the alert fired: the escalation's record says
+// so, else the subject does (zero when neither knows).
+func (h *handler) stopEscalation(ctx context.Context, p *press, at time.Time) (time.Time, error) {
+	fired := p.subj.Fired
+	if h.cfg.Escalations == nil || p.subj.ThreadKey == "" {
+		return fired, nil
+	}
+	a, err := h.cfg.Escalations.Acknowledge(ctx, escalation.Ack{Bot: p.bot, Chat: p.subj.Chat, Thread: p.subj.ThreadKey, By: p.by(), At: at})
+	if err != nil {
+		return time.Time{}, err
+	}
+	if a.First {
+		p.log.Info("the alert's escalation stopped", "policy", a.Policy)
+	}
+	if !a.FiredAt.IsZero() {
+		fired = a.FiredAt
+	}
+	return fired, nil
 }
 
 // silence creates the silence of a silence button.

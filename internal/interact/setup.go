@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/durable"
+	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/silences"
 )
@@ -58,7 +59,9 @@ type workerSide struct {
 
 // ForWorker assembles the worker's side: the edits of the messages go
 // through a jobs.Enqueuer of its own (the same queues and limits as every
-// message), the silences through a silences.Store on the worker's Redis.
+// message), the silences through a silences.Store on the worker's Redis,
+// and an acknowledgement stops the alert's escalation (escalation.Store,
+// whose metrics go to cfg.Registerer).
 func ForWorker(cfg WorkerConfig) (*workerSide, error) {
 	if cfg.Redis == nil || len(cfg.Bots) == 0 || len(cfg.Queues) == 0 {
 		return nil, errors.New("interact: WorkerConfig.Redis, Bots and Queues are required")
@@ -76,8 +79,9 @@ func ForWorker(cfg WorkerConfig) (*workerSide, error) {
 	if err != nil {
 		return nil, err
 	}
+	escalations := escalation.NewStore(cfg.Redis, escalation.NewMetrics(cfg.Registerer))
 	h, err := newHandler(handlerConfig{Redis: cfg.Redis, Bots: cfg.Bots, Edits: edits, EditQueue: queue,
-		Silences: store, Durable: cfg.Durable, Logger: cfg.Logger, Metrics: metrics})
+		Silences: store, Escalations: escalations, Durable: cfg.Durable, Logger: cfg.Logger, Metrics: metrics})
 	if err != nil {
 		return nil, err
 	}
