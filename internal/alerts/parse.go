@@ -175,6 +175,11 @@ func (p *parser) table(root *yaml.Node) *Table {
 func (p *parser) oncall(top map[string]yamlstrict.Field, t *Table) {
 	if f, ok := top["schedules"]; ok {
 		t.schedules = oncall.Read(&p.Walker, f)
+		src, err := yaml.Marshal(&yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{f.Key, f.Value}})
+		if err != nil {
+			p.Report(f.Key, f.Path, "cannot be written out again for the workers: "+err.Error(), "write the schedules without anchors to other parts of the file")
+		}
+		t.schedulesSource = src
 	}
 	p.policies = map[string]escalation.Policy{}
 	if f, ok := top["escalation_policies"]; ok {

@@ -69,6 +69,10 @@ func TestParseEscalation(t *testing.T) {
 			break
 		}
 	}
+	again, err := oncall.Parse("source", c.Source)
+	if err != nil || len(again) != 1 || again[0].Name != "primary" || again[0].Chat != "-1001000000009" || len(again[0].Layers[0].Users) != 3 {
+		t.Errorf("the schedules written out read back as %+v, %v", again, err)
+	}
 	if tb.routes[0].escalation != "db-critical" || tb.fallback.escalation != "" {
 		t.Errorf("routes' escalation %q, %q", tb.routes[0].escalation, tb.fallback.escalation)
 	}

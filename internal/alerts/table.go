@@ -20,12 +20,15 @@ type Table struct {
 	bot       string
 	schedules []oncall.Schedule
 	policies  map[string]escalation.Policy
+	// schedulesSource is the schedules: section as YAML.
+	schedulesSource []byte
 }
 
 // Catalog is the file's escalation policies and schedules, for the
 // escalation engine, the on-call API and the handoff announcements.
 func (t *Table) Catalog() escalation.Catalog {
-	c := escalation.Catalog{Policies: t.policies, Schedules: make(map[string]oncall.Schedule, len(t.schedules)), Bot: t.bot}
+	c := escalation.Catalog{Policies: t.policies, Schedules: make(map[string]oncall.Schedule, len(t.schedules)), Bot: t.bot,
+		Source: t.schedulesSource}
 	for _, s := range t.schedules {
 		c.Schedules[s.Name] = s
 	}

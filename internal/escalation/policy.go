@@ -103,4 +103,7 @@ type Catalog struct {
 	// Bot is the bot that announces handoffs (the routing file's default
 	// bot); "" is the default bot.
 	Bot string
+	// Source is the file's schedules: section as YAML (oncall.Parse reads
+	// it), which producers publish for the workers' /oncall.
+	Source []byte
 }
