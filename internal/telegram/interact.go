@@ -176,16 +176,36 @@ type updateChat struct {
 }
 
 // Update is one update from getUpdates or a webhook; Herald reads callback
-// queries only.
+// queries, and messages for the bot commands it answers (/oncall).
 type Update struct {
 	UpdateID      int64          `json:"update_id"`
 	CallbackQuery *CallbackQuery `json:"callback_query,omitempty"`
+	Message       *UpdateMessage `json:"message,omitempty"`
 }
+
+// UpdateMessage is a message someone sent in a chat, as far as Herald reads it.
+type UpdateMessage struct {
+	MessageID int        `json:"message_id"`
+	From      UpdateUser `json:"from"`
+	Chat      updateChat `json:"chat"`
+	Text      string     `json:"text,omitempty"`
+	// ThreadID is the forum topic of a message in one (IsTopic set).
+	ThreadID int  `json:"message_thread_id,omitempty"`
+	IsTopic  bool `json:"is_topic_message,omitempty"`
+}
+
+// ChatID is the message's chat id.
+func (m *UpdateMessage) ChatID() int64 { return m.Chat.ID }
+
+// allowedUpdates are the update kinds Herald asks for: presses, and
+// messages (commands; in groups, a bot in privacy mode receives only
+// those).
+const allowedUpdates = `["callback_query","message"]`
 
 // GetUpdates long-polls for updates after offset (the last update_id seen
 // plus one, which also confirms those before it), waiting up to timeout
 // for one to arrive; the wait is cut to stay within the client's Timeout.
-// Only callback queries are asked for.
+// Callback queries and messages are asked for.
 func (c *Client) GetUpdates(ctx context.Context, offset int64, timeout time.Duration) ([]Update, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -194,7 +214,7 @@ func (c *Client) GetUpdates(ctx context.Context, offset int64, timeout time.Dura
 	p := tgbotapi.Params{
 		"offset":          strconv.FormatInt(offset, 10),
 		"timeout":         strconv.Itoa(int(wait / time.Second)),
-		"allowed_updates": `["callback_query"]`,
+		"allowed_updates": allowedUpdates,
 	}
 	result, err := c.call(ctx, "getUpdates", p)
 	if err != nil {
@@ -207,10 +227,10 @@ func (c *Client) GetUpdates(ctx context.Context, offset int64, timeout time.Dura
 	return ups, nil
 }
 
-// SetWebhook asks Telegram to POST the bot's callback queries to url, with
-// secret in the X-Telegram-Bot-Api-Secret-Token header.
+// SetWebhook asks Telegram to POST the bot's callback queries and messages
+// to url, with secret in the X-Telegram-Bot-Api-Secret-Token header.
 func (c *Client) SetWebhook(ctx context.Context, url, secret string) error {
-	p := tgbotapi.Params{"url": url, "allowed_updates": `["callback_query"]`}
+	p := tgbotapi.Params{"url": url, "allowed_updates": allowedUpdates}
 	p.AddNonEmpty("secret_token", secret)
 	_, err := c.call(ctx, "setWebhook", p)
 	return err
