@@ -3,6 +3,7 @@ package escalation
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +17,8 @@ const commandOnCall = "/oncall"
 
 // Commands answers the bot commands of on-call in a chat: "/oncall" (the
 // schedules announced in the chat, or all when none is), "/oncall NAME".
+// Groups may ask; a private chat only when it is someone's of a schedule
+// (anyone may find the bot, and the schedules name people).
 // It reads the schedules the producers published (Snapshot) and the
 // overrides in Redis, so a worker answers without the routing file.
 type Commands struct {
@@ -45,6 +48,11 @@ func (c *Commands) Answer(ctx context.Context, chat, text string) (reply string,
 	if len(names) == 0 {
 		return "No on-call schedules are set up (schedules: in Herald's routing file).", true, nil
 	}
+	if id, err := strconv.ParseInt(chat, 10, 64); err == nil && id > 0 && !member(cat, id) {
+		// A private chat: anyone may find the bot, and the schedules name
+		// people. Groups the bot was added to may ask.
+		return "Only the people of Herald's on-call schedules may ask here.", true, nil
+	}
 	pick := names
 	if len(args) > 0 {
 		if !slices.Contains(names, args[0]) {
@@ -64,6 +72,25 @@ func (c *Commands) Answer(ctx context.Context, chat, text string) (reply string,
 		parts = append(parts, describe(st))
 	}
 	return strings.Join(parts, "\n"), true, nil
+}
+
+// member reports whether the user id is someone of a schedule of c.
+func member(c Catalog, id int64) bool {
+	for _, s := range c.Schedules {
+		for _, l := range s.Layers {
+			for _, u := range l.Users {
+				if u.ID == id {
+					return true
+				}
+			}
+		}
+		for _, o := range s.Overrides {
+			if o.User.ID == id {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // schedulesOf are the schedules announced in chat, sorted.

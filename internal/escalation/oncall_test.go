@@ -140,6 +140,12 @@ func TestCommandsOnCall(t *testing.T) {
 	if r, _, _ := c.Answer(ctx, "-1005", "/oncall nope"); r != "There is no schedule nope. Schedules: primary" {
 		t.Errorf("unknown schedule: %q", r)
 	}
+	if r, _, _ := c.Answer(ctx, "1003", "/oncall"); r != want {
+		t.Errorf("Carol in her private chat: %q", r)
+	}
+	if r, _, _ := c.Answer(ctx, "4242", "/oncall"); r != "Only the people of Herald's on-call schedules may ask here." {
+		t.Errorf("a stranger in a private chat: %q", r)
+	}
 	if _, ok, _ := c.Answer(ctx, "-1005", "/oncallers"); ok {
 		t.Error("/oncallers taken for /oncall")
 	}

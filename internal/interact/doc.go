@@ -1,5 +1,6 @@
 // Package interact turns presses of the buttons under Herald's alerts into
-// what they ask for: an acknowledgement, or a silence.
+// what they ask for, an acknowledgement or a silence, and answers the bot
+// commands Herald knows (/oncall).
 //
 // # Receiving presses
 //
@@ -52,6 +53,19 @@
 // message (the message pressed, once the thread is closed) is edited to
 // show what happened: a jobs.SendMessage in edit mode on the queue, under
 // the fleet-wide limits like any other message.
+//
+// An acknowledgement also stops the alert's escalation, when it has one
+// (escalation.Store.Acknowledge), and the line says how long after the
+// alert fired it came.
+//
+// # Commands
+//
+// Messages arrive the same way (allowed_updates asks for them; a bot in
+// privacy mode gets only commands from groups). One that starts with "/"
+// becomes a TypeUpdate task too; the handler (command.go) answers the
+// commands escalation.Commands knows, /oncall (who is on call, from the
+// schedules the producers publish), with a message in the chat and topic
+// asked from, through the queue. Other messages are confirmed and dropped.
 //
 // Pressers are named as telegram.UpdateUser.Name has it: by @username, or
 // by a name that cannot pass for one, with the user id.

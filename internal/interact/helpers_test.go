@@ -120,7 +120,7 @@ func setup(t *testing.T, o options) *harness {
 		t.Fatal(err)
 	}
 	h.handler, err = newHandler(handlerConfig{Redis: rdb, Bots: h.bots, Edits: h.edits, EditQueue: jobs.QueueCritical,
-		Silences: h.store, Escalations: escalation.NewStore(rdb, nil), BackoffBase: 50 * time.Millisecond, BackoffCap: 500 * time.Millisecond, Logger: log, Metrics: h.metrics})
+		Silences: h.store, Escalations: escalation.NewStore(rdb, nil), Commands: escalation.NewCommands(rdb), BackoffBase: 50 * time.Millisecond, BackoffCap: 500 * time.Millisecond, Logger: log, Metrics: h.metrics})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,6 +82,9 @@ type handlerConfig struct {
 	// Escalations, when set, stops the escalation of an acknowledged
 	// alert (and tells when it fired).
 	Escalations acknowledger
+	// Commands, when set, answers the commands of messages (/oncall);
+	// without it messages are ignored.
+	Commands commander
 	// Durable, when set, is waited on after a press is recorded and
 	// before it is answered.
 	Durable *durable.Acker
@@ -259,9 +262,12 @@ func (h *handler) Handle(ctx context.Context, t broker.Task) error {
 	if err != nil {
 		return broker.Archive("invalid_payload", err)
 	}
+	if m := pl.Update.Message; m != nil {
+		return h.command(ctx, t, pl.Bot, m)
+	}
 	q := pl.Update.CallbackQuery
 	if q == nil || q.ID == "" {
-		// Only callback queries are asked for; anything else is ignored.
+		// Only callback queries and messages are asked for.
 		return nil
 	}
 	p := &press{task: t, bot: pl.Bot, keys: keys.Bot(pl.Bot), q: q, received: pl.ReceivedAt,

@@ -81,7 +81,7 @@ func ForWorker(cfg WorkerConfig) (*workerSide, error) {
 	}
 	escalations := escalation.NewStore(cfg.Redis, escalation.NewMetrics(cfg.Registerer))
 	h, err := newHandler(handlerConfig{Redis: cfg.Redis, Bots: cfg.Bots, Edits: edits, EditQueue: queue,
-		Silences: store, Escalations: escalations, Durable: cfg.Durable, Logger: cfg.Logger, Metrics: metrics})
+		Silences: store, Escalations: escalations, Commands: escalation.NewCommands(cfg.Redis), Durable: cfg.Durable, Logger: cfg.Logger, Metrics: metrics})
 	if err != nil {
 		return nil, err
 	}
