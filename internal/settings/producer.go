@@ -9,6 +9,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/feeds"
 	"github.com/herald-dev/herald/internal/heartbeat"
 	"github.com/herald-dev/herald/internal/httpapi"
@@ -55,6 +56,9 @@ type Producer struct {
 	Telegram interact.ReceiverSettings
 	// Heartbeat holds the heartbeat checker's interval and cap.
 	Heartbeat heartbeat.Config
+	// Escalation holds how often escalation steps and handoffs are looked
+	// for.
+	Escalation escalation.Settings
 	// Feeds holds `producer feeds`' feed list and concurrency.
 	Feeds feeds.Config
 }
@@ -73,6 +77,7 @@ func (p Producer) WithDefaults() Producer {
 	p.Enqueue = p.Enqueue.WithDefaults()
 	p.Webhooks = p.Webhooks.WithDefaults()
 	p.Heartbeat = p.Heartbeat.WithDefaults()
+	p.Escalation = p.Escalation.WithDefaults()
 	p.Feeds = p.Feeds.WithDefaults()
 	return p
 }
@@ -94,6 +99,7 @@ func (p Producer) Validate() error {
 	p.Webhooks.Check(&pr)
 	p.Telegram.Check(&pr)
 	p.Heartbeat.Check(&pr)
+	p.Escalation.Check(&pr)
 	p.Feeds.Check(&pr)
 	p.Routes.Check(&pr)
 	p.validateQueues(&pr)
@@ -217,6 +223,7 @@ func producerSpecs(p *Producer) []config.Spec {
 	specs = append(specs, p.Telegram.Specs()...)
 	specs = append(specs, p.Webhooks.BodySpec(producer.EnvMaxBodyBytes))
 	specs = append(specs, p.Heartbeat.Specs()...)
+	specs = append(specs, p.Escalation.Specs()...)
 	specs = append(specs, p.Server.MetricsSpecs()...)
 	return append(specs, p.Feeds.Specs()...)
 }
