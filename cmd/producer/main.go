@@ -1,6 +1,9 @@
 // Command producer accepts messages for Telegram and stores them as tasks in
 // Redis: `producer` (or `producer serve`) runs the HTTP API and the web UI,
 // `producer send --chat ID "text"` enqueues one message from the shell,
+// `producer status ID`, `producer cancel ID` and `producer retry ID` read
+// and act on the message ledger, `producer chat BOT CHAT` shows whether a chat blocked a bot and
+// `producer unblock BOT CHAT` clears that mark,
 // `producer feeds --config feeds.yaml` polls RSS and Atom feeds, and
 // `producer healthcheck` probes a running API (for container health checks),
 // and `producer check` validates the settings and secrets without serving.
@@ -25,10 +28,13 @@ import (
 	// so that an image without /usr/share/zoneinfo can load them.
 	_ "time/tzdata"
 
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/app"
+	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/feeds"
+	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
@@ -39,7 +45,7 @@ func main() { os.Exit(run()) }
 func run() int {
 	cfg, rest, err := settings.LoadProducerArgs(os.Args[1:], os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(os.Stderr, "usage: producer [flags] [serve | send --chat ID \"text\" | feeds --config feeds.yaml | healthcheck | check]")
+		fmt.Fprintln(os.Stderr, "usage: producer [flags] [serve | send --chat ID \"text\" | status ID | cancel ID | retry ID | chat BOT CHAT | unblock BOT CHAT | feeds --config feeds.yaml | healthcheck | check]")
 		fmt.Fprintln(os.Stderr, "exit codes: 0 success, 1 failure at run time (send: not stored, safe to retry), 2 bad usage or configuration")
 		_ = settings.ProducerUsage(os.Stderr)
 		return 0
@@ -69,16 +75,8 @@ func run() int {
 			return 1
 		}
 		return 0
-	case "send":
-		rdb, err := cfg.Redis.NewClient(redisconn.ClientOptions{})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "producer send:", err)
-			return producer.ExitUsage
-		}
-		defer rdb.Close()
-		enq := app.NewEnqueuer(rdb, cfg)
-		defer enq.Close()
-		return producer.Send(ctx, enq, rest, os.Stdin, os.Stdout, os.Stderr)
+	case "send", "chat", "unblock", "status", "cancel", "retry":
+		return direct(ctx, cfg, cmd, rest)
 	case "feeds":
 		fs := flag.NewFlagSet("producer feeds", flag.ContinueOnError)
 		path := fs.String("config", "", "feed list (YAML); default "+feeds.EnvFile)
@@ -101,7 +99,28 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "producer check: configuration OK")
 		return 0
 	default:
-		fmt.Fprintf(os.Stderr, "producer: unknown command %q (want serve, send, feeds, healthcheck or check)\n", cmd)
+		fmt.Fprintf(os.Stderr, "producer: unknown command %q (want serve, send, status, cancel, retry, chat, unblock, feeds, healthcheck or check)\n", cmd)
 		return 2
 	}
+}
+
+// direct runs the commands that work on Redis themselves, as an operator.
+func direct(ctx context.Context, cfg settings.Producer, cmd string, rest []string) int {
+	rdb, err := cfg.Redis.NewClient(redisconn.ClientOptions{})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "producer %s: %v\n", cmd, err)
+		return producer.ExitUsage
+	}
+	defer rdb.Close()
+	switch cmd {
+	case "send":
+		enq := app.NewEnqueuer(rdb, cfg)
+		defer enq.Close()
+		return producer.Send(ctx, enq, rest, os.Stdin, os.Stdout, os.Stderr)
+	case "chat", "unblock":
+		return producer.ChatCommand(ctx, cmd, chats.NewStore(rdb), cfg.BotNames(), rest, os.Stdout, os.Stderr)
+	}
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	msgs := ledger.NewMessages(ledger.NewStore(rdb, cfg.Ledger), insp, cfg.Enqueue.Queues, cfg.BotNames())
+	return producer.MessageCommand(ctx, cmd, msgs, rest, os.Stdout, os.Stderr)
 }

@@ -10,9 +10,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/ledger"
 )
 
 // RouterConfig tunes a Router. The zero value is usable.
@@ -34,6 +37,10 @@ type RouterConfig struct {
 	// an alert a silence catches is recorded there and not sent. Package
 	// silences implements it.
 	Silences Silencer
+	// Ledger, when set, records each silenced alert as a message settled
+	// as silenced, under the id Dispatched.Silenced gives it, so that GET
+	// /v1/messages/{id} answers for it as for any message.
+	Ledger *ledger.Store
 	// Holder, when set, keeps the messages of routes in their quiet hours
 	// until the window ends. Without one, quiet hours do not apply (a
 	// warning says so when the routing file has them).
@@ -201,7 +208,7 @@ func (r *Router) plan(ctx context.Context, batch []Alert, now time.Time) ([]outg
 		if id, err := r.silenced(ctx, &a, now); err != nil {
 			return nil, nil, err
 		} else if id != "" {
-			caught = append(caught, SilencedAlert{Index: i, Fingerprint: a.Fingerprint, SilencedBy: id, Alert: a})
+			caught = append(caught, SilencedAlert{Index: i, TaskID: uuid.NewString(), Fingerprint: a.Fingerprint, SilencedBy: id, Alert: a})
 			continue
 		}
 		routes := t.match(&a)
@@ -234,6 +241,9 @@ func (r *Router) deliver(ctx context.Context, outs []outgoing, caught []Silenced
 		if err := r.cfg.Silences.Record(ctx, caught, now); err != nil {
 			return out, err
 		}
+		if err := r.recordSilenced(ctx, caught, now); err != nil {
+			return out, err
+		}
 		out.Silenced = caught
 	}
 	for i := range outs {
@@ -256,6 +266,21 @@ func (r *Router) deliver(ctx context.Context, outs []outgoing, caught []Silenced
 		out.Messages = append(out.Messages, res)
 	}
 	return out, r.escalate(ctx, outs)
+}
+
+// recordSilenced writes the ledger's record of each silenced alert (in the
+// default bot's space: a silenced alert has no route, so no bot).
+func (r *Router) recordSilenced(ctx context.Context, caught []SilencedAlert, now time.Time) error {
+	if r.cfg.Ledger == nil {
+		return nil
+	}
+	for _, c := range caught {
+		rec := ledger.Record{State: ledger.StateSilenced, Silence: c.SilencedBy, Created: ledger.Millis(now), Settled: ledger.Millis(now)}
+		if err := r.cfg.Ledger.Put(ctx, keys.DefaultBot, c.TaskID, rec); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // outgoing is one message of a dispatch: the request, whether quiet hours

@@ -39,6 +39,9 @@ type Holder interface {
 type SilencedAlert struct {
 	// Index is the alert's position in the batch (0 for a single alert).
 	Index int `json:"alert"`
+	// TaskID names the alert in the message ledger: GET
+	// /v1/messages/{task_id} says it was silenced, and by which silence.
+	TaskID string `json:"task_id"`
 	// Fingerprint is the alert's fingerprint, when it has one.
 	Fingerprint string `json:"fingerprint,omitempty"`
 	// SilencedBy is the id of the silence that caught it.

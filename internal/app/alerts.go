@@ -10,6 +10,7 @@ import (
 	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/silences"
 )
@@ -52,6 +53,9 @@ func NewRouter(cfg settings.Producer, rdb redis.UniversalClient, enq *jobs.Enque
 	}
 	if st != nil {
 		rcfg.Silences, rcfg.Holder = st, st
+	}
+	if rdb != nil {
+		rcfg.Ledger = ledger.NewStore(rdb, cfg.Ledger)
 	}
 	r, err := alerts.NewRouter(table, enq, rcfg)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/silences"
@@ -36,7 +37,7 @@ func newOnCall(cfg settings.Producer, rdb redis.UniversalClient, enq *jobs.Enque
 	catalog := func() escalation.Catalog { return router.Table().Catalog() }
 	overrides := escalation.NewOverrides(rdb)
 	ecfg := escalation.Config{Redis: rdb, Messages: enq, Catalog: catalog, Overrides: overrides,
-		Deliveries: newDeliveries(rdb), CheckInterval: cfg.Escalation.CheckInterval, Logger: log.With("component", "escalation"),
+		Deliveries: deliveries{ledger.NewStore(rdb, cfg.Ledger)}, CheckInterval: cfg.Escalation.CheckInterval, Logger: log.With("component", "escalation"),
 		Metrics: escalation.NewMetrics(reg)}
 	if st != nil {
 		ecfg.Silences = silenceCheck{st}

@@ -23,11 +23,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/heartbeat"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/interact"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
@@ -171,6 +173,7 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 		Enqueuer: enq, Redis: rdb, Ready: writableCheck(rdb, cfg.Redis.ReplicaHint()), Keyring: sec.keyring,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: log, Registerer: reg,
 		Metrics: metricsHandler, Mounts: mounts,
+		Messages: ledger.NewMessages(ledger.NewStore(rdb, cfg.Ledger), insp, cfg.Enqueue.Queues, cfg.BotNames()),
 	}
 	var ownMetrics http.Handler
 	if cfg.Server.MetricsListen != "" {
@@ -213,6 +216,9 @@ func newMounts(cfg settings.Producer, rdb redis.UniversalClient, reg prometheus.
 		{Pattern: "/v1/silences/", Handler: st.Handler(), Scope: httpapi.ScopeOperate},
 		{Pattern: "/v1/webhooks/", Handler: hooks, SelfAuth: true},
 	}
+	// Blocked chats: reading takes a sender's token, clearing operate.
+	blocked := chats.NewStore(rdb, chats.WithMetrics(chats.NewMetrics(reg)))
+	mounts = append(mounts, producer.ChatMounts(blocked, cfg.BotNames(), log)...)
 	tg, err := cfg.Telegram.Value()
 	if err != nil || tg == "" {
 		return mounts, err

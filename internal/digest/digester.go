@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
@@ -16,6 +17,7 @@ import (
 	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/markup"
 )
 
@@ -26,11 +28,14 @@ type Digester struct {
 	enq    *jobs.Enqueuer
 	client *asynq.Client
 	cfg    Config
+	ledger *ledger.Store
 }
 
 // New returns a Digester that enqueues through enq on rdb (both shared with
-// the caller, who closes them). cfg is completed with defaults and checked.
-func New(rdb redis.UniversalClient, enq *jobs.Enqueuer, cfg Config) (*Digester, error) {
+// the caller, who closes them) and records in book, when set, which message
+// carried each item (the ledger's coalesced state). cfg is completed with
+// defaults and checked.
+func New(rdb redis.UniversalClient, enq *jobs.Enqueuer, cfg Config, book *ledger.Store) (*Digester, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -38,7 +43,7 @@ func New(rdb redis.UniversalClient, enq *jobs.Enqueuer, cfg Config) (*Digester, 
 	if rdb == nil || enq == nil {
 		return nil, errors.New("digest: New needs a Redis client and an Enqueuer")
 	}
-	return &Digester{rdb: rdb, enq: enq, client: asynq.NewClientFromRedisClient(rdb), cfg: cfg}, nil
+	return &Digester{rdb: rdb, enq: enq, client: asynq.NewClientFromRedisClient(rdb), cfg: cfg, ledger: book}, nil
 }
 
 // Report says what one digest task did, for logs and metrics.
@@ -218,7 +223,30 @@ func (d *Digester) sendRendered(ctx context.Context, id, queue string, owned []j
 	for i, text := range rd.Texts {
 		part := owned[next : next+rd.PerText[i]]
 		next += rd.PerText[i]
-		if err := d.send(ctx, queue, partMessage(part, text, partKey(id, i+1))); err != nil {
+		carrier, err := d.send(ctx, queue, partMessage(part, text, partKey(id, i+1)))
+		if err != nil {
+			return err
+		}
+		if err := d.coalesced(ctx, queue, part, carrier); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// coalesced records, for each item, the message that carries it: its
+// ledger state is coalesced until the ledger forgets it, and its status
+// points at the carrier's. A retried digest writes the same records again.
+func (d *Digester) coalesced(ctx context.Context, queue string, items []jobs.CoalescedItem, carrier string) error {
+	if d.ledger == nil {
+		return nil
+	}
+	now := time.Now().UnixMilli()
+	for _, it := range items {
+		m := it.Message
+		rec := ledger.Record{State: ledger.StateCoalesced, Chat: m.Chat, Queue: queue, From: m.From,
+			Created: ledger.Millis(m.CreatedAt), Settled: now, Digest: carrier, Topic: m.MessageThreadID}
+		if err := d.ledger.Put(ctx, m.Bot, it.ID, rec); err != nil {
 			return err
 		}
 	}
@@ -234,6 +262,10 @@ func (d *Digester) carry(ctx context.Context, id, queue string, rest []jobs.Coal
 		if _, err := d.enq.EnqueueItem(ctx, queue, carried); err != nil {
 			return err
 		}
+		// The item's status follows it to its new id, in the next digest.
+		if err := d.coalesced(ctx, queue, []jobs.CoalescedItem{it}, carried.ID); err != nil {
+			return err
+		}
 		r.Carried++
 	}
 	return nil
@@ -245,22 +277,26 @@ func (d *Digester) alone(ctx context.Context, id, queue string, items []jobs.Coa
 	for i, it := range items {
 		msg := it.Message
 		msg.IdempotencyKey = partKey(id, i+1)
-		if err := d.send(ctx, queue, msg); err != nil {
+		carrier, err := d.send(ctx, queue, msg)
+		if err != nil {
+			return err
+		}
+		if err := d.coalesced(ctx, queue, items[i:i+1], carrier); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// send enqueues a message on the ordinary send path. A message the Enqueuer
-// refuses cannot become acceptable by retrying.
-func (d *Digester) send(ctx context.Context, queue string, msg jobs.SendMessage) error {
-	_, err := d.enq.Enqueue(ctx, jobs.Request{Queue: queue, Message: msg})
+// send enqueues a message on the ordinary send path and returns its task
+// id. A message the Enqueuer refuses cannot become acceptable by retrying.
+func (d *Digester) send(ctx context.Context, queue string, msg jobs.SendMessage) (string, error) {
+	res, err := d.enq.Enqueue(ctx, jobs.Request{Queue: queue, Message: msg})
 	var verr *jobs.ValidationError
 	if errors.As(err, &verr) {
-		return fmt.Errorf("%w: digest message refused: %v", ErrInvalidPayload, err)
+		return "", fmt.Errorf("%w: digest message refused: %v", ErrInvalidPayload, err)
 	}
-	return err
+	return res.TaskID, err
 }
 
 // requeueBad enqueues an unreadable item on its own, under a task id derived

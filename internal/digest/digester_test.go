@@ -17,6 +17,7 @@ import (
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/markup"
 )
 
@@ -35,7 +36,7 @@ func newBench(t *testing.T, cfg digest.Config) *bench {
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
 	enq := jobs.NewEnqueuer(rdb, jobs.EnqueueConfig{Limits: jobs.Limits{MaxTextLen: 1 << 20}})
-	d, err := digest.New(rdb, enq, cfg)
+	d, err := digest.New(rdb, enq, cfg, ledger.NewStore(rdb, ledger.Config{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,7 +111,7 @@ func TestEngineFailedStepMovesOn(t *testing.T) {
 	var task string
 	for _, m := range r.out.sent() {
 		if m.Chat == "1001" {
-			task = jobs.TaskIDForKey(m.IdempotencyKey)
+			task = jobs.IdempotencyID("", m.IdempotencyKey)
 		}
 	}
 	r.clock.add(time.Second)

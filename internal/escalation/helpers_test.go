@@ -35,7 +35,7 @@ func (o *outbox) Enqueue(_ context.Context, req jobs.Request) (jobs.Result, erro
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	m := req.Message
-	id := jobs.TaskIDForKey(m.IdempotencyKey)
+	id := jobs.IdempotencyID("", m.IdempotencyKey)
 	if _, dup := o.byKey[m.IdempotencyKey]; dup {
 		o.dups++
 		return jobs.Result{TaskID: id, Duplicate: true}, nil

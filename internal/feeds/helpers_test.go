@@ -47,7 +47,7 @@ func (r *recorder) Dispatch(_ context.Context, batch []alerts.Alert) (alerts.Dis
 	out := alerts.Dispatched{}
 	for _, a := range batch {
 		r.alerts = append(r.alerts, a)
-		out.Messages = append(out.Messages, jobs.Result{TaskID: jobs.TaskIDForKey(a.Fingerprint), Queue: jobs.QueueDefault})
+		out.Messages = append(out.Messages, jobs.Result{TaskID: jobs.IdempotencyID("", a.Fingerprint), Queue: jobs.QueueDefault})
 	}
 	return out, nil
 }

@@ -71,7 +71,7 @@ func (r *recorder) Dispatch(_ context.Context, batch []alerts.Alert) (alerts.Dis
 		}
 		r.got = append(r.got, a)
 		r.ch <- a
-		out.Messages = append(out.Messages, jobs.Result{TaskID: jobs.TaskIDForKey(a.Fingerprint), Queue: jobs.QueueCritical})
+		out.Messages = append(out.Messages, jobs.Result{TaskID: jobs.IdempotencyID("", a.Fingerprint), Queue: jobs.QueueCritical})
 	}
 	return out, nil
 }

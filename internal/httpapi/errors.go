@@ -24,6 +24,7 @@ const (
 	CodeMethodNotAllowed = "method_not_allowed"
 	CodeNoRoute          = "no_route"
 	CodeInternal         = "internal"
+	CodeTooLate          = "too_late"
 )
 
 // ErrorBody is the JSON body of every non-2xx answer.

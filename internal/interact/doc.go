@@ -1,6 +1,7 @@
 // Package interact turns presses of the buttons under Herald's alerts into
-// what they ask for, an acknowledgement or a silence, and answers the bot
-// commands Herald knows (/oncall).
+// what they ask for: an acknowledgement, or a silence; follows the chats
+// that block the bot or take it back (my_chat_member updates); and
+// answers the bot commands Herald knows (/oncall).
 //
 // # Receiving presses
 //
@@ -57,6 +58,20 @@
 // An acknowledgement also stops the alert's escalation, when it has one
 // (escalation.Store.Acknowledge), and the line says how long after the
 // alert fired it came.
+//
+// # Chats that block the bot
+//
+// The same update tasks carry my_chat_member updates, which Telegram sends
+// when the bot's own membership of a chat changes: a user blocked or
+// unblocked it in a private chat, a group or channel removed it or took
+// it back. The handler (member.go) marks the chat blocked for the bot
+// ("kicked", "left", or "restricted" and no longer a member) or clears the
+// mark (any status in the chat) through chats.Store.Follow, by the chat's
+// id and, for a public group or channel, its @username, in update_id
+// order per chat so that two such tasks run in either order leave the
+// later change. A chat newly marked is handed to WorkerConfig.OnBlocked
+// (the chat.blocked callback). Both the poller and the registrar ask
+// Telegram for callback_query, my_chat_member and message updates.
 //
 // # Commands
 //

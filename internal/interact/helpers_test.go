@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/silences"
@@ -61,6 +62,29 @@ type harness struct {
 	handler *handler
 	insp    *asynq.Inspector
 	log     *slog.Logger
+	// chats holds the blocked chats; hooked records what the handler's
+	// OnBlocked was told.
+	chats  *chats.Store
+	hooked *hookLog
+}
+
+// hookLog records the calls of a handler's OnBlocked.
+type hookLog struct {
+	mu    sync.Mutex
+	calls []string // "bot chat reason"
+}
+
+func (l *hookLog) record(_ context.Context, bot, chat string, b chats.Block) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, bot+" "+chat+" "+b.Reason)
+	return nil
+}
+
+func (l *hookLog) list() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.calls...)
 }
 
 type options struct {
@@ -119,8 +143,10 @@ func setup(t *testing.T, o options) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.chats, h.hooked = chats.NewStore(rdb, chats.WithMetrics(chats.NewMetrics(reg))), &hookLog{}
 	h.handler, err = newHandler(handlerConfig{Redis: rdb, Bots: h.bots, Edits: h.edits, EditQueue: jobs.QueueCritical,
-		Silences: h.store, Escalations: escalation.NewStore(rdb, nil), Commands: escalation.NewCommands(rdb), BackoffBase: 50 * time.Millisecond, BackoffCap: 500 * time.Millisecond, Logger: log, Metrics: h.metrics})
+		Silences: h.store, Chats: h.chats, OnBlocked: h.hooked.record, Escalations: escalation.NewStore(rdb, nil), Commands: escalation.NewCommands(rdb),
+		BackoffBase: 50 * time.Millisecond, BackoffCap: 500 * time.Millisecond, Logger: log, Metrics: h.metrics})
 	if err != nil {
 		t.Fatal(err)
 	}

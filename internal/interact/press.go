@@ -16,6 +16,7 @@ import (
 	"github.com/herald-dev/herald/internal/backoff"
 	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/jobs"
@@ -79,6 +80,13 @@ type handlerConfig struct {
 	// Silences creates the silences of the silence buttons; nil answers
 	// them with "Silences are not available here".
 	Silences silenceStore
+	// Chats holds the blocked chats that my_chat_member updates mark and
+	// clear; default a chats.Store on Redis that counts nothing.
+	Chats *chats.Store
+	// OnBlocked, when set, is told of each chat that an update newly
+	// marked blocked (the chat.blocked callback); an error retries the
+	// update's task.
+	OnBlocked blockedHook
 	// Escalations, when set, stops the escalation of an acknowledged
 	// alert (and tells when it fired).
 	Escalations acknowledger
@@ -143,6 +151,9 @@ func (c handlerConfig) withDefaults() handlerConfig {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Chats == nil && c.Redis != nil {
+		c.Chats = chats.NewStore(c.Redis)
 	}
 	c.Metrics = c.Metrics.orNew()
 	return c
@@ -262,12 +273,16 @@ func (h *handler) Handle(ctx context.Context, t broker.Task) error {
 	if err != nil {
 		return broker.Archive("invalid_payload", err)
 	}
+	if m := pl.Update.MyChatMember; m != nil {
+		return h.member(ctx, t, pl, m)
+	}
 	if m := pl.Update.Message; m != nil {
 		return h.command(ctx, t, pl.Bot, m)
 	}
 	q := pl.Update.CallbackQuery
 	if q == nil || q.ID == "" {
-		// Only callback queries and messages are asked for.
+		// Only callback queries, my_chat_member and messages are asked
+		// for; anything else is ignored.
 		return nil
 	}
 	p := &press{task: t, bot: pl.Bot, keys: keys.Bot(pl.Bot), q: q, received: pl.ReceivedAt,

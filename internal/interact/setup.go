@@ -10,13 +10,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/silences"
 )
 
-// WorkerConfig is what a worker process needs to take button presses.
+// WorkerConfig is what a worker process needs to take button presses and
+// the changes of its bots' membership of chats.
 type WorkerConfig struct {
 	// Redis is the worker's client. Required.
 	Redis redis.UniversalClient
@@ -35,6 +37,11 @@ type WorkerConfig struct {
 	// Poller tunes the poller (its Redis, Bots, Tasks, Logger and Metrics
 	// are filled in here).
 	Poller pollerConfig
+	// OnBlocked, when set, is told of each chat that a my_chat_member
+	// update newly marked blocked (for the chat.blocked callback); an
+	// error retries the update. Chats that a 403 marks are the send
+	// path's to report.
+	OnBlocked func(ctx context.Context, bot, chat string, b chats.Block) error
 	// Registerer receives the metrics; nil: none.
 	Registerer prometheus.Registerer
 	// Logger defaults to slog.Default().
@@ -79,9 +86,11 @@ func ForWorker(cfg WorkerConfig) (*workerSide, error) {
 	if err != nil {
 		return nil, err
 	}
+	blocked := chats.NewStore(cfg.Redis, chats.WithMetrics(chats.NewMetrics(cfg.Registerer)))
 	escalations := escalation.NewStore(cfg.Redis, escalation.NewMetrics(cfg.Registerer))
 	h, err := newHandler(handlerConfig{Redis: cfg.Redis, Bots: cfg.Bots, Edits: edits, EditQueue: queue,
-		Silences: store, Escalations: escalations, Commands: escalation.NewCommands(cfg.Redis), Durable: cfg.Durable, Logger: cfg.Logger, Metrics: metrics})
+		Silences: store, Chats: blocked, OnBlocked: cfg.OnBlocked, Escalations: escalations, Commands: escalation.NewCommands(cfg.Redis),
+		Durable: cfg.Durable, Logger: cfg.Logger, Metrics: metrics})
 	if err != nil {
 		return nil, err
 	}

@@ -147,11 +147,12 @@ func taskID(bot string, updateID int64) string {
 	return "tgupdate-" + bot + "-" + strconv.FormatInt(updateID, 10)
 }
 
-// wanted reports whether an update is one Herald acts on: a press, or a
-// message that may be a command (it starts with "/"). Others (a private
-// chat's small talk) are confirmed to Telegram and dropped.
+// wanted reports whether an update is one Herald acts on: a press, a
+// change of the bot's membership, or a message that may be a command (it
+// starts with "/"). Others (a private chat's small talk) are confirmed to
+// Telegram and dropped.
 func wanted(u telegram.Update) bool {
-	if u.CallbackQuery != nil {
+	if u.CallbackQuery != nil || u.MyChatMember != nil {
 		return true
 	}
 	return u.Message != nil && strings.HasPrefix(u.Message.Text, "/")

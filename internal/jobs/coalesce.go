@@ -199,7 +199,7 @@ func (e *Enqueuer) enqueueCoalesced(ctx context.Context, msg SendMessage, queue 
 		it.ID = uuid.NewString()
 		return e.EnqueueItem(ctx, queue, it)
 	}
-	it.ID = TaskIDForKey(msg.IdempotencyKey)
+	it.ID = IdempotencyID(msg.From, msg.IdempotencyKey)
 	if res, dup, err := e.claimed(ctx, it.ID); err != nil || dup {
 		return res, err
 	}
@@ -234,7 +234,7 @@ func (e *Enqueuer) EnqueueItem(ctx context.Context, queue string, it CoalescedIt
 		asynq.MaxRetry(broker.RetryCeiling),
 		asynq.Timeout(e.cfg.Timeout),
 	)
-	e.wrote(ctx, queue, it.Message.IdempotencyKey)
+	e.wrote(ctx, queue, it.Message)
 	switch {
 	case errors.Is(err, asynq.ErrTaskIDConflict):
 		return Result{TaskID: it.ID, Queue: queue, Duplicate: true, Coalesced: true}, nil

@@ -82,7 +82,7 @@ func TestEnqueueCoalescedIdempotency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.TaskID != jobs.TaskIDForKey("alert-7") {
+	if first.TaskID != jobs.IdempotencyID("", "alert-7") {
 		t.Fatalf("item id %q, want the key's task id", first.TaskID)
 	}
 	again, err := enq.Enqueue(ctx, req)

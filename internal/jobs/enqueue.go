@@ -186,8 +186,15 @@ type Result struct {
 // caller must retry (HTTP 503).
 var ErrUnavailable = errors.New("queue unavailable")
 
-// TaskIDForKey maps an idempotency key to a stable asynq task id.
-func TaskIDForKey(key string) string {
+// IdempotencyID is the task id of the message that the token named from
+// sent with idempotency key key: the same key from two tokens names two
+// messages. Herald's own messages (from "": alerts, heartbeats, feeds) keep
+// the key as their whole identity, so that two producers of one alert
+// store it once.
+func IdempotencyID(from, key string) string {
+	if from != "" {
+		key = from + "\x00" + key
+	}
 	sum := sha256.Sum256([]byte(key))
 	return "idem-" + hex.EncodeToString(sum[:16])
 }
@@ -236,7 +243,7 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 		asynq.Timeout(e.cfg.Timeout),
 	}
 	if msg.IdempotencyKey != "" {
-		id := TaskIDForKey(msg.IdempotencyKey)
+		id := IdempotencyID(msg.From, msg.IdempotencyKey)
 		if res, dup, err := e.claimed(ctx, id); err != nil || dup {
 			return res, err
 		}
@@ -247,10 +254,10 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 		return Result{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	info, err := e.client.EnqueueContext(ctx, asynq.NewTask(TypeSendMessage, payload), opts...)
-	e.wrote(ctx, queue, msg.IdempotencyKey)
+	e.wrote(ctx, queue, msg)
 	switch {
 	case errors.Is(err, asynq.ErrTaskIDConflict):
-		return Result{TaskID: TaskIDForKey(msg.IdempotencyKey), Queue: queue, Duplicate: true}, nil
+		return Result{TaskID: IdempotencyID(msg.From, msg.IdempotencyKey), Queue: queue, Duplicate: true}, nil
 	case err != nil:
 		if marked {
 			// Nothing will send the thread's first message: replies must
@@ -352,10 +359,10 @@ func (e *Enqueuer) claim(ctx context.Context, id, queue string) {
 // claim, the wake-up list). asynq also adds the queue to its "asynq:queues"
 // set, once per client and queue; that set only lists queues for the web UI
 // and the metrics, so it is not waited for.
-func (e *Enqueuer) wrote(ctx context.Context, queue, idempotencyKey string) {
+func (e *Enqueuer) wrote(ctx context.Context, queue string, msg SendMessage) {
 	durable.Wrote(ctx, broker.PendingKey(queue))
-	if idempotencyKey != "" {
-		durable.Wrote(ctx, keys.Idempotency(TaskIDForKey(idempotencyKey)))
+	if msg.IdempotencyKey != "" {
+		durable.Wrote(ctx, keys.Idempotency(IdempotencyID(msg.From, msg.IdempotencyKey)))
 	}
 }
 

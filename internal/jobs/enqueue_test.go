@@ -52,17 +52,22 @@ func (b *enqueueBundle) taskKeys() []string {
 	return out
 }
 
-func TestTaskIDForKey(t *testing.T) {
+func TestIdempotencyID(t *testing.T) {
 	t.Parallel()
-	a1, a2 := jobs.TaskIDForKey("alert-1"), jobs.TaskIDForKey("alert-1")
+	a1, a2 := jobs.IdempotencyID("", "alert-1"), jobs.IdempotencyID("", "alert-1")
 	if a1 != a2 {
-		t.Fatalf("TaskIDForKey is not stable: %q vs %q", a1, a2)
+		t.Fatalf("IdempotencyID is not stable: %q vs %q", a1, a2)
+	}
+	// Two tokens' equal keys name two messages; Herald's own (from "")
+	// differ from both.
+	if x, y := jobs.IdempotencyID("app", "k"), jobs.IdempotencyID("ops", "k"); x == y || x == jobs.IdempotencyID("", "k") {
+		t.Fatalf("keys of two tokens share a task id: %q, %q", x, y)
 	}
 	seen := map[string]string{}
 	for _, k := range []string{"alert-1", "alert-2", "Alert-1", "alert-1 ", "", strings.Repeat("x", 256)} {
-		id := jobs.TaskIDForKey(k)
+		id := jobs.IdempotencyID("", k)
 		if !strings.HasPrefix(id, "idem-") || len(id) != len("idem-")+32 {
-			t.Errorf("TaskIDForKey(%q) = %q, want idem- and 32 hex digits", k, id)
+			t.Errorf("IdempotencyID(\"\", %q) = %q, want idem- and 32 hex digits", k, id)
 		}
 		if prev, dup := seen[id]; dup {
 			t.Errorf("keys %q and %q share task id %q", prev, k, id)
@@ -190,7 +195,7 @@ func TestEnqueue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if first.Duplicate || first.TaskID != jobs.TaskIDForKey("k1") {
+		if first.Duplicate || first.TaskID != jobs.IdempotencyID("", "k1") {
 			t.Fatalf("first enqueue %+v", first)
 		}
 		second, err := enq.Enqueue(ctx, jobs.Request{Message: jobs.SendMessage{Chat: "1", Text: "second", IdempotencyKey: "k1"}})

@@ -56,6 +56,15 @@ type SendMessage struct {
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 	// CreatedAt is when the producer accepted the message.
 	CreatedAt time.Time `json:"created_at"`
+	// From names the token that sent the message through the API ("" for
+	// the messages Herald makes itself: alerts, heartbeats, feeds). The
+	// producer sets it from the request's credential, never from its body;
+	// a send-scope token may read and cancel only its own messages.
+	From string `json:"from,omitempty"`
+	// CallbackURL receives the message's status events (message.sent,
+	// message.failed, ...), signed per the Standard Webhooks spec; "" for
+	// none.
+	CallbackURL string `json:"callback_url,omitempty"`
 	// Thread ties the message to earlier ones about the same subject in
 	// the same chat (an alert's firing message): it opens a thread, or
 	// replies to or edits the thread's first message (see Thread).

@@ -114,6 +114,11 @@ func (s Space) Sent(taskID string) string { return s.prefix() + "sent:" + taskID
 // object (internal/chats); it has no expiry.
 func (s Space) Blocked(chat string) string { return s.prefix() + "blocked:" + NormChat(chat) }
 
+// MemberUpdate holds the update_id of the last my_chat_member update applied
+// to a chat's Blocked mark (internal/chats), so that update tasks handled
+// out of order cannot undo a later change; it expires a day after.
+func (s Space) MemberUpdate(chat string) string { return s.prefix() + "member:" + NormChat(chat) }
+
 // Cancel marks a message that the API cancelled while a worker held it: the
 // worker checks it with its slot and settles the message as cancelled
 // instead of sending it.

@@ -9,7 +9,8 @@ import (
 func botKeys(s Space) []string {
 	return []string{s.BotLog(), s.QueueLog("default"), s.ChatTurns("@Chan"), s.ChatTurns("-1001"), s.ChatSends("1"),
 		s.ChatSendsPrefix() + "1", s.BotPause(), s.ChatPause("@x"), s.PriorityLog(), s.ChatID("@x"),
-		s.Reservation("abc"), s.ReservationPrefix() + "abc", s.Sent("abc"), s.Migrations(), s.DigestItemClaim("i")}
+		s.Reservation("abc"), s.ReservationPrefix() + "abc", s.Sent("abc"), s.Migrations(), s.DigestItemClaim("i"),
+		s.Blocked("@Chan"), s.MemberUpdate("42")}
 }
 
 // TestBotKeysShareTheirSlot: a script may touch any set of one bot's keys on

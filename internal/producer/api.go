@@ -17,6 +17,7 @@ import (
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/ledger"
 )
 
 // Config configures the API.
@@ -50,6 +51,10 @@ type Config struct {
 	// privately, or serve the metrics on a listener of their own).
 	Metrics      http.Handler
 	MetricsToken string
+	// Messages, when set, serves the ledger: GET /v1/messages/{id} (and by
+	// idempotency key), DELETE to cancel, POST .../retry, and the filtered
+	// POST /v1/messages/retry.
+	Messages *ledger.Messages
 	// Mounts are further endpoints (the alerts API, heartbeats, webhooks).
 	Mounts []Mount
 	// Logger defaults to slog.Default().
@@ -129,9 +134,14 @@ func (a *api) routes() (h http.Handler, err error) {
 	}()
 	mux := http.NewServeMux()
 	mux.Handle("POST /v1/messages", a.authed(httpapi.ScopeSend, http.HandlerFunc(a.postMessage)))
+	allow := "POST"
+	if a.cfg.Messages != nil {
+		a.messageRoutes(mux)
+		allow = "GET, POST"
+	}
 	mux.HandleFunc("/v1/messages", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Allow", "POST")
-		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "use POST")
+		w.Header().Set("Allow", allow)
+		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "use "+allow)
 	})
 	for _, m := range a.cfg.Mounts {
 		h := a.settled(m.Handler)
@@ -244,6 +254,7 @@ func (a *api) handleMessage(w http.ResponseWriter, r *http.Request) int {
 		DisableNotification: req.DisableNotification, MessageThreadID: req.MessageThreadID,
 		DisableLinkPreview: req.DisableLinkPreview, ProtectContent: req.ProtectContent,
 		IdempotencyKey: req.IdempotencyKey, Photo: req.Photo, Buttons: req.Buttons, Thread: req.Thread,
+		From: p.Name,
 	}, ThreadSpace: space})
 	var verr *jobs.ValidationError
 	switch {

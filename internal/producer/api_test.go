@@ -48,6 +48,7 @@ func TestPostMessage(t *testing.T) {
 		want := jobs.SendMessage{
 			V: jobs.PayloadVersion, Chat: "-1001234567890", Text: "<b>disk</b> full", ParseMode: "HTML",
 			DisableNotification: true, MessageThreadID: 7, DisableLinkPreview: true, ProtectContent: true,
+			From: "api", // the token's name, never the body's
 		}
 		created := m.CreatedAt
 		m.CreatedAt = time.Time{}
@@ -123,8 +124,8 @@ func TestIdempotency(t *testing.T) {
 		if r1.Duplicate || first.Header().Get("Idempotent-Replayed") != "" {
 			t.Fatalf("first answer is a replay: %+v %v", r1, first.Header())
 		}
-		if r1.TaskID != jobs.TaskIDForKey("alert-17") {
-			t.Fatalf("task id %q, want %q", r1.TaskID, jobs.TaskIDForKey("alert-17"))
+		if r1.TaskID != jobs.IdempotencyID("api", "alert-17") {
+			t.Fatalf("task id %q, want %q", r1.TaskID, jobs.IdempotencyID("api", "alert-17"))
 		}
 		second := do(h, request{body: `{"chat":"42","text":"changed"}`, header: hdr("Idempotency-Key", "alert-17")})
 		r2 := accepted(t, second)
@@ -147,7 +148,7 @@ func TestIdempotency(t *testing.T) {
 		t.Parallel()
 		h, b := setup(t)
 		res := accepted(t, do(h, request{body: `{"chat":"42","text":"x","idempotency_key":"k"}`, header: hdr("Idempotency-Key", "k")}))
-		if res.TaskID != jobs.TaskIDForKey("k") {
+		if res.TaskID != jobs.IdempotencyID("api", "k") {
 			t.Fatalf("task id %q, want the one of key k", res.TaskID)
 		}
 		b.task(t, res.Queue, res.TaskID)

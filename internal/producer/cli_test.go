@@ -101,7 +101,7 @@ func TestSend(t *testing.T) {
 		b := setup(t)
 		first := sentResult(t, runSend(b, nil, "--chat", "42", "--idempotency-key", "deploy-99", "deployed"))
 		second := sentResult(t, runSend(b, nil, "--chat", "42", "--idempotency-key", "deploy-99", "deployed"))
-		if first.Duplicate || !second.Duplicate || first.TaskID != second.TaskID || first.TaskID != jobs.TaskIDForKey("deploy-99") {
+		if first.Duplicate || !second.Duplicate || first.TaskID != second.TaskID || first.TaskID != jobs.IdempotencyID("", "deploy-99") {
 			t.Fatalf("first %+v, second %+v", first, second)
 		}
 		if n := len(b.taskKeys()); n != 1 {

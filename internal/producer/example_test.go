@@ -60,6 +60,6 @@ func Example() {
 		fmt.Printf("%s replayed=%q %s", resp.Status, resp.Header.Get("Idempotent-Replayed"), body)
 	}
 	// Output:
-	// 202 Accepted replayed="" {"task_id":"idem-f68a5fd2de80500f1c9c9a4141839bda","queue":"default","duplicate":false}
-	// 202 Accepted replayed="true" {"task_id":"idem-f68a5fd2de80500f1c9c9a4141839bda","queue":"default","duplicate":true}
+	// 202 Accepted replayed="" {"task_id":"idem-7a2058491f74dcc3eb8781182060fede","queue":"default","duplicate":false}
+	// 202 Accepted replayed="true" {"task_id":"idem-7a2058491f74dcc3eb8781182060fede","queue":"default","duplicate":true}
 }

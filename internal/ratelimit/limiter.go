@@ -29,6 +29,12 @@ const (
 	// Defer: the wait is long; put the task back until Decision.Wait has
 	// passed. Its reservation is kept in Redis.
 	Defer Kind = 3
+	// Blocked: the chat blocked or removed the bot (keys.Space.Blocked):
+	// do not send; no slot was taken.
+	Blocked Kind = 4
+	// Cancelled: the message was cancelled through the API
+	// (keys.Space.Cancel): do not send; no slot was taken.
+	Cancelled Kind = 5
 )
 
 func (k Kind) String() string {
@@ -39,6 +45,10 @@ func (k Kind) String() string {
 		return "again"
 	case Defer:
 		return "defer"
+	case Blocked:
+		return "blocked"
+	case Cancelled:
+		return "cancelled"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -208,7 +218,8 @@ func (l *Limiter) Acquire(ctx context.Context, a Ask) (Decision, error) {
 	chat := a.Chat
 	res, err := acquireScript.Run(ctx, l.rdb,
 		[]string{l.ks.BotLog(), l.ks.QueueLog(a.Queue), l.ks.ChatTurns(chat), l.ks.ChatSends(chat),
-			l.ks.Reservation(a.TaskID), l.ks.Sent(a.TaskID), l.ks.PriorityLog(), l.ks.BotPause(), l.ks.ChatPause(chat)},
+			l.ks.Reservation(a.TaskID), l.ks.Sent(a.TaskID), l.ks.PriorityLog(), l.ks.BotPause(), l.ks.ChatPause(chat),
+			l.ks.Blocked(chat), l.ks.Cancel(a.TaskID)},
 		l.bot, l.queues[a.Queue], l.chatArg(chat), prio,
 		us(l.cfg.EffectiveGuard()), us(sleepMax), us(l.cfg.SleepMax/2), l.resvTTL.Milliseconds(),
 		a.TaskID, keys.NormChat(chat), l.ks.ChatSendsPrefix(), l.private, l.group, withProgress, l.ks.ReservationPrefix(),
@@ -221,27 +232,50 @@ func (l *Limiter) Acquire(ctx context.Context, a Ask) (Decision, error) {
 }
 
 // Confirm tells whether the slot of a Go with a wait is still the
-// message's: a 429 pause since the decision shifts the schedule, and a
-// priority message may take the slot. One ZSCORE on the log that holds the
-// slot.
-func (l *Limiter) Confirm(ctx context.Context, chat string, d Decision) (bool, error) {
+// message's, and whether the message may still go: Go when it may, Again
+// when the slot moved (a 429 pause since the decision shifts the schedule,
+// a priority message may take the slot), Blocked when the chat blocked the
+// bot meanwhile, Cancelled when the message was cancelled. One round trip:
+// a ZSCORE on the log that holds the slot and an MGET of the two marks.
+func (l *Limiter) Confirm(ctx context.Context, chat, taskID string, d Decision) (Kind, error) {
 	var key string
 	switch {
 	case len(l.cfg.Bot) > 0:
 		key = l.ks.BotLog()
 	case len(l.chatLimit(chat)) > 0:
 		key = l.ks.ChatSends(chat)
-	default:
-		return true, nil
 	}
-	score, err := l.rdb.ZScore(ctx, key, d.Slot).Result()
+	var score *redis.FloatCmd
+	var marks *redis.SliceCmd
+	_, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if key != "" {
+			score = p.ZScore(ctx, key, d.Slot)
+		}
+		marks = p.MGet(ctx, l.ks.Blocked(chat), l.ks.Cancel(taskID))
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return 0, fmt.Errorf("ratelimit: confirm: %w", err)
+	}
+	m := marks.Val()
+	switch {
+	case len(m) == 2 && m[0] != nil:
+		return Blocked, nil
+	case len(m) == 2 && m[1] != nil:
+		return Cancelled, nil
+	case key == "":
+		return Go, nil
+	}
+	v, err := score.Result()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return false, nil
+		return Again, nil
 	case err != nil:
-		return false, fmt.Errorf("ratelimit: confirm: %w", err)
+		return 0, fmt.Errorf("ratelimit: confirm: %w", err)
+	case int64(v) == d.slotMicros():
+		return Go, nil
 	}
-	return int64(score) == d.slotMicros(), nil
+	return Again, nil
 }
 
 // Hold stores a reservation that a task held in memory (Decision.Resume)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/test/redistest"
 )
@@ -18,16 +20,18 @@ type bundle struct {
 	lim *ratelimit.Limiter
 	cfg ratelimit.Config
 	ctx context.Context
+	rdb redis.UniversalClient
 }
 
 func setup(t *testing.T, cfg ratelimit.Config) bundle {
 	t.Helper()
 	srv := redistest.Start(t)
-	lim, err := ratelimit.New(srv.Client(t), cfg)
+	rdb := srv.Client(t)
+	lim, err := ratelimit.New(rdb, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return bundle{lim: lim, cfg: lim.Config(), ctx: context.Background()}
+	return bundle{lim: lim, cfg: lim.Config(), ctx: context.Background(), rdb: rdb}
 }
 
 // acquire asks for a slot and returns the decision with the time until the
@@ -467,11 +471,11 @@ func (b bundle) sendOne(ask ratelimit.Ask) (time.Time, error) {
 		due := time.Now().Add(d.Wait)
 		time.Sleep(d.Wait) // a deferred task comes back after Wait
 		if d.Kind == ratelimit.Go {
-			ok, err := b.lim.Confirm(b.ctx, ask.Chat, d)
+			k, err := b.lim.Confirm(b.ctx, ask.Chat, ask.TaskID, d)
 			if err != nil {
 				return time.Time{}, err
 			}
-			if ok && time.Since(due) <= b.cfg.Guard/2 {
+			if k == ratelimit.Go && time.Since(due) <= b.cfg.Guard/2 {
 				return d.At.Add(d.Wait), nil
 			}
 		}
@@ -493,14 +497,14 @@ func TestAheadSlotMovesWithAPause(t *testing.T) {
 	if err != nil || second.Kind != ratelimit.Go || !near(second.Wait, time.Second) || second.Resume == "" {
 		t.Fatalf("second = %+v, %v; want go after the bot's 1 s spread, with a reservation to resume", second, err)
 	}
-	if ok, err := b.lim.Confirm(b.ctx, "2", second); err != nil || !ok {
-		t.Fatalf("confirm before any pause = %v, %v; want true", ok, err)
+	if k, err := b.lim.Confirm(b.ctx, "2", "b", second); err != nil || k != ratelimit.Go {
+		t.Fatalf("confirm before any pause = %v, %v; want go", k, err)
 	}
 	if _, err := b.lim.Penalize(b.ctx, "1", first.Slot, 3*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := b.lim.Confirm(b.ctx, "2", second); err != nil || ok {
-		t.Fatalf("confirm after a 3 s bot pause = %v, %v; want false", ok, err)
+	if k, err := b.lim.Confirm(b.ctx, "2", "b", second); err != nil || k != ratelimit.Again {
+		t.Fatalf("confirm after a 3 s bot pause = %v, %v; want again", k, err)
 	}
 	again, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: "2", Queue: "default", TaskID: "b", Ahead: true, Resume: second.Resume})
 	if err != nil {

@@ -170,7 +170,8 @@ local function taskOf(member) return string.match(member, '^[^|]*|[^|]*|(.*)$') 
 // KEYS[1] bot log, KEYS[2] queue log, KEYS[3] chat turns, KEYS[4] chat
 // sends, KEYS[5] the task's reservation, KEYS[6] the task's progress record
 // (read only, returned to save a round trip), KEYS[7] priority log,
-// KEYS[8] bot pause, KEYS[9] chat pause.
+// KEYS[8] bot pause, KEYS[9] chat pause, KEYS[10] the chat's blocked mark,
+// KEYS[11] the task's cancel mark.
 // ARGV[1..4] windows ("n:span:guard;..." in µs, "" for none) of the bot, the queue,
 // the chat and the priority allowance ("" unless the task is from a priority
 // queue), ARGV[5] guard µs, ARGV[6] SleepMax µs, ARGV[7] lead µs, ARGV[8]
@@ -185,7 +186,8 @@ local function taskOf(member) return string.match(member, '^[^|]*|[^|]*|(.*)$') 
 // Returns {kind, wait µs, progress or false, member, now µs, reservation}:
 // kind 1 = send after wait (0: now; member names the slot, for Penalize; now
 // is the decision's time), 2 = sleep wait then ask again, 3 = defer the task
-// by wait (it comes back lead µs before its slot). The reservation comes
+// by wait (it comes back lead µs before its slot), 4 = the chat blocked the
+// bot, 5 = the message was cancelled (neither takes a slot). The reservation comes
 // with a wait that the caller holds in memory (go-ahead > 0); it passes it
 // back as ARGV[16].
 //
@@ -201,12 +203,15 @@ local function taskOf(member) return string.match(member, '^[^|]*|[^|]*|(.*)$') 
 var acquireScript = redis.NewScript(`
 local guard = tonumber(ARGV[5])
 ` + luaCommon + `
--- One read for the reservation, the progress record and both pauses.
-local st = redis.call('MGET', KEYS[5], KEYS[6], KEYS[8], KEYS[9])
+-- One read for the reservation, the progress record, both pauses and the
+-- marks that stop a send.
+local st = redis.call('MGET', KEYS[5], KEYS[6], KEYS[8], KEYS[9], KEYS[10], KEYS[11])
 local r, progress = st[1], false
+if ARGV[14] == '1' then progress = st[2] end
+if st[5] then return {4, '0', progress} end
+if st[6] then return {5, '0', progress} end
 if not r and ARGV[16] ~= '' then r = ARGV[16] end
 local goAhead = tonumber(ARGV[17])
-if ARGV[14] == '1' then progress = st[2] end
 local pb, pc = tonumber(st[3] or 0), tonumber(st[4] or 0)
 local bw, qw, cw, pw = wins(ARGV[1]), wins(ARGV[2]), wins(ARGV[3]), wins(ARGV[4])
 local sleepMax, lead = tonumber(ARGV[6]), tonumber(ARGV[7])

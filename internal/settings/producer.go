@@ -16,6 +16,7 @@ import (
 	"github.com/herald-dev/herald/internal/interact"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/webhooks"
@@ -54,6 +55,10 @@ type Producer struct {
 	// Telegram is the bots' webhook secret, as the workers set it; when
 	// set, POST /telegram/<bot>/updates takes button presses.
 	Telegram interact.ReceiverSettings
+	// Ledger says how long settled messages' records are kept (shared with
+	// the worker); the producer writes those of cancelled and silenced
+	// messages.
+	Ledger ledger.Config
 	// Heartbeat holds the heartbeat checker's interval and cap.
 	Heartbeat heartbeat.Config
 	// Escalation holds how often escalation steps and handoffs are looked
@@ -76,6 +81,7 @@ func (p Producer) WithDefaults() Producer {
 	p.Server = p.Server.WithDefaults()
 	p.Enqueue = p.Enqueue.WithDefaults()
 	p.Webhooks = p.Webhooks.WithDefaults()
+	p.Ledger = p.Ledger.WithDefaults()
 	p.Heartbeat = p.Heartbeat.WithDefaults()
 	p.Escalation = p.Escalation.WithDefaults()
 	p.Feeds = p.Feeds.WithDefaults()
@@ -104,6 +110,7 @@ func (p Producer) Validate() error {
 	p.Routes.Check(&pr)
 	p.validateQueues(&pr)
 	p.Enqueue.Check(&pr)
+	p.Ledger.Check(&pr)
 	return pr.Err()
 }
 
@@ -222,6 +229,7 @@ func producerSpecs(p *Producer) []config.Spec {
 	specs = append(specs, p.Webhooks.SecretSpecs()...)
 	specs = append(specs, p.Telegram.Specs()...)
 	specs = append(specs, p.Webhooks.BodySpec(producer.EnvMaxBodyBytes))
+	specs = append(specs, p.Ledger.Specs()...)
 	specs = append(specs, p.Heartbeat.Specs()...)
 	specs = append(specs, p.Escalation.Specs()...)
 	specs = append(specs, p.Server.MetricsSpecs()...)

@@ -135,6 +135,7 @@ func (w Worker) Validate() error {
 	w.Worker.Limits.Check(&p)
 	checkLimitQueues(&p, w.Worker.Limits, w.Worker.Queues)
 	w.Worker.Digest.Check(&p)
+	w.Worker.Ledger.Check(&p)
 	w.Updates.Check(&p)
 	return p.Err()
 }
@@ -317,6 +318,7 @@ func workerSpecs(w *Worker) []config.Spec {
 		},
 		w.Worker.Limits.Specs(),
 		w.Worker.Digest.Specs(),
+		w.Worker.Ledger.Specs(),
 		w.Updates.Specs(),
 	)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/interact"
+	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/telegram"
@@ -507,7 +508,8 @@ func TestTelegramAPIURLWithTokenNotEchoed(t *testing.T) {
 func ownedSettings() map[string]bool {
 	owned := map[string]bool{}
 	var w worker.Config
-	for _, s := range w.Specs() {
+	var l ledger.Config // tested in internal/ledger
+	for _, s := range append(w.Specs(), l.Specs()...) {
 		owned[s.Env] = true
 	}
 	return owned

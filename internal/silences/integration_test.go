@@ -122,7 +122,7 @@ func TestSilenceAcrossProducers(t *testing.T) {
 		t.Fatalf("default queue holds %d tasks, want %d", info.Pending, sent)
 	}
 	for _, n := range []int{1, caughtOnB} {
-		if _, err := insp.GetTaskInfo(jobs.QueueDefault, jobs.TaskIDForKey(fmt.Sprintf("fp-%d/all/42", n))); err == nil {
+		if _, err := insp.GetTaskInfo(jobs.QueueDefault, jobs.IdempotencyID("", fmt.Sprintf("fp-%d/all/42", n))); err == nil {
 			t.Errorf("the silenced alert fp-%d was enqueued", n)
 		}
 	}
@@ -206,7 +206,7 @@ routes:
 
 	// The digest side of a worker: asynq's aggregator and the digest handler;
 	// the messages it enqueues are collected instead of sent.
-	dg, err := digest.New(rdb, p.enq, digest.Config{})
+	dg, err := digest.New(rdb, p.enq, digest.Config{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func (s *Store) Hold(ctx context.Context, req jobs.Request, until time.Time) (jo
 	}
 	claimTTL := int64(0)
 	if msg.IdempotencyKey != "" {
-		it.ID = jobs.TaskIDForKey(msg.IdempotencyKey)
+		it.ID = jobs.IdempotencyID(msg.From, msg.IdempotencyKey)
 		claimTTL = s.cfg.IdempotencyWindow.Milliseconds()
 	} else {
 		it.ID = uuid.NewString()

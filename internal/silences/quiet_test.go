@@ -32,7 +32,7 @@ func testHoldAndRelease(t *testing.T, mk func(...func(*Config)) *fixture) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantID := jobs.TaskIDForKey("fp/night/-1001")
+	wantID := jobs.IdempotencyID("", "fp/night/-1001")
 	if res.TaskID != wantID || res.Queue != jobs.QueueDefault || !res.Coalesced || res.Duplicate {
 		t.Fatalf("Hold = %+v", res)
 	}
@@ -84,11 +84,11 @@ func testHoldDuplicates(t *testing.T, mk func(...func(*Config)) *fixture) {
 		t.Fatal(err)
 	}
 	res, err := f.st.Hold(ctx, heldRequest("1", "k1"), until)
-	if err != nil || !res.Duplicate || res.TaskID != jobs.TaskIDForKey("k1") {
+	if err != nil || !res.Duplicate || res.TaskID != jobs.IdempotencyID("", "k1") {
 		t.Fatalf("repeat: %+v, %v", res, err)
 	}
 	// A key an enqueue claimed (into the low queue) earlier.
-	f.rdb.Set(ctx, keys.Idempotency(jobs.TaskIDForKey("k2")), jobs.QueueLow, time.Hour)
+	f.rdb.Set(ctx, keys.Idempotency(jobs.IdempotencyID("", "k2")), jobs.QueueLow, time.Hour)
 	res, err = f.st.Hold(ctx, heldRequest("1", "k2"), until)
 	if err != nil || !res.Duplicate || res.Queue != jobs.QueueLow {
 		t.Fatalf("claimed key: %+v, %v", res, err)

@@ -63,6 +63,17 @@ func (e *Error) Temporary() bool {
 	return e != nil && e.Reason.Temporary()
 }
 
+// ChatGone reports whether the chat is closed to the bot until it comes
+// back: the user blocked it or deleted the account (ReasonBlocked), or the
+// bot was removed from the group or channel (kicked, not a member). kicked
+// tells the two apart.
+func (e *Error) ChatGone() (gone, kicked bool) {
+	if e == nil {
+		return false, false
+	}
+	return e.Reason == ReasonBlocked || e.Reason == reasonKicked, e.Reason == reasonKicked
+}
+
 // Unwrap exposes the token-free causes of a transport failure, such as
 // context.Canceled or the network error behind a refused connection.
 func (e *Error) Unwrap() []error {

@@ -168,22 +168,52 @@ type callbackMessage struct {
 	Caption   string     `json:"caption,omitempty"`
 }
 
-// updateChat is the chat of a message in an update: its id and, for a
-// public chat, its username (without the '@').
+// updateChat is the chat of a message in an update: its id, its type
+// ("private", "group", "supergroup" or "channel") and, for a public chat,
+// its username (without the '@').
 type updateChat struct {
 	ID       int64  `json:"id"`
+	Type     string `json:"type,omitempty"`
 	Username string `json:"username,omitempty"`
 }
 
-// Update is one update from getUpdates or a webhook; Herald reads callback
-// queries, and messages for the bot commands it answers (/oncall).
-type Update struct {
-	UpdateID      int64          `json:"update_id"`
-	CallbackQuery *CallbackQuery `json:"callback_query,omitempty"`
-	Message       *UpdateMessage `json:"message,omitempty"`
+// ChatMember is the bot's (or a user's) membership of a chat, as far as
+// Herald reads it.
+type ChatMember struct {
+	// Status is "creator", "administrator", "member", "restricted",
+	// "left" or "kicked".
+	Status string     `json:"status"`
+	User   UpdateUser `json:"user"`
+	// IsMember tells, for "restricted", whether the user is in the chat.
+	IsMember bool `json:"is_member,omitempty"`
 }
 
-// UpdateMessage is a message someone sent in a chat, as far as Herald reads it.
+// ChatMemberUpdated is a change of a chat member's status. In a
+// my_chat_member update it is the bot's own: in a private chat the user
+// blocked it (new status "kicked") or unblocked it ("member"); in a group
+// or channel it was removed ("left", "kicked") or added back.
+type ChatMemberUpdated struct {
+	Chat updateChat `json:"chat"`
+	// From is who made the change: the user, or a chat administrator.
+	From UpdateUser `json:"from"`
+	// Date is when, in Unix seconds.
+	Date          int64      `json:"date"`
+	OldChatMember ChatMember `json:"old_chat_member"`
+	NewChatMember ChatMember `json:"new_chat_member"`
+}
+
+// Update is one update from getUpdates or a webhook; Herald reads callback
+// queries, changes of the bot's own membership (my_chat_member) and
+// messages, for the bot commands it answers (/oncall).
+type Update struct {
+	UpdateID      int64              `json:"update_id"`
+	CallbackQuery *CallbackQuery     `json:"callback_query,omitempty"`
+	MyChatMember  *ChatMemberUpdated `json:"my_chat_member,omitempty"`
+	Message       *UpdateMessage     `json:"message,omitempty"`
+}
+
+// UpdateMessage is a message someone sent in a chat, as far as Herald
+// reads it.
 type UpdateMessage struct {
 	MessageID int        `json:"message_id"`
 	From      UpdateUser `json:"from"`
@@ -194,18 +224,15 @@ type UpdateMessage struct {
 	IsTopic  bool `json:"is_topic_message,omitempty"`
 }
 
-// ChatID is the message's chat id.
-func (m *UpdateMessage) ChatID() int64 { return m.Chat.ID }
-
-// allowedUpdates are the update kinds Herald asks for: presses, and
-// messages (commands; in groups, a bot in privacy mode receives only
-// those).
-const allowedUpdates = `["callback_query","message"]`
+// allowedUpdates are the update types Herald asks Telegram for: presses,
+// the bot's membership, and messages (in groups, a bot in privacy mode
+// receives only commands).
+const allowedUpdates = `["callback_query","my_chat_member","message"]`
 
 // GetUpdates long-polls for updates after offset (the last update_id seen
 // plus one, which also confirms those before it), waiting up to timeout
 // for one to arrive; the wait is cut to stay within the client's Timeout.
-// Callback queries and messages are asked for.
+// The update types of allowedUpdates are asked for.
 func (c *Client) GetUpdates(ctx context.Context, offset int64, timeout time.Duration) ([]Update, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -227,7 +254,7 @@ func (c *Client) GetUpdates(ctx context.Context, offset int64, timeout time.Dura
 	return ups, nil
 }
 
-// SetWebhook asks Telegram to POST the bot's callback queries and messages
+// SetWebhook asks Telegram to POST the bot's updates of allowedUpdates
 // to url, with secret in the X-Telegram-Bot-Api-Secret-Token header.
 func (c *Client) SetWebhook(ctx context.Context, url, secret string) error {
 	p := tgbotapi.Params{"url": url, "allowed_updates": allowedUpdates}

@@ -74,8 +74,9 @@ type callbackQueryJSON struct {
 }
 
 type updateJSON struct {
-	UpdateID      int                `json:"update_id"`
-	CallbackQuery *callbackQueryJSON `json:"callback_query,omitempty"`
+	UpdateID      int                    `json:"update_id"`
+	CallbackQuery *callbackQueryJSON     `json:"callback_query,omitempty"`
+	MyChatMember  *chatMemberUpdatedJSON `json:"my_chat_member,omitempty"`
 }
 
 // maxCallbackAnswerLen is the longest answer text, in characters.

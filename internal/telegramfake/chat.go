@@ -144,6 +144,15 @@ func (b ChatBehavior) refusal(chat chatJSON) *apiError {
 // answers from now on; the zero ChatBehavior restores normal delivery. A chat
 // set by @name is matched however later requests name it. An unreadable chat
 // is logged and ignored.
+//
+// When the change takes the bots out of the chat or back in (Blocked or
+// Kicked set or cleared), every bot gets the my_chat_member update
+// Telegram sends: in a private chat from the user, who blocked the bot
+// (new status "kicked") or unblocked it ("member"); in a group from an
+// administrator, who removed the bot ("left" from a basic group, "kicked"
+// from a supergroup or channel) or added it back ("member", or
+// "administrator" in a channel). A change between Blocked and Kicked, or
+// to or from NotFound and MigrateTo, makes none.
 func (s *Server) SetChat(chat string, b ChatBehavior) {
 	ref, err := parseChatRef(chat)
 	if err != nil {
@@ -152,7 +161,7 @@ func (s *Server) SetChat(chat string, b ChatBehavior) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rememberChatLocked(ref)
+	s.memberChangeLocked(describeChat(ref.id, s.rememberChatLocked(ref)), s.behaviors[ref.id], b)
 	if b == (ChatBehavior{}) {
 		delete(s.behaviors, ref.id)
 		return

@@ -174,6 +174,20 @@
 // throttling of repeated short polls and the 3-second delay between two
 // conflicts are left out.
 //
+// SetChat (and POST /fake/chat) also stands in for the people who block a
+// bot or remove it from a chat: when a chat starts refusing the bots
+// (Blocked or Kicked) or stops, every bot gets a my_chat_member update, a
+// ChatMemberUpdated shaped as the Bot API server writes it (chat, from,
+// date, old_chat_member and new_chat_member about the bot as getMe
+// describes it). In a private chat it comes from the user and the bot
+// goes from "member" to "kicked" and back; in a basic group the bot has
+// "left", in a supergroup or channel it is "kicked", and it comes back as
+// "member" (an "administrator" that may post, in a channel), the change
+// coming from a made-up administrator of the chat. A SetChat that keeps
+// the bots in or out (Kicked after Blocked, the same state again), or
+// that involves NotFound or MigrateTo, makes none. These updates live a
+// day, as the Bot API keeps them.
+//
 // Redeliver hands an update to the bot again, any number of times, with
 // the same update_id and callback query id, as when Telegram does not
 // learn that a delivery succeeded: with a webhook each copy is posted;

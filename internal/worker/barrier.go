@@ -69,19 +69,19 @@ func (h *handler) acquire(ctx context.Context, r *run, ask ratelimit.Ask) (time.
 // round trip for both): a replica that stopped confirming during the sleep
 // holds the send back. The slot is lost then (it is due now); the
 // reservation is stored in case it moved.
-func (h *handler) confirm(ctx context.Context, r *run, chat string, dc ratelimit.Decision) (bool, error) {
+func (h *handler) confirm(ctx context.Context, r *run, chat string, dc ratelimit.Decision) (ratelimit.Kind, error) {
 	lim := r.bot.limiter
 	if !h.durable.Enabled() {
-		return lim.Confirm(ctx, chat, dc)
+		return lim.Confirm(ctx, chat, r.ID, dc)
 	}
 	barrier := make(chan error, 1)
 	go func() { barrier <- h.barrier(ctx, r) }()
-	ok, err := lim.Confirm(ctx, chat, dc)
+	k, err := lim.Confirm(ctx, chat, r.ID, dc)
 	if berr := <-barrier; berr != nil && err == nil {
 		h.hold(ctx, r, dc.Resume)
-		return false, berr
+		return 0, berr
 	}
-	return ok, err
+	return k, err
 }
 
 // hold stores a reservation the task held in memory (Decision.Resume; ""

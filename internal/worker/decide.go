@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/markup"
 	"github.com/herald-dev/herald/internal/telegram"
 )
@@ -21,6 +22,7 @@ const (
 	actDowngrade                   // Telegram could not parse the markup: send the rest as plain text
 	actShrink                      // Telegram counted the part as too long: split the rest shorter
 	actFollow                      // the group became a supergroup: send there
+	actBlock                       // the chat blocked or removed the bot: mark it, fail the message
 )
 
 // action is decide's answer.
@@ -100,6 +102,9 @@ func decide(err error, s situation) action {
 			return action{kind: actArchive, reason: "chat_migrated", err: tg}
 		}
 		return action{kind: actFollow, reason: reason, err: tg, to: strconv.FormatInt(tg.MigrateTo, 10)}
+	}
+	if gone, _ := tg.ChatGone(); gone {
+		return action{kind: actBlock, reason: ledger.ReasonChatBlocked, err: tg}
 	}
 	if !tg.Temporary() {
 		return action{kind: actArchive, reason: reason, err: tg}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/markup"
 	"github.com/herald-dev/herald/internal/telegram"
 )
@@ -48,7 +49,7 @@ func TestDecide(t *testing.T) {
 				}
 			}},
 		{"zero budget archives on the first failure", storeError{errors.New("down")}, with(func(s *situation) { s.budget = 0 }), actArchive, "retries_exhausted", nil},
-		{"blocked archives", tg(telegram.ReasonBlocked), fresh, actArchive, "blocked", nil},
+		{"blocked marks the chat", tg(telegram.ReasonBlocked), fresh, actBlock, ledger.ReasonChatBlocked, nil},
 		{"chat not found archives", tg(telegram.ReasonChatNotFound), fresh, actArchive, "chat_not_found", nil},
 		{"unauthorized retries (a token being replaced)", tg(telegram.ReasonUnauthorized), fresh, actRetry, "unauthorized", nil},
 		{"plain 400 archives, never retried", tg(telegram.ReasonBadRequest), fresh, actArchive, "bad_request", nil},

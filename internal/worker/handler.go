@@ -12,9 +12,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/broker"
+	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/markup"
 	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/telegram"
@@ -68,6 +70,10 @@ type handler struct {
 	waitLong      time.Duration
 	stopping      chan struct{}
 	sentRetention time.Duration
+	// ledger keeps the records of settled messages.
+	ledger *ledger.Store
+	// chats marks the chats that blocked a bot.
+	chats *chats.Store
 
 	migrations migrationCache
 }
@@ -79,6 +85,8 @@ type run struct {
 	log    *slog.Logger
 	// bot sends the task's message; nil until the payload is read.
 	bot *bot
+	// d is the message on its way; nil until its chat is known.
+	d *delivery
 }
 
 // botLabel is the bot's name for metrics ("" before the payload is read).
@@ -151,6 +159,7 @@ func (h *handler) Handle(ctx context.Context, t broker.Task) error {
 		return h.finish(ctx, r, decide(err, r.situation()))
 	}
 	d := &delivery{msg: msg, chat: chat}
+	r.d = d
 	if err := h.findThread(ctx, r, d); err != nil {
 		return err
 	}
@@ -206,6 +215,15 @@ func (h *handler) Handle(ctx context.Context, t broker.Task) error {
 // the message; it reports whether every part was sent already.
 func (h *handler) load(r *run, d *delivery, record string) (done bool) {
 	d.prog, d.loaded = parseProgress(record), true
+	if s := d.prog.settled; s != nil {
+		// Settled before this attempt: sent by a worker that died before
+		// the acknowledgement, or cancelled as the task was taken.
+		if s.State == ledger.StateSent {
+			h.metrics.SkippedAlreadySent.Inc()
+		}
+		r.log.Info("the message is settled already; not sending it", "state", s.State, "parts", len(s.MessageIDs))
+		return true
+	}
 	d.texts, d.modes = parts(d.msg, d.prog)
 	if d.prog.done < len(d.texts) {
 		return false
@@ -276,10 +294,11 @@ func (h *handler) delivered(ctx context.Context, r *run, d *delivery, sent teleg
 	i := d.prog.done
 	d.prog.done++
 	d.prog.last = sent.MessageID
+	d.prog.ids = append(d.prog.ids, sent.MessageID)
 	// The thread's record first: the send record's wait for the replicas
 	// (recordSent) then covers it too, as both keys live in the bot's slot.
 	h.noteThread(ctx, r, d, i, sentID(sent.MessageID))
-	if err := h.recordSent(ctx, r, d.prog, sent.MessageID, d.prog.done == len(d.texts)); err != nil {
+	if err := h.recordSent(ctx, r, d); err != nil {
 		// Telegram has the message; without the record a redelivery would
 		// send it again. Say so loudly and carry on.
 		h.metrics.PossibleDuplicates.Inc()
@@ -362,7 +381,7 @@ func (h *handler) resplit(ctx context.Context, r *run, d *delivery, a action) er
 		r.log.Warn("telegram refused a part as too long; splitting the rest smaller", "part", i+1, "limit", a.limit)
 	}
 	d.texts, d.modes = parts(d.msg, d.prog)
-	if err := h.saveProgress(ctx, r, d.prog, 0, false); err != nil {
+	if err := h.saveProgress(ctx, r, d); err != nil {
 		return h.finish(ctx, r, decide(storeError{err}, r.situation()))
 	}
 	return nil
@@ -376,8 +395,11 @@ func (h *handler) finish(ctx context.Context, r *run, a action) error {
 	if errors.As(a.err, &nr) {
 		return h.replicasBehind(r, nr)
 	}
-	if a.kind == actArchive {
+	switch a.kind {
+	case actArchive:
 		return h.archive(ctx, r, a.reason, a.err)
+	case actBlock:
+		return h.block(ctx, r, a.err)
 	}
 	d := backoff(r.Attempt, h.backoffBase, h.backoffCap)
 	h.metrics.Retries.WithLabelValues(r.botLabel(), a.reason).Inc()
@@ -385,38 +407,56 @@ func (h *handler) finish(ctx context.Context, r *run, a action) error {
 	return broker.Retry(d, a.reason, a.err)
 }
 
-// FinishedRecordTTL is how long the record of a message whose every part
-// was sent is kept. It only has to outlive a redelivery of the task, which
-// can come after the send and before asynq's acknowledgement: from the lease
-// sweeper (15 s), asynq's recoverer (at most 90 s) or a Redis restart in
-// between. An hour covers those; a record of a message with parts still to
-// send lives for SentRetention, as its task may be retried (or run again
-// from the web UI) for that long.
+// FinishedRecordTTL is the shortest time the record of a message whose
+// every part was sent must be kept: it has to outlive a redelivery of the
+// task, which can come after the send and before asynq's acknowledgement:
+// from the lease sweeper (15 s), asynq's recoverer (at most 90 s) or a Redis
+// restart in between. An hour covers those. The record is the ledger's
+// (internal/ledger), kept for its retention, which is at least this; a
+// record of a message with parts still to send lives for SentRetention, as
+// its task may be retried (or run again from the web UI) for that long.
 const FinishedRecordTTL = time.Hour
 
-// saveProgress writes the task's progress record; final says every part is
-// sent.
-func (h *handler) saveProgress(ctx context.Context, r *run, p progress, messageID int, final bool) error {
+// saveProgress writes the message's send record: its progress, or once
+// every part is sent the ledger's record of it.
+func (h *handler) saveProgress(ctx context.Context, r *run, d *delivery) error {
 	// A fresh context: a cancelled attempt must still record a send that
 	// Telegram accepted, or the task would be sent twice.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	ttl := h.sentRetention
-	if final {
-		ttl = min(ttl, FinishedRecordTTL)
+	value, ttl := d.prog.encode(d.prog.last), h.sentRetention
+	if d.prog.done == len(d.texts) {
+		value, ttl = h.settledRecord(r, ledger.StateSent).Encode(), h.ledger.Retention()
 	}
-	return h.rdb.Set(ctx, r.bot.keys.Sent(r.ID), p.encode(messageID), ttl).Err()
+	return h.rdb.Set(ctx, r.bot.keys.Sent(r.ID), value, ttl).Err()
+}
+
+// settledRecord is the ledger's record of the run's message, settled as
+// state now.
+func (h *handler) settledRecord(r *run, state ledger.State) ledger.Record {
+	rec := ledger.Record{State: state, Queue: r.Queue, Attempts: r.Attempt, Settled: time.Now().UnixMilli()}
+	if d := r.d; d != nil {
+		rec.Chat, rec.From, rec.Created, rec.Topic = d.chat, d.msg.From, ledger.Millis(d.msg.CreatedAt), d.msg.MessageThreadID
+		if strings.HasPrefix(d.msg.Chat, "@") {
+			rec.Username = d.msg.Chat
+		}
+		rec.MessageIDs = d.prog.ids
+		if state != ledger.StateSent && d.prog.done > 0 {
+			rec.Progress = d.prog.encode(d.prog.last)
+		}
+	}
+	return rec
 }
 
 // recordSent records a part that Telegram accepted. Redis may be away for a
 // moment (a restart, a failover): the record is retried, with backoff, for
 // as long as the task cannot be handed to another worker (the lease
 // recovery window), so that a redelivery finds it and does not send again.
-func (h *handler) recordSent(ctx context.Context, r *run, p progress, messageID int, final bool) error {
+func (h *handler) recordSent(ctx context.Context, r *run, d *delivery) error {
 	deadline := time.Now().Add(h.recordWindow)
 	wait := 50 * time.Millisecond
 	for {
-		err := h.saveProgress(ctx, r, p, messageID, final)
+		err := h.saveProgress(ctx, r, d)
 		if err == nil {
 			err = h.confirmSent(ctx, r)
 		}
@@ -469,10 +509,14 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 		if ask.Progress {
 			record, ask.Progress = dc.Progress, false
 		}
-		h.metrics.RateWait.Observe(dc.Wait.Seconds())
-		if dc.Kind == ratelimit.Defer {
+		switch dc.Kind {
+		case ratelimit.Blocked, ratelimit.Cancelled:
+			return "", turn{}, h.stopped(ctx, r, dc.Kind)
+		case ratelimit.Defer:
+			h.metrics.RateWait.Observe(dc.Wait.Seconds())
 			return "", turn{}, h.deferTask(queue, dc.Wait)
 		}
+		h.metrics.RateWait.Observe(dc.Wait.Seconds())
 		if dc.Kind == ratelimit.Go && dc.Wait <= 0 {
 			if !lt.tooLate(time.Since(asked)) {
 				return record, turn{slot: dc.Slot, resume: dc.Resume, by: lt.by(asked)}, nil
@@ -491,11 +535,13 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 			// The slot was handed out ahead: use it unless it moved (a 429
 			// pause, a priority message) or the wake-up came later than half
 			// the guard (the other half covers the trip to Telegram).
-			ok, err := h.confirm(ctx, r, chat, dc)
-			if err != nil {
+			k, err := h.confirm(ctx, r, chat, dc)
+			switch {
+			case err != nil:
 				return "", turn{}, h.finish(ctx, r, decide(storeError{err}, r.situation()))
-			}
-			if ok && !lt.tooLate(time.Since(due)) {
+			case k == ratelimit.Blocked, k == ratelimit.Cancelled:
+				return "", turn{}, h.stopped(ctx, r, k)
+			case k == ratelimit.Go && !lt.tooLate(time.Since(due)):
 				return record, turn{slot: dc.Slot, resume: dc.Resume, by: lt.by(due)}, nil
 			}
 		}
@@ -586,11 +632,76 @@ func (h *handler) deferTask(queue string, wait time.Duration) error {
 	return broker.Snooze(wait, "rate limited")
 }
 
+// errChatBlocked is the error of a message not sent because its chat
+// blocked or removed the bot.
+var errChatBlocked = errors.New("the chat blocked the bot or removed it, so the message was not sent; " +
+	"it is sent again once the chat is back (GET /v1/chats/{bot}/{chat})")
+
+// stopped settles a message that a mark stopped before its send: archived
+// as chat_blocked, or cancelled.
+func (h *handler) stopped(ctx context.Context, r *run, k ratelimit.Kind) error {
+	if k == ratelimit.Blocked {
+		return h.archive(ctx, r, ledger.ReasonChatBlocked, errChatBlocked)
+	}
+	h.metrics.Cancelled.WithLabelValues(r.botLabel()).Inc()
+	r.log.Info("the message was cancelled; not sending it")
+	rec := h.settledRecord(r, ledger.StateCancelled)
+	rec.Reason = "cancelled"
+	h.settle(ctx, r, rec)
+	return nil
+}
+
+// block marks the chat of a send that Telegram refused with a 403 for good
+// (the user blocked the bot, the bot was removed) blocked, fleet-wide, so
+// that later messages to it fail without a request, and fails this one as
+// chat_blocked with Telegram's words.
+func (h *handler) block(ctx context.Context, r *run, err error) error {
+	if r.d == nil {
+		// Refused while the chat was being looked up: no chat to mark yet.
+		return h.archive(ctx, r, ledger.ReasonChatBlocked, err)
+	}
+	tg, _ := telegram.AsError(err)
+	_, kicked := tg.ChatGone()
+	b := chats.Block{Reason: chats.ReasonBlocked, Source: chats.SourceTelegram403, Error: shown(err).Error()}
+	if kicked {
+		b.Reason = chats.ReasonKicked
+	}
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	first, berr := h.chats.Block(bctx, r.bot.name, r.d.chat, b)
+	switch {
+	case berr != nil:
+		r.log.Warn("could not mark the chat blocked; its next messages will ask Telegram again", "error", berr)
+	case first:
+		r.log.Warn("the chat blocked the bot or removed it; its messages fail until it comes back", "reason", b.Reason)
+	}
+	return h.archive(ctx, r, ledger.ReasonChatBlocked, err)
+}
+
+// settle writes the ledger's record of a message settled without a send
+// (failed, cancelled). A record that cannot be written is logged: the task's
+// own state (archived, done) still tells the web UI what happened.
+func (h *handler) settle(ctx context.Context, r *run, rec ledger.Record) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	ks := keys.Bot("")
+	if r.bot != nil {
+		ks = r.bot.keys
+	}
+	if err := h.rdb.Set(sctx, ks.Sent(r.ID), rec.Encode(), h.ledger.Retention()).Err(); err != nil {
+		r.log.Warn("could not record the message's state in the ledger", "state", rec.State, "error", err)
+	}
+}
+
 // archive stops retrying: the task is archived with the reason as its error,
-// and the failure is appended to the durable failure log.
+// its ledger record says failed, and the failure is appended to the durable
+// failure log.
 func (h *handler) archive(ctx context.Context, r *run, reason string, err error) error {
 	h.metrics.Archived.WithLabelValues(r.botLabel(), reason).Inc()
 	r.log.Error("permanent failure; archiving the task", "reason", reason, "error", err)
+	rec := h.settledRecord(r, ledger.StateFailed)
+	rec.Reason, rec.Error = reason, shown(err).Error()
+	h.settle(ctx, r, rec)
 	xctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if xerr := h.rdb.XAdd(xctx, &redis.XAddArgs{

@@ -55,6 +55,9 @@ type metrics struct {
 	PossibleDuplicates prometheus.Counter
 	// SkippedAlreadySent counts redelivered tasks found already sent.
 	SkippedAlreadySent prometheus.Counter
+	// Cancelled counts messages settled as cancelled (through the API)
+	// while a worker held them, by bot.
+	Cancelled *prometheus.CounterVec
 	// LeaseRecovered counts tasks requeued because the worker holding them
 	// stopped extending their lease, by queue.
 	LeaseRecovered *prometheus.CounterVec
@@ -110,6 +113,10 @@ func (m *metrics) createDeliveryMetrics() {
 		Name: "herald_redelivered_already_sent_total",
 		Help: "Redelivered tasks not sent again because their send was already recorded.",
 	})
+	m.Cancelled = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_messages_cancelled_total",
+		Help: "Messages a worker held (waiting for their slot) and settled as cancelled because the API cancelled them, by bot.",
+	}, []string{"bot"})
 	m.LeaseRecovered = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_lease_recovered_total",
 		Help: "Tasks handed to another worker because the worker holding them stopped extending their lease (crashed, frozen or cut off), by queue.",
@@ -201,7 +208,7 @@ func (m *metrics) initBots(bots []string) {
 
 // collectors lists every metric, in the order they are registered.
 func (m *metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Sent, m.TooMany, m.Pauses, m.PauseSeconds, m.Retries, m.Archived, m.Deferrals, m.RateWait, m.LateSlots, m.Latency, m.PossibleDuplicates, m.SkippedAlreadySent, m.LeaseRecovered,
+	return []prometheus.Collector{m.Sent, m.TooMany, m.Pauses, m.PauseSeconds, m.Retries, m.Archived, m.Deferrals, m.RateWait, m.LateSlots, m.Latency, m.PossibleDuplicates, m.SkippedAlreadySent, m.Cancelled, m.LeaseRecovered,
 		m.DigestItems, m.DigestMessages, m.DigestReclaimed}
 }
 

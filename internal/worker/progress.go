@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/markup"
 	"github.com/herald-dev/herald/internal/telegram"
 )
@@ -18,6 +19,13 @@ type progress struct {
 	// last is the id of the last message sent (0: none or unknown): the
 	// message that the parts after a photo reply to.
 	last int
+	// ids are the Telegram message ids of the parts sent, in order (the
+	// ledger's record shows them); a record from an earlier version has
+	// only last.
+	ids []int
+	// settled is the ledger's record of a message that is settled already
+	// (sent, cancelled, ...): nothing is to be sent.
+	settled *ledger.Record
 }
 
 // resplit re-splits the text from part from on: as plain text (after a
@@ -29,12 +37,21 @@ type resplit struct {
 	limit int
 }
 
-// The record is "parts:plain_from:last_message_id[:resplits]", resplits
-// being "from.p|m.limit" joined by commas. plain_from, the first plain
-// re-split (-1 for none), is what earlier versions wrote and read.
+// The record is "parts:plain_from:last_message_id[:resplits[:ids]]",
+// resplits being "from.p|m.limit" and ids the message ids, each joined by
+// commas. plain_from, the first plain re-split (-1 for none), is what
+// earlier versions wrote and read. Once the message is settled the record
+// is the ledger's (a JSON object), which keeps the progress of a message
+// with parts still unsent (failed, then retried from the web UI).
 
 // parseProgress reads a progress record ("" means none).
 func parseProgress(v string) progress {
+	if rec, ok := ledger.Decode(v); ok {
+		if rec.State == ledger.StateFailed {
+			return parseProgress(rec.Progress)
+		}
+		return progress{done: len(rec.MessageIDs), ids: rec.MessageIDs, settled: &rec}
+	}
 	var p progress
 	f := strings.Split(v, ":")
 	if len(f) < 2 {
@@ -54,6 +71,14 @@ func parseProgress(v string) progress {
 			limit, _ := strconv.Atoi(g[2])
 			p.resplits = append(p.resplits, resplit{from: from, plain: g[1] == "p", limit: limit})
 		}
+	}
+	if len(f) >= 5 && f[4] != "" {
+		for _, id := range strings.Split(f[4], ",") {
+			n, _ := strconv.Atoi(id)
+			p.ids = append(p.ids, n)
+		}
+	}
+	if len(f) >= 4 && f[3] != "" {
 		return p
 	}
 	if from, _ := strconv.Atoi(f[1]); from >= 0 && f[1] != "" {
@@ -76,7 +101,12 @@ func (p progress) encode(messageID int) string {
 		}
 		rs[i] = strconv.Itoa(r.from) + "." + m + "." + strconv.Itoa(r.limit)
 	}
-	return strconv.Itoa(p.done) + ":" + strconv.Itoa(plainFrom) + ":" + strconv.Itoa(messageID) + ":" + strings.Join(rs, ",")
+	ids := make([]string, len(p.ids))
+	for i, id := range p.ids {
+		ids[i] = strconv.Itoa(id)
+	}
+	return strconv.Itoa(p.done) + ":" + strconv.Itoa(plainFrom) + ":" + strconv.Itoa(messageID) + ":" + strings.Join(rs, ",") +
+		":" + strings.Join(ids, ",")
 }
 
 // limitAt is the length limit that part i of msg was cut to.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/internal/worker"
@@ -102,16 +103,22 @@ func TestSendIsRecordedAcrossARedisRestart(t *testing.T) {
 	}
 }
 
-// TestFinishedRecordIsKeptOnlyForRedelivery: a delivered message's record
-// lives FinishedRecordTTL, not SentRetention (see also
-// TestUnfinishedRecordKeepsSentRetention).
-func TestFinishedRecordIsKeptOnlyForRedelivery(t *testing.T) {
+// TestFinishedRecordIsTheLedgers: a delivered message's record is the
+// ledger's, kept for the ledger's retention (not SentRetention), and says
+// sent with the message id the fake gave (see also
+// TestSendRecordRetention).
+func TestFinishedRecordIsTheLedgers(t *testing.T) {
 	t.Parallel()
 	b := setup(t, options{})
 	res := b.send(t, jobs.SendMessage{Chat: "77", Text: "once"}, "")
 	b.waitGone(t, "default", res.TaskID)
 	ttl := b.rdb.TTL(b.ctx, keys.Bot("").Sent(res.TaskID)).Val()
-	if ttl <= 0 || ttl > worker.FinishedRecordTTL {
-		t.Fatalf("record of a delivered message lives %v, want at most %v", ttl, worker.FinishedRecordTTL)
+	if ttl <= ledger.DefaultRetention-time.Hour || ttl > ledger.DefaultRetention {
+		t.Fatalf("record of a delivered message lives %v, want the ledger's %v", ttl, ledger.DefaultRetention)
+	}
+	rec, ok, err := ledger.NewStore(b.rdb, ledger.Config{}).Get(b.ctx, "", res.TaskID)
+	msgs := b.fake.Messages()
+	if err != nil || !ok || rec.State != ledger.StateSent || len(msgs) != 1 || len(rec.MessageIDs) != 1 || rec.MessageIDs[0] != msgs[0].MessageID {
+		t.Fatalf("ledger record = %+v (%v, %v); fake sent %+v", rec, ok, err, msgs)
 	}
 }

@@ -13,11 +13,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/broker"
+	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/ratelimit"
 )
 
@@ -85,6 +87,9 @@ type Config struct {
 	// LeaseSweepInterval is how often each worker looks for such tasks;
 	// default 5s.
 	LeaseSweepInterval time.Duration
+	// Ledger configures the records of settled messages (internal/ledger):
+	// how long GET /v1/messages/{id} knows them.
+	Ledger ledger.Config
 	// Digest configures per-destination digests: the grouping settings of
 	// the asynq server, the digest handler and the aggregation-set
 	// reclaimer (see digest.Config for the defaults).
@@ -132,6 +137,7 @@ func (c Config) WithDefaults() Config {
 	if c.SentRetention == 0 {
 		c.SentRetention = defaultSentRetention
 	}
+	c.Ledger = c.Ledger.WithDefaults()
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -200,6 +206,7 @@ func (c Config) validate() error {
 	}
 	var p config.Problems
 	c.Check(&p)
+	c.Ledger.Check(&p)
 	if err := p.Err(); err != nil {
 		errs = append(errs, err)
 	}
@@ -251,7 +258,8 @@ func New(cfg Config) (*Worker, error) {
 	}
 	h := &handler{
 		rdb: rdb, durable: durable.New(rdb, cfg.Durable), bots: map[string]*bot{}, metrics: metrics, log: cfg.Logger,
-		backoffBase: cfg.BackoffBase, backoffCap: cfg.BackoffCap, sentRetention: cfg.SentRetention,
+		backoffBase: cfg.BackoffBase, backoffCap: cfg.BackoffCap, sentRetention: cfg.SentRetention, ledger: ledger.NewStore(rdb, cfg.Ledger),
+		chats:          chats.NewStore(rdb, chats.WithMetrics(chats.NewMetrics(cfg.Registerer))),
 		retryAfterUnit: cfg.RetryAfterUnit,
 		recordWindow:   srvCfg.RecoveryWindow(),
 		waiters:        make(chan struct{}, cfg.waiterPlaces()), waitLong: cfg.WaitLong, stopping: make(chan struct{}),
@@ -266,7 +274,7 @@ func New(cfg Config) (*Worker, error) {
 	// (links), its visible text is within Telegram's limit.
 	queues := srv.Queues()
 	enq := jobs.NewEnqueuer(rdb, jobs.EnqueueConfig{Queues: queues, DefaultQueue: queues[0], Limits: jobs.Limits{MaxTextLen: 1 << 20}})
-	dg, err := digest.New(rdb, enq, cfg.Digest)
+	dg, err := digest.New(rdb, enq, cfg.Digest, h.ledger)
 	if err != nil {
 		rdb.Close()
 		return nil, err

@@ -393,7 +393,7 @@ func deliveredTexts(fake *telegramfake.Server) []string {
 // lostState logs where asynq keeps the task of a lost message, if anywhere.
 func lostState(t *testing.T, insp *asynq.Inspector, m foMessage) {
 	t.Helper()
-	id := jobs.TaskIDForKey(m.Key)
+	id := jobs.IdempotencyID("", m.Key)
 	for _, q := range heraldQueues {
 		if info, err := insp.GetTaskInfo(q, id); err == nil {
 			t.Logf("lost %s: task %s in queue %s, state %v, retried %d, last error %q", m.Key, id, q, info.State, info.Retried, info.LastErr)

@@ -417,7 +417,7 @@ func cfExplainDuplicates(tb testing.TB, ms []fleet.Message, got []telegramfake.M
 		if len(at[m.Text]) < 2 || orphan[m.Text] {
 			continue
 		}
-		id := jobs.TaskIDForKey(fmt.Sprintf("combined-%d", i))
+		id := jobs.IdempotencyID("", fmt.Sprintf("combined-%d", i))
 		var story []string
 		for _, l := range lines {
 			if strings.Contains(l, id) {
