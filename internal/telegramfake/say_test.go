@@ -79,3 +79,20 @@ func TestSayPrivacyMode(t *testing.T) {
 		}
 	}
 }
+
+// A user who never started the bot cannot be messaged (403), and nothing
+// changes in the bot's membership: no my_chat_member update.
+func TestNeverStarted(t *testing.T) {
+	t.Parallel()
+	s, _ := newFake(t, open())
+	s.SetChat("7002", ChatBehavior{NeverStarted: true})
+	got := send(s, text("7002", "escalated to you"))
+	if d := decode(t, got); got.code != 403 || d.Description != "Forbidden: bot can't initiate conversation with a user" {
+		t.Fatalf("send: %d %s", got.code, got.body)
+	}
+	if ups := getUpdates(t, s, testToken, nil); len(ups) != 0 {
+		t.Errorf("%d updates, want none", len(ups))
+	}
+	s.SetChat("7002", ChatBehavior{})
+	mustAccept(t, send(s, text("7002", "after /start")))
+}
