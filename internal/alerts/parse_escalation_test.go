@@ -1,6 +1,7 @@
 package alerts
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -115,5 +116,52 @@ func TestParseEscalationErrors(t *testing.T) {
 				t.Fatalf("got %v\nwant %s", err, c.want)
 			}
 		})
+	}
+}
+
+// The worked example of docs/ONCALL.md is a valid routing file, and its
+// schedules say what the page says about the week of 6 April 2026.
+func TestOnCallDocExample(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../../docs/ONCALL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```yaml\n")
+	src, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/ONCALL.md has no yaml block")
+	}
+	tb := mustParse(t, src)
+	c := tb.Catalog()
+	at := time.Date(2026, 4, 8, 12, 0, 0, 0, time.UTC)
+	for name, want := range map[string]string{"primary": "Bob", "secondary": "Carol"} {
+		if u, _, _ := c.Schedules[name].OnCall(at); u.Name != want {
+			t.Errorf("%s on 8 April: %s, want %s", name, u.Name, want)
+		}
+	}
+	if u, sh, _ := c.Schedules["primary"].Next(at); u.Name != "Carol" || !sh.Start.Equal(time.Date(2026, 4, 13, 7, 0, 0, 0, time.UTC)) {
+		t.Errorf("next in primary: %s from %s, want Carol from 13 April 09:00 CEST", u.Name, sh.Start)
+	}
+	if p := c.Policies["db-critical"]; len(p.Steps) != 3 || p.Steps[1].Wait != 4*time.Minute || p.RepeatInterval != 30*time.Minute {
+		t.Errorf("db-critical: %+v", p)
+	}
+}
+
+// The escalation example of docs/ROUTING.md is a valid routing file.
+func TestRoutingDocEscalationExample(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../../docs/ROUTING.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "## Escalation and schedules")
+	_, rest, ok2 := strings.Cut(rest, "```yaml\n")
+	src, _, ok3 := strings.Cut(rest, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("docs/ROUTING.md has no escalation example")
+	}
+	if c := mustParse(t, src).Catalog(); len(c.Policies) != 1 || len(c.Schedules) != 1 {
+		t.Errorf("catalog %+v", c)
 	}
 }
