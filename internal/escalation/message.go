@@ -22,7 +22,7 @@ const maxTitle = 512
 
 // notice is the notification of a step to a chat or, dm set, a user: the
 // alert, how long it has fired, the step, and where to acknowledge it.
-func (t *take) notice(chat string, topic int, dm bool) jobs.SendMessage {
+func (t *take) notice(ctx context.Context, chat string, topic int, dm bool) jobs.SendMessage {
 	var b strings.Builder
 	if dm {
 		b.WriteString("🚨 Escalated to you: ")
@@ -34,7 +34,7 @@ func (t *take) notice(chat string, topic int, dm bool) jobs.SendMessage {
 	if t.r.Alert.URL != "" {
 		b.WriteString("\n" + t.r.Alert.URL)
 	}
-	if link := t.link(context.Background()); link != "" {
+	if link := t.link(ctx); link != "" {
 		b.WriteString("\nAcknowledge it under the alert: " + link)
 	} else {
 		b.WriteString("\nAcknowledge it with the button under the alert's message.")

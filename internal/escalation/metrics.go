@@ -1,6 +1,10 @@
 package escalation
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // Metrics are the escalations' metrics. Producers count the steps taken
 // and workers observe the acknowledgements; both register the same set.
@@ -15,6 +19,8 @@ type Metrics struct {
 }
 
 // NewMetrics builds the metrics and registers them on reg (nil: none).
+// When reg holds them already (a producer and a worker in one process,
+// local mode), the registered ones are used.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		Steps: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -28,9 +34,26 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"policy"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Steps, m.TimeToAck)
+		m.Steps = register(reg, m.Steps)
+		m.TimeToAck = register(reg, m.TimeToAck)
 	}
 	return m
+}
+
+// register registers c on reg, or returns the collector of the same
+// description registered before.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	err := reg.Register(c)
+	var are prometheus.AlreadyRegisteredError
+	switch {
+	case err == nil:
+		return c
+	case errors.As(err, &are):
+		if prev, ok := are.ExistingCollector.(C); ok {
+			return prev
+		}
+	}
+	panic(err)
 }
 
 // orNew is m, or unregistered metrics when m is nil.

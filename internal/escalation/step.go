@@ -147,7 +147,7 @@ func (t *take) resolve(ctx context.Context, tg Target) (label string, msg *jobs.
 				return tg.label(), nil, true, nil
 			}
 		}
-		m := t.notice(tg.Chat, tg.Topic, false)
+		m := t.notice(ctx, tg.Chat, tg.Topic, false)
 		return tg.label(), &m, true, nil
 	case kindOnCall:
 		u, found, err := t.onCall(ctx, tg.Schedule)
@@ -157,10 +157,10 @@ func (t *take) resolve(ctx context.Context, tg Target) (label string, msg *jobs.
 		if !found {
 			return "nobody (nobody is on call in " + tg.Schedule + ")", nil, false, nil
 		}
-		m := t.notice(strconv.FormatInt(u.ID, 10), 0, true)
+		m := t.notice(ctx, strconv.FormatInt(u.ID, 10), 0, true)
 		return userLabel(u) + " (on call in " + tg.Schedule + ")", &m, true, nil
 	}
-	m := t.notice(strconv.FormatInt(tg.User.ID, 10), 0, true)
+	m := t.notice(ctx, strconv.FormatInt(tg.User.ID, 10), 0, true)
 	return userLabel(tg.User), &m, true, nil
 }
 
