@@ -34,6 +34,7 @@ import (
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/silences"
+	"github.com/herald-dev/herald/internal/statushook"
 	"github.com/herald-dev/herald/internal/webhooks"
 )
 
@@ -156,10 +157,17 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 	if err != nil {
 		return fail(err)
 	}
+	// The status callbacks' side of the producer: it checks a message's
+	// callback_url (Emitter.CheckURL) and serves the endpoints' state.
+	events, err := statushook.NewEmitter(rdb, cfg.Callbacks)
+	if err != nil {
+		return fail(err)
+	}
 	mounts, err := newMounts(cfg, rdb, reg, log, sec, dispatcher, router, st, hbAPI)
 	if err != nil {
 		return fail(err)
 	}
+	mounts = append(mounts, callbackMounts(events)...)
 	oc, err := newOnCall(cfg, rdb, enq, router, st, reg, log)
 	if err != nil {
 		return fail(err)
@@ -173,7 +181,8 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 		Enqueuer: enq, Redis: rdb, Ready: writableCheck(rdb, cfg.Redis.ReplicaHint()), Keyring: sec.keyring,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: log, Registerer: reg,
 		Metrics: metricsHandler, Mounts: mounts,
-		Messages: ledger.NewMessages(ledger.NewStore(rdb, cfg.Ledger), insp, cfg.Enqueue.Queues, cfg.BotNames()),
+		Messages:  ledger.NewMessages(ledger.NewStore(rdb, cfg.Ledger), insp, cfg.Enqueue.Queues, cfg.BotNames()),
+		Callbacks: events,
 	}
 	var ownMetrics http.Handler
 	if cfg.Server.MetricsListen != "" {
@@ -229,6 +238,17 @@ func newMounts(cfg settings.Producer, rdb redis.UniversalClient, reg prometheus.
 		return nil, err
 	}
 	return append(mounts, producer.Mount{Pattern: interact.WebhookPattern, Handler: recv, SelfAuth: true}), nil
+}
+
+// callbackMounts are the status callbacks' endpoint routes, behind the
+// operate scope: they show an endpoint's signing secret and enable a
+// disabled endpoint, neither of which a sender's token may.
+func callbackMounts(events *statushook.Emitter) []producer.Mount {
+	h := events.Handler()
+	return []producer.Mount{
+		{Pattern: statushook.EndpointPattern, Handler: h, Scope: httpapi.ScopeOperate},
+		{Pattern: statushook.EnablePattern, Handler: h, Scope: httpapi.ScopeOperate},
+	}
 }
 
 // guardHosts is the API's handler as served. Without authentication only a

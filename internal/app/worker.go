@@ -21,6 +21,7 @@ import (
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
+	"github.com/herald-dev/herald/internal/statushook"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/worker"
 )
@@ -97,6 +98,10 @@ func NewWorker(cfg settings.Worker, bots map[string]worker.Sender, reg prometheu
 	wc := cfg.Worker
 	wc.Client, wc.Durable, wc.Bots = rdb, cfg.Redis.Durable(), bots
 	wc.Logger, wc.Registerer = log, reg
+	if wc.Events, err = statushook.NewEmitter(rdb, cfg.Callbacks); err != nil {
+		rdb.Close()
+		return nil, err
+	}
 	w, err := worker.New(wc)
 	if err != nil {
 		rdb.Close()
@@ -111,7 +116,35 @@ func NewWorker(cfg settings.Worker, bots map[string]worker.Sender, reg prometheu
 		w.Client().Close()
 		return nil, err
 	}
+	if err := attachCallbacks(w, cfg, reg, log); err != nil {
+		w.Client().Close()
+		return nil, err
+	}
 	return w, nil
+}
+
+// attachCallbacks has the worker deliver the status callbacks
+// (internal/statushook, docs/STATUS.md) beside its sends, on an asynq
+// server and a Redis client of their own, when a master key is set.
+func attachCallbacks(w *worker.Worker, cfg settings.Worker, reg prometheus.Registerer, log *slog.Logger) error {
+	if !cfg.Callbacks.Enabled() {
+		log.Info("status callbacks are off: " + statushook.EnvSecret + " is not set")
+		return nil
+	}
+	rdb, err := cfg.Redis.NewClient(redisconn.ClientOptions{})
+	if err != nil {
+		return err
+	}
+	d, err := statushook.NewDeliverer(statushook.DelivererConfig{
+		Client: rdb, Callbacks: cfg.Callbacks, ShutdownTimeout: cfg.Worker.ShutdownTimeout,
+		MaxIdle: cfg.Worker.MaxIdle, LeaseRecoveryAfter: cfg.Worker.LeaseRecoveryAfter, Logger: log, Registerer: reg,
+	})
+	if err != nil {
+		rdb.Close()
+		return err
+	}
+	w.Attach(d)
+	return nil
 }
 
 // attachPresses has the worker take the presses of alert buttons

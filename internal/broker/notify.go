@@ -17,12 +17,20 @@ import (
 // wakeListMax plus trimEvery-1 tokens per process; a stale token costs one
 // idle worker one empty dequeue round.
 func Notify(ctx context.Context, rdb redis.Cmdable, queue string) error {
+	return NotifyList(ctx, rdb, keys.WakeList(), queue)
+}
+
+// NotifyList is Notify for the workers of a server that waits on a wake
+// list of its own (ServerConfig.WakeList), such as the status callbacks'
+// deliverers: their tokens never wake a Telegram worker, nor theirs a
+// deliverer.
+func NotifyList(ctx context.Context, rdb redis.Cmdable, list, queue string) error {
 	if notices.Add(1)%trimEvery != 0 {
-		return rdb.LPush(ctx, keys.WakeList(), queue).Err()
+		return rdb.LPush(ctx, list, queue).Err()
 	}
 	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.LPush(ctx, keys.WakeList(), queue)
-		p.LTrim(ctx, keys.WakeList(), 0, wakeListMax-1)
+		p.LPush(ctx, list, queue)
+		p.LTrim(ctx, list, 0, wakeListMax-1)
 		return nil
 	})
 	return err

@@ -27,25 +27,43 @@ func Retry(d time.Duration, reason string, err error) error {
 	return &laterError{delay: d, failure: true, reason: reason, err: err}
 }
 
+// RetryLong is Retry for waits of minutes or hours, such as a status
+// callback's next attempt: the task goes to asynq's retry set with d as
+// its delay and no promotion, so asynq's forwarder makes it pending
+// (within about 20 s of its time, at the tail of its queue) and a shutdown
+// does not hand it over early, as it does the promoter's tasks.
+func RetryLong(d time.Duration, reason string, err error) error {
+	return &laterError{delay: d, failure: true, reason: reason, err: err, unpromoted: true}
+}
+
 // Archive stops retrying: asynq archives the task with "<reason>: <err>; not
 // retried" as its last error, which the web UI shows.
 func Archive(reason string, err error) error { return &archivedError{reason: reason, err: err} }
 
-// later reports the delay of a Snooze or Retry outcome.
-func later(err error) (time.Duration, bool) {
+// later reports the delay of a Snooze, Retry or RetryLong outcome, and
+// whether the task waits for the promoter.
+func later(err error) (d time.Duration, promote, ok bool) {
 	var l *laterError
 	if errors.As(err, &l) {
-		return l.delay, true
+		return l.delay, !l.unpromoted, true
 	}
-	return 0, false
+	return 0, false, false
 }
 
-// laterError is the outcome of Snooze and Retry.
+// promoted reports the delay of a Snooze or Retry outcome, whose task the
+// promoter makes pending.
+func promoted(err error) (time.Duration, bool) {
+	d, promote, ok := later(err)
+	return d, ok && promote
+}
+
+// laterError is the outcome of Snooze, Retry and RetryLong.
 type laterError struct {
-	delay   time.Duration
-	failure bool
-	reason  string
-	err     error
+	delay      time.Duration
+	failure    bool
+	reason     string
+	err        error
+	unpromoted bool // RetryLong: asynq's forwarder moves it
 }
 
 func (e *laterError) Error() string {
@@ -79,7 +97,10 @@ func isFailure(err error) bool {
 // retryDelay is asynq's RetryDelayFunc. For Snooze and Retry the promoter
 // has the exact time; asynq's own retry is the backstop.
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
-	if d, ok := later(err); ok {
+	if d, promote, ok := later(err); ok {
+		if !promote {
+			return d
+		}
 		return backstopDelay(d)
 	}
 	if errors.Is(err, asynq.ErrLeaseExpired) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 )
@@ -57,6 +58,13 @@ type ServerConfig struct {
 	LeaseSweepInterval time.Duration
 	// Groups configures group aggregation; off when Groups.Aggregate is nil.
 	Groups GroupConfig
+	// WakeList is the list the server's idle rounds wait on for producers'
+	// tokens (NotifyList); default keys.WakeList(), the Telegram queues'.
+	// A server whose queues other servers of the same fleet do not serve
+	// needs a list of its own: a token is taken by one idle server only,
+	// and one taken by a server that does not serve its queue wakes
+	// nobody.
+	WakeList string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// OnLeaseRecovered and OnReclaimed are told how many tasks the sweeper
@@ -95,6 +103,9 @@ func (c ServerConfig) WithDefaults() ServerConfig {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.WakeList == "" {
+		c.WakeList = keys.WakeList()
 	}
 	if c.OnLeaseRecovered == nil {
 		c.OnLeaseRecovered = func(string, int) {}
@@ -171,12 +182,13 @@ func NewServer(rdb redis.UniversalClient, cfg ServerConfig) (*Server, error) {
 	}
 	sort.Strings(s.queues)
 	s.waker = NewWaker(s.queues, cfg.MaxIdle, uuid.NewString())
+	s.waker.list = cfg.WakeList
 	rdb.AddHook(s.waker.Hook())
 	rdb.AddHook(newSettleHook())
 	rdb.AddHook(heartbeatHook())
 	rdb.AddHook(doneHook())
 	s.waker.SetClient(rdb)
-	rdb.AddHook(newDigestWakeHook(func(ctx context.Context, q string) { _ = Notify(ctx, rdb, q) }))
+	rdb.AddHook(newDigestWakeHook(s.notify))
 	s.promoter = newPromoter(rdb, s.waker.WakeQueue, cfg.Logger)
 	if cfg.LeaseRecoveryAfter > 0 {
 		s.sweeper = newLeaseSweeper(rdb, s.queues, cfg.LeaseRecoveryAfter, cfg.LeaseSweepInterval,
@@ -287,10 +299,16 @@ func (s *Server) Run(ctx context.Context, handlers map[string]Handler, stopping 
 	// rest of the fleet to wait on.
 	hctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if n := s.promoter.HandOver(hctx, func(ctx context.Context, q string) { _ = Notify(ctx, s.rdb, q) }); n > 0 {
+	if n := s.promoter.HandOver(hctx, s.notify); n > 0 {
 		s.cfg.Logger.Info("handed deferred tasks over to the fleet", "tasks", n)
 	}
 	return nil
+}
+
+// notify wakes one idle server of the fleet that waits on this server's
+// wake list.
+func (s *Server) notify(ctx context.Context, queue string) {
+	_ = NotifyList(ctx, s.rdb, s.cfg.WakeList, queue)
 }
 
 // wrap adapts a Handler to asynq and has the promoter end its snoozes and
@@ -299,7 +317,7 @@ func (s *Server) wrap(h Handler) asynq.Handler {
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
 		task := taskOf(ctx, t)
 		err := h.Handle(ctx, task)
-		if d, ok := later(err); ok {
+		if d, ok := promoted(err); ok {
 			s.promoter.PromoteAt(task.Queue, task.ID, time.Now().Add(d))
 		}
 		return err

@@ -20,6 +20,7 @@ type Waker struct {
 	maxIdle time.Duration
 	rdb     redis.UniversalClient // for the blocking pop and inbox pushes
 	inbox   string
+	list    string        // the wake list producers push tokens on
 	ch      chan struct{} // a local token: news while no round is held
 	quit    chan struct{}
 	once    sync.Once
@@ -44,7 +45,7 @@ func NewWaker(queues []string, maxIdle time.Duration, id string) *Waker {
 	if maxIdle <= 0 {
 		maxIdle = DefaultMaxIdle
 	}
-	w := &Waker{queues: map[string]bool{}, maxIdle: maxIdle, inbox: keys.WakeInbox(id), ch: make(chan struct{}, 1),
+	w := &Waker{queues: map[string]bool{}, maxIdle: maxIdle, inbox: keys.WakeInbox(id), list: keys.WakeList(), ch: make(chan struct{}, 1),
 		quit: make(chan struct{}), seen: map[string]bool{}, empty: map[string]time.Time{}, now: time.Now}
 	for _, q := range queues {
 		w.queues[q] = true
@@ -360,7 +361,7 @@ func (w *Waker) hold() string {
 	if !w.queues[queue] {
 		return w.lastServed()
 	}
-	if res[0] == keys.WakeList() {
+	if res[0] == w.list {
 		// A producer's token: forget that queue's empty mark.
 		w.mu.Lock()
 		delete(w.empty, queue)
@@ -401,7 +402,7 @@ func (w *Waker) pop(block time.Duration) ([]string, error) {
 	got, gone := make(chan answer), make(chan struct{})
 	go func() {
 		defer w.popping.Store(false)
-		res, err := w.rdb.BLPop(context.Background(), block, keys.WakeList(), w.inbox).Result()
+		res, err := w.rdb.BLPop(context.Background(), block, w.list, w.inbox).Result()
 		select {
 		case got <- answer{res, err}:
 		case <-gone:

@@ -19,6 +19,7 @@ import (
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/markup"
+	"github.com/herald-dev/herald/internal/statushook"
 )
 
 // Digester handles digest tasks: it claims their items, renders them and
@@ -29,13 +30,14 @@ type Digester struct {
 	client *asynq.Client
 	cfg    Config
 	ledger *ledger.Store
+	events *statushook.Emitter
 }
 
 // New returns a Digester that enqueues through enq on rdb (both shared with
 // the caller, who closes them) and records in book, when set, which message
-// carried each item (the ledger's coalesced state). cfg is completed with
-// defaults and checked.
-func New(rdb redis.UniversalClient, enq *jobs.Enqueuer, cfg Config, book *ledger.Store) (*Digester, error) {
+// carried each item (the ledger's coalesced state), telling the items'
+// callback URLs through events. cfg is completed with defaults and checked.
+func New(rdb redis.UniversalClient, enq *jobs.Enqueuer, cfg Config, book *ledger.Store, events *statushook.Emitter) (*Digester, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -43,7 +45,7 @@ func New(rdb redis.UniversalClient, enq *jobs.Enqueuer, cfg Config, book *ledger
 	if rdb == nil || enq == nil {
 		return nil, errors.New("digest: New needs a Redis client and an Enqueuer")
 	}
-	return &Digester{rdb: rdb, enq: enq, client: asynq.NewClientFromRedisClient(rdb), cfg: cfg, ledger: book}, nil
+	return &Digester{rdb: rdb, enq: enq, client: asynq.NewClientFromRedisClient(rdb), cfg: cfg, ledger: book, events: events}, nil
 }
 
 // Report says what one digest task did, for logs and metrics.
@@ -249,8 +251,33 @@ func (d *Digester) coalesced(ctx context.Context, queue string, items []jobs.Coa
 		if err := d.ledger.Put(ctx, m.Bot, it.ID, rec); err != nil {
 			return err
 		}
+		if err := d.announce(ctx, it, rec); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// announce stores the message.coalesced event of an item whose message
+// names a callback URL. A Redis failure fails the digest, which is retried
+// (the event's id makes the repeat harmless); callbacks being off or a URL
+// the policy refuses are the sender's business, not the digest's.
+func (d *Digester) announce(ctx context.Context, it jobs.CoalescedItem, rec ledger.Record) error {
+	if it.Message.CallbackURL == "" || !d.events.Enabled() {
+		return nil
+	}
+	typ := statushook.TypeMessageCoalesced
+	ev := statushook.Event{ID: statushook.EventID(it.ID, typ), Type: typ, Timestamp: time.UnixMilli(rec.Settled),
+		Data: struct {
+			TaskID string `json:"task_id"`
+			ledger.Status
+		}{it.ID, ledger.StatusOf(it.ID, it.Message.BotName(), rec)}}
+	err := d.events.Emit(ctx, it.Message.CallbackURL, ev)
+	var ue *statushook.URLError
+	if errors.As(err, &ue) {
+		return nil
+	}
+	return err
 }
 
 // carry puts the items that did not fit back into their group, under ids

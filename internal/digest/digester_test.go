@@ -36,7 +36,7 @@ func newBench(t *testing.T, cfg digest.Config) *bench {
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
 	enq := jobs.NewEnqueuer(rdb, jobs.EnqueueConfig{Limits: jobs.Limits{MaxTextLen: 1 << 20}})
-	d, err := digest.New(rdb, enq, cfg, ledger.NewStore(rdb, ledger.Config{}))
+	d, err := digest.New(rdb, enq, cfg, ledger.NewStore(rdb, ledger.Config{}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

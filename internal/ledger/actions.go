@@ -49,7 +49,7 @@ func (m *Messages) Cancel(ctx context.Context, id, by string) (Status, error) {
 	if err := m.store.Put(ctx, f.bot, id, r); err != nil {
 		return Status{}, err
 	}
-	return statusOf(id, f.bot, r), nil
+	return StatusOf(id, f.bot, r), nil
 }
 
 // cancelHeld marks a message a worker holds.

@@ -73,8 +73,8 @@ func Link(chat, username string, id int) string {
 	return ""
 }
 
-// statusOf is a settled record's status.
-func statusOf(id, bot string, r Record) Status {
+// StatusOf is the status of the message id of bot, settled as r says.
+func StatusOf(id, bot string, r Record) Status {
 	st := Status{ID: id, State: r.State, Bot: botName(bot), Chat: r.Chat, Queue: r.Queue, From: r.From,
 		Attempts: r.Attempts, CreatedAt: timeOf(r.Created), SettledAt: timeOf(r.Settled), Reason: r.Reason,
 		Error: r.Error, SilenceID: r.Silence, DigestID: r.Digest}
@@ -199,7 +199,7 @@ func (m *Messages) find(ctx context.Context, id string) (found, error) {
 	}
 	var f found
 	if r, ok := Decode(raw); ok {
-		f = found{st: statusOf(id, bot, r), bot: bot, record: &r, raw: raw}
+		f = found{st: StatusOf(id, bot, r), bot: bot, record: &r, raw: raw}
 		if r.State != StateFailed {
 			return f, nil
 		}

@@ -58,6 +58,8 @@ func printBanner(out io.Writer, b banner) {
 	p(`  REDIS_URL=%s go run ./cmd/producer send --chat 42 "hello from the CLI"`, b.redis)
 	p("A second worker on the same queues:")
 	p(`  REDIS_URL=%s TELEGRAM_API_URL=%s %s HERALD_WORKER_LISTEN=off go run ./cmd/worker`, b.redis, b.apiURL, strings.Join(tokens, " "))
+	p("Status callbacks (a message's \"callback_url\"; receivers on this machine are allowed): a receiver's signing secret:")
+	p(`  curl -s '%s/v1/callbacks/endpoint?url=http://127.0.0.1:9000/hook'`, b.api)
 	if b.routes == "" {
 		p("Alerts, heartbeats and webhooks go to chat %s (pass -routes FILE for a routing file).", demoChat)
 	}

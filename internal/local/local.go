@@ -28,6 +28,16 @@
 //   - HERALD_ROUTES_FILE is Options.RoutesFile (-routes) when set; with
 //     neither it nor HERALD_ALERTS_DEFAULT_CHAT, HERALD_ALERTS_DEFAULT_CHAT
 //     is the demo chat 42.
+//
+// Two settings get defaults of local mode's own when the environment
+// leaves them unset, so that status callbacks work out of the box:
+//
+//   - HERALD_CALLBACK_SECRET (unless HERALD_CALLBACK_SECRET_FILE is set)
+//     is a master key made for the run: the producer and the worker in
+//     this process share it, and nothing else needs it. It is printed
+//     nowhere; the banner shows how to ask for an endpoint's secret.
+//   - HERALD_CALLBACK_ALLOW is 127.0.0.1, ::1 and localhost: a receiver
+//     on this machine may be called, over plain http too.
 package local
 
 import (
@@ -55,6 +65,7 @@ import (
 	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
+	"github.com/herald-dev/herald/internal/statushook"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/internal/worker"
@@ -95,7 +106,14 @@ type Options struct {
 	// cmd/herald); nil reads none, leaving every setting at its default.
 	// The package doc lists the settings local mode overrides.
 	Getenv func(string) string
+
+	// callbackKey is the callbacks' master key Run made for want of
+	// HERALD_CALLBACK_SECRET (and its file).
+	callbackKey string
 }
+
+// localCallbackAllow is HERALD_CALLBACK_ALLOW in local mode when unset.
+const localCallbackAllow = "127.0.0.1,::1,localhost"
 
 // Endpoints are the base URLs of a running local Herald.
 type Endpoints struct {
@@ -125,6 +143,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	o, err := o.withTokens()
 	if err != nil {
+		return err
+	}
+	if o.callbackKey, err = o.makeCallbackKey(); err != nil {
 		return err
 	}
 
@@ -391,6 +412,12 @@ func (o Options) environment(redisURL, apiURL string) func(string) string {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
+	if o.callbackKey != "" && getenv(statushook.EnvSecret) == "" && getenv(statushook.EnvSecretFile) == "" {
+		over[statushook.EnvSecret] = o.callbackKey
+	}
+	if getenv(statushook.EnvAllow) == "" {
+		over[statushook.EnvAllow] = localCallbackAllow
+	}
 	if o.RoutesFile != "" {
 		over[alerts.EnvRoutesFile] = o.RoutesFile
 	} else if o.demoRoute() {
@@ -402,6 +429,19 @@ func (o Options) environment(redisURL, apiURL string) func(string) string {
 		}
 		return getenv(name)
 	}
+}
+
+// makeCallbackKey returns a fresh master key for the callbacks when the
+// environment names none, "" when it does.
+func (o Options) makeCallbackKey() (string, error) {
+	if o.Getenv != nil && (o.Getenv(statushook.EnvSecret) != "" || o.Getenv(statushook.EnvSecretFile) != "") {
+		return "", nil
+	}
+	key, err := statushook.NewSecret()
+	if err != nil {
+		return "", fmt.Errorf("local: %w", err)
+	}
+	return key, nil
 }
 
 // announce prints the banner and tells o.Ready where everything runs.

@@ -65,6 +65,10 @@ func samples(t *testing.T, dir string) map[string]sample {
 		"HERALD_DIGEST_GRACE_PERIOD": v("5s"), "HERALD_DIGEST_MAX_DELAY": v("20s"), "HERALD_DIGEST_MAX_SIZE": v("50"),
 		"HERALD_DIGEST_MAX_MESSAGES": v("2"), "HERALD_DIGEST_RECLAIM_AFTER": v("40s"), "HERALD_TELEGRAM_UPDATES": v("false"),
 		"HERALD_TELEGRAM_WEBHOOK_URL": {"https://herald.example.com", map[string]string{"HERALD_TELEGRAM_WEBHOOK_SECRET": "tg_1"}},
+
+		"HERALD_CALLBACK_SECRET":      v("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
+		"HERALD_CALLBACK_SECRET_FILE": v(file("callbacks", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")),
+		"HERALD_CALLBACK_ALLOW":       v("10.0.0.0/8"), "HERALD_CALLBACK_RETRY_SCHEDULE": v("1s,1m"),
 	}
 }
 

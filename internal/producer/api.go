@@ -18,6 +18,7 @@ import (
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ledger"
+	"github.com/herald-dev/herald/internal/statushook"
 )
 
 // Config configures the API.
@@ -55,6 +56,10 @@ type Config struct {
 	// idempotency key), DELETE to cancel, POST .../retry, and the filtered
 	// POST /v1/messages/retry.
 	Messages *ledger.Messages
+	// Callbacks checks a message's callback_url before it is stored
+	// (statushook.Emitter.CheckURL): an error naming the field is a 400.
+	// Nil refuses every callback_url.
+	Callbacks interface{ CheckURL(string) error }
 	// Mounts are further endpoints (the alerts API, heartbeats, webhooks).
 	Mounts []Mount
 	// Logger defaults to slog.Default().
@@ -220,6 +225,28 @@ func threadSpace(p httpapi.Principal, t *jobs.Thread) (string, *httpapi.Error) {
 	return "", nil
 }
 
+// checkCallback refuses a callback_url that the callback policy does not
+// let through (loopback, private and link-local addresses unless
+// allow-listed; callbacks off), naming the field.
+func (a *api) checkCallback(raw string) *httpapi.Error {
+	if raw == "" {
+		return nil
+	}
+	var err error = errors.New("status callbacks are off: set HERALD_CALLBACK_SECRET")
+	if a.cfg.Callbacks != nil {
+		err = a.cfg.Callbacks.CheckURL(raw)
+	}
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	var ue *statushook.URLError
+	if errors.As(err, &ue) {
+		msg = ue.Reason
+	}
+	return httpapi.Invalid("invalid message", jobs.FieldError{Field: "callback_url", Message: msg})
+}
+
 func (a *api) handleMessage(w http.ResponseWriter, r *http.Request) int {
 	// The principal names the namespace of the message's thread: without
 	// one there is no telling whose threads it may reach.
@@ -248,13 +275,17 @@ func (a *api) handleMessage(w http.ResponseWriter, r *http.Request) int {
 		httpapi.WriteError(w, herr)
 		return herr.Status
 	}
+	if herr := a.checkCallback(req.CallbackURL); herr != nil {
+		httpapi.WriteError(w, herr)
+		return herr.Status
+	}
 	ctx := durable.Track(r.Context())
 	res, err := a.cfg.Enqueuer.Enqueue(ctx, jobs.Request{Queue: req.Queue, Coalesce: req.Coalesce, CheckMarkup: true, Message: jobs.SendMessage{
 		Chat: string(req.Chat), Bot: req.Bot, Text: req.Text, ParseMode: req.ParseMode,
 		DisableNotification: req.DisableNotification, MessageThreadID: req.MessageThreadID,
 		DisableLinkPreview: req.DisableLinkPreview, ProtectContent: req.ProtectContent,
 		IdempotencyKey: req.IdempotencyKey, Photo: req.Photo, Buttons: req.Buttons, Thread: req.Thread,
-		From: p.Name,
+		From: p.Name, CallbackURL: req.CallbackURL,
 	}, ThreadSpace: space})
 	var verr *jobs.ValidationError
 	switch {

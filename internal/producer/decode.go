@@ -39,6 +39,9 @@ type messageRequest struct {
 	// Thread ties the message to others about one subject in the chat:
 	// {"key", "mode": "open"|"reply"|"edit", "close"}.
 	Thread *jobs.Thread `json:"thread,omitempty"`
+	// CallbackURL receives the message's status events, signed per the
+	// Standard Webhooks spec (docs/STATUS.md).
+	CallbackURL string `json:"callback_url,omitempty"`
 }
 
 // chatRef is a chat as a client may send it: a JSON string (a numeric id or

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/herald-dev/herald/internal/httpapi"
@@ -13,6 +14,7 @@ import (
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/producer"
+	"github.com/herald-dev/herald/internal/statushook"
 )
 
 const (
@@ -131,5 +133,40 @@ func TestSettledRecordReadBack(t *testing.T) {
 	eb := errorBody(t, do(h, request{method: "POST", path: "/v1/messages/retry", body: `{"queue":"nope"}`, header: as(opsToken)}), http.StatusBadRequest, producer.CodeInvalidField)
 	if fieldMessages(eb)["queue"] == "" {
 		t.Fatalf("unknown queue: %+v", eb)
+	}
+}
+
+// TestCallbackURLRefusedForInternalAddresses: a sender's callback_url to
+// loopback or the cloud metadata address is a 400 naming the field, and
+// nothing is stored; one to a public host is taken.
+func TestCallbackURLRefusedForInternalAddresses(t *testing.T) {
+	t.Parallel()
+	secret, err := statushook.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, b := newTestAPI(t, func(c *producer.Config) {
+		ev, err := statushook.NewEmitter(c.Redis, statushook.Config{Secret: secret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Callbacks = ev
+	})
+	for _, u := range []string{"http://127.0.0.1:9000/hook", "https://127.0.0.1/hook", "http://169.254.169.254/latest/meta-data/", "https://[::1]/x", "https://10.0.0.5/x"} {
+		eb := errorBody(t, post(h, `{"chat":"5","text":"x","callback_url":"`+u+`"}`), http.StatusBadRequest, producer.CodeInvalidField)
+		if fieldMessages(eb)["callback_url"] == "" {
+			t.Errorf("%s: %+v; want the field callback_url named", u, eb)
+		}
+	}
+	b.requireNoTasks(t)
+	res := accepted(t, post(h, `{"chat":"5","text":"x","callback_url":"https://app.example.com/herald"}`))
+	if m, _ := b.task(t, "default", res.TaskID); m.CallbackURL != "https://app.example.com/herald" {
+		t.Fatalf("stored callback_url %q", m.CallbackURL)
+	}
+	// Without callbacks configured, a callback_url is refused too.
+	h2, _ := newTestAPI(t, nil)
+	eb := errorBody(t, post(h2, `{"chat":"5","text":"x","callback_url":"https://app.example.com/herald"}`), http.StatusBadRequest, producer.CodeInvalidField)
+	if !strings.Contains(fieldMessages(eb)["callback_url"], "HERALD_CALLBACK_SECRET") {
+		t.Fatalf("callbacks off: %+v", eb)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/redisconn"
+	"github.com/herald-dev/herald/internal/statushook"
 	"github.com/herald-dev/herald/internal/webhooks"
 )
 
@@ -66,6 +67,11 @@ type Producer struct {
 	Escalation escalation.Settings
 	// Feeds holds `producer feeds`' feed list and concurrency.
 	Feeds feeds.Config
+	// Callbacks holds the status callbacks' master key and allow-list,
+	// shared with the workers: the producer checks a callback_url when a
+	// sender names one and shows an endpoint's secret. The delivery's
+	// settings are the workers' and stay unset here.
+	Callbacks statushook.Config
 }
 
 // WithDefaults returns p with every zero-valued setting replaced by its
@@ -111,6 +117,10 @@ func (p Producer) Validate() error {
 	p.validateQueues(&pr)
 	p.Enqueue.Check(&pr)
 	p.Ledger.Check(&pr)
+	p.Callbacks.CheckShared(&pr)
+	if slices.Contains(p.Enqueue.Queues, statushook.Queue) {
+		pr.Add(EnvQueues, "names the queue %q, which the status callbacks use; give your queue another name", statushook.Queue)
+	}
 	return pr.Err()
 }
 
@@ -233,5 +243,6 @@ func producerSpecs(p *Producer) []config.Spec {
 	specs = append(specs, p.Heartbeat.Specs()...)
 	specs = append(specs, p.Escalation.Specs()...)
 	specs = append(specs, p.Server.MetricsSpecs()...)
-	return append(specs, p.Feeds.Specs()...)
+	specs = append(specs, p.Feeds.Specs()...)
+	return append(specs, p.Callbacks.SharedSpecs()...)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/redisconn"
+	"github.com/herald-dev/herald/internal/statushook"
 	"github.com/herald-dev/herald/internal/webhooks"
 )
 
@@ -64,6 +65,7 @@ type producerParts struct {
 	Heartbeat  [2]any // CheckInterval, MaxHeartbeats
 	Escalation escalation.Settings
 	Feeds      [2]any // Path, Concurrency
+	Callbacks  statushook.Config
 }
 
 // webhookParts are the webhook settings.
@@ -80,7 +82,7 @@ func partsOf(p Producer) producerParts {
 	return producerParts{Redis: p.Redis, Log: p.Log, Bots: p.Bots, Server: p.Server, Keyring: p.Keyring, Enqueue: p.Enqueue,
 		Routes: p.Routes, Webhooks: webhookParts{GitHub: w.GitHub, Sentry: w.Sentry, Grafana: w.Grafana, MaxBodyBytes: w.MaxBodyBytes},
 		Telegram: p.Telegram, Heartbeat: [2]any{p.Heartbeat.CheckInterval, p.Heartbeat.MaxHeartbeats}, Escalation: p.Escalation,
-		Feeds: [2]any{p.Feeds.Path, p.Feeds.Concurrency}}
+		Feeds: [2]any{p.Feeds.Path, p.Feeds.Concurrency}, Callbacks: p.Callbacks}
 }
 
 var producerEnv = map[string]string{
@@ -129,7 +131,13 @@ var producerEnv = map[string]string{
 	"HERALD_METRICS_TOKEN":                "scrape",
 	"HERALD_METRICS_TOKEN_FILE":           "",
 	"HERALD_METRICS_CACHE":                "0s",
+	"HERALD_CALLBACK_SECRET":              testCallbackSecret,
+	"HERALD_CALLBACK_SECRET_FILE":         "",
+	"HERALD_CALLBACK_ALLOW":               " 10.0.0.0/8, hooks.internal ",
 }
+
+// testCallbackSecret is a well-formed callbacks master key.
+const testCallbackSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 func TestLoadProducerEnv(t *testing.T) {
 	t.Parallel()
@@ -159,6 +167,7 @@ func TestLoadProducerEnv(t *testing.T) {
 		Heartbeat:  [2]any{2 * time.Second, 50},
 		Escalation: escalation.Settings{CheckInterval: 500 * time.Millisecond, AnnounceInterval: time.Minute},
 		Feeds:      [2]any{"/etc/herald/feeds.yaml", 8},
+		Callbacks:  statushook.Config{Secret: testCallbackSecret, Allow: []string{"10.0.0.0/8", "hooks.internal"}},
 	}
 	if got := partsOf(p); !reflect.DeepEqual(got, want) {
 		t.Fatalf("env:\n got %+v\nwant %+v", got, want)

@@ -14,6 +14,7 @@ import (
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/redisconn"
+	"github.com/herald-dev/herald/internal/statushook"
 	"github.com/herald-dev/herald/internal/worker"
 )
 
@@ -97,6 +98,10 @@ type Worker struct {
 	Listen string
 	// Updates says how presses of alert buttons are received.
 	Updates interact.UpdatesConfig
+	// Callbacks are the status callbacks' settings: the master key and
+	// the allow-list (shared with the producer), the retry schedule, the
+	// disabling, the timeout and the concurrency of their delivery.
+	Callbacks statushook.Config
 }
 
 // WithDefaults returns w with every zero-valued setting replaced by its
@@ -112,6 +117,7 @@ func (w Worker) WithDefaults() Worker {
 	}
 	w.Worker.Limits = w.Worker.Limits.WithSettingDefaults()
 	w.Worker = w.Worker.WithDefaults()
+	w.Callbacks = w.Callbacks.WithDefaults()
 	if w.Listen == "" {
 		w.Listen = DefaultWorkerListen
 	}
@@ -137,6 +143,10 @@ func (w Worker) Validate() error {
 	w.Worker.Digest.Check(&p)
 	w.Worker.Ledger.Check(&p)
 	w.Updates.Check(&p)
+	w.Callbacks.Check(&p)
+	if _, ok := w.Worker.Queues[statushook.Queue]; ok {
+		p.Add(EnvQueues, "names the queue %q, which the status callbacks use; give your queue another name", statushook.Queue)
+	}
 	return p.Err()
 }
 
@@ -320,5 +330,6 @@ func workerSpecs(w *Worker) []config.Spec {
 		w.Worker.Digest.Specs(),
 		w.Worker.Ledger.Specs(),
 		w.Updates.Specs(),
+		w.Callbacks.Specs(),
 	)
 }

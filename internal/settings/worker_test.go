@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/redisconn"
+	"github.com/herald-dev/herald/internal/statushook"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/worker"
 )
@@ -52,7 +54,8 @@ func TestLoadWorkerDefaults(t *testing.T) {
 				BotPauseMax:    10 * time.Second,
 			},
 		}.WithDefaults(),
-		Listen: "127.0.0.1:9091",
+		Listen:    "127.0.0.1:9091",
+		Callbacks: statushook.Config{}.WithDefaults(),
 	}
 	if !reflect.DeepEqual(w, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", w, want)
@@ -156,8 +159,9 @@ func TestLoadWorkerEnv(t *testing.T) {
 			Digest: digest.Config{GracePeriod: 5 * time.Second, MaxDelay: 20 * time.Second, MaxSize: 50, MaxMessages: 2,
 				ReclaimAfter: 10 * time.Second},
 		}.WithDefaults(),
-		Listen:  "127.0.0.1:0",
-		Updates: interact.UpdatesConfig{WebhookURL: "https://herald.example.com", WebhookSecret: interact.WebhookSecret{Secret: "s3cret_token"}},
+		Listen:    "127.0.0.1:0",
+		Updates:   interact.UpdatesConfig{WebhookURL: "https://herald.example.com", WebhookSecret: interact.WebhookSecret{Secret: "s3cret_token"}},
+		Callbacks: statushook.Config{}.WithDefaults(),
 	}
 	if !reflect.DeepEqual(w, want) {
 		t.Fatalf("env:\n got %+v\nwant %+v", w, want)
@@ -508,9 +512,24 @@ func TestTelegramAPIURLWithTokenNotEchoed(t *testing.T) {
 func ownedSettings() map[string]bool {
 	owned := map[string]bool{}
 	var w worker.Config
-	var l ledger.Config // tested in internal/ledger
-	for _, s := range append(w.Specs(), l.Specs()...) {
+	var l ledger.Config     // tested in internal/ledger
+	var c statushook.Config // tested in internal/statushook
+	for _, s := range slices.Concat(w.Specs(), l.Specs(), c.Specs()) {
 		owned[s.Env] = true
 	}
 	return owned
+}
+
+// TestCallbackQueueIsReserved: no queue of HERALD_QUEUES may take the
+// status callbacks' queue, on either binary.
+func TestCallbackQueueIsReserved(t *testing.T) {
+	t.Parallel()
+	const want = `HERALD_QUEUES (-queues) names the queue "callbacks", which the status callbacks use`
+	if _, err := LoadWorker(nil, envOf(map[string]string{EnvQueues: "default=1,callbacks=1"})); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("worker: %v", err)
+	}
+	env := map[string]string{EnvQueues: "default,callbacks", "HERALD_AUTH_DISABLED": "true"}
+	if _, err := LoadProducer(nil, envOf(env)); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("producer: %v", err)
+	}
 }

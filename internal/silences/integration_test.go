@@ -206,7 +206,7 @@ routes:
 
 	// The digest side of a worker: asynq's aggregator and the digest handler;
 	// the messages it enqueues are collected instead of sent.
-	dg, err := digest.New(rdb, p.enq, digest.Config{}, nil)
+	dg, err := digest.New(rdb, p.enq, digest.Config{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

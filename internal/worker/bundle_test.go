@@ -16,6 +16,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/internal/statushook"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/internal/worker"
@@ -80,6 +81,9 @@ type options struct {
 	// workerTokens[name] when set (a wrong token: Telegram's 401).
 	bots         []string
 	workerTokens map[string]string
+	// callbacks, when set, turns status callbacks on with this master key
+	// (and 127.0.0.1 allowed); the events wait in their queue.
+	callbacks string
 }
 
 // botToken is the token the fake gives the bot named name in tests.
@@ -143,7 +147,15 @@ func setupTB(t testing.TB, o options) *testBundle {
 	if o.limits != nil {
 		limits = *o.limits
 	}
+	var events *statushook.Emitter
+	if o.callbacks != "" {
+		var err error
+		if events, err = statushook.NewEmitter(srv.Client(t), statushook.Config{Secret: o.callbacks, Allow: []string{"127.0.0.1"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	w, err := worker.New(worker.Config{
+		Events:          events,
 		Redis:           &redis.UniversalOptions{Addrs: []string{srv.Addr}},
 		Sender:          sender,
 		Bots:            bots,

@@ -19,6 +19,7 @@ import (
 	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/markup"
 	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/internal/statushook"
 	"github.com/herald-dev/herald/internal/telegram"
 )
 
@@ -74,6 +75,9 @@ type handler struct {
 	ledger *ledger.Store
 	// chats marks the chats that blocked a bot.
 	chats *chats.Store
+	// events stores the status callbacks of messages that name a
+	// callback URL.
+	events *statushook.Emitter
 
 	migrations migrationCache
 }
@@ -176,7 +180,7 @@ func (h *handler) Handle(ctx context.Context, t broker.Task) error {
 			sctx = telegram.WithSendBy(ctx, tn.by)
 		}
 		if !d.loaded && h.load(r, d, record) {
-			return nil
+			return h.announce(ctx, r, d)
 		}
 		var sent telegram.Sent
 		if d.edit && d.prog.done == 0 {
@@ -208,7 +212,7 @@ func (h *handler) Handle(ctx context.Context, t broker.Task) error {
 			return err
 		}
 	}
-	return nil
+	return h.announce(ctx, r, d)
 }
 
 // load reads the progress record that came with the first slot and splits
@@ -426,7 +430,11 @@ func (h *handler) saveProgress(ctx context.Context, r *run, d *delivery) error {
 	defer cancel()
 	value, ttl := d.prog.encode(d.prog.last), h.sentRetention
 	if d.prog.done == len(d.texts) {
-		value, ttl = h.settledRecord(r, ledger.StateSent).Encode(), h.ledger.Retention()
+		if d.prog.settled == nil {
+			rec := h.settledRecord(r, ledger.StateSent)
+			d.prog.settled = &rec
+		}
+		value, ttl = d.prog.settled.Encode(), h.ledger.Retention()
 	}
 	return h.rdb.Set(ctx, r.bot.keys.Sent(r.ID), value, ttl).Err()
 }
@@ -662,7 +670,7 @@ func (h *handler) block(ctx context.Context, r *run, err error) error {
 	}
 	tg, _ := telegram.AsError(err)
 	_, kicked := tg.ChatGone()
-	b := chats.Block{Reason: chats.ReasonBlocked, Source: chats.SourceTelegram403, Error: shown(err).Error()}
+	b := chats.Block{Since: time.Now().UTC(), Reason: chats.ReasonBlocked, Source: chats.SourceTelegram403, Error: shown(err).Error()}
 	if kicked {
 		b.Reason = chats.ReasonKicked
 	}
@@ -674,6 +682,7 @@ func (h *handler) block(ctx context.Context, r *run, err error) error {
 		r.log.Warn("could not mark the chat blocked; its next messages will ask Telegram again", "error", berr)
 	case first:
 		r.log.Warn("the chat blocked the bot or removed it; its messages fail until it comes back", "reason", b.Reason)
+		h.emitBlocked(ctx, r, b)
 	}
 	return h.archive(ctx, r, ledger.ReasonChatBlocked, err)
 }
@@ -702,6 +711,7 @@ func (h *handler) archive(ctx context.Context, r *run, reason string, err error)
 	rec := h.settledRecord(r, ledger.StateFailed)
 	rec.Reason, rec.Error = reason, shown(err).Error()
 	h.settle(ctx, r, rec)
+	h.emitFailed(ctx, r, rec)
 	xctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if xerr := h.rdb.XAdd(xctx, &redis.XAddArgs{

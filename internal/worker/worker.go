@@ -21,6 +21,7 @@ import (
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/internal/statushook"
 )
 
 // Config configures a worker process.
@@ -94,6 +95,11 @@ type Config struct {
 	// the asynq server, the digest handler and the aggregation-set
 	// reclaimer (see digest.Config for the defaults).
 	Digest digest.Config
+	// Events stores the status callbacks (internal/statushook) of the
+	// messages the handler settles: message.sent, message.failed, ... to
+	// the message's callback_url. Nil, or an Emitter whose callbacks are
+	// off, refuses every event with statushook.ErrOff.
+	Events *statushook.Emitter
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Registerer receives the worker's metrics; nil means none.
@@ -259,7 +265,7 @@ func New(cfg Config) (*Worker, error) {
 	h := &handler{
 		rdb: rdb, durable: durable.New(rdb, cfg.Durable), bots: map[string]*bot{}, metrics: metrics, log: cfg.Logger,
 		backoffBase: cfg.BackoffBase, backoffCap: cfg.BackoffCap, sentRetention: cfg.SentRetention, ledger: ledger.NewStore(rdb, cfg.Ledger),
-		chats:          chats.NewStore(rdb, chats.WithMetrics(chats.NewMetrics(cfg.Registerer))),
+		chats: chats.NewStore(rdb, chats.WithMetrics(chats.NewMetrics(cfg.Registerer))), events: cfg.Events,
 		retryAfterUnit: cfg.RetryAfterUnit,
 		recordWindow:   srvCfg.RecoveryWindow(),
 		waiters:        make(chan struct{}, cfg.waiterPlaces()), waitLong: cfg.WaitLong, stopping: make(chan struct{}),
@@ -274,7 +280,7 @@ func New(cfg Config) (*Worker, error) {
 	// (links), its visible text is within Telegram's limit.
 	queues := srv.Queues()
 	enq := jobs.NewEnqueuer(rdb, jobs.EnqueueConfig{Queues: queues, DefaultQueue: queues[0], Limits: jobs.Limits{MaxTextLen: 1 << 20}})
-	dg, err := digest.New(rdb, enq, cfg.Digest, h.ledger)
+	dg, err := digest.New(rdb, enq, cfg.Digest, h.ledger, cfg.Events)
 	if err != nil {
 		rdb.Close()
 		return nil, err

@@ -1,0 +1,23 @@
+package keys
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCallbackKeysAreFleetWide: the callback keys carry the {herald} tag,
+// and two endpoints never share a health record.
+func TestCallbackKeysAreFleetWide(t *testing.T) {
+	a, b := CallbackEndpoint("https://a.example/hook"), CallbackEndpoint("https://a.example/hook2")
+	for _, k := range []string{CallbackWakeList(), a, b} {
+		if !strings.HasPrefix(k, Tag+":hook:") || Slot(k) != Slot(WakeList()) {
+			t.Errorf("key %q is not a fleet-wide callback key", k)
+		}
+	}
+	if a == b || a != CallbackEndpoint("https://a.example/hook") {
+		t.Errorf("endpoint keys %q and %q", a, b)
+	}
+	if CallbackWakeList() == WakeList() {
+		t.Error("the callbacks share the Telegram workers' wake list")
+	}
+}
