@@ -6,15 +6,18 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/herald-dev/herald/internal/escalation"
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/markup"
+	"github.com/herald-dev/herald/internal/oncall"
 	"github.com/herald-dev/herald/internal/yamlstrict"
 )
 
 // The keys a routing file may use, per mapping.
 var (
-	topKeys         = []string{"defaults", "routes", "webhooks"}
+	topKeys         = []string{"defaults", "routes", "webhooks", "schedules", "escalation_policies"}
 	defaultsKeys    = []string{"bot", "parse_mode", "template", "queue", "coalesce", "disable_notification", "disable_link_preview", "on_resolve", "buttons", "allowed_users"}
-	routeKeys       = []string{"name", "default", "match", "destinations", "bot", "parse_mode", "template", "queue", "coalesce", "disable_notification", "disable_link_preview", "quiet_hours", "on_resolve", "buttons", "allowed_users"}
+	routeKeys       = []string{"name", "default", "match", "destinations", "bot", "parse_mode", "template", "queue", "coalesce", "disable_notification", "disable_link_preview", "quiet_hours", "on_resolve", "buttons", "allowed_users", "escalation"}
 	matchKeys       = []string{"source", "severity", "labels"}
 	destinationKeys = []string{"chat", "thread"}
 	webhookKeys     = []string{"name", "title", "body", "url", "severity", "status", "source", "fingerprint", "key", "image_url", "labels"}
@@ -40,7 +43,7 @@ const regexPrefix = "=~"
 // messages (normally the file's path). Every problem found is reported in
 // one *routesError, each with its line and column and the fix.
 //
-// The file has three top-level keys:
+// The file has these top-level keys:
 //
 //	defaults:            # optional, applies to every route that does not say otherwise
 //	  bot: pages         # the bot that sends (one of HERALD_BOTS); default: the bot "default"
@@ -66,11 +69,14 @@ const regexPrefix = "=~"
 //	  - name: everything-else
 //	    default: true    # receives the alerts no other route matched; takes no match
 //	    destinations: [{chat: "@ops_alerts"}]
+//	    escalation: db-critical   # optional: the escalation policy of its firing alerts
 //	webhooks:            # optional: generic JSON webhooks
 //	  - name: uptime
 //	    title: "{{ .monitor.name }} is {{ .status }}"  # required; Go templates over the JSON body
 //	    body, url, severity, status, source, fingerprint, key, image_url: ...   # optional
 //	    labels: {env: "{{ .env }}"}
+//	schedules:           # optional: who is on call (see oncall.Parse)
+//	escalation_policies: # optional: what routes' escalation: name (see escalation.Read)
 //
 // See docs/ROUTING.md for the matching rules and the template helpers.
 //
@@ -122,6 +128,9 @@ type parser struct {
 	data []byte
 	// bots are the bots routes may name; nil: any well-formed name.
 	bots []string
+	// policies are the file's escalation policies, by name, for the
+	// routes' escalation: to name.
+	policies map[string]escalation.Policy
 }
 
 func (p *parser) err() error {
@@ -145,7 +154,11 @@ func (p *parser) table(root *yaml.Node) *Table {
 			p.Report(def.botNode, def.botPath, fmt.Sprintf("names the bot %q, which is not a bot of this Herald", def.bot), p.botFix())
 		}
 	}
-	t := &Table{source: p.file, webhooks: map[string]*GenericWebhook{}}
+	t := &Table{source: p.file, webhooks: map[string]*GenericWebhook{}, bot: def.bot}
+	if t.bot == keys.DefaultBot {
+		t.bot = ""
+	}
+	p.oncall(top, t)
 	if f, ok := top["routes"]; ok {
 		p.routes(f, def, t)
 	} else {
@@ -155,6 +168,26 @@ func (p *parser) table(root *yaml.Node) *Table {
 		p.webhooks(f, t)
 	}
 	return t
+}
+
+// oncall reads the schedules and the escalation policies into t, the
+// schedules first: policies name them.
+func (p *parser) oncall(top map[string]yamlstrict.Field, t *Table) {
+	if f, ok := top["schedules"]; ok {
+		t.schedules = oncall.Read(&p.Walker, f)
+		src, err := yaml.Marshal(&yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{f.Key, f.Value}})
+		if err != nil {
+			p.Report(f.Key, f.Path, "cannot be written out again for the workers: "+err.Error(), "write the schedules without anchors to other parts of the file")
+		}
+		t.schedulesSource = src
+	}
+	p.policies = map[string]escalation.Policy{}
+	if f, ok := top["escalation_policies"]; ok {
+		for _, pol := range escalation.Read(&p.Walker, f, t.schedules) {
+			p.policies[pol.Name] = pol
+		}
+	}
+	t.policies = p.policies
 }
 
 // routes reads the routes: list into t, refusing repeated names and a

@@ -57,6 +57,9 @@ func (p *parser) route(n *yaml.Node, at string, def options) *route {
 	if f, ok := m["quiet_hours"]; ok {
 		r.quiet = p.quietHours(f)
 	}
+	if f, ok := m["escalation"]; ok {
+		r.escalation = p.routeEscalation(f, o)
+	}
 	if f, ok := m["destinations"]; ok {
 		r.destinations = p.destinations(f)
 	} else {
@@ -75,6 +78,25 @@ func (p *parser) route(n *yaml.Node, at string, def options) *route {
 		return nil
 	}
 	return r
+}
+
+// routeEscalation reads a route's escalation: the name of a policy of the
+// file. An escalated alert needs a message of its own that the steps
+// reply to, which a digest is not.
+func (p *parser) routeEscalation(f yamlstrict.Field, o options) string {
+	s, ok := p.String(f.Value, f.Path)
+	if !ok {
+		return ""
+	}
+	if _, known := p.policies[s]; !known {
+		p.Report(f.Value, f.Path, fmt.Sprintf("%q names no escalation policy of this file", s), "name one of escalation_policies:, or add it there")
+		return ""
+	}
+	if o.coalesce {
+		p.Report(f.Key, f.Path, "an escalated alert needs a message of its own to reply to, and this route coalesces", "remove coalesce: true from the route (or its defaults), or the escalation")
+		return ""
+	}
+	return s
 }
 
 // routeBot checks the bot a route sends as against the known bots. A bot

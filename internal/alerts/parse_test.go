@@ -117,7 +117,7 @@ func TestParseRoutesErrors(t *testing.T) {
 		{"empty file", "", []string{"routes.yaml:1:1: the file is empty; add a routes: list"}},
 		{"only a comment", "# nothing\n", []string{"routes.yaml:1:1: the file is empty; add a routes: list"}},
 		{"YAML syntax", "routes:\n  - name: [a\n", []string{"routes.yaml:3:1: invalid YAML: did not find expected ',' or ']'", "; check the indentation"}},
-		{"not a mapping", "- a\n- b\n", []string{"routes.yaml:1:1: the document is a list, expected a mapping; write key: value pairs", "(keys: defaults, routes, webhooks)"}},
+		{"not a mapping", "- a\n- b\n", []string{"routes.yaml:1:1: the document is a list, expected a mapping; write key: value pairs", "(keys: defaults, routes, webhooks, schedules, escalation_policies)"}},
 		{"no routes key", "defaults: {}\n", []string{"routes.yaml:1:1: routes: is missing; add a routes: list"}},
 		{"empty routes", "routes: []\n", []string{"routes.yaml:1:9: routes: is empty; add at least one route"}},
 		{"routes not a list", "routes: {a: 1}\n", []string{"routes.yaml:1:9: routes: got a mapping, expected a list; write one item per line"}},

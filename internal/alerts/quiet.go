@@ -8,6 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/herald-dev/herald/internal/oncall"
 	"github.com/herald-dev/herald/internal/yamlstrict"
 )
 
@@ -59,11 +60,13 @@ func (q *quietHours) until(now time.Time) (time.Time, bool) {
 }
 
 // at is the instant the local clock in q.loc shows minutes past midnight
-// on the given day. A time that a daylight saving change skips is read as
-// time.Date reads it: moved forward by the size of the gap (02:30 on the
-// night clocks go forward from 02:00 to 03:00 becomes 03:30).
+// on the given day, by oncall.WallTime's rule (RFC 5545's): a time that a
+// daylight saving change skips is read with the offset before the gap, so
+// it moves forward by the size of the gap (02:30 on the night clocks go
+// forward from 02:00 to 03:00 becomes 03:30) in every zone, west of
+// Greenwich as east of it; a time the clocks show twice is the first.
 func (q *quietHours) at(y int, m time.Month, d, minutes int) time.Time {
-	return time.Date(y, m, d, minutes/60, minutes%60, 0, 0, q.loc)
+	return oncall.WallTime(y, m, d, minutes/60, minutes%60, q.loc)
 }
 
 // weekdays maps the names days: accepts to weekdays.
@@ -166,7 +169,7 @@ func (p *parser) quietHours(f yamlstrict.Field) *quietHours {
 	}
 	if g, present := m["time_zone"]; present {
 		if s, good := p.String(g.Value, g.Path); good {
-			if loc, err := loadZone(s); err != nil {
+			if loc, err := oncall.LoadZone(s); err != nil {
 				p.Report(g.Value, g.Path, err.Error(), "name an IANA time zone such as Europe/Berlin or America/New_York, or UTC")
 				ok = false
 			} else {
@@ -202,21 +205,4 @@ func (p *parser) quietHours(f yamlstrict.Field) *quietHours {
 		return nil
 	}
 	return q
-}
-
-// loadZone loads a named time zone. "Local" is refused: it differs from
-// one machine of a fleet to the next.
-func loadZone(name string) (*time.Location, error) {
-	name = strings.TrimSpace(name)
-	switch name {
-	case "", "Local":
-		return nil, fmt.Errorf("%q is not a time zone name", name)
-	case "UTC":
-		return time.UTC, nil
-	}
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		return nil, fmt.Errorf("unknown time zone %q", name)
-	}
-	return loc, nil
 }

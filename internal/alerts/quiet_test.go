@@ -60,6 +60,15 @@ func TestQuietHoursWindow(t *testing.T) {
 		// A window opening at a time the clocks skip opens at the time after the gap.
 		{"opening in the gap", `{start: "02:30", end: "05:00", time_zone: Europe/Berlin}`, at(berlin, 2026, 3, 29, 3, 15), false, time.Time{}},
 		{"opening in the gap, after it", `{start: "02:30", end: "05:00", time_zone: Europe/Berlin}`, at(berlin, 2026, 3, 29, 3, 30), true, at(berlin, 2026, 3, 29, 5, 0)},
+		// West of Greenwich too: 02:30 on 2026-03-08 in New York does not
+		// exist (02:00 EST becomes 03:00 EDT); the window opens at 03:30 EDT
+		// (07:30 UTC), not at 01:30 EST as time.Date reads it.
+		{"opening in the gap in New York, before it", `{start: "02:30", end: "05:00", time_zone: America/New_York}`, time.Date(2026, 3, 8, 6, 45, 0, 0, time.UTC), false, time.Time{}},
+		{"opening in the gap in New York, time.Date's reading", `{start: "02:30", end: "05:00", time_zone: America/New_York}`, time.Date(2026, 3, 8, 6, 30, 0, 0, time.UTC), false, time.Time{}},
+		{"opening in the gap in New York, after it", `{start: "02:30", end: "05:00", time_zone: America/New_York}`, time.Date(2026, 3, 8, 7, 30, 0, 0, time.UTC), true, at(nyc, 2026, 3, 8, 5, 0)},
+		// A window closing at a time the clocks show twice closes at the first.
+		{"closing at a repeated time in New York", `{start: "00:00", end: "01:30", time_zone: America/New_York}`, time.Date(2026, 11, 1, 5, 15, 0, 0, time.UTC), true, time.Date(2026, 11, 1, 5, 30, 0, 0, time.UTC)},
+		{"closing at a repeated time in New York, second reading is outside", `{start: "00:00", end: "01:30", time_zone: America/New_York}`, time.Date(2026, 11, 1, 6, 15, 0, 0, time.UTC), false, time.Time{}},
 		// days name the day a window opens: Thursday night runs into Friday,
 		// Friday and Saturday nights are not quiet, Sunday night is.
 		{"thursday night", weeknights, at(berlin, 2026, 6, 11, 23, 0), true, at(berlin, 2026, 6, 12, 7, 0)},

@@ -38,6 +38,9 @@ type route struct {
 	// allowed are who may press the buttons: @usernames and numeric user
 	// ids; nil: anyone in the chat.
 	allowed []string
+	// escalation names the escalation policy of the route's firing
+	// alerts; "" none.
+	escalation string
 }
 
 // The values of on_resolve.

@@ -51,6 +51,10 @@ type RouterConfig struct {
 	// buttons act on. Without it messages carry neither (a warning says
 	// so when the routing file asks for buttons).
 	Redis redis.Cmdable
+	// Escalations, when set (with Redis), begins the escalation of the
+	// firing alerts of routes that name an escalation policy, and ends it
+	// when they resolve.
+	Escalations Escalator
 }
 
 // WithDefaults returns the config with zero fields set to their defaults.
@@ -98,6 +102,7 @@ func NewRouter(table *Table, enq *jobs.Enqueuer, cfg RouterConfig) (*Router, err
 	r.table.Store(table)
 	r.warnQuietIgnored(table)
 	r.warnButtonsIgnored(table)
+	r.warnEscalationsIgnored(table)
 	return r, nil
 }
 
@@ -125,6 +130,7 @@ func (r *Router) Reload(path string) error {
 	r.Swap(t)
 	r.warnQuietIgnored(t)
 	r.warnButtonsIgnored(t)
+	r.warnEscalationsIgnored(t)
 	r.cfg.Logger.Info("routing file reloaded", "path", path, "routes", len(t.routes), "webhooks", len(t.webhooks))
 	return nil
 }
@@ -149,7 +155,10 @@ func (r *Router) Reload(path string) error {
 // route: it is recorded with the silence's id (Dispatched.Silenced) and
 // sends nothing. With RouterConfig.Holder, the messages of a route in its
 // quiet hours, for alerts that are not critical, are handed to the Holder
-// until the window ends (Dispatched.Held) instead of being enqueued.
+// until the window ends (Dispatched.Held) instead of being enqueued. With
+// RouterConfig.Escalations, a firing alert of a route that names an
+// escalation policy begins its escalation once its messages are enqueued,
+// and a resolved one ends it.
 func (r *Router) Dispatch(ctx context.Context, batch []Alert) (Dispatched, error) {
 	now := r.cfg.Now()
 	outs, caught, err := r.plan(ctx, batch, now)
@@ -256,7 +265,7 @@ func (r *Router) deliver(ctx context.Context, outs []outgoing, caught []Silenced
 		}
 		out.Messages = append(out.Messages, res)
 	}
-	return out, nil
+	return out, r.escalate(ctx, outs)
 }
 
 // recordSilenced writes the ledger's record of each silenced alert (in the

@@ -2,6 +2,9 @@ package alerts
 
 import (
 	"os"
+
+	"github.com/herald-dev/herald/internal/escalation"
+	"github.com/herald-dev/herald/internal/oncall"
 )
 
 // Table is a parsed and validated routing file: the routes in file order,
@@ -13,6 +16,23 @@ type Table struct {
 	routes   []*route
 	fallback *route
 	webhooks map[string]*GenericWebhook
+	// bot is the defaults' bot ("" the default bot).
+	bot       string
+	schedules []oncall.Schedule
+	policies  map[string]escalation.Policy
+	// schedulesSource is the schedules: section as YAML.
+	schedulesSource []byte
+}
+
+// Catalog is the file's escalation policies and schedules, for the
+// escalation engine, the on-call API and the handoff announcements.
+func (t *Table) Catalog() escalation.Catalog {
+	c := escalation.Catalog{Policies: t.policies, Schedules: make(map[string]oncall.Schedule, len(t.schedules)), Bot: t.bot,
+		Source: t.schedulesSource}
+	for _, s := range t.schedules {
+		c.Schedules[s.Name] = s
+	}
+	return c
 }
 
 // LoadRoutes reads and parses the routing file at path (see ParseRoutes).

@@ -128,6 +128,7 @@ func (r *Router) attachButtons(ctx context.Context, o *outgoing) error {
 		Text:      m.Text,
 		ParseMode: m.ParseMode,
 		Alert:     markup.TruncateRunes(a.Title, subjectAlertLen),
+		Fired:     a.Time,
 		Matchers:  matchers,
 		Allowed:   rt.allowed,
 		Actions:   actions,

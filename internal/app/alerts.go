@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/settings"
@@ -34,8 +35,8 @@ func NewSilences(cfg settings.Producer, rdb redis.UniversalClient, enq *jobs.Enq
 
 // NewRouter builds the alert router over enq. With st, every alert is
 // checked against the silences and routes' quiet hours hold messages there.
-// rdb (the enqueuer's Redis) holds the alerts' threads and what their
-// buttons act on. Without a routing table every dispatch fails with
+// rdb (the enqueuer's Redis) holds the alerts' threads, what their
+// buttons act on and their escalations. Without a routing table every dispatch fails with
 // alerts.ErrNoRoute and a hint at the settings.
 func NewRouter(cfg settings.Producer, rdb redis.UniversalClient, enq *jobs.Enqueuer, st *silences.Store, log *slog.Logger) (alerts.Dispatcher, *alerts.Router, error) {
 	table, err := LoadRoutes(cfg)
@@ -48,6 +49,7 @@ func NewRouter(cfg settings.Producer, rdb redis.UniversalClient, enq *jobs.Enque
 	rcfg := alerts.RouterConfig{Logger: log, MaxTextLen: cfg.Enqueue.Limits.MaxTextLen, Bots: cfg.BotNames()}
 	if rdb != nil {
 		rcfg.Redis = rdb
+		rcfg.Escalations = escalation.NewStore(rdb, nil)
 	}
 	if st != nil {
 		rcfg.Silences, rcfg.Holder = st, st

@@ -113,6 +113,7 @@ type Producer struct {
 	metrics    http.Handler
 	router     *alerts.Router
 	checker    *heartbeat.Checker
+	oncall     *onCall
 	silences   *silences.Store
 	routesFile string
 	log        *slog.Logger
@@ -167,6 +168,11 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 		return fail(err)
 	}
 	mounts = append(mounts, callbackMounts(events)...)
+	oc, err := newOnCall(cfg, rdb, enq, router, st, reg, log)
+	if err != nil {
+		return fail(err)
+	}
+	mounts = append(mounts, oc.mounts...)
 	metricsHandler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	if sec.metrics != "" {
 		metricsHandler = httpapi.RequireToken(sec.metrics, metricsHandler)
@@ -193,7 +199,7 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 	if err != nil {
 		return fail(err)
 	}
-	return &Producer{handler: guardHosts(api.Handler(), sec.keyring, cfg.Server.Listen, log), metrics: ownMetrics, router: router, checker: checker, silences: st, routesFile: cfg.Routes.File,
+	return &Producer{handler: guardHosts(api.Handler(), sec.keyring, cfg.Server.Listen, log), metrics: ownMetrics, router: router, checker: checker, oncall: oc, silences: st, routesFile: cfg.Routes.File,
 		log: log, cleanup: cleanup}, nil
 }
 
@@ -366,13 +372,17 @@ func metricsOnly(h http.Handler) http.Handler {
 	return mux
 }
 
-// Start runs the heartbeat checker and the releaser of quiet hours (which
-// also removes old silences) until Close.
+// Start runs the heartbeat checker, the releaser of quiet hours (which
+// also removes old silences), the escalation engine and the handoff
+// announcer until Close.
 func (p *Producer) Start(ctx context.Context) error {
 	if err := p.checker.Start(ctx); err != nil {
 		return err
 	}
-	return p.silences.Start(ctx)
+	if err := p.silences.Start(ctx); err != nil {
+		return err
+	}
+	return p.oncall.Start(ctx)
 }
 
 // Reload re-reads the routing file; on error the routes in use stay.
@@ -391,6 +401,7 @@ func reloadRoutes(r *alerts.Router, file string) error {
 // progress) and releases the producer's connections other than rdb.
 func (p *Producer) Close() {
 	p.checker.Shutdown()
+	p.oncall.Shutdown()
 	p.silences.Shutdown()
 	p.cleanup()
 }

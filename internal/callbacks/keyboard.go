@@ -75,6 +75,9 @@ type Subject struct {
 	ParseMode string `json:"parse_mode,omitempty"`
 	// Alert names the alert in logs and silences' comments.
 	Alert string `json:"alert,omitempty"`
+	// Fired is when the alert fired: an acknowledgement says how long
+	// after. Zero when unknown.
+	Fired time.Time `json:"fired,omitzero"`
 	// Matchers are the silence a silence button creates.
 	Matchers []Matcher `json:"matchers,omitempty"`
 	// Allowed are the users who may press: @usernames (any case) or

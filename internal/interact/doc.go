@@ -1,6 +1,7 @@
 // Package interact turns presses of the buttons under Herald's alerts into
-// what they ask for: an acknowledgement, or a silence; and follows the
-// chats that block the bot or take it back (my_chat_member updates).
+// what they ask for: an acknowledgement, or a silence; follows the chats
+// that block the bot or take it back (my_chat_member updates); and
+// answers the bot commands Herald knows (/oncall).
 //
 // # Receiving presses
 //
@@ -54,6 +55,10 @@
 // show what happened: a jobs.SendMessage in edit mode on the queue, under
 // the fleet-wide limits like any other message.
 //
+// An acknowledgement also stops the alert's escalation, when it has one
+// (escalation.Store.Acknowledge), and the line says how long after the
+// alert fired it came.
+//
 // # Chats that block the bot
 //
 // The same update tasks carry my_chat_member updates, which Telegram sends
@@ -66,7 +71,16 @@
 // order per chat so that two such tasks run in either order leave the
 // later change. A chat newly marked is handed to WorkerConfig.OnBlocked
 // (the chat.blocked callback). Both the poller and the registrar ask
-// Telegram for callback_query and my_chat_member updates only.
+// Telegram for callback_query, my_chat_member and message updates.
+//
+// # Commands
+//
+// Messages arrive the same way (allowed_updates asks for them; a bot in
+// privacy mode gets only commands from groups). One that starts with "/"
+// becomes a TypeUpdate task too; the handler (command.go) answers the
+// commands escalation.Commands knows, /oncall (who is on call, from the
+// schedules the producers publish), with a message in the chat and topic
+// asked from, through the queue. Other messages are confirmed and dropped.
 //
 // Pressers are named as telegram.UpdateUser.Name has it: by @username, or
 // by a name that cannot pass for one, with the user id.

@@ -55,7 +55,7 @@ func (h *harness) followMembership(t *testing.T) {
 	for _, bot := range testBots {
 		h.waitFor(t, bot+" to ask for my_chat_member", func() bool {
 			st, err := h.fake.Updates(bot)
-			return err == nil && slices.Equal(st.AllowedUpdates, []string{"callback_query", "my_chat_member"})
+			return err == nil && slices.Equal(st.AllowedUpdates, []string{"callback_query", "my_chat_member", "message"})
 		})
 	}
 	admin := telegramfake.Remote{URL: h.fake.URL()}

@@ -39,9 +39,27 @@ func span(d time.Duration) string {
 	return d.String()
 }
 
-// ackLine is the line an acknowledgement adds below the message.
-func ackLine(by string, at, now time.Time) string {
-	return "✅ Acknowledged by " + by + " at " + clock(at, now)
+// ackLine is the line an acknowledgement adds below the message: who,
+// when and, when the alert's firing time is known, how long after it.
+func ackLine(by string, at, now, fired time.Time) string {
+	s := "✅ Acknowledged by " + by + " at " + clock(at, now)
+	if !fired.IsZero() && !at.Before(fired) {
+		s += ", " + after(at.Sub(fired)) + " after firing"
+	}
+	return s
+}
+
+// after renders how long after firing: "40s", "12m", "1h 5m", "2d 3h".
+func after(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", d/time.Second)
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh %dm", d/time.Hour, d%time.Hour/time.Minute)
+	}
+	return fmt.Sprintf("%dd %dh", d/(24*time.Hour), d%(24*time.Hour)/time.Hour)
 }
 
 // silenceLine is the line a silence adds below the message.

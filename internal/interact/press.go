@@ -18,6 +18,7 @@ import (
 	"github.com/herald-dev/herald/internal/callbacks"
 	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/durable"
+	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/markup"
@@ -32,6 +33,13 @@ type silenceStore interface {
 }
 
 var _ silenceStore = (*silences.Store)(nil)
+
+// acknowledger stops escalations; *escalation.Store implements it.
+type acknowledger interface {
+	Acknowledge(ctx context.Context, a escalation.Ack) (escalation.Acked, error)
+}
+
+var _ acknowledger = (*escalation.Store)(nil)
 
 // Defaults of handlerConfig.
 const (
@@ -79,6 +87,12 @@ type handlerConfig struct {
 	// marked blocked (the chat.blocked callback); an error retries the
 	// update's task.
 	OnBlocked blockedHook
+	// Escalations, when set, stops the escalation of an acknowledged
+	// alert (and tells when it fired).
+	Escalations acknowledger
+	// Commands, when set, answers the commands of messages (/oncall);
+	// without it messages are ignored.
+	Commands commander
 	// Durable, when set, is waited on after a press is recorded and
 	// before it is answered.
 	Durable *durable.Acker
@@ -262,10 +276,13 @@ func (h *handler) Handle(ctx context.Context, t broker.Task) error {
 	if m := pl.Update.MyChatMember; m != nil {
 		return h.member(ctx, t, pl, m)
 	}
+	if m := pl.Update.Message; m != nil {
+		return h.command(ctx, t, pl.Bot, m)
+	}
 	q := pl.Update.CallbackQuery
 	if q == nil || q.ID == "" {
-		// Only callback queries and my_chat_member are asked for;
-		// anything else is ignored.
+		// Only callback queries, my_chat_member and messages are asked
+		// for; anything else is ignored.
 		return nil
 	}
 	p := &press{task: t, bot: pl.Bot, keys: keys.Bot(pl.Bot), q: q, received: pl.ReceivedAt,
@@ -567,10 +584,35 @@ func (h *handler) acknowledge(ctx context.Context, p *press, rec *record) error 
 		// This press stored it on an earlier attempt.
 		now = prev.At
 	}
-	rec.answer, rec.line = answerAcknowledged, ackLine(p.by(), now, h.cfg.Now())
+	fired, err := h.stopEscalation(ctx, p, now)
+	if err != nil {
+		return h.retry(p, "redis", err)
+	}
+	rec.answer, rec.line = answerAcknowledged, ackLine(p.by(), now, h.cfg.Now(), fired)
 	h.count(p, p.action, outcomeAccepted)
 	p.log.Info("alert acknowledged")
 	return nil
+}
+
+// stopEscalation stops the escalation of the acknowledged alert, when it
+// has one, and returns when the alert fired: the escalation's record says
+// so, else the subject does (zero when neither knows).
+func (h *handler) stopEscalation(ctx context.Context, p *press, at time.Time) (time.Time, error) {
+	fired := p.subj.Fired
+	if h.cfg.Escalations == nil || p.subj.ThreadKey == "" {
+		return fired, nil
+	}
+	a, err := h.cfg.Escalations.Acknowledge(ctx, escalation.Ack{Bot: p.bot, Chat: p.subj.Chat, Thread: p.subj.ThreadKey, By: p.by(), At: at})
+	if err != nil {
+		return time.Time{}, err
+	}
+	if a.First {
+		p.log.Info("the alert's escalation stopped", "policy", a.Policy)
+	}
+	if !a.FiredAt.IsZero() {
+		fired = a.FiredAt
+	}
+	return fired, nil
 }
 
 // silence creates the silence of a silence button.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/durable"
+	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/silences"
 )
@@ -65,7 +66,9 @@ type workerSide struct {
 
 // ForWorker assembles the worker's side: the edits of the messages go
 // through a jobs.Enqueuer of its own (the same queues and limits as every
-// message), the silences through a silences.Store on the worker's Redis.
+// message), the silences through a silences.Store on the worker's Redis,
+// and an acknowledgement stops the alert's escalation (escalation.Store,
+// whose metrics go to cfg.Registerer).
 func ForWorker(cfg WorkerConfig) (*workerSide, error) {
 	if cfg.Redis == nil || len(cfg.Bots) == 0 || len(cfg.Queues) == 0 {
 		return nil, errors.New("interact: WorkerConfig.Redis, Bots and Queues are required")
@@ -84,8 +87,10 @@ func ForWorker(cfg WorkerConfig) (*workerSide, error) {
 		return nil, err
 	}
 	blocked := chats.NewStore(cfg.Redis, chats.WithMetrics(chats.NewMetrics(cfg.Registerer)))
+	escalations := escalation.NewStore(cfg.Redis, escalation.NewMetrics(cfg.Registerer))
 	h, err := newHandler(handlerConfig{Redis: cfg.Redis, Bots: cfg.Bots, Edits: edits, EditQueue: queue,
-		Silences: store, Chats: blocked, OnBlocked: cfg.OnBlocked, Durable: cfg.Durable, Logger: cfg.Logger, Metrics: metrics})
+		Silences: store, Chats: blocked, OnBlocked: cfg.OnBlocked, Escalations: escalations, Commands: escalation.NewCommands(cfg.Redis),
+		Durable: cfg.Durable, Logger: cfg.Logger, Metrics: metrics})
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -146,10 +147,25 @@ func taskID(bot string, updateID int64) string {
 	return "tgupdate-" + bot + "-" + strconv.FormatInt(updateID, 10)
 }
 
-// Enqueue queues u of bot, received via via. dup reports an update that
-// was queued already (nothing new was stored). An error means the update
-// is not stored: the caller must not confirm it to Telegram.
+// wanted reports whether an update is one Herald acts on: a press, a
+// change of the bot's membership, or a message that may be a command (it
+// starts with "/"). Others (a private chat's small talk) are confirmed to
+// Telegram and dropped.
+func wanted(u telegram.Update) bool {
+	if u.CallbackQuery != nil || u.MyChatMember != nil {
+		return true
+	}
+	return u.Message != nil && strings.HasPrefix(u.Message.Text, "/")
+}
+
+// Enqueue queues u of bot, received via via, when it is wanted. dup
+// reports an update that was queued already (nothing new was stored). An
+// error means the update is not stored: the caller must not confirm it to
+// Telegram.
 func (t *tasks) Enqueue(ctx context.Context, bot, via string, u telegram.Update) (dup bool, err error) {
+	if !wanted(u) {
+		return false, nil
+	}
 	body, err := json.Marshal(payload{V: payloadVersion, Bot: bot, Via: via, ReceivedAt: t.cfg.Now().UTC(), Update: u})
 	if err != nil {
 		return false, err

@@ -139,12 +139,6 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, httpapi.Errorf(http.StatusBadRequest, httpapi.CodeInvalidJSON, "the body is not a Telegram update: %v", err))
 		return
 	}
-	if u.CallbackQuery == nil && u.MyChatMember == nil {
-		// Only callback queries and my_chat_member are asked for;
-		// anything else is dropped.
-		w.WriteHeader(http.StatusOK)
-		return
-	}
 	dup, err := rc.cfg.Tasks.Enqueue(r.Context(), bot, viaWebhook, u)
 	if err != nil {
 		rc.log.Warn("could not queue a webhook update; Telegram will post it again", "bot", bot, "update_id", u.UpdateID, "error", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/feeds"
 	"github.com/herald-dev/herald/internal/heartbeat"
 	"github.com/herald-dev/herald/internal/httpapi"
@@ -61,6 +62,9 @@ type Producer struct {
 	Ledger ledger.Config
 	// Heartbeat holds the heartbeat checker's interval and cap.
 	Heartbeat heartbeat.Config
+	// Escalation holds how often escalation steps and handoffs are looked
+	// for.
+	Escalation escalation.Settings
 	// Feeds holds `producer feeds`' feed list and concurrency.
 	Feeds feeds.Config
 	// Callbacks holds the status callbacks' master key and allow-list,
@@ -85,6 +89,7 @@ func (p Producer) WithDefaults() Producer {
 	p.Webhooks = p.Webhooks.WithDefaults()
 	p.Ledger = p.Ledger.WithDefaults()
 	p.Heartbeat = p.Heartbeat.WithDefaults()
+	p.Escalation = p.Escalation.WithDefaults()
 	p.Feeds = p.Feeds.WithDefaults()
 	return p
 }
@@ -106,6 +111,7 @@ func (p Producer) Validate() error {
 	p.Webhooks.Check(&pr)
 	p.Telegram.Check(&pr)
 	p.Heartbeat.Check(&pr)
+	p.Escalation.Check(&pr)
 	p.Feeds.Check(&pr)
 	p.Routes.Check(&pr)
 	p.validateQueues(&pr)
@@ -235,6 +241,7 @@ func producerSpecs(p *Producer) []config.Spec {
 	specs = append(specs, p.Webhooks.BodySpec(producer.EnvMaxBodyBytes))
 	specs = append(specs, p.Ledger.Specs()...)
 	specs = append(specs, p.Heartbeat.Specs()...)
+	specs = append(specs, p.Escalation.Specs()...)
 	specs = append(specs, p.Server.MetricsSpecs()...)
 	specs = append(specs, p.Feeds.Specs()...)
 	return append(specs, p.Callbacks.SharedSpecs()...)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/interact"
 	"github.com/herald-dev/herald/internal/jobs"
@@ -29,15 +30,16 @@ func TestLoadProducerDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := producerParts{
-		Redis:     redisconn.Config{URL: "redis://127.0.0.1:6379/0", WaitTimeout: time.Second},
-		Log:       config.Log{Level: slog.LevelInfo, Format: "auto"},
-		Bots:      []string{"default"},
-		Server:    producer.ServerConfig{Listen: ":8080", MaxBodyBytes: 1 << 20, MonitoringPath: "/monitoring", MetricsCache: 5 * time.Second},
-		Keyring:   httpapi.KeyringConfig{AuthDisabled: true},
-		Enqueue:   jobs.EnqueueConfig{DefaultQueue: "default", Queues: []string{"critical", "default", "low"}, MaxRetry: 25, Timeout: 2 * time.Minute, IdempotencyWindow: 24 * time.Hour, Limits: jobs.Limits{MaxTextLen: 32768}},
-		Webhooks:  webhookParts{MaxBodyBytes: 256 << 10},
-		Heartbeat: [2]any{5 * time.Second, 1000},
-		Feeds:     [2]any{"", 4},
+		Redis:      redisconn.Config{URL: "redis://127.0.0.1:6379/0", WaitTimeout: time.Second},
+		Log:        config.Log{Level: slog.LevelInfo, Format: "auto"},
+		Bots:       []string{"default"},
+		Server:     producer.ServerConfig{Listen: ":8080", MaxBodyBytes: 1 << 20, MonitoringPath: "/monitoring", MetricsCache: 5 * time.Second},
+		Keyring:    httpapi.KeyringConfig{AuthDisabled: true},
+		Enqueue:    jobs.EnqueueConfig{DefaultQueue: "default", Queues: []string{"critical", "default", "low"}, MaxRetry: 25, Timeout: 2 * time.Minute, IdempotencyWindow: 24 * time.Hour, Limits: jobs.Limits{MaxTextLen: 32768}},
+		Webhooks:   webhookParts{MaxBodyBytes: 256 << 10},
+		Heartbeat:  [2]any{5 * time.Second, 1000},
+		Escalation: escalation.Settings{CheckInterval: time.Second, AnnounceInterval: 15 * time.Second},
+		Feeds:      [2]any{"", 4},
 	}
 	if got := partsOf(p); !reflect.DeepEqual(got, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", got, want)
@@ -51,18 +53,19 @@ func TestLoadProducerDefaults(t *testing.T) {
 // producerParts are the settings of a Producer, without the runtime
 // fields (loggers, clocks) its components' configs also hold.
 type producerParts struct {
-	Redis     redisconn.Config
-	Log       config.Log
-	Bots      []string
-	Server    producer.ServerConfig
-	Keyring   httpapi.KeyringConfig
-	Enqueue   jobs.EnqueueConfig
-	Routes    alerts.RoutesConfig
-	Webhooks  webhookParts
-	Telegram  interact.ReceiverSettings
-	Heartbeat [2]any // CheckInterval, MaxHeartbeats
-	Feeds     [2]any // Path, Concurrency
-	Callbacks statushook.Config
+	Redis      redisconn.Config
+	Log        config.Log
+	Bots       []string
+	Server     producer.ServerConfig
+	Keyring    httpapi.KeyringConfig
+	Enqueue    jobs.EnqueueConfig
+	Routes     alerts.RoutesConfig
+	Webhooks   webhookParts
+	Telegram   interact.ReceiverSettings
+	Heartbeat  [2]any // CheckInterval, MaxHeartbeats
+	Escalation escalation.Settings
+	Feeds      [2]any // Path, Concurrency
+	Callbacks  statushook.Config
 }
 
 // webhookParts are the webhook settings.
@@ -78,7 +81,7 @@ func partsOf(p Producer) producerParts {
 	w.Sentry.MaxSkew, w.Grafana.MaxSkew, w.Grafana.SignatureHeader = 0, 0, ""
 	return producerParts{Redis: p.Redis, Log: p.Log, Bots: p.Bots, Server: p.Server, Keyring: p.Keyring, Enqueue: p.Enqueue,
 		Routes: p.Routes, Webhooks: webhookParts{GitHub: w.GitHub, Sentry: w.Sentry, Grafana: w.Grafana, MaxBodyBytes: w.MaxBodyBytes},
-		Telegram: p.Telegram, Heartbeat: [2]any{p.Heartbeat.CheckInterval, p.Heartbeat.MaxHeartbeats},
+		Telegram: p.Telegram, Heartbeat: [2]any{p.Heartbeat.CheckInterval, p.Heartbeat.MaxHeartbeats}, Escalation: p.Escalation,
 		Feeds: [2]any{p.Feeds.Path, p.Feeds.Concurrency}, Callbacks: p.Callbacks}
 }
 
@@ -116,6 +119,8 @@ var producerEnv = map[string]string{
 	"HERALD_GRAFANA_WEBHOOK_SECRET_FILE":  "",
 	"HERALD_GRAFANA_TIMESTAMP_HEADER":     "X-Grafana-Alerting-Signature-Timestamp",
 	"HERALD_HEARTBEAT_CHECK_INTERVAL":     "2s",
+	"HERALD_ESCALATION_CHECK_INTERVAL":    "500ms",
+	"HERALD_ONCALL_ANNOUNCE_INTERVAL":     "1m",
 	"HERALD_FEEDS_FILE":                   "/etc/herald/feeds.yaml",
 	"HERALD_FEEDS_CONCURRENCY":            "8",
 	"HERALD_ADMIN_TOKEN":                  "admin",
@@ -158,10 +163,11 @@ func TestLoadProducerEnv(t *testing.T) {
 		Routes: alerts.RoutesConfig{File: "/etc/herald/routes.yaml", DefaultChat: "-1001"},
 		Webhooks: webhookParts{GitHub: webhooks.GitHubConfig{Secret: "gh"}, Sentry: webhooks.SentryConfig{Secret: "se"},
 			Grafana: webhooks.GrafanaConfig{Secret: "gr", TimestampHeader: "X-Grafana-Alerting-Signature-Timestamp"}, MaxBodyBytes: 32 << 10},
-		Telegram:  interact.ReceiverSettings{WebhookSecret: interact.WebhookSecret{Secret: "tg_secret"}},
-		Heartbeat: [2]any{2 * time.Second, 50},
-		Feeds:     [2]any{"/etc/herald/feeds.yaml", 8},
-		Callbacks: statushook.Config{Secret: testCallbackSecret, Allow: []string{"10.0.0.0/8", "hooks.internal"}},
+		Telegram:   interact.ReceiverSettings{WebhookSecret: interact.WebhookSecret{Secret: "tg_secret"}},
+		Heartbeat:  [2]any{2 * time.Second, 50},
+		Escalation: escalation.Settings{CheckInterval: 500 * time.Millisecond, AnnounceInterval: time.Minute},
+		Feeds:      [2]any{"/etc/herald/feeds.yaml", 8},
+		Callbacks:  statushook.Config{Secret: testCallbackSecret, Allow: []string{"10.0.0.0/8", "hooks.internal"}},
 	}
 	if got := partsOf(p); !reflect.DeepEqual(got, want) {
 		t.Fatalf("env:\n got %+v\nwant %+v", got, want)
@@ -296,6 +302,10 @@ func TestProducerValidate(t *testing.T) {
 			"HERALD_METRICS_CACHE (-metrics-cache) must be between 0 (no cache) and 5m"},
 		{"max heartbeats", func(p *Producer) { p.Heartbeat.MaxHeartbeats = -1 },
 			"HERALD_MAX_HEARTBEATS (-max-heartbeats) must be >= 1"},
+		{"escalation check", func(p *Producer) { p.Escalation.CheckInterval = time.Millisecond },
+			"HERALD_ESCALATION_CHECK_INTERVAL (-escalation-check-interval) must be between 100ms and 10m (e.g. 1s), got 1ms"},
+		{"announce interval", func(p *Producer) { p.Escalation.AnnounceInterval = time.Hour },
+			"HERALD_ONCALL_ANNOUNCE_INTERVAL (-oncall-announce-interval) must be between 100ms and 10m (e.g. 15s), got 1h"},
 		{"webhook body", func(p *Producer) { p.Webhooks.MaxBodyBytes = 10 },
 			"HERALD_WEBHOOK_MAX_BODY_BYTES (-webhook-max-body-bytes) must be at least 1KiB"},
 	}

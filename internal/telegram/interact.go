@@ -203,20 +203,36 @@ type ChatMemberUpdated struct {
 }
 
 // Update is one update from getUpdates or a webhook; Herald reads callback
-// queries and changes of the bot's own membership (my_chat_member).
+// queries, changes of the bot's own membership (my_chat_member) and
+// messages, for the bot commands it answers (/oncall).
 type Update struct {
 	UpdateID      int64              `json:"update_id"`
 	CallbackQuery *CallbackQuery     `json:"callback_query,omitempty"`
 	MyChatMember  *ChatMemberUpdated `json:"my_chat_member,omitempty"`
+	Message       *UpdateMessage     `json:"message,omitempty"`
 }
 
-// allowedUpdates are the update types Herald asks Telegram for.
-const allowedUpdates = `["callback_query","my_chat_member"]`
+// UpdateMessage is a message someone sent in a chat, as far as Herald
+// reads it.
+type UpdateMessage struct {
+	MessageID int        `json:"message_id"`
+	From      UpdateUser `json:"from"`
+	Chat      updateChat `json:"chat"`
+	Text      string     `json:"text,omitempty"`
+	// ThreadID is the forum topic of a message in one (IsTopic set).
+	ThreadID int  `json:"message_thread_id,omitempty"`
+	IsTopic  bool `json:"is_topic_message,omitempty"`
+}
+
+// allowedUpdates are the update types Herald asks Telegram for: presses,
+// the bot's membership, and messages (in groups, a bot in privacy mode
+// receives only commands).
+const allowedUpdates = `["callback_query","my_chat_member","message"]`
 
 // GetUpdates long-polls for updates after offset (the last update_id seen
 // plus one, which also confirms those before it), waiting up to timeout
 // for one to arrive; the wait is cut to stay within the client's Timeout.
-// Only callback queries and my_chat_member updates are asked for.
+// The update types of allowedUpdates are asked for.
 func (c *Client) GetUpdates(ctx context.Context, offset int64, timeout time.Duration) ([]Update, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -238,9 +254,8 @@ func (c *Client) GetUpdates(ctx context.Context, offset int64, timeout time.Dura
 	return ups, nil
 }
 
-// SetWebhook asks Telegram to POST the bot's callback queries and
-// my_chat_member updates to url, with
-// secret in the X-Telegram-Bot-Api-Secret-Token header.
+// SetWebhook asks Telegram to POST the bot's updates of allowedUpdates
+// to url, with secret in the X-Telegram-Bot-Api-Secret-Token header.
 func (c *Client) SetWebhook(ctx context.Context, url, secret string) error {
 	p := tgbotapi.Params{"url": url, "allowed_updates": allowedUpdates}
 	p.AddNonEmpty("secret_token", secret)

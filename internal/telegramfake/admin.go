@@ -27,7 +27,7 @@ type statsReport struct {
 //	POST /fake/force429?retry_after=DURATION   Force429, e.g. 30s
 //	POST /fake/fail?n=N&fault=NAME   FailNext; NAME as printed by fault.String
 //	POST /fake/fault-rates?server_error=F&hang=F&accept_then_hang=F&seed=N   SetFaultRates
-//	POST /fake/chat?chat=ID&blocked=BOOL&kicked=BOOL&not_found=BOOL&migrate_to=ID   SetChat (with its my_chat_member updates)
+//	POST /fake/chat?chat=ID&blocked=BOOL&kicked=BOOL&not_found=BOOL&never_started=BOOL&migrate_to=ID   SetChat (with its my_chat_member updates)
 //
 // and the endpoints of replies, edits, photos and updates: /fake/message,
 // /fake/edits, /fake/delete-message, /fake/photo-url, /fake/press,
@@ -231,6 +231,9 @@ func (s *Server) controlChat(r *http.Request) error {
 		return err
 	}
 	if b.NotFound, err = formBool(r, "not_found"); err != nil {
+		return err
+	}
+	if b.NeverStarted, err = formBool(r, "never_started"); err != nil {
 		return err
 	}
 	if v := r.Form.Get("migrate_to"); v != "" {

@@ -104,10 +104,15 @@ func describeChat(id int64, username string) chatJSON {
 
 // ChatBehavior makes one chat refuse messages the way Telegram does when the
 // bot has lost access to it. When several fields are set, NotFound wins, then
-// MigrateTo, then Kicked, then Blocked.
+// MigrateTo, then Kicked, then Blocked, then NeverStarted.
 type ChatBehavior struct {
 	// Blocked answers 403 "Forbidden: bot was blocked by the user".
 	Blocked bool
+	// NeverStarted answers 403 "Forbidden: bot can't initiate conversation
+	// with a user": the private chat of a user who never started the bot,
+	// which a bot cannot open. Nothing changes in the bot's membership
+	// (there was none), so no my_chat_member update comes of it.
+	NeverStarted bool
 	// Kicked answers 403 "Forbidden: bot was kicked from the group chat"
 	// (supergroup chat or channel chat for those types).
 	Kicked bool
@@ -136,6 +141,8 @@ func (b ChatBehavior) refusal(chat chatJSON) *apiError {
 		return forbidden("bot was kicked from the " + kind + " chat")
 	case b.Blocked:
 		return forbidden("bot was blocked by the user")
+	case b.NeverStarted:
+		return forbidden("bot can't initiate conversation with a user")
 	}
 	return nil
 }

@@ -149,6 +149,13 @@
 // "query is too old and response timeout expired or query ID is invalid".
 // Answers are recorded (CallbackQueries).
 //
+// Say sends a message to a chat as a person does. The bot receives it as
+// a message update as Telegram hands them over to a bot in privacy mode:
+// every message of a private chat, and only commands (texts starting with
+// "/", with their bot_command entity) in groups; the message takes its id
+// among the chat's. A message update not received within 24 hours is
+// dropped.
+//
 // Updates are per bot, with ids counting up from a number of the bot's
 // own. A callback_query update not received within 150 seconds is dropped,
 // as the Bot API server does. Without a webhook, getUpdates returns the

@@ -68,10 +68,11 @@ const (
 // terms; a bot removed from a basic group has "left" it, which has no ban
 // list; from a supergroup or channel it is "kicked"), in it otherwise (an
 // administrator in a channel, where only administrators post). A chat
-// that is not found or has migrated has no status the fake models: "".
+// that is not found or has migrated, or a user's chat the bot never had,
+// has no status the fake models: "".
 func botStatus(b ChatBehavior, chat chatJSON) string {
 	switch {
-	case b.NotFound || b.MigrateTo != 0:
+	case b.NotFound || b.MigrateTo != 0 || b.NeverStarted:
 		return ""
 	case (b.Blocked || b.Kicked) && chat.Type == chatGroup:
 		return statusLeft

@@ -132,10 +132,11 @@ func (rm Remote) SetFaultRates(ctx context.Context, r FaultRates, bots ...string
 // SetChat calls Server.SetChat.
 func (rm Remote) SetChat(ctx context.Context, chat string, b ChatBehavior) error {
 	q := url.Values{
-		"chat":      {chat},
-		"blocked":   {strconv.FormatBool(b.Blocked)},
-		"kicked":    {strconv.FormatBool(b.Kicked)},
-		"not_found": {strconv.FormatBool(b.NotFound)},
+		"chat":          {chat},
+		"blocked":       {strconv.FormatBool(b.Blocked)},
+		"kicked":        {strconv.FormatBool(b.Kicked)},
+		"not_found":     {strconv.FormatBool(b.NotFound)},
+		"never_started": {strconv.FormatBool(b.NeverStarted)},
 	}
 	if b.MigrateTo != 0 {
 		q.Set("migrate_to", strconv.FormatInt(b.MigrateTo, 10))

@@ -139,8 +139,8 @@ func (s *Server) closeExtras() {
 // lookupLocked returns the record of a message, deleted or not, or nil.
 func (s *Server) lookupLocked(chatID int64, messageID int) *Message {
 	ids := s.x.index[chatID]
-	if messageID < 1 || messageID > len(ids) {
-		return nil
+	if messageID < 1 || messageID > len(ids) || ids[messageID-1] < 0 {
+		return nil // none, or a person's message (Say)
 	}
 	return &s.messages[ids[messageID-1]]
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // Updates: what Telegram tells a bot (here callback_query updates, made by
-// Press, and my_chat_member updates, made by SetChat), queued per bot and handed over by getUpdates or posted to
+// Press, my_chat_member updates, made by SetChat, and message updates, made
+// by Say), queued per bot and handed over by getUpdates or posted to
 // the bot's webhook, as the Bot API server does (tdlib/telegram-bot-api,
 // Client::process_get_updates_query and WebhookActor).
 

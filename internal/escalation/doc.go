@@ -1,0 +1,60 @@
+// Package escalation tells people about alerts nobody acknowledges, step
+// by step, and answers who is on call.
+//
+// # Policies
+//
+// A Policy (policy.go, read from the routing file's escalation_policies:
+// by Read in parse.go) is steps, each "notify these targets, then wait
+// this long for an acknowledgement": chats (with a forum topic), users by
+// direct message, and whoever is on call in a schedule (package oncall).
+// The steps may be taken again (repeat), and a critical alert that is
+// still unacknowledged afterwards is re-notified every repeat_interval.
+// A route of the routing file names its policy (escalation:).
+//
+// # Escalations
+//
+// The alerts router begins an escalation (Store.Begin) when a firing
+// alert of such a route has its messages enqueued: their threads are the
+// escalation's homes, where every step replies ("escalated to @bob,
+// step 2 of 3"). A resolution forgets it (Store.Resolve); an
+// acknowledgement of one of its messages stops it (Store.Acknowledge,
+// called by the worker's press handler, which observes
+// herald_time_to_acknowledge_seconds); a silence stops it at its next
+// step. A repeat of the firing alert while the escalation exists changes
+// nothing.
+//
+// State lives in Redis under the {herald} hash tag (package keys): a hash
+// per escalation (record.go) holding the alert, the policy, the homes and
+// the position (round, step, phase, the step's deadline, the messages
+// whose delivery is not known yet), a sorted set of ids by when each is
+// next due, and an index from each home to its escalation. Every change
+// is one Lua script (scripts.go) on Redis's clock.
+//
+// The Engine (engine.go, step.go) runs in every producer. Each check
+// claims the due escalations, leasing them to itself (their due time
+// becomes the lease's end), sends the step's notifications and the
+// thread's note, and moves the escalation on by compare and set: only
+// the lease's holder, only from the position it read, only while it is
+// active. A producer that dies mid-step loses its lease and another takes
+// the step again; the notifications' idempotency keys (the firing, the
+// step, the target) keep that from sending anything twice. Every
+// notification is an ordinary message (jobs.Enqueuer), under the fleet's
+// limits and retries. While a step waits, the engine looks at its
+// messages' delivery (Deliveries: the workers' ledger) every
+// CheckInterval: one that failed is shown in the thread with the reason,
+// and a step that reached nobody (a user who never started the bot,
+// nobody on call) moves on at once. herald_escalations_total counts the
+// steps, each once.
+//
+// # On call
+//
+// A Roster (roster.go) answers who is on call now and next: the routing
+// file's schedules with the overrides made through the API above them
+// (Overrides, overrides.go, in Redis). The Announcer (handoff.go) posts a
+// message to a schedule's chat at each handoff, once fleet-wide (an
+// idempotency key per handoff and a compare-and-set cursor per schedule),
+// and publishes the schedules to Redis for the workers (snapshot.go),
+// whose press handler answers /oncall in a chat (Commands, command.go).
+//
+// docs/ONCALL.md describes it for its users.
+package escalation

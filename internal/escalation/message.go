@@ -1,0 +1,196 @@
+package escalation
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/markup"
+)
+
+// maxTitle bounds the alert's title in a notification.
+const maxTitle = 512
+
+// notice is the notification of a step to a chat or, dm set, a user: the
+// alert, how long it has fired, the step, and where to acknowledge it.
+func (t *take) notice(ctx context.Context, chat string, topic int, dm bool) jobs.SendMessage {
+	var b strings.Builder
+	if dm {
+		b.WriteString("🚨 Escalated to you: ")
+	} else {
+		b.WriteString("🚨 Escalated: ")
+	}
+	b.WriteString(markup.TruncateRunes(t.r.Alert.Title, maxTitle))
+	fmt.Fprintf(&b, "\n%s · firing for %s · %s", severityOf(t.r.Alert), span(t.elapsed()), stepName(t.pol, t.r.Pos))
+	if t.r.Alert.URL != "" {
+		b.WriteString("\n" + t.r.Alert.URL)
+	}
+	if link := t.link(ctx); link != "" {
+		b.WriteString("\nAcknowledge it under the alert: " + link)
+	} else {
+		b.WriteString("\nAcknowledge it with the button under the alert's message.")
+	}
+	return jobs.SendMessage{Bot: t.r.Bot, Chat: chat, MessageThreadID: topic, Text: b.String()}
+}
+
+// link is a t.me link to the alert's first message, when its chat has one
+// (a supergroup, or a chat with an @username) and the message is sent.
+func (t *take) link(ctx context.Context) string {
+	for _, h := range t.r.Homes {
+		v, err := t.e.cfg.Redis.Get(ctx, keys.Bot(t.r.Bot).Thread(h.Chat, h.Thread)).Result()
+		if err != nil {
+			if !errors.Is(err, redis.Nil) {
+				t.log.Debug("the alert's message could not be looked up for its link", "error", err)
+			}
+			continue
+		}
+		id, _, ok := strings.Cut(v, ":")
+		if !ok {
+			continue
+		}
+		if name, at := strings.CutPrefix(h.Chat, "@"); at {
+			return "https://t.me/" + name + "/" + id
+		}
+		if internal, super := strings.CutPrefix(h.Chat, "-100"); super {
+			return "https://t.me/c/" + internal + "/" + id
+		}
+	}
+	return ""
+}
+
+// send enqueues m, on the critical queue for a critical alert.
+func (t *take) send(ctx context.Context, m jobs.SendMessage) (jobs.Result, error) {
+	req := jobs.Request{Message: m}
+	if t.r.Alert.critical() {
+		req.Queue = jobs.QueueCritical
+	}
+	return t.e.cfg.Messages.Enqueue(ctx, req)
+}
+
+// note replies text to the alert's message in each of its homes, without
+// a notification sound (the chat knows about the alert). what names the
+// note among the step's messages.
+func (t *take) note(ctx context.Context, pos position, what, text string) error {
+	for i, h := range t.r.Homes {
+		m := jobs.SendMessage{Bot: t.r.Bot, Chat: h.Chat, MessageThreadID: h.Topic, Text: text, DisableNotification: true,
+			IdempotencyKey: t.key(pos, what+"/"+strconv.Itoa(i))}
+		if h.Thread != "" {
+			m.Thread = &jobs.Thread{Key: h.Thread, Mode: jobs.ThreadReply}
+		}
+		_, err := t.send(ctx, m)
+		var verr *jobs.ValidationError
+		switch {
+		case errors.As(err, &verr):
+			t.log.Error("a note in the alert's thread was refused", "chat", h.Chat, "error", err)
+		case err != nil:
+			return err
+		}
+	}
+	return nil
+}
+
+// stepName says which step pos is: "step 2 of 3", with the round when
+// the steps repeat, or "re-notification 2".
+func stepName(p Policy, pos position) string {
+	if pos.Step >= len(p.Steps) {
+		return "re-notification " + strconv.Itoa(pos.Renotify)
+	}
+	s := fmt.Sprintf("step %d of %d", pos.Step+1, len(p.Steps))
+	if p.Repeat > 0 {
+		s += fmt.Sprintf(", round %d of %d", pos.Round+1, p.Repeat+1)
+	}
+	return s
+}
+
+// stepNote is the thread's note of a step: whom it escalated to, and whom
+// it found nobody for.
+func stepNote(p Policy, pos position, firing time.Duration, reached, missed []string) string {
+	var b strings.Builder
+	if pos.Step >= len(p.Steps) {
+		fmt.Fprintf(&b, "🔁 Still unacknowledged after %s: ", span(firing))
+	} else {
+		b.WriteString("↗️ ")
+	}
+	if len(reached) > 0 {
+		b.WriteString("escalated to " + strings.Join(reached, ", "))
+	} else {
+		b.WriteString("nobody to escalate to")
+	}
+	b.WriteString(", " + stepName(p, pos))
+	if len(missed) > 0 {
+		b.WriteString("\n⚠️ Not notified: " + strings.Join(missed, ", "))
+	}
+	if len(reached) == 0 && pos.Step < len(p.Steps)-1 {
+		b.WriteString("\n⏭ The next step follows now.")
+	}
+	return b.String()
+}
+
+// failureNote lists the step's messages that failed.
+func failureNote(failures []string, allFailed bool) string {
+	s := "⚠️ Could not reach " + strings.Join(failures, "; ")
+	if allFailed {
+		s += "\n⏭ Nobody was reached at this step: the next one follows now."
+	}
+	return s
+}
+
+// endNote is the thread's note when the steps are done unacknowledged.
+func endNote(p Policy, firing time.Duration) string {
+	return fmt.Sprintf("⏹ Escalation ended: nobody acknowledged after %d steps (%s firing).", len(p.Steps)*(p.Repeat+1), span(firing))
+}
+
+// explain turns a failed message's reason into words.
+func explain(reason string) string {
+	switch reason {
+	case "blocked":
+		return "they blocked the bot (or deleted their account)"
+	case "forbidden":
+		return "the bot may not message them: they have not started a chat with it (Telegram answered 403)"
+	case "chat_not_found":
+		return "Telegram does not know the chat (chat not found)"
+	case "chat_blocked", "kicked":
+		return "the bot is no longer a member of the chat"
+	case "":
+		return "the message failed"
+	}
+	return "the message failed (" + reason + ")"
+}
+
+// severityOf names the alert's severity for a notification.
+func severityOf(s Subject) string {
+	if s.Severity == "" {
+		return "info"
+	}
+	return s.Severity
+}
+
+// span renders a duration for people: 45s, 2m, 1h5m.
+func span(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d/time.Second)) + "s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d/time.Minute)) + "m"
+	}
+	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+	if m == 0 {
+		return strconv.Itoa(h) + "h"
+	}
+	return fmt.Sprintf("%dh%dm", h, m)
+}
+
+// digest is a short stable name of s, for idempotency keys.
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:8])
+}

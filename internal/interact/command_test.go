@@ -1,0 +1,89 @@
+package interact
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/telegramfake"
+	"github.com/herald-dev/herald/internal/worker"
+)
+
+// oncallGroup is a supergroup that asks who is on call.
+const oncallGroup = -1004242
+
+// publishSchedules stores a schedule as the producers publish it: Alice
+// on call for good.
+func publishSchedules(t *testing.T, h *harness) {
+	t.Helper()
+	src := "schedules:\n  - name: primary\n    time_zone: UTC\n    layers:\n      - {users: [{id: 1001, name: Alice, username: alice}], shift: weekly, handoff: \"09:00\", start: 2026-01-05}\n"
+	if err := h.rdb.Set(h.ctx, keys.OnCallSchedules(), src, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// askOnCall sends /oncall in a forum topic of the group and waits for the
+// bot's answer there, within 2 seconds.
+func askOnCall(t *testing.T, h *harness, bot string) {
+	t.Helper()
+	start := time.Now()
+	_, delivered, err := h.fake.Say(bot, oncallGroup, 3, telegramfake.User{ID: 555, FirstName: "Erin"}, "/oncall")
+	if err != nil || !delivered {
+		t.Fatalf("Say: %v, %v", delivered, err)
+	}
+	var answer telegramfake.Message
+	h.waitFor(t, "the answer to /oncall", func() bool {
+		for _, m := range h.fake.MessagesOf(bot) {
+			if m.ChatID == oncallGroup && strings.HasPrefix(m.Text, "📟 primary: Alice (@alice)") {
+				answer = m
+				return true
+			}
+		}
+		return false
+	})
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("/oncall answered after %v, want within 2s", took)
+	}
+	if answer.MessageThreadID != 3 {
+		t.Errorf("the answer went to topic %d, want the question's (3)", answer.MessageThreadID)
+	}
+}
+
+// /oncall in a chat is answered through getUpdates.
+func TestOnCallCommandByGetUpdates(t *testing.T) {
+	t.Parallel()
+	h := setup(t, options{poller: true})
+	publishSchedules(t, h)
+	askOnCall(t, h, "pages")
+}
+
+// /oncall in a chat is answered through the webhook.
+func TestOnCallCommandByWebhook(t *testing.T) {
+	t.Parallel()
+	var base string
+	h := setup(t, options{receiver: func(h *harness) worker.Component {
+		recv, err := newReceiver(receiverConfig{Tasks: h.tasks(t), Secret: testSecret, Bots: testBots, Logger: h.log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle(WebhookPattern, recv)
+		ts := httptest.NewServer(mux)
+		t.Cleanup(ts.Close)
+		base = ts.URL
+		r, err := newRegistrar(registrarConfig{Bots: h.bots, BaseURL: base + "/", Secret: testSecret, Logger: h.log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}})
+	h.waitFor(t, "the webhook", func() bool {
+		st, err := h.fake.Updates("status")
+		return err == nil && st.Webhook == base+"/telegram/status/updates"
+	})
+	publishSchedules(t, h)
+	askOnCall(t, h, "status")
+}
