@@ -402,6 +402,13 @@ end
 -- chat's windows over its actual sends.
 local cs = math.max(now, pc)
 if cw.maxn > 0 then cs = earliest(KEYS[4], cw, cs) end
+if unturned and cs > now and goAhead > 0 and cs - now <= goAhead then
+  -- Its chat's last send holds it back a little: that is its turn, as
+  -- stage 1 would have given it. It waits holding the turn, not a
+  -- bot-wide slot, so a priority message of the chat can take the turn.
+  add(KEYS[3], cw, cs, member, true)
+  return reserve('c', cs, member)
+end
 
 local sb
 -- An append-only bot log (windows above rangeMax sends) never takes a slot
