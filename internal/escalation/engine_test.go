@@ -268,3 +268,46 @@ func TestEngineRepeats(t *testing.T) {
 		t.Fatalf("the thread has %q", notes)
 	}
 }
+
+// An acknowledgement that comes while a check takes a batch of steps (the
+// batch was claimed and loaded before it) stops the escalation: a
+// re-notification due in the same batch sends nothing, though the check
+// had it in hand.
+func TestEngineAcknowledgedDuringTheBatch(t *testing.T) {
+	pol := Policy{Name: "p", RepeatInterval: 30 * time.Minute, Steps: []Step{{Targets: []Target{{User: alice}}, Wait: time.Minute}}}
+	r := newRig(t, pol)
+	e := r.engine(nil)
+	starts := map[string]Start{"1": r.start("1", "p"), "2": r.start("2", "p")}
+	r.check(e) // step 1: a DM each
+	r.clock.add(time.Minute)
+	r.check(e) // the re-notifications are due in 30 minutes
+	r.clock.add(30 * time.Minute)
+	// The first re-notification sent is the moment the other alert is
+	// acknowledged.
+	var once sync.Once
+	acked := ""
+	r.out.fail = func(m jobs.SendMessage) error {
+		if m.Chat != "1001" || !strings.Contains(m.Text, "re-notification 1") {
+			return nil
+		}
+		once.Do(func() {
+			acked = map[bool]string{true: "2", false: "1"}[strings.Contains(m.Text, "disk full 1")]
+			st := starts[acked]
+			if _, err := r.store.Acknowledge(context.Background(), Ack{Bot: st.Bot, Chat: homeChat, Thread: st.Homes[0].Thread,
+				By: "@bob_ops", At: r.clock.time()}); err != nil {
+				t.Error(err)
+			}
+		})
+		return nil
+	}
+	r.check(e)
+	if acked == "" {
+		t.Fatal("no re-notification was sent")
+	}
+	if n := count(r.out.sent(), "1001", "disk full "+acked+"\n"); n != 1 {
+		t.Errorf("alert %s was acknowledged during the check, yet Alice got %d DMs about it, want step 1's only", acked, n)
+	}
+	if n := count(r.out.sent(), homeChat, "re-notification 1"); n != 1 {
+		t.Errorf("%d re-notification notes, want the unacknowledged alert's only", n)
+	}
+}
