@@ -3,11 +3,13 @@ package escalation
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/herald-dev/herald/internal/callbacks"
 	"github.com/herald-dev/herald/internal/jobs"
 )
 
@@ -309,5 +311,53 @@ func TestEngineAcknowledgedDuringTheBatch(t *testing.T) {
 	}
 	if n := count(r.out.sent(), homeChat, "re-notification 1"); n != 1 {
 		t.Errorf("%d re-notification notes, want the unacknowledged alert's only", n)
+	}
+}
+
+// The direct messages of the steps carry the buttons of the alert's
+// message (the same reference), and the people they go to may press them
+// there; a notice in another chat gets none.
+func TestEngineDirectMessagesCarryTheButtons(t *testing.T) {
+	pol := threePolicy()
+	pol.Steps[0].Targets = append(pol.Steps[0].Targets, Target{Chat: "-1009"})
+	r := newRig(t, pol)
+	e := r.engine(nil)
+	ctx := context.Background()
+	subj := callbacks.Subject{Chat: homeChat, ThreadKey: "alert/alert-1/db", Text: "disk full 1", Actions: []string{callbacks.Ack, callbacks.Silence1h}}
+	kb, err := callbacks.Keyboard(ctx, r.rdb, subj, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := callbacks.RefOf(kb)
+	st := Start{Route: "db", Identity: "alert-1", Policy: pol.Name, Homes: []Home{{Chat: homeChat, Thread: subj.ThreadKey, Ref: ref}},
+		Alert: Subject{Title: "disk full 1", Severity: "critical"}, FiredAt: r.clock.time()}
+	if ok, err := r.store.Begin(ctx, st); !ok || err != nil {
+		t.Fatalf("Begin = %v, %v", ok, err)
+	}
+	r.check(e)
+	r.clock.add(2 * time.Minute)
+	r.check(e)
+	var dm, notice jobs.SendMessage
+	for _, m := range r.out.sent() {
+		switch m.Chat {
+		case "1001":
+			dm = m
+		case "-1009":
+			notice = m
+		}
+	}
+	if dm.Buttons == nil || !reflect.DeepEqual(*dm.Buttons, *kb) {
+		t.Fatalf("Alice's DM has the buttons %+v, want the alert's %+v", dm.Buttons, kb)
+	}
+	if !strings.Contains(dm.Text, "Acknowledge it with the button below.") {
+		t.Errorf("Alice's DM reads %q", dm.Text)
+	}
+	if notice.Text == "" || notice.Buttons != nil {
+		t.Errorf("the notice in another chat: %+v, want one without buttons", notice)
+	}
+	for user, want := range map[int64]bool{alice.ID: true, bob.ID: false} {
+		if ok, err := callbacks.DirectAllowed(ctx, r.rdb, "", ref, user); err != nil || ok != want {
+			t.Errorf("user %d may press in their DM: %v (%v), want %v", user, ok, err, want)
+		}
 	}
 }

@@ -165,7 +165,7 @@ func (t *take) resolve(ctx context.Context, tg Target) (label string, msg *jobs.
 				return tg.label(), nil, true, nil
 			}
 		}
-		m := t.notice(ctx, tg.Chat, tg.Topic, false)
+		m := t.notice(ctx, tg.Chat, tg.Topic, false, nil)
 		return tg.label(), &m, true, nil
 	case kindOnCall:
 		u, found, err := t.onCall(ctx, tg.Schedule)
@@ -175,11 +175,11 @@ func (t *take) resolve(ctx context.Context, tg Target) (label string, msg *jobs.
 		if !found {
 			return "nobody (nobody is on call in " + tg.Schedule + ")", nil, false, nil
 		}
-		m := t.notice(ctx, strconv.FormatInt(u.ID, 10), 0, true)
-		return userLabel(u) + " (on call in " + tg.Schedule + ")", &m, true, nil
+		m, err := t.direct(ctx, u.ID)
+		return userLabel(u) + " (on call in " + tg.Schedule + ")", &m, err == nil, err
 	}
-	m := t.notice(ctx, strconv.FormatInt(tg.User.ID, 10), 0, true)
-	return userLabel(tg.User), &m, true, nil
+	m, err := t.direct(ctx, tg.User.ID)
+	return userLabel(tg.User), &m, err == nil, err
 }
 
 // onCall is who is on call in the schedule now, overrides included.
