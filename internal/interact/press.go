@@ -200,6 +200,8 @@ type handler struct {
 	cfg handlerConfig
 	rdb redis.UniversalClient
 	log *slog.Logger
+	// names are the bots' usernames, which commands in groups name.
+	names usernames
 }
 
 // newHandler checks cfg and returns a handler.
