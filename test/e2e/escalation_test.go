@@ -483,8 +483,8 @@ func checkEscalations(t *testing.T, alerts []*escAlert, msgs []telegramfake.Mess
 		len(alerts), escAlerts*3/escAckEvery, escAlerts/escAckEvery, escUnstarted, steps[1], steps[2], steps[3], dups)
 	for n, what := range []string{"the alert's message (posted → sent)", "step 1 (note in the thread)", "step 2 (DM to the on-call user)", "step 3 (DM to the secondary)"} {
 		p50, p99 := percentiles(due[n])
-		t.Logf("escalation: %s, due → sent over %d: p50 %v p99 %v real, %v / %v Telegram time",
-			what, len(due[n]), p50, p99, p50*scale, p99*scale)
+		t.Logf("escalation: %s, due → sent over %d: p50 %v p99 %v real, %v / %v Telegram time; the slowest: %v",
+			what, len(due[n]), p50, p99, p50*scale, p99*scale, slowest(due[n], 4))
 	}
 }
 
@@ -525,6 +525,18 @@ func checkUnstarted(t *testing.T, a *escAlert, fd *escFound, due *[4][]time.Dura
 	if took*scale > time.Minute {
 		t.Errorf("%s: step 3 came %v (Telegram time) after step 2 was due; want within a minute of the refused DM, not its 4 minutes", a.key, took*scale)
 	}
+}
+
+// slowest returns the n longest of ds, longest first, in ms.
+func slowest(ds []time.Duration, n int) []time.Duration {
+	ds = slices.Clone(ds)
+	slices.Sort(ds)
+	slices.Reverse(ds)
+	ds = ds[:min(n, len(ds))]
+	for i := range ds {
+		ds[i] = ds[i].Round(time.Millisecond)
+	}
+	return ds
 }
 
 // percentiles returns the p50 and p99 of ds.
