@@ -92,6 +92,15 @@ func (s Space) BotPause() string { return s.prefix() + "rl:pause:bot" }
 // ChatPause holds the end of one chat's pause after a 429.
 func (s Space) ChatPause(chat string) string { return s.prefix() + "rl:pause:chat:" + NormChat(chat) }
 
+// PaidOff marks the bot's paid broadcasts off until the key expires: its
+// value is the reason (Telegram refused a paid send, or the day's Stars
+// budget is spent). While it exists the bot is paced at its free limit.
+func (s Space) PaidOff() string { return s.prefix() + "rl:paid:off" }
+
+// PaidCharged counts the bot's sends beyond the free allowance since the
+// last UTC midnight, when it expires.
+func (s Space) PaidCharged() string { return s.prefix() + "rl:paid:charged" }
+
 // PriorityLog is the log of the priority allowance: the times at which a
 // priority message took another message's bot-wide slot.
 func (s Space) PriorityLog() string { return s.prefix() + "rl:log:priority" }
