@@ -443,9 +443,9 @@ func TestTooLongIsSplitFurther(t *testing.T) {
 }
 
 // TestLateSlotsAreGivenUpThenUsed: with a guard so small that every answer
-// from Redis comes back late, a message gives up its slot twice, then sends
-// on the third, once, with no 429: a slow Redis delays messages but never
-// stops them.
+// from Redis comes back late, a message gives up its slot eight times
+// (maxLateForced), then sends on the ninth, once, with no 429: a slow Redis
+// delays messages but never stops them.
 func TestLateSlotsAreGivenUpThenUsed(t *testing.T) {
 	t.Parallel()
 	lim := scaledLimits()
@@ -455,8 +455,8 @@ func TestLateSlotsAreGivenUpThenUsed(t *testing.T) {
 	if err := b.fake.Wait(b.ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	if n := b.counter(t, "herald_ratelimit_late_slots_total", nil); n != 2 {
-		t.Fatalf("late slots given up: %v, want 2", n)
+	if n := b.counter(t, "herald_ratelimit_late_slots_total", nil); n != 8 {
+		t.Fatalf("late slots given up: %v, want 8 (maxLateForced)", n)
 	}
 	if st := b.fake.Stats(); st.Accepted != 1 || st.TooMany != 0 {
 		t.Fatalf("fake saw %d accepted and %d 429s, want 1 and 0", st.Accepted, st.TooMany)
