@@ -136,8 +136,8 @@ func (p PaidBroadcast) Check(pr *config.Problems, names PaidNames, unit, guard t
 		case w.N < 1 || w.Per <= 0:
 			pr.Add(names.Limit, "has the window %s; write windows of at least 1 send per span, e.g. %s", w, DefaultPaidLimit)
 		case float64(w.N)*float64(unit) > float64(paidCap)*float64(w.Per):
-			pr.Add(names.Limit, "allows %s, above Telegram's cap of %d sends per %s for paid broadcasts; lower it to at most %d/%s",
-				w, paidCap, config.FmtDur(unit), paidCap, config.FmtDur(unit))
+			pr.Add(names.Limit, "allows %s, above Telegram's cap of %d sends per %s for paid broadcasts; lower it to at most %s",
+				w, paidCap, config.FmtDur(unit), ratelimit.Per(paidCap, unit))
 		case guard > 0 && w.Per <= guard:
 			pr.Add(names.Limit, "has the window %s, not longer than HERALD_LIMIT_GUARD (%s), so no send could fit; use a longer span, e.g. %s",
 				w, config.FmtDur(guard), DefaultPaidLimit)

@@ -154,6 +154,9 @@ func (c Config) WithDefaults() Config {
 	}
 	c.Limits = c.Limits.WithDefaults()
 	c.Digest = c.Digest.WithDefaults()
+	if c.Paid.Limit == nil {
+		c.Paid.Limit = slices.Clone(DefaultPaidLimit)
+	}
 	return c
 }
 
