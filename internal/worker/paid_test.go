@@ -191,4 +191,3 @@ func TestPaidBudgetSpentFallsBack(t *testing.T) {
 		t.Errorf("%d warnings of the budget, want 1", got)
 	}
 }
-

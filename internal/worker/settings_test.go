@@ -81,9 +81,13 @@ func TestCheck(t *testing.T) {
 		{func(c *worker.Config) { c.RetryAfterUnit = 2 * time.Second }, "TELEGRAM_RETRY_AFTER_UNIT (-telegram-retry-after-unit) must be above 0 and at most 1s"},
 		{func(c *worker.Config) { c.MaxIdle = time.Millisecond }, "HERALD_MAX_IDLE (-max-idle) must be between 100ms and 10m"},
 		{func(c *worker.Config) { c.ShutdownTimeout = -time.Second }, "HERALD_SHUTDOWN_TIMEOUT (-shutdown-timeout) must be > 0"},
-		{func(c *worker.Config) { c.Paid = worker.PaidBroadcast{On: true, Limit: ratelimit.Per(2000, time.Second)} },
+		{func(c *worker.Config) {
+			c.Paid = worker.PaidBroadcast{On: true, Limit: ratelimit.Per(2000, time.Second)}
+		},
 			"HERALD_PAID_LIMIT (-paid-limit) allows 2000/s, above Telegram's cap of 1000 sends per 1s for paid broadcasts; lower it to at most 1000/s"},
-		{func(c *worker.Config) { c.Paid = worker.PaidBroadcast{On: true, Limit: ratelimit.Per(5, 5*time.Millisecond)} },
+		{func(c *worker.Config) {
+			c.Paid = worker.PaidBroadcast{On: true, Limit: ratelimit.Per(5, 5*time.Millisecond)}
+		},
 			"HERALD_PAID_LIMIT (-paid-limit) has the window 5/5ms, not longer than HERALD_LIMIT_GUARD"},
 		{func(c *worker.Config) { c.Paid = worker.PaidBroadcast{On: true, Budget: -5} }, "HERALD_PAID_BUDGET (-paid-budget) must be 0 (no budget)"},
 	}
