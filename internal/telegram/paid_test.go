@@ -92,6 +92,13 @@ func TestPaidRefusalsOfTheFake(t *testing.T) {
 		if !ok || te.Reason != ReasonPaidRefused || te.Temporary() {
 			t.Fatalf("paid %+v: %v, want a refusal of the paid broadcast", p, last)
 		}
+		want := telegramfake.ErrPaidNotEnabled
+		if p.Enabled {
+			want = telegramfake.ErrBalanceTooLow
+		}
+		if te.Description != want {
+			t.Errorf("paid %+v: description %q, want %q", p, te.Description, want)
+		}
 		if strings.Contains(fmt.Sprintf("%v %+v %#v", last, last, last), testToken) {
 			t.Fatalf("the error shows the token: %v", last)
 		}

@@ -86,7 +86,7 @@ func checkCharged(t *testing.T, b *testBundle, want int64) {
 	if charged < st.ChargedSends || charged > st.ChargedSends+late {
 		t.Errorf("herald_paid_charged_sends_total = %d, the fake charged %d (%d late slots)", charged, st.ChargedSends, late)
 	}
-	if stars := b.counter(t, "herald_paid_stars_spent_total", map[string]string{"bot": "default"}); math.Abs(stars-float64(charged)/10) > 1e-6 {
+	if stars := b.counter(t, "herald_paid_stars_spent_total", map[string]string{"bot": "default"}); math.Abs(stars-float64(charged)*telegramfake.StarsPerCharge) > 1e-6 {
 		t.Errorf("herald_paid_stars_spent_total = %v for %d charged sends", stars, charged)
 	}
 }
@@ -163,6 +163,18 @@ func TestPaidBalanceShortFallsBack(t *testing.T) {
 	}
 	if on := b.counter(t, "herald_paid_on", map[string]string{"bot": "default"}); on != 0 {
 		t.Errorf("herald_paid_on = %v, want 0", on)
+	}
+	// Off fleet-wide, for PaidRetryAfter.
+	lim, err := ratelimit.New(b.rdb, telegramLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := lim.WithPaid(ratelimit.Paid{Limit: paidLimit, Free: 30}).PaidState(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := time.Until(ps.Until); ps.On || ps.Reason != "balance" || left > worker.PaidRetryAfter || left < worker.PaidRetryAfter-time.Minute {
+		t.Errorf("paid state after the refusal: %+v (%v left), want off for %v", ps, left, worker.PaidRetryAfter)
 	}
 	for _, name := range []string{"herald_retries_total", "herald_archived_total"} {
 		if got := b.counter(t, name, nil); got != 0 {
