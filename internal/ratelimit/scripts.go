@@ -335,7 +335,14 @@ if not member then
 end
 
 -- Stage 1: the chat's turn. A chat's messages get turns one window apart,
--- so a long backlog neither crowds the bot-wide stage nor polls.
+-- so a long backlog neither crowds the bot-wide stage nor polls. When every
+-- window of the chat is one send per span (a private chat), a turn that is
+-- now is not written: only the last entry of a log binds such windows, and
+-- stage 3 reads the chat's sends, so a message that has to wait there for
+-- its chat writes its turn then (unturned); one that takes a bot-wide slot
+-- is spaced from by the chat's sends log. An idle chat's message then costs
+-- no write to its turns.
+local unturned = false
 if stage == 'n' and cw.maxn > 0 then
   local s
   if pw.maxn > 0 then
@@ -375,7 +382,11 @@ if stage == 'n' and cw.maxn > 0 then
   end
   if not s then
     s = earliest(KEYS[3], cw, math.max(now, pc))
-    add(KEYS[3], cw, s, member, true)
+    if s > now or cw.maxn > 1 then
+      add(KEYS[3], cw, s, member, true)
+    else
+      unturned = true
+    end
   end
   if s > now then return reserve('c', s, member) end
 end
@@ -391,6 +402,14 @@ end
 -- chat's windows over its actual sends.
 local cs = math.max(now, pc)
 if cw.maxn > 0 then cs = earliest(KEYS[4], cw, cs) end
+if unturned and cs > now and goAhead > 0 and cs - now <= goAhead then
+  -- Its chat's last send holds it back a little: that is its turn, as
+  -- stage 1 would have given it. It waits holding the turn, not a
+  -- bot-wide slot, so a priority message of the chat can take the turn.
+  add(KEYS[3], cw, cs, member, true)
+  return reserve('c', cs, member)
+end
+
 local sb
 -- An append-only bot log (windows above rangeMax sends) never takes a slot
 -- past the next free one: the gap before it could not be filled.
@@ -400,7 +419,13 @@ if goAhead == 0 or cs - now > goAhead or bw.maxn > rangeMax then
   -- the bot's next free slot, it comes back then, holding no bot-wide slot.
   sb = math.max(now, pb, pc)
   if bw.maxn > 0 then sb = fit(KEYS[1], bw, sb) end
-  if cs > sb then return reserve('q', cs, member) end
+  if cs > sb then
+    -- The chat's last send holds it back: when stage 1 did not write its
+    -- turn, its turn is now when that spacing ends, and the chat's next
+    -- message queues behind it.
+    if unturned then add(KEYS[3], cw, cs, member, true) end
+    return reserve('q', cs, member)
+  end
 else
   -- The caller sleeps through the wait: it takes the first bot-wide slot
   -- that fits at or after its chat's spacing, between slots promised to

@@ -92,6 +92,9 @@ type options struct {
 	// realTime runs the fake in Telegram's time and Herald at Telegram's
 	// limits, with a guard of 40ms.
 	realTime bool
+	// fakeUnlimited switches the fake's limits off; stopped leaves the
+	// worker to testBundle.start.
+	fakeUnlimited, stopped bool
 }
 
 // telegramLimits are Telegram's documented windows in its own time, with
@@ -122,6 +125,9 @@ func setupTB(t testing.TB, o options) *testBundle {
 		timeScale = 1
 	}
 	fcfg := telegramfake.Config{TimeScale: timeScale, CountMarkup: o.countMarkup, PaidBroadcast: o.fakePaid} // Telegram's limits are the fake's defaults
+	if o.fakeUnlimited {
+		fcfg.Bot, fcfg.Private, fcfg.Group = telegramfake.Unlimited, telegramfake.Unlimited, telegramfake.Unlimited
+	}
 	if len(o.bots) > 0 {
 		fcfg.Tokens = map[string]string{}
 		for i, name := range o.bots {
@@ -204,7 +210,9 @@ func setupTB(t testing.TB, o options) *testBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runWorker(t, w)
+	if !o.stopped {
+		runWorker(t, w)
+	}
 	rdb := srv.Client(t)
 	maxRetry := o.maxRetry
 	if maxRetry == 0 {
@@ -330,6 +338,9 @@ func toString(v any) string {
 
 // runWorker runs w until the test ends, and fails the test if Run returns
 // an error.
+// start runs the worker of a bundle set up with options.stopped.
+func (b *testBundle) start(t testing.TB) { runWorker(t, b.worker) }
+
 func runWorker(t testing.TB, w *worker.Worker) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
