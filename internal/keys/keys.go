@@ -195,6 +195,11 @@ func (s Space) Thread(chat, key string) string {
 // (internal/callbacks), by the reference their callback data carries.
 func (s Space) Callback(ref string) string { return s.prefix() + "cb:" + ref }
 
+// CallbackChats is the set of other chats where the buttons of a
+// subject may be pressed: the direct messages an escalation sent them to
+// (internal/callbacks, AllowChat).
+func (s Space) CallbackChats(ref string) string { return s.prefix() + "cbchats:" + ref }
+
 // CallbackQuery records one callback query (a press) by its id, so that a
 // press Telegram delivers again is acted on once.
 func (s Space) CallbackQuery(id string) string { return s.prefix() + "cbq:" + id }
