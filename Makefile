@@ -27,9 +27,14 @@ lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+# BENCH_SCENARIOS picks the scenarios of `make bench` and BENCH_FLAGS adds
+# flags, e.g. make bench BENCH_SCENARIOS=PAID,CEILING BENCH_FLAGS="-scales 1"
+# (paid broadcasts at 1000/s, and Herald's own ceiling; see bench/main.go).
+BENCH_SCENARIOS ?= S1,S2,S5,PAUSED,S2-429,S3,idle,S4,BOTS3
+BENCH_FLAGS ?=
 .PHONY: bench
-bench: ## Burst benchmark: S1, S2, S5, PAUSED, S2-429, S3, idle, S4 (digests) and BOTS3 (3 bots), 1 and 3 workers, 10x and real time
-	$(GO) run ./bench burst -scenarios S1,S2,S5,PAUSED,S2-429,S3,idle,S4,BOTS3
+bench: ## Burst benchmark: S1, S2, S5, PAUSED, S2-429, S3, idle, S4 (digests) and BOTS3 (3 bots), 1 and 3 workers, 10x and real time; BENCH_SCENARIOS=PAID,CEILING for paid broadcasts and the ceiling
+	$(GO) run ./bench burst -scenarios $(BENCH_SCENARIOS) $(BENCH_FLAGS)
 
 .PHONY: bench-quick
 bench-quick: ## Burst benchmark at 10x Telegram time only

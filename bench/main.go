@@ -23,7 +23,20 @@
 // with its own token and Telegram's limits at the fake) and gives each an
 // S2-shaped burst at once: one row per bot, measured against that bot's own
 // minimum drain, then the run as a whole ("all"), with the total rate in a
-// comment line.
+// comment line. PAID is 20,000 messages over 10,000 private chats, two
+// each, from the default bot with paid broadcasts on at 1,000 a second
+// (HERALD_PAID_BROADCAST, HERALD_PAID_LIMIT=1000/s) to a fake with paid
+// broadcasts enabled and Stars enough: its minimum drain is at Telegram's
+// paid limit (fleet.PaidWindows, 19 s at scale 1), and a comment line gives
+// the sends the fake charged and their Stars. CEILING lifts the limits out
+// of the way, the fake's bot-wide one to 100,000 a second and Herald's
+// (HERALD_LIMIT_BOT) to 10,000 per 100 ms, and sends 20,000 messages to
+// 20,000 private chats, one each, so that no chat limit binds either: it
+// measures how fast Herald itself goes (messages per second, in a comment
+// line, and Redis commands per message; -v prints them by command). It has
+// no minimum drain. Both are meant for scale 1:
+//
+//	go run ./bench burst -scenarios PAID,CEILING -scales 1   # or: make bench BENCH_SCENARIOS=PAID,CEILING BENCH_FLAGS="-scales 1"
 //
 // Columns: "min drain" is fleet.MinDrain, the earliest schedule Telegram's
 // documented limits allow (plus the flood wait for S2-429); "ratio" is drain
@@ -53,6 +66,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/test/fleet"
 	"github.com/herald-dev/herald/test/redistest"
@@ -66,11 +80,11 @@ var updates bool
 
 func main() {
 	if len(os.Args) < 2 || os.Args[1] != "burst" {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench burst [-scenarios S1,S2,S5,PAUSED,S2-429,S3,S4,BOTS3,idle] [-workers 1,3] [-scales 1,10]")
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench burst [-scenarios S1,S2,S5,PAUSED,S2-429,S3,S4,BOTS3,PAID,CEILING,idle] [-workers 1,3] [-scales 1,10]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet("burst", flag.ExitOnError)
-	scenarios := fs.String("scenarios", "S1,S2,S5,PAUSED,S2-429,S3,idle", "comma-separated scenarios: S1, S2, S5, PAUSED, S2-429, S3, S4, BOTS3 (3 bots, an S2 burst each), idle")
+	scenarios := fs.String("scenarios", "S1,S2,S5,PAUSED,S2-429,S3,idle", "comma-separated scenarios: S1, S2, S5, PAUSED, S2-429, S3, S4, BOTS3 (3 bots, an S2 burst each), PAID (paid broadcasts at 1000/s), CEILING (limits out of the way), idle")
 	workers := fs.String("workers", "1,3", "comma-separated worker process counts")
 	scales := fs.String("scales", "10,1", "comma-separated time scales (1 = real Telegram timing)")
 	seed := fs.Uint64("seed", 1, "shuffle seed")
@@ -180,7 +194,24 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 		row = append(row, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", fmt.Sprintf("%.1f", res.idleRate/float64(workers)), mib(rss))
 		return "| " + strings.Join(row, " | ") + " |", nil
 	}
-	return r.deliveryRow(row, name, res, after-before, rss), nil
+	return r.deliveryRow(row, name, res, after-before, rss) + comment(name, res.o, after-before), nil
+}
+
+// comment is the comment line under a PAID or CEILING row: the sends the
+// fake charged and their Stars, or the rate Herald reached; "" for the
+// other scenarios.
+func comment(name string, o fleet.Outcome, commands int64) string {
+	switch name {
+	case "PAID":
+		return fmt.Sprintf("\n<!-- PAID: %d paid sends, %d charged (%.1f Stars), %d refused -->", o.PaidSends, o.Charged, o.Stars, o.PaidRefused)
+	case "CEILING":
+		rate, cmds := 0.0, 0.0
+		if o.Drain > 0 && o.Delivered > 0 {
+			rate, cmds = float64(o.Delivered)/o.Drain.Seconds(), float64(commands)/float64(o.Delivered)
+		}
+		return fmt.Sprintf("\n<!-- CEILING: %.0f messages/s delivered, %.1f Redis commands/message -->", rate, cmds)
+	}
+	return ""
 }
 
 // rig is what one run measures: its own Redis, the fake Telegram Bot API,
@@ -212,6 +243,16 @@ func startRig(ctx context.Context, redisBin string, bins fleet.Binaries, dir, sc
 	}
 	r.srv = srv
 	fcfg := telegramfake.Config{TimeScale: scale} // Telegram's limits are the fake's defaults
+	limits := fleet.DefaultLimits(scale)
+	switch strings.ToUpper(scenario) {
+	case "PAID":
+		// Paid broadcasts enabled, and Stars for every message to be charged.
+		fcfg.PaidBroadcast = telegramfake.Paid{Enabled: true, Balance: 10000}
+		limits.Paid = fleet.PaidWindows
+	case "CEILING":
+		fcfg.Bot = telegramfake.Rate(ceilingFakeBot, time.Second)
+		limits.Bot = ratelimit.Per(ceilingHeraldBot, 100*time.Millisecond)
+	}
 	var bots map[string]string
 	if strings.EqualFold(scenario, "BOTS3") {
 		// Three bots, each with its own token and Telegram's limits.
@@ -228,7 +269,7 @@ func startRig(ctx context.Context, redisBin string, bins fleet.Binaries, dir, sc
 	}
 	r.fake = fake
 	r.f = &fleet.Fleet{Dir: runDir, Bins: bins, RedisURL: r.srv.URL(), APIURL: r.fake.URL(),
-		Token: telegramfake.DefaultToken, Bots: bots, Updates: updates, Limits: fleet.DefaultLimits(scale)}
+		Token: telegramfake.DefaultToken, Bots: bots, Updates: updates, Limits: limits}
 	if strings.EqualFold(scenario, "S4") {
 		r.f.ExtraEnv = digestEnv(scale)
 	}
@@ -259,6 +300,13 @@ func (r *rig) close() {
 		r.srv.Kill()
 	}
 }
+
+// CEILING's bot-wide limits: the fake's per second and Herald's per 100 ms
+// (the most sends a window may hold), both far above what Herald reaches.
+const (
+	ceilingFakeBot   = 100_000
+	ceilingHeraldBot = ratelimit.MaxWindowSends
+)
 
 // benchBots are the bots of the BOTS3 scenario.
 var benchBots = []string{"alpha", "bravo", "charlie"}
@@ -293,6 +341,10 @@ func (r *rig) play(ctx context.Context, scenario string, seed uint64) (played, e
 		res.ms = fleet.S2FloodWait(seed)
 	case "S4":
 		res.ms = fleet.S4(seed)
+	case "PAID":
+		res.ms = fleet.PaidBurst(seed)
+	case "CEILING":
+		res.ms = fleet.Ceiling(seed)
 	case "BOTS3":
 		// Each bot gets an S2-shaped burst of its own, all at once.
 		res.ms = fleet.ForBots(fleet.S2(seed), benchBots, seed)
@@ -313,7 +365,7 @@ func (r *rig) play(ctx context.Context, scenario string, seed uint64) (played, e
 		return res, fmt.Errorf("unknown scenario %q", scenario)
 	}
 	switch name {
-	case "S1", "S2", "S5":
+	case "S1", "S2", "S5", "PAID", "CEILING":
 		res.o, err = r.f.Deliver(ctx, r.fake, res.ms)
 	case "PAUSED":
 		res.o, err = r.f.DeliverPaused(ctx, r.fake, res.ms)
@@ -376,7 +428,7 @@ func (r *rig) deliveryRow(row []string, name string, res played, commands, rss i
 		p50, p95, p99 = ms3(o.Percentile(50)), ms3(o.Percentile(95)), ms3(o.Percentile(99))
 	}
 	row = append(row, fmt.Sprint(o.Sent), drain, minS, ratio, fmt.Sprint(o.TooMany), inside, fmt.Sprint(o.Requests), reqPerMsg,
-		fmt.Sprint(o.Lost), fmt.Sprint(o.Duplicates), ms3(fleet.MinSlack(r.fake.Messages(), r.scale)), cmdsPerMsg, p50, p95, p99, "-", mib(rss))
+		fmt.Sprint(o.Lost), fmt.Sprint(o.Duplicates), r.minSlack(name), cmdsPerMsg, p50, p95, p99, "-", mib(rss))
 	return "| " + strings.Join(row, " | ") + " |"
 }
 
@@ -399,12 +451,25 @@ func (r *rig) botRows(row []string, res played, commands, rss int64) string {
 	return strings.Join(lines, "\n")
 }
 
+// minSlack is the "min slack" column: none for CEILING, whose fake keeps
+// no documented bot-wide limit.
+func (r *rig) minSlack(name string) string {
+	if name == "CEILING" {
+		return "-"
+	}
+	return ms3(fleet.MinSlack(r.fake.Messages(), r.f.Limits))
+}
+
 // drainColumns are the "drain", "min drain" and "ratio" columns; S3 and
-// DOWN, which do not drain a backlog, have none.
+// DOWN, which do not drain a backlog, have none, and CEILING, which no
+// limit binds, only its drain.
 func (r *rig) drainColumns(name string, res played) (drain, minS, ratio string) {
 	drain, minS, ratio = "-", "-", "-"
 	if name == "S3" || name == "DOWN" {
 		return drain, minS, ratio
+	}
+	if name == "CEILING" {
+		return res.o.Drain.Round(time.Millisecond).String(), minS, ratio
 	}
 	minDrain := fleet.MinDrain(res.ms, r.f.Limits)
 	if name == "S2-429" {

@@ -29,7 +29,7 @@ const botsHelp = `Bots this Herald serves, separated by commas: 1 to 32 lower-ca
 	`A message or route names its bot ("bot": "pages"); one naming none goes to the bot "default". ` +
 	`Workers read the token of "default" from ` + EnvTelegramToken + ` or ` + EnvTelegramTokenFile + `, and that of any other bot ` +
 	`from HERALD_BOT_<NAME>_TOKEN or HERALD_BOT_<NAME>_TOKEN_FILE, the name upper-cased with - as _ ` +
-	`(HERALD_BOT_PAGES_TOKEN_FILE for pages); those have no flag. Producers need only the names.`
+	`(HERALD_BOT_PAGES_TOKEN_FILE for pages), and its paid broadcasts from HERALD_BOT_<NAME>_PAID_BROADCAST, _PAID_LIMIT and _PAID_BUDGET (see HERALD_PAID_BROADCAST); those have no flag. Producers need only the names.`
 
 // BotTokenEnv is the variable that holds the token of the bot called name:
 // TELEGRAM_BOT_TOKEN for the default bot, HERALD_BOT_<NAME>_TOKEN for any

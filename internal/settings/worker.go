@@ -134,6 +134,7 @@ func (w Worker) Validate() error {
 	w.Telegram.validate(&p)
 	w.validateBots(&p)
 	w.Worker.Check(&p)
+	w.validatePaid(&p)
 	validateQueueMap(&p, w.Worker.Queues)
 	if w.Listen != "" {
 		config.ValidateListen(&p, EnvWorkerListen, w.Listen, ":9091")
@@ -259,13 +260,13 @@ func botTokenSpecs(tokens map[string]BotToken) []config.Spec {
 // LogValue renders every setting with secrets masked, so a Worker can be
 // logged with slog.
 func (w Worker) LogValue() slog.Value {
-	return slog.GroupValue(config.LogAttrs(append(workerSpecs(&w), botTokenSpecs(w.BotTokens)...))...)
+	return slog.GroupValue(config.LogAttrs(slices.Concat(workerSpecs(&w), botTokenSpecs(w.BotTokens), botPaidSpecs(w.Worker.BotPaid)))...)
 }
 
 // String renders every setting as ENV=value with secrets masked, the
 // token variables of the bots after the others.
 func (w Worker) String() string {
-	return config.Render(append(workerSpecs(&w), botTokenSpecs(w.BotTokens)...))
+	return config.Render(slices.Concat(workerSpecs(&w), botTokenSpecs(w.BotTokens), botPaidSpecs(w.Worker.BotPaid)))
 }
 
 // WorkerSettings describes every worker setting in documentation order.
@@ -306,7 +307,7 @@ func LoadWorkerArgs(args []string, getenv func(string) string) (Worker, []string
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	if err := errors.Join(w.readBotTokens(getenv), w.Validate()); err != nil {
+	if err := errors.Join(w.readBotTokens(getenv), w.readBotPaid(getenv), w.Validate()); err != nil {
 		return Worker{}, nil, err
 	}
 	return w, rest, nil

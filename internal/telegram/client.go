@@ -81,6 +81,9 @@ func (c *Client) Send(ctx context.Context, m Message) (Sent, error) {
 	}
 	result, err := c.callFiles(ctx, method, params, files)
 	if err != nil {
+		if te, ok := AsError(err); ok && m.AllowPaidBroadcast && paidRefused(te) {
+			te.Reason = ReasonPaidRefused
+		}
 		return Sent{}, err
 	}
 	var msg struct {

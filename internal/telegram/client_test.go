@@ -64,7 +64,7 @@ func TestReasonsTemporary(t *testing.T) {
 		ReasonUnauthorized: true, reasonNotFound: true,
 		ReasonParseEntities: false, ReasonMigrated: false, ReasonBlocked: false, reasonKicked: false,
 		reasonForbidden: false, ReasonChatNotFound: false, ReasonTooLong: false, ReasonBadRequest: false,
-		reasonNotModified: false, ReasonMessageGone: false, reasonPhotoRejected: false,
+		reasonNotModified: false, ReasonMessageGone: false, reasonPhotoRejected: false, ReasonPaidRefused: false,
 	}
 	got := Reasons()
 	if len(got) != len(want) {

@@ -14,6 +14,12 @@
 // cancelling) is reported as ReasonTimeout with Ambiguous set, because
 // Telegram may already have delivered the message.
 //
+// A message may go as a paid broadcast (Message.AllowPaidBroadcast, Bot API
+// 7.11). Telegram documents no error for a refused one, so a 400 or 403 to
+// such a send that names the Stars balance or paid broadcasts, and that no
+// more specific reason explains, is ReasonPaidRefused: the caller sends it
+// again without the flag.
+//
 // The bot token is part of every request URL. The package removes it from
 // every error text, formatted value and log record it produces.
 package telegram

@@ -43,6 +43,12 @@ type Message struct {
 	// Photo, when set, sends a photo (sendPhoto) with Text, which may then
 	// be blank, as its caption: at most MaxCaption characters.
 	Photo *Photo
+	// AllowPaidBroadcast sends the message as a paid broadcast
+	// (allow_paid_broadcast, Bot API 7.11): the bot may send up to 1000
+	// messages a second, those beyond the free limit costing 0.1 Telegram
+	// Stars each. A refusal of the paid broadcast itself is
+	// ReasonPaidRefused.
+	AllowPaidBroadcast bool
 }
 
 // MaxCaption is the longest caption Telegram accepts on a photo, in
@@ -149,6 +155,7 @@ func (m Message) params() (tgbotapi.Params, *Error) {
 	}
 	p.AddBool("disable_notification", m.DisableNotification)
 	p.AddBool("protect_content", m.ProtectContent)
+	p.AddBool("allow_paid_broadcast", m.AllowPaidBroadcast)
 	p.AddNonZero("message_thread_id", m.MessageThreadID)
 	if m.DisableLinkPreview {
 		// Older Bot API servers know only the first field, newer ones

@@ -55,6 +55,12 @@ const (
 	// fetch its URL, did not take the file for an image, or found it too
 	// large.
 	reasonPhotoRejected Reason = "photo_rejected"
+	// ReasonPaidRefused is a 400 or 403 to a send with
+	// Message.AllowPaidBroadcast that refuses the paid broadcast: paid
+	// broadcasts are not enabled for the bot, or its Stars balance is too
+	// low. The message was not sent; sent again without the flag, at the
+	// free limit, it may go.
+	ReasonPaidRefused Reason = "paid_refused"
 )
 
 // allReasons lists every Reason in a fixed order.
@@ -63,7 +69,7 @@ var allReasons = []Reason{
 	ReasonParseEntities, ReasonMigrated, ReasonBlocked, reasonKicked,
 	reasonForbidden, ReasonChatNotFound, ReasonTooLong, ReasonBadRequest,
 	ReasonUnauthorized, reasonNotFound, reasonNotModified, ReasonMessageGone,
-	reasonPhotoRejected,
+	reasonPhotoRejected, ReasonPaidRefused,
 }
 
 // Reasons returns every Reason the package can report, for example to

@@ -18,6 +18,7 @@ type bot struct {
 
 	stats  Stats    // this bot's counters; its Bots field stays nil
 	limits *limiter // this bot's bot-wide and per-chat windows
+	wallet wallet   // this bot's paid broadcasts
 	faults botFaults
 	x      botState // updates, webhook, callback queries and photo files
 }

@@ -43,6 +43,10 @@ type limit []windowRule
 // Unlimited is the limit that switches a rule off.
 var Unlimited = limit{}
 
+// Rate is the limit of n sends in any span of per (Telegram time), for
+// Config.Private, Group or Bot.
+func Rate(n int, per time.Duration) limit { return limit{{N: n, Per: per}} }
+
 // Off reports whether the limit switches its rule off: empty but not nil.
 func (l limit) Off() bool { return l != nil && len(l) == 0 }
 
@@ -127,8 +131,16 @@ type Config struct {
 	// @names). Nil means defaultGroupLimit: 1 per second and 20 per minute.
 	Group limit
 	// Bot limits all chats together. Nil means defaultBotLimit: 30 per
-	// second.
+	// second. Rate builds another, such as a limit far above any client's
+	// reach for a benchmark of the client's own ceiling.
 	Bot limit
+
+	// PaidBroadcast is the paid broadcasts of every bot: enabled or not,
+	// and each bot's own Stars balance. The zero value is a bot without
+	// them. PaidBroadcastByBot sets them for the bots it names instead;
+	// Start refuses a name that is no bot of Token or Tokens.
+	PaidBroadcast      Paid
+	PaidBroadcastByBot map[string]Paid
 
 	// Tolerance is the fraction of a window by which a send may come early:
 	// a window {N, Per} admits a send once the accepted send N places
@@ -265,7 +277,7 @@ func (c Config) validate() error {
 	if math.IsNaN(c.Tolerance) || c.Tolerance > maxTolerance {
 		return fmt.Errorf("telegramfake: Config.Tolerance %v: want at most %v (negative for none)", c.Tolerance, maxTolerance)
 	}
-	return errors.Join(c.Private.validate("Private"), c.Group.validate("Group"), c.Bot.validate("Bot"), c.validateTokens())
+	return errors.Join(c.Private.validate("Private"), c.Group.validate("Group"), c.Bot.validate("Bot"), c.validateTokens(), c.validatePaid())
 }
 
 // tolerance is the effective tolerance of a Config after withDefaults.

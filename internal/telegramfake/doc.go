@@ -82,6 +82,30 @@
 // A chat named by @username gets a stable -100… id; the name in any letter
 // case and that id name one chat and share one flood-control scope.
 //
+// # Paid broadcasts
+//
+// Bot API 7.11 lets a bot pass allow_paid_broadcast to sendMessage and
+// sendPhoto "to allow up to 1000 messages per second, ignoring
+// broadcasting limits for a fee of 0.1 Telegram Stars per message", once
+// paid broadcasts are enabled in @BotFather, from the bot's Stars balance;
+// Telegram bills the requests that exceeded the regular limits. The fake
+// reads it so (Config.PaidBroadcast, per bot Config.PaidBroadcastByBot):
+// every accepted send counts in the bot's free windows (Config.Bot, 30 per
+// second) whether it was paid or not; a send without the flag is held to
+// them as ever; a paid send is admitted by the paid windows (1000 per
+// second, sliding, strict) or the free ones, and when the free ones alone
+// would have refused it, it is charged StarsPerCharge. Chat and group
+// limits hold for paid sends as for any other. A paid send from a bot
+// without paid broadcasts is refused with 400 ErrPaidNotEnabled, and a
+// charged one the balance cannot pay for with 400 ErrBalanceTooLow; neither
+// is delivered or counted in any window. Telegram documents neither
+// answer: see those constants for where their texts come from. Stats count
+// PaidSends, ChargedSends, StarsSpent and PaidRefused; records say Paid and
+// Charged. Reset refills the balances from the Config.
+//
+// Config.Bot may also be lifted far above any client's reach (Rate), to
+// measure a client's own ceiling with only chat limits in the way.
+//
 // # Time
 //
 // All durations in Config and in the fault methods are expressed in Telegram

@@ -170,7 +170,7 @@ func (s *Server) applyEdit(b *bot, req editRequest) (messageJSON, *apiError) {
 			"are exactly the same as a current content and reply markup of the message")
 	}
 
-	if v := b.limits.admit(now, chat.ID); v.scope != scopeNone {
+	if v := b.limits.admit(now, chat.ID, nil); v.scope != scopeNone {
 		return messageJSON{}, s.refuseLocked(b, v, chat.ID, username)
 	}
 	key := msgKey{chat.ID, rec.MessageID}

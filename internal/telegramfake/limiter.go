@@ -100,9 +100,13 @@ const (
 
 // verdict is the limiter's answer to one sendMessage request.
 type verdict struct {
-	scope      limitScope // scopeNone: admitted
+	scope      limitScope // scopeNone: admitted, unless unpaid
 	retryAfter int        // whole Telegram seconds announced in the 429
 	inside     bool       // refused inside a flood wait announced earlier
+	// charged: an admitted paid send beyond the free bot-wide limit, paid
+	// for from the bot's wallet. unpaid: such a send the wallet could not
+	// pay for, refused (scope stays scopeNone; nothing was recorded).
+	charged, unpaid bool
 }
 
 // minSweep is the number of chat scopes below which idle ones are kept.
@@ -112,9 +116,13 @@ const minSweep = 4096
 // for concurrent use; the Server guards it with its mutex.
 type limiter struct {
 	bot, private, group rule
-	penalty             time.Duration
-	scale               float64
-	unit                time.Duration
+	// paid is the bot-wide rule of sends with allow_paid_broadcast, and
+	// depth how many bot-wide send times both rules need.
+	paid    rule
+	depth   int
+	penalty time.Duration
+	scale   float64
+	unit    time.Duration
 
 	botScope  scope
 	chats     map[int64]*scope
@@ -130,8 +138,11 @@ func newLimiter(cfg Config) *limiter {
 		botN = func(n int) int { return 2 * n }
 	}
 	tol := cfg.tolerance()
+	bot, paid := compileRule(cfg.Bot, cfg.TimeScale, tol, botN), compileRule(paidBotLimit, cfg.TimeScale, tol, botN)
 	return &limiter{
-		bot:     compileRule(cfg.Bot, cfg.TimeScale, tol, botN),
+		bot:     bot,
+		paid:    paid,
+		depth:   max(bot.depth, paid.depth),
 		private: compileRule(cfg.Private, cfg.TimeScale, tol, chatN),
 		group:   compileRule(cfg.Group, cfg.TimeScale, tol, chatN),
 		penalty: toReal(cfg.Penalty, cfg.TimeScale),
@@ -187,30 +198,56 @@ func (l *limiter) extend(sc *scope) {
 	}
 }
 
-// admit decides whether a message to chatID may be sent at now. A request
-// inside an announced flood wait is refused by waiting. Otherwise the
-// bot-wide windows are asked first, then the chat's; only when both agree is
-// the send recorded against either, so a refused request costs the sender
-// nothing but the flood wait its 429 announces.
-func (l *limiter) admit(now time.Time, chatID int64) verdict {
+// admit decides whether a message to chatID may be sent at now; w is the
+// bot's wallet for a send with allow_paid_broadcast, nil for any other. A
+// request inside an announced flood wait is refused by waiting. Otherwise
+// the bot-wide windows are asked first, then the chat's; only when both
+// agree (and a charged send is paid for) is the send recorded against
+// either, so a refused request costs the sender nothing but the flood wait
+// its 429 announces.
+//
+// Every accepted send counts in the bot's free windows (Config.Bot). A
+// paid send is admitted when the paid windows (1000 per second) or the
+// free ones admit it; it is charged when the free ones alone would not.
+func (l *limiter) admit(now time.Time, chatID int64, w *wallet) verdict {
 	if v := l.waiting(now, chatID); v.scope != scopeNone {
 		return v
 	}
-	if at := l.bot.readyAt(&l.botScope); now.Before(at) {
+	free := l.bot.readyAt(&l.botScope)
+	at := free
+	if w != nil && !l.paid.off() && !l.bot.off() {
+		at = minTime(free, l.paid.readyAt(&l.botScope))
+	}
+	if now.Before(at) {
 		return l.announce(&l.botScope, scopeBot, now, at)
 	}
 	r := l.chatRule(chatID)
+	var sc *scope
 	if !r.off() {
-		sc := l.chatScope(chatID, now)
+		sc = l.chatScope(chatID, now)
 		if at := r.readyAt(sc); now.Before(at) {
 			return l.announce(sc, scopeChat, now, at)
 		}
+	}
+	v := verdict{charged: w != nil && now.Before(free)}
+	if v.charged && !w.pay() {
+		return verdict{unpaid: true}
+	}
+	if sc != nil {
 		sc.push(now, r.depth)
 	}
 	if !l.bot.off() {
-		l.botScope.push(now, l.bot.depth)
+		l.botScope.push(now, l.depth)
 	}
-	return verdict{}
+	return v
+}
+
+// minTime is the earlier of a and b.
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // announce refuses a request because the windows of sc admit again only at

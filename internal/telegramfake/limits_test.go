@@ -424,7 +424,7 @@ func TestLimiterForgetsIdleChats(t *testing.T) {
 	l := newLimiter(Config{}.withDefaults())
 	now := epoch
 	for i := range minSweep + 10 {
-		if v := l.admit(now, int64(i+1)); v.scope != scopeNone {
+		if v := l.admit(now, int64(i+1), nil); v.scope != scopeNone {
 			t.Fatalf("chat %d refused", i+1)
 		}
 		now = now.Add(time.Second) // keep the bot-wide rule quiet
@@ -435,13 +435,14 @@ func TestLimiterForgetsIdleChats(t *testing.T) {
 	// A chat keeps only as many send times as its widest window.
 	for range 100 {
 		now = now.Add(time.Minute)
-		l.admit(now, -5)
+		l.admit(now, -5, nil)
 	}
 	if n := len(l.chats[-5].times); n != 20 {
 		t.Errorf("group scope keeps %d send times, want 20", n)
 	}
-	if n := len(l.botScope.times); n != 30 {
-		t.Errorf("bot scope keeps %d send times, want 30", n)
+	// The bot keeps as many as its widest window, the paid one's 1000.
+	if n := len(l.botScope.times); n != 1000 {
+		t.Errorf("bot scope keeps %d send times, want 1000", n)
 	}
 }
 

@@ -52,6 +52,11 @@ type Message struct {
 	LastEdit *Edit `json:"last_edit,omitempty"`
 	// Deleted is set by Server.DeleteMessage.
 	Deleted bool `json:"deleted,omitempty"`
+	// Paid says the message was sent with allow_paid_broadcast, and
+	// Charged that it went beyond the bot's free limit and cost
+	// StarsPerCharge.
+	Paid    bool `json:"paid,omitempty"`
+	Charged bool `json:"charged,omitempty"`
 	// At is when the message was accepted, read from Config.Now.
 	At time.Time `json:"at"`
 }
@@ -125,6 +130,15 @@ type Stats struct {
 	// TooManySetWebhook counts setWebhook calls refused with 429 because
 	// the bot set a webhook less than a second before.
 	TooManySetWebhook int64 `json:"too_many_set_webhook"`
+	// PaidSends counts accepted messages sent with allow_paid_broadcast,
+	// and ChargedSends those of them beyond the free bot-wide limit, which
+	// cost StarsPerCharge each: StarsSpent in all. PaidRefused counts paid
+	// sends refused because paid broadcasts are not enabled or the balance
+	// was too low (in Rejected too).
+	PaidSends    int64   `json:"paid_sends"`
+	ChargedSends int64   `json:"charged_sends"`
+	StarsSpent   float64 `json:"stars_spent"`
+	PaidRefused  int64   `json:"paid_refused"`
 	// Bots holds the counters of each bot, keyed by its name (see Bots);
 	// every bot the fake serves has an entry. It is nil inside an entry.
 	Bots map[string]Stats `json:"bots,omitempty"`
@@ -226,6 +240,7 @@ func (s *Server) resetLocked() {
 	for _, b := range s.bots {
 		b.stats = Stats{TooManyByChat: make(map[string]int64)}
 		b.limits = newLimiter(s.cfg)
+		b.wallet = newWallet(s.cfg.paidOf(b.name))
 		b.faults = botFaults{}
 	}
 	s.behaviors = make(map[int64]ChatBehavior)

@@ -24,6 +24,7 @@ type sendRequest struct {
 	reply               *replyRequest         // nil: no reply
 	markup              *inlineKeyboardMarkup // nil: no inline keyboard
 	photo               *photo                // set by sendPhoto; text is then the caption
+	paid                bool                  // allow_paid_broadcast
 }
 
 // linkPreviewOptions is the part of LinkPreviewOptions the fake reads and
@@ -226,6 +227,7 @@ func parseSendRequest(p map[string]string, countMarkup bool) (sendRequest, *apiE
 		req.threadID = id
 	}
 	req.disableNotification = paramBool(p["disable_notification"])
+	req.paid = paramBool(p["allow_paid_broadcast"])
 	req.protectContent = paramBool(p["protect_content"])
 	req.linkPreviewDisabled = paramBool(p["disable_web_page_preview"])
 	if v := strings.TrimSpace(p["link_preview_options"]); v != "" {
@@ -283,8 +285,9 @@ func (s *Server) deliver(b *bot, req sendRequest) (messageJSON, *apiError) {
 		return messageJSON{}, e
 	}
 
-	if v := b.limits.admit(now, chat.ID); v.scope != scopeNone {
-		return messageJSON{}, s.refuseLocked(b, v, chat.ID, username)
+	v, e := s.admitLocked(b, req, now, chat.ID, username)
+	if e != nil {
+		return messageJSON{}, e
 	}
 
 	s.nextID[chat.ID]++
@@ -302,6 +305,8 @@ func (s *Server) deliver(b *bot, req sendRequest) (messageJSON, *apiError) {
 		LinkPreviewDisabled: req.linkPreviewDisabled,
 		ReplyTo:             replyTo,
 		ReplyMarkup:         req.markup,
+		Paid:                req.paid,
+		Charged:             v.charged,
 		At:                  now,
 	}
 	if req.photo != nil {
@@ -310,7 +315,41 @@ func (s *Server) deliver(b *bot, req sendRequest) (messageJSON, *apiError) {
 	}
 	s.messages = append(s.messages, rec)
 	s.indexLocked()
-	s.tallyLocked(b, func(st *Stats) { st.Accepted++ })
+	s.tallyLocked(b, func(st *Stats) {
+		st.Accepted++
+		if req.paid {
+			st.PaidSends++
+		}
+		if v.charged {
+			st.ChargedSends++
+			st.StarsSpent = chargedStars(st.ChargedSends)
+		}
+	})
 	s.notifyLocked()
 	return s.renderAsLocked(&s.messages[len(s.messages)-1], true, req.plain), nil
+}
+
+// admitLocked applies b's flood control to req, a send to chatID, and
+// for a paid one (allow_paid_broadcast) b's paid broadcasts: refused when
+// they are not enabled, charged beyond the free limit, refused when the
+// balance cannot pay for the charge. The refusals of a paid send say so in
+// their description and are counted in Stats.PaidRefused.
+func (s *Server) admitLocked(b *bot, req sendRequest, now time.Time, chatID int64, username string) (verdict, *apiError) {
+	var w *wallet
+	if req.paid {
+		if !b.wallet.enabled {
+			s.tallyLocked(b, func(st *Stats) { st.PaidRefused++ })
+			return verdict{}, badRequest(strings.TrimPrefix(ErrPaidNotEnabled, "Bad Request: "))
+		}
+		w = &b.wallet
+	}
+	v := b.limits.admit(now, chatID, w)
+	switch {
+	case v.scope != scopeNone:
+		return v, s.refuseLocked(b, v, chatID, username)
+	case v.unpaid:
+		s.tallyLocked(b, func(st *Stats) { st.PaidRefused++ })
+		return v, badRequest(strings.TrimPrefix(ErrBalanceTooLow, "Bad Request: "))
+	}
+	return v, nil
 }

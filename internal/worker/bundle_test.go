@@ -84,9 +84,28 @@ type options struct {
 	// callbacks, when set, turns status callbacks on with this master key
 	// (and 127.0.0.1 allowed); the events wait in their queue.
 	callbacks string
+	// paid, when set, is the default bot's paid broadcasts (the worker then
+	// counts retry_after, and Telegram's free second, in the fake's
+	// shorter seconds), and fakePaid the fake's paid broadcasts.
+	paid     *worker.PaidBroadcast
+	fakePaid telegramfake.Paid
+	// realTime runs the fake in Telegram's time and Herald at Telegram's
+	// limits, with a guard of 40ms.
+	realTime bool
 	// fakeUnlimited switches the fake's limits off; stopped leaves the
 	// worker to testBundle.start.
 	fakeUnlimited, stopped bool
+}
+
+// telegramLimits are Telegram's documented windows in its own time, with
+// a guard that a busy machine's late wake-ups stay well inside.
+func telegramLimits() ratelimit.Config {
+	return ratelimit.Config{
+		Bot:     ratelimit.Per(30, time.Second),
+		Private: ratelimit.Per(1, time.Second),
+		Group:   ratelimit.Per(1, time.Second).And(ratelimit.Per(20, time.Minute)),
+		Guard:   40 * time.Millisecond,
+	}
 }
 
 // botToken is the token the fake gives the bot named name in tests.
@@ -101,7 +120,11 @@ func setupB(b *testing.B) *testBundle { return setupTB(b, options{}) }
 func setupTB(t testing.TB, o options) *testBundle {
 	t.Helper()
 	srv := redistest.Start(t)
-	fcfg := telegramfake.Config{TimeScale: scale, CountMarkup: o.countMarkup} // Telegram's limits are the fake's defaults
+	timeScale := float64(scale)
+	if o.realTime {
+		timeScale = 1
+	}
+	fcfg := telegramfake.Config{TimeScale: timeScale, CountMarkup: o.countMarkup, PaidBroadcast: o.fakePaid} // Telegram's limits are the fake's defaults
 	if o.fakeUnlimited {
 		fcfg.Bot, fcfg.Private, fcfg.Group = telegramfake.Unlimited, telegramfake.Unlimited, telegramfake.Unlimited
 	}
@@ -150,8 +173,16 @@ func setupTB(t testing.TB, o options) *testBundle {
 	logs := &syncBuffer{}
 	reg := prometheus.NewRegistry()
 	limits := scaledLimits()
+	if o.realTime {
+		limits = telegramLimits()
+	}
 	if o.limits != nil {
 		limits = *o.limits
+	}
+	var paid worker.PaidBroadcast
+	var unit time.Duration
+	if o.paid != nil {
+		paid, unit = *o.paid, fake.RetryAfterUnit()
 	}
 	var events *statushook.Emitter
 	if o.callbacks != "" {
@@ -166,6 +197,8 @@ func setupTB(t testing.TB, o options) *testBundle {
 		Sender:          sender,
 		Bots:            bots,
 		Limits:          limits,
+		Paid:            paid,
+		RetryAfterUnit:  unit,
 		Concurrency:     o.concurrency,
 		Waiters:         o.waiters,
 		BackoffBase:     100 * time.Millisecond,
@@ -253,7 +286,7 @@ func (b *testBundle) counter(t *testing.T, name string, labels map[string]string
 					continue metric
 				}
 			}
-			sum += m.GetCounter().GetValue()
+			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
 		}
 	}
 	return sum

@@ -23,6 +23,7 @@ const (
 	actShrink                      // Telegram counted the part as too long: split the rest shorter
 	actFollow                      // the group became a supergroup: send there
 	actBlock                       // the chat blocked or removed the bot: mark it, fail the message
+	actStopPaid                    // Telegram refused a paid broadcast: turn paid broadcasts off, send at the free limit
 )
 
 // action is decide's answer.
@@ -48,8 +49,8 @@ type situation struct {
 	mode  markup.Mode
 	limit int
 	// migrations and pauses count the migrations followed and the 429s met
-	// in this attempt.
-	migrations, pauses int
+	// in this attempt, paidRefusals the paid broadcasts Telegram refused.
+	migrations, pauses, paidRefusals int
 	// retryAfterUnit is how long one second of retry_after lasts.
 	retryAfterUnit time.Duration
 }
@@ -97,6 +98,13 @@ func decide(err error, s situation) action {
 			return action{kind: actShrink, reason: reason, err: tg, limit: next}
 		}
 		return action{kind: actArchive, reason: reason, err: tg}
+	case telegram.ReasonPaidRefused:
+		if s.paidRefusals >= maxPaidRefusals {
+			// Paid broadcasts were turned off and Telegram still refuses:
+			// whatever it is, back off.
+			return s.retry(reason, tg)
+		}
+		return action{kind: actStopPaid, reason: paidReason(tg.Description), err: tg}
 	case telegram.ReasonMigrated:
 		if tg.MigrateTo == 0 || s.migrations >= 2 {
 			return action{kind: actArchive, reason: "chat_migrated", err: tg}
@@ -113,6 +121,11 @@ func decide(err error, s situation) action {
 	a.maybeSent = tg.Reason == telegram.ReasonTimeout
 	return a
 }
+
+// maxPaidRefusals is how many refusals of a paid broadcast one attempt
+// meets before it backs off: after the first, paid broadcasts are off and
+// the next send carries no flag.
+const maxPaidRefusals = 2
 
 // retry backs off, or archives the task when its budget is spent.
 func (s situation) retry(reason string, err error) action {

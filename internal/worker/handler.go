@@ -51,6 +51,7 @@ type bot struct {
 	resolver chatResolver // nil: @usernames are sent as they are
 	editor   editor       // nil: edits go out as replies
 	limiter  *ratelimit.Limiter
+	paid     *paidWatch // whether its paid broadcasts are on, as this process saw last
 }
 
 // handler processes SendMessage tasks.
@@ -129,6 +130,11 @@ type delivery struct {
 	// ask again with.
 	lates  int
 	resume string
+	// paid and charged say the part being sent goes as a paid broadcast,
+	// and one Telegram bills; paidRefusals counts the refusals of paid
+	// broadcasts met.
+	paid, charged bool
+	paidRefusals  int
 }
 
 // turn is the slot a part is sent in: the limiter's name for it, its
@@ -137,6 +143,14 @@ type delivery struct {
 type turn struct {
 	slot, resume string
 	by           time.Time
+	// paid and charged are the decision's (ratelimit.Decision), made at at.
+	paid, charged bool
+	at            time.Time
+}
+
+// turnOf is the turn of a Go decision, to be sent by by.
+func turnOf(dc ratelimit.Decision, by time.Time) turn {
+	return turn{slot: dc.Slot, resume: dc.Resume, by: by, paid: dc.Paid, charged: dc.Charged, at: dc.At}
 }
 
 // Handle implements broker.Handler: it sends the message's parts, each at
@@ -185,6 +199,7 @@ func (h *handler) Handle(ctx context.Context, t broker.Task) error {
 		if !d.loaded && h.load(r, d, record) {
 			return h.announce(ctx, r, d)
 		}
+		h.notePaid(ctx, r, d, tn)
 		var sent telegram.Sent
 		if d.edit && d.prog.done == 0 {
 			sent, err = r.bot.editor.Edit(sctx, d.editOf())
@@ -251,6 +266,7 @@ func (d *delivery) part() telegram.Message {
 		ProtectContent:      d.msg.ProtectContent,
 		MessageThreadID:     d.msg.MessageThreadID,
 		DisableLinkPreview:  d.msg.DisableLinkPreview,
+		AllowPaidBroadcast:  d.paid,
 	}
 	switch {
 	case i == 0:
@@ -316,6 +332,7 @@ func (h *handler) delivered(ctx context.Context, r *run, d *delivery, sent teleg
 		outcome = "downgraded"
 	}
 	h.metrics.Sent.WithLabelValues(r.bot.name, r.Queue, outcome).Inc()
+	h.paidSent(r, d)
 	if i == 0 && !d.msg.CreatedAt.IsZero() {
 		h.metrics.Latency.Observe(time.Since(d.msg.CreatedAt).Seconds())
 	}
@@ -328,9 +345,11 @@ func (h *handler) recover(ctx context.Context, r *run, d *delivery, slot string,
 	i := d.prog.done
 	s := r.situation()
 	s.text, s.mode, s.limit = d.texts[i], d.modes[i], limitAt(d.msg, d.prog, i)
-	s.migrations, s.pauses, s.retryAfterUnit = d.migrations, d.pauses, h.retryAfterUnit
+	s.migrations, s.pauses, s.retryAfterUnit, s.paidRefusals = d.migrations, d.pauses, h.retryAfterUnit, d.paidRefusals
 	a := decide(err, s)
 	switch a.kind {
+	case actStopPaid:
+		return h.stopPaid(ctx, r, d, a)
 	case actPause:
 		d.pauses++
 		h.metrics.TooMany.WithLabelValues(r.bot.name).Inc()
@@ -530,7 +549,7 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 		h.metrics.RateWait.Observe(dc.Wait.Seconds())
 		if dc.Kind == ratelimit.Go && dc.Wait <= 0 {
 			if !lt.tooLate(time.Since(asked)) {
-				return record, turn{slot: dc.Slot, resume: dc.Resume, by: lt.by(asked)}, nil
+				return record, turnOf(dc, lt.by(asked)), nil
 			}
 			// The answer took longer than half the guard: the slot is in
 			// the past by then, and the sends reserved after it count
@@ -553,7 +572,7 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 			case k == ratelimit.Blocked, k == ratelimit.Cancelled:
 				return "", turn{}, h.stopped(ctx, r, k)
 			case k == ratelimit.Go && !lt.tooLate(time.Since(due)):
-				return record, turn{slot: dc.Slot, resume: dc.Resume, by: lt.by(due)}, nil
+				return record, turnOf(dc, lt.by(due)), nil
 			}
 		}
 		// Again (or a slot that moved): ask once more with the reservation

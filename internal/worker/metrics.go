@@ -71,6 +71,19 @@ type metrics struct {
 	// aggregation set a dead aggregator left behind.
 	DigestReclaimed prometheus.Counter
 
+	// PaidSends counts parts Telegram accepted as paid broadcasts, by bot;
+	// PaidCharged those of them beyond the free 30 a second, which
+	// Telegram bills, and PaidStars what they cost (0.1 Stars each).
+	PaidSends, PaidCharged, PaidStars *prometheus.CounterVec
+	// PaidFallbacks counts the times a bot's paid broadcasts went off, by
+	// bot and reason: Telegram refused one ("balance", "not_enabled",
+	// "refused"; counted by the process that met it) or the day's budget
+	// was spent ("budget"; counted by every process that saw it).
+	PaidFallbacks *prometheus.CounterVec
+	// PaidOn is 1 while a bot's paid broadcasts are on, 0 while it sends at
+	// its free limit, as this process's last decision for it said.
+	PaidOn *prometheus.GaugeVec
+
 	bots []string // the worker's bots, for InitQueues
 }
 
@@ -87,6 +100,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.createRateLimitMetrics()
 	m.createFailureMetrics()
 	m.createDigestMetrics()
+	m.createPaidMetrics()
 	if reg != nil {
 		reg.MustRegister(m.collectors()...)
 	}
@@ -184,6 +198,45 @@ func (m *metrics) createDigestMetrics() {
 	})
 }
 
+// createPaidMetrics creates the series about paid broadcasts.
+func (m *metrics) createPaidMetrics() {
+	m.PaidSends = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_paid_sends_total",
+		Help: "Messages (parts) Telegram accepted as paid broadcasts (allow_paid_broadcast), by bot.",
+	}, []string{"bot"})
+	m.PaidCharged = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_paid_charged_sends_total",
+		Help: "Paid broadcasts beyond the free 30 a second, which Telegram bills at 0.1 Stars each, by bot.",
+	}, []string{"bot"})
+	m.PaidStars = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_paid_stars_spent_total",
+		Help: "Telegram Stars the charged paid broadcasts cost (0.1 each), by bot.",
+	}, []string{"bot"})
+	m.PaidFallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_paid_fallbacks_total",
+		Help: "Times a bot's paid broadcasts went off and it fell back to its free limit, by bot and reason: Telegram refused a paid send (balance, not_enabled, refused) or the day's Stars budget was spent (budget).",
+	}, []string{"bot", "reason"})
+	m.PaidOn = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "herald_paid_on",
+		Help: "1 while a bot's paid broadcasts are on, 0 while it sends at its free limit, as this worker's last send decision for it said.",
+	}, []string{"bot"})
+}
+
+// initPaid creates the paid-broadcast series of the bots whose paid
+// broadcasts are configured, herald_paid_on at 1 until a decision says
+// otherwise.
+func (m *metrics) initPaid(bots []string) {
+	for _, b := range bots {
+		m.PaidSends.WithLabelValues(b)
+		m.PaidCharged.WithLabelValues(b)
+		m.PaidStars.WithLabelValues(b)
+		for _, r := range paidReasons {
+			m.PaidFallbacks.WithLabelValues(b, r)
+		}
+		m.PaidOn.WithLabelValues(b).Set(1)
+	}
+}
+
 // initBots creates the series whose label values are known once the bots
 // are: every digest outcome, and every retry and archive reason of each bot.
 func (m *metrics) initBots(bots []string) {
@@ -209,7 +262,7 @@ func (m *metrics) initBots(bots []string) {
 // collectors lists every metric, in the order they are registered.
 func (m *metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.Sent, m.TooMany, m.Pauses, m.PauseSeconds, m.Retries, m.Archived, m.Deferrals, m.RateWait, m.LateSlots, m.Latency, m.PossibleDuplicates, m.SkippedAlreadySent, m.Cancelled, m.LeaseRecovered,
-		m.DigestItems, m.DigestMessages, m.DigestReclaimed}
+		m.DigestItems, m.DigestMessages, m.DigestReclaimed, m.PaidSends, m.PaidCharged, m.PaidStars, m.PaidFallbacks, m.PaidOn}
 }
 
 // InitQueues creates the per-queue series at zero for every queue the worker

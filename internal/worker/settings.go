@@ -41,7 +41,7 @@ const (
 // Specs binds the worker's own settings to c's fields, in documentation
 // order.
 func (c *Config) Specs() []config.Spec {
-	return []config.Spec{
+	return append([]config.Spec{
 		config.NewSpec(EnvRetryAfterUnit, config.FmtDur(defaultRetryAfterUnit), "Length of one second of a 429's retry_after; change it only for a fake Bot API that runs Telegram's clock faster.",
 			config.DurationVar(&c.RetryAfterUnit)),
 		config.NewSpec(EnvConcurrency, strconv.Itoa(defaultConcurrency), "Number of tasks processed at the same time.", config.IntVar(&c.Concurrency)),
@@ -60,7 +60,7 @@ func (c *Config) Specs() []config.Spec {
 			config.DurationVar(&c.LeaseRecoveryAfter)),
 		config.NewSpec(EnvMaxIdle, config.FmtDur(broker.DefaultMaxIdle), `Longest time an idle worker goes without looking at its queues (one LLEN each); new messages wake it at once, so this bounds only tasks made ready without news (the web UI's "run", plain asynq clients).`,
 			config.DurationVar(&c.MaxIdle)),
-	}
+	}, paidSpecs(&c.Paid)...)
 }
 
 // Check records every one of the worker's own settings that is out of
@@ -95,4 +95,5 @@ func (c Config) Check(p *config.Problems) {
 	if err := broker.CheckLeaseRecovery(c.LeaseRecoveryAfter); err != nil {
 		p.Add(EnvLeaseRecovery, "%v", err)
 	}
+	c.Paid.Check(p, DefaultPaidNames(), c.RetryAfterUnit, c.Limits.EffectiveGuard())
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/worker"
 )
 
@@ -23,6 +24,9 @@ var samples = map[string]struct{ in, out string }{
 	worker.EnvSentRetention:   {"48h", "48h"},
 	worker.EnvLeaseRecovery:   {"20s", "20s"},
 	worker.EnvMaxIdle:         {"2s", "2s"},
+	worker.EnvPaidBroadcast:   {"true", "true"},
+	worker.EnvPaidLimit:       {"50/100ms", "50/100ms"},
+	worker.EnvPaidBudget:      {"25", "25"},
 }
 
 // TestSettingsRoundTrip loads every setting of worker.Config from the
@@ -56,7 +60,7 @@ func TestSettingsRoundTrip(t *testing.T) {
 	if err := p.Err(); err != nil {
 		t.Fatalf("the samples do not pass Check: %v", err)
 	}
-	if c.Concurrency != 8 || c.Waiters != -1 || c.SentRetention != 48*time.Hour || !c.StrictPriority {
+	if c.Concurrency != 8 || c.Waiters != -1 || c.SentRetention != 48*time.Hour || !c.StrictPriority || !c.Paid.On || c.Paid.Budget != 25 {
 		t.Fatalf("the settings did not reach the Config: %+v", c)
 	}
 }
@@ -77,6 +81,15 @@ func TestCheck(t *testing.T) {
 		{func(c *worker.Config) { c.RetryAfterUnit = 2 * time.Second }, "TELEGRAM_RETRY_AFTER_UNIT (-telegram-retry-after-unit) must be above 0 and at most 1s"},
 		{func(c *worker.Config) { c.MaxIdle = time.Millisecond }, "HERALD_MAX_IDLE (-max-idle) must be between 100ms and 10m"},
 		{func(c *worker.Config) { c.ShutdownTimeout = -time.Second }, "HERALD_SHUTDOWN_TIMEOUT (-shutdown-timeout) must be > 0"},
+		{func(c *worker.Config) {
+			c.Paid = worker.PaidBroadcast{On: true, Limit: ratelimit.Per(2000, time.Second)}
+		},
+			"HERALD_PAID_LIMIT (-paid-limit) allows 2000/s, above Telegram's cap of 1000 sends per 1s for paid broadcasts; lower it to at most 1000/s"},
+		{func(c *worker.Config) {
+			c.Paid = worker.PaidBroadcast{On: true, Limit: ratelimit.Per(5, 5*time.Millisecond)}
+		},
+			"HERALD_PAID_LIMIT (-paid-limit) has the window 5/5ms, not longer than HERALD_LIMIT_GUARD"},
+		{func(c *worker.Config) { c.Paid = worker.PaidBroadcast{On: true, Budget: -5} }, "HERALD_PAID_BUDGET (-paid-budget) must be 0 (no budget)"},
 	}
 	for _, tc := range tests {
 		c := worker.Config{}.WithDefaults()

@@ -47,6 +47,11 @@ type Config struct {
 	Bots map[string]Sender
 	// Limits are the fleet-wide rate limits (see ratelimit.Config defaults).
 	Limits ratelimit.Config
+	// Paid is the default bot's paid broadcasts (HERALD_PAID_BROADCAST,
+	// HERALD_PAID_LIMIT, HERALD_PAID_BUDGET) and BotPaid every other
+	// bot's, by name; off unless set.
+	Paid    PaidBroadcast
+	BotPaid map[string]PaidBroadcast
 	// Queues maps queue names to weights; default critical=6, default=3, low=1.
 	Queues map[string]int
 	// StrictPriority empties higher queues first instead of weighting.
@@ -149,6 +154,9 @@ func (c Config) WithDefaults() Config {
 	}
 	c.Limits = c.Limits.WithDefaults()
 	c.Digest = c.Digest.WithDefaults()
+	if c.Paid.Limit == nil {
+		c.Paid.Limit = slices.Clone(DefaultPaidLimit)
+	}
 	return c
 }
 
@@ -212,6 +220,7 @@ func (c Config) validate() error {
 	}
 	var p config.Problems
 	c.Check(&p)
+	c.checkBotPaid(&p)
 	c.Ledger.Check(&p)
 	if err := p.Err(); err != nil {
 		errs = append(errs, err)
@@ -271,9 +280,11 @@ func New(cfg Config) (*Worker, error) {
 		waiters:        make(chan struct{}, cfg.waiterPlaces()), waitLong: cfg.WaitLong, stopping: make(chan struct{}),
 	}
 	metrics.initBots(cfg.BotNames())
+	metrics.initPaid(cfg.paidBots())
 	for name, s := range cfg.senders() {
 		ed, _ := s.(editor)
-		h.bots[name] = &bot{name: name, keys: keys.Bot(name), sender: s, resolver: resolverOf(s), editor: ed, limiter: lim.ForBot(name)}
+		h.bots[name] = &bot{name: name, keys: keys.Bot(name), sender: s, resolver: resolverOf(s), editor: ed, limiter: cfg.paidLimiter(lim.ForBot(name), name),
+			paid: newPaidWatch(cfg.paidOf(name).On)}
 	}
 	// Digests hand their messages to the ordinary send path through an
 	// Enqueuer of the worker's own; a digest message's markup can be long

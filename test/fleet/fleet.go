@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/internal/worker"
 )
 
 // Telegram's documented limits for bots, in Telegram time: each private chat
@@ -29,6 +30,9 @@ var (
 	GroupWindows    = ratelimit.Limit{{N: 1, Per: time.Second}, {N: 20, Per: time.Minute}}
 	BotWindows      = ratelimit.Limit{{N: 30, Per: time.Second}}
 	PriorityWindows = ratelimit.DefaultPriority
+	// PaidWindows is the bot-wide limit of paid broadcasts (Bot API 7.11:
+	// "up to 1000 messages per second").
+	PaidWindows = ratelimit.Limit{{N: 1000, Per: time.Second}}
 )
 
 // Limits are Herald's limits at a time scale. The windows are in Telegram
@@ -46,6 +50,19 @@ type Limits struct {
 	// than the fake asks; scaling the cap keeps a capped pause as long, in
 	// Telegram time, as at scale 1.
 	PauseBotMax time.Duration
+	// Paid, when set, turns the bot's paid broadcasts on at this bot-wide
+	// limit (HERALD_PAID_BROADCAST, HERALD_PAID_LIMIT; Telegram time), and
+	// Telegram's own bot-wide limit for the fleet becomes PaidWindows.
+	Paid ratelimit.Limit
+}
+
+// botWindows is Telegram's bot-wide limit for the fleet's bot: PaidWindows
+// with paid broadcasts, BotWindows without.
+func (l Limits) botWindows() ratelimit.Limit {
+	if len(l.Paid) > 0 {
+		return PaidWindows
+	}
+	return BotWindows
 }
 
 // DefaultPauseBotMax is Herald's default cap on a bot-wide pause.
@@ -96,6 +113,9 @@ func (l Limits) WorkerEnv() []string {
 		if len(s.ws) > 0 {
 			env = append(env, s.name+"="+l.Setting(s.ws))
 		}
+	}
+	if len(l.Paid) > 0 {
+		env = append(env, worker.EnvPaidBroadcast+"=true", worker.EnvPaidLimit+"="+l.Setting(l.Paid))
 	}
 	if l.PauseBotMax > 0 {
 		env = append(env, "HERALD_PAUSE_BOT_MAX="+l.Real(l.PauseBotMax).Round(time.Microsecond).String())

@@ -32,7 +32,9 @@ func IsGroup(chat string) bool { return chat != "" && (chat[0] == '-' || chat[0]
 // best approach MinDrain (and land under it by no more than the tolerance).
 //
 // Telegram's limits are per bot: messages of several bots (Message.Bot)
-// drain side by side, and MinDrain is the longest of the bots' own.
+// drain side by side, and MinDrain is the longest of the bots' own. With
+// paid broadcasts (l.Paid) the bot-wide limit is Telegram's paid one,
+// PaidWindows.
 func MinDrain(ms []Message, l Limits) time.Duration {
 	byBot := map[string][]Message{}
 	for _, m := range ms {
@@ -60,7 +62,8 @@ func MinDrain(ms []Message, l Limits) time.Duration {
 			chats[i].ws = GroupWindows
 		}
 	}
-	return l.Real(max(greedyDrain(chats, BotWindows), drainBound(chats, BotWindows)))
+	bot := l.botWindows()
+	return l.Real(max(greedyDrain(chats, bot), drainBound(chats, bot)))
 }
 
 // drainChat is one chat of the schedule: messages left to send, its
@@ -172,7 +175,7 @@ func cloneChats(chats []drainChat) []drainChat {
 // none when every window was kept.
 func CheckWindows(delivered []telegramfake.Message, scale, tolerance float64) []string {
 	var out []string
-	eachGap(delivered, scale, func(who string, w ratelimit.Window, i int, gap, span time.Duration) {
+	eachGap(delivered, Limits{Scale: scale}, func(who string, w ratelimit.Window, i int, gap, span time.Duration) {
 		if least := span - time.Duration(float64(span)*tolerance); gap < least {
 			out = append(out, fmt.Sprintf("%s: messages %d and %d %v apart, want at least %v (%d per %v)",
 				who, i-w.N, i, gap, least, w.N, span))
@@ -183,12 +186,13 @@ func CheckWindows(delivered []telegramfake.Message, scale, tolerance float64) []
 
 // MinSlack is the least, over every documented window and every pair of
 // deliveries N apart, of how much longer than the window's span the pair
-// was apart, in real time: how much of its guard Herald kept at Telegram's
-// door. It is negative when a window was broken; zero when nothing was
-// delivered N apart.
-func MinSlack(delivered []telegramfake.Message, scale float64) time.Duration {
+// was apart, in real time at l's scale: how much of its guard Herald kept
+// at Telegram's door. The bot-wide window is PaidWindows when l has paid
+// broadcasts. It is negative when a window was broken; zero when nothing
+// was delivered N apart.
+func MinSlack(delivered []telegramfake.Message, l Limits) time.Duration {
 	least, seen := time.Duration(0), false
-	eachGap(delivered, scale, func(_ string, _ ratelimit.Window, _ int, gap, span time.Duration) {
+	eachGap(delivered, l, func(_ string, _ ratelimit.Window, _ int, gap, span time.Duration) {
 		if d := gap - span; !seen || d < least {
 			least, seen = d, true
 		}
@@ -197,9 +201,9 @@ func MinSlack(delivered []telegramfake.Message, scale float64) time.Duration {
 }
 
 // eachGap calls fn for every pair of deliveries N apart under each of
-// Telegram's documented windows: per chat, and for the bot as a whole.
-func eachGap(delivered []telegramfake.Message, scale float64, fn func(who string, w ratelimit.Window, i int, gap, span time.Duration)) {
-	l := Limits{Scale: scale}
+// Telegram's documented windows at l's scale: per chat, and for the bot as
+// a whole (l.botWindows).
+func eachGap(delivered []telegramfake.Message, l Limits, fn func(who string, w ratelimit.Window, i int, gap, span time.Duration)) {
 	check := func(who string, at []time.Time, ws ratelimit.Limit) {
 		sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
 		for _, w := range ws {
@@ -254,6 +258,6 @@ func eachGap(delivered []telegramfake.Message, scale float64, fn func(who string
 		if several {
 			who = "bot " + b
 		}
-		check(who, byBot[b], BotWindows)
+		check(who, byBot[b], l.botWindows())
 	}
 }

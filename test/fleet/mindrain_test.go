@@ -230,3 +230,43 @@ func TestMinDrainPerBot(t *testing.T) {
 		t.Fatalf("three bots with an S2 each: MinDrain %v, want one S2's %v", got, want)
 	}
 }
+
+// TestMinDrainPaid: with paid broadcasts Telegram's bot-wide limit is 1,000
+// a second, so PAID's 20,000 messages over 10,000 chats take 19 s at best
+// (20 seconds' worth, the first at 0), where 30 a second would take 666 s.
+func TestMinDrainPaid(t *testing.T) {
+	t.Parallel()
+	ms := PaidBurst(1)
+	paid := DefaultLimits(1)
+	paid.Paid = PaidWindows
+	if got := MinDrain(ms, paid); got != 19*time.Second {
+		t.Fatalf("MinDrain with paid broadcasts = %v, want 19s", got)
+	}
+	if got := MinDrain(ms[:300], DefaultLimits(1)); got != 9*time.Second {
+		t.Fatalf("MinDrain of 300 messages at 30/s = %v, want 9s", got)
+	}
+	// At scale 10 the paid second lasts 100ms.
+	paid.Scale = 10
+	if got := MinDrain(ms, paid); got != 1900*time.Millisecond {
+		t.Fatalf("MinDrain with paid broadcasts at scale 10 = %v, want 1.9s", got)
+	}
+}
+
+// TestMinSlackPaid: 60 sends 5ms apart break the free 30-a-second window
+// but keep the paid one.
+func TestMinSlackPaid(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1_700_000_000, 0)
+	var ms []telegramfake.Message
+	for i := range 60 {
+		ms = append(ms, telegramfake.Message{ChatID: int64(i + 1), At: t0.Add(time.Duration(i) * 5 * time.Millisecond)})
+	}
+	paid := DefaultLimits(1)
+	paid.Paid = PaidWindows
+	if got := MinSlack(ms, DefaultLimits(1)); got >= 0 {
+		t.Errorf("MinSlack against 30/s = %v, want negative", got)
+	}
+	if got := MinSlack(ms, paid); got != 0 {
+		t.Errorf("MinSlack against 1000/s = %v, want 0 (no pair 1000 apart)", got)
+	}
+}

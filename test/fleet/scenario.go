@@ -108,6 +108,16 @@ func Paused(seed uint64) []Message { return privateChats("PAUSED", 7000, repeat(
 // workers stopped after posting.
 const PausedHold = 3 * time.Second
 
+// PaidBurst is 20,000 messages over 10,000 private chats, 2 each,
+// shuffled: the paid-broadcast case, bound by Telegram's 1,000 a second
+// (PaidWindows), 19 s at best.
+func PaidBurst(seed uint64) []Message { return privateChats("PAID", 100000, repeat(10000, 2), seed) }
+
+// Ceiling is 20,000 messages to 20,000 private chats, one each, shuffled:
+// with the bot-wide limits out of the way, no limit binds and the drain
+// measures Herald's own ceiling.
+func Ceiling(seed uint64) []Message { return privateChats("CEILING", 200000, repeat(20000, 1), seed) }
+
 // PrivateChats returns each messages to each of chats private chats
 // (first, first+1, ...), shuffled with seed, each text unique and prefixed
 // with label: S2's shape at any size.
@@ -165,7 +175,11 @@ type Outcome struct {
 	// Messages counts the Telegram messages that carried the scenario's
 	// messages (fewer than Delivered when they were coalesced; see
 	// TallyItems).
-	Messages int
+	Messages int // PaidSends, Charged and Stars are the fake's count of the paid
+	// broadcasts it accepted, those it charged and what they cost;
+	// PaidRefused the paid sends it refused (no balance, not enabled).
+	PaidSends, Charged, PaidRefused int64
+	Stars                           float64
 }
 
 // Percentile returns the p-th percentile (0..100) of the latencies.
@@ -333,7 +347,8 @@ func Tally(ms []Message, delivered []telegramfake.Message, stats telegramfake.St
 // fromStats starts an Outcome from the fake's counters.
 func fromStats(sent int, st telegramfake.Stats) Outcome {
 	return Outcome{Sent: sent, TooMany: st.TooMany, Requests: st.Requests,
-		InsideWait: st.InsideWait, InsideWaitBot: st.InsideWaitBot}
+		InsideWait: st.InsideWait, InsideWaitBot: st.InsideWaitBot,
+		PaidSends: st.PaidSends, Charged: st.ChargedSends, PaidRefused: st.PaidRefused, Stars: st.StarsSpent}
 }
 
 // StatsSince returns the counters of now that accrued after base (a
@@ -352,6 +367,10 @@ func StatsSince(now, base telegramfake.Stats) telegramfake.Stats {
 		Injected:      now.Injected - base.Injected,
 		InsideWait:    now.InsideWait - base.InsideWait,
 		InsideWaitBot: now.InsideWaitBot - base.InsideWaitBot,
+		PaidSends:     now.PaidSends - base.PaidSends,
+		ChargedSends:  now.ChargedSends - base.ChargedSends,
+		StarsSpent:    now.StarsSpent - base.StarsSpent,
+		PaidRefused:   now.PaidRefused - base.PaidRefused,
 	}
 }
 

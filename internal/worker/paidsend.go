@@ -1,0 +1,168 @@
+package worker
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/herald-dev/herald/internal/ratelimit"
+)
+
+// paidBots lists the bots whose paid broadcasts are on, sorted.
+func (c Config) paidBots() []string {
+	var out []string
+	for _, name := range c.BotNames() {
+		if c.paidOf(name).On {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// paidWatch follows, in one process, whether a bot's paid broadcasts are
+// on, as the limiter's decisions say: it keeps herald_paid_on, and says
+// once in the log when they go off or come back. The limiter turns them
+// off for a budget spent and StopPaid for a refusal, fleet-wide; each
+// process sees that in its next decision.
+type paidWatch struct {
+	configured bool
+
+	mu sync.Mutex
+	// state is 0 before the first decision, then 1 (on) or 2 (off), as of
+	// the decision made at at (Redis' clock): an older decision that comes
+	// late (a slot reserved ahead) does not turn it back.
+	state    int
+	at       time.Time
+	lastStop time.Time // when this process last called StopPaid
+}
+
+func newPaidWatch(configured bool) *paidWatch { return &paidWatch{configured: configured} }
+
+// The states of a paidWatch.
+const (
+	paidUnknown = iota
+	paidOn
+	paidOff
+)
+
+// observe records a decision made at at with paid broadcasts on or off and
+// reports whether that changed what the process knew (from was the state
+// before).
+func (w *paidWatch) observe(on bool, at time.Time) (changed bool, from int) {
+	st := paidOff
+	if on {
+		st = paidOn
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if at.Before(w.at) || st == w.state {
+		return false, w.state
+	}
+	from, w.state, w.at = w.state, st, at
+	return true, from
+}
+
+// stopping records a StopPaid of this process and reports whether it is
+// the first within a minute (the refusals of sends already on their way
+// repeat it; only the first is logged and counted).
+func (w *paidWatch) stopping(now time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.state, w.at = paidOff, maxTime(w.at, now)
+	if now.Sub(w.lastStop) < time.Minute {
+		return false
+	}
+	w.lastStop = now
+	return true
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// notePaid takes the paid broadcast of the turn a part is sent in: the
+// part goes with allow_paid_broadcast when the slot was given under the
+// paid limit and it is a send (an edit cannot carry the flag). A change of
+// the bot's paid state is logged and shown in herald_paid_on.
+func (h *handler) notePaid(ctx context.Context, r *run, d *delivery, tn turn) {
+	w := r.bot.paid
+	edit := d.edit && d.prog.done == 0
+	d.paid, d.charged = tn.paid && !edit, tn.charged && !edit
+	if !w.configured {
+		return
+	}
+	changed, from := w.observe(tn.paid, tn.at)
+	if !changed {
+		return
+	}
+	on := 0.0
+	if tn.paid {
+		on = 1
+	}
+	h.metrics.PaidOn.WithLabelValues(r.bot.name).Set(on)
+	switch {
+	case tn.paid && from == paidOff:
+		r.log.Info("paid broadcasts are on again; the bot sends at its paid limit")
+	case !tn.paid:
+		h.paidOff(ctx, r)
+	}
+}
+
+// paidOff says why the bot's paid broadcasts are off, as the limiter
+// records it; a budget spent is counted as a fallback here (a refusal was
+// counted by the process that met it).
+func (h *handler) paidOff(ctx context.Context, r *run) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	st, err := r.bot.limiter.PaidState(sctx)
+	switch {
+	case err != nil:
+		r.log.Warn("paid broadcasts are off; the bot sends at its free limit (could not read why)", "error", err)
+	case st.Reason == "budget":
+		h.metrics.PaidFallbacks.WithLabelValues(r.bot.name, "budget").Inc()
+		r.log.Warn("the day's Stars budget for paid broadcasts is spent; the bot sends at its free limit until midnight UTC",
+			"charged_today", st.ChargedToday, "stars_today", st.Stars(), "until", st.Until.UTC().Format(time.RFC3339))
+	default:
+		r.log.Info("paid broadcasts are off fleet-wide; the bot sends at its free limit", "reason", st.Reason,
+			"until", st.Until.UTC().Format(time.RFC3339))
+	}
+}
+
+// paidSent counts a part Telegram accepted as a paid broadcast.
+func (h *handler) paidSent(r *run, d *delivery) {
+	if !d.paid {
+		return
+	}
+	h.metrics.PaidSends.WithLabelValues(r.bot.name).Inc()
+	if d.charged {
+		h.metrics.PaidCharged.WithLabelValues(r.bot.name).Inc()
+		h.metrics.PaidStars.WithLabelValues(r.bot.name).Add(ratelimit.StarsPerCharged)
+	}
+}
+
+// stopPaid carries out a refusal of a paid send (no Stars, paid broadcasts
+// not enabled): the bot's paid broadcasts go off fleet-wide for
+// PaidRetryAfter, and the part takes a new slot, at the free limit, in
+// this attempt. Nothing was sent, so nothing is lost or retried later.
+func (h *handler) stopPaid(ctx context.Context, r *run, d *delivery, a action) error {
+	d.paidRefusals++
+	now := time.Now()
+	until := now.Add(PaidRetryAfter)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if err := r.bot.limiter.StopPaid(sctx, until, a.reason); err != nil {
+		return h.finish(ctx, r, decide(storeError{err}, r.situation()))
+	}
+	h.metrics.PaidOn.WithLabelValues(r.bot.name).Set(0)
+	if r.bot.paid.stopping(now) {
+		h.metrics.PaidFallbacks.WithLabelValues(r.bot.name, a.reason).Inc()
+		r.log.Warn("telegram refused a paid broadcast; the bot sends at its free limit fleet-wide for "+PaidRetryAfter.String()+", and the message goes at that limit",
+			"reason", a.reason, "until", until.UTC().Format(time.RFC3339), "error", shown(a.err))
+	}
+	return nil
+}
