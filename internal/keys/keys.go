@@ -273,3 +273,23 @@ func (s Space) UpdatesOffset() string { return s.prefix() + "updates:offset" }
 func (s Space) PressLines(chat, incident string) string {
 	return s.prefix() + "presslines:" + NormChat(chat) + ":" + incident
 }
+
+// Broadcast is the record of one broadcast (internal/broadcast): a JSON
+// object with its bot, sender, counts and whether all its messages are
+// stored. Kept for the ledger's retention.
+func Broadcast(id string) string { return prefix + "bc:" + id }
+
+// BroadcastChats lists the chats a broadcast's messages go to, one per
+// line, in the order of its request; a message's task id is the
+// broadcast's id and its chat.
+func BroadcastChats(id string) string { return prefix + "bc:" + id + ":chats" }
+
+// Audience is a chat list that an app uploaded under a name for its
+// broadcasts (one per line), in the namespace of the token that owns it.
+func Audience(owner, name string) string { return prefix + "aud:" + owner + ":" + name }
+
+// BroadcastStars counts the Telegram Stars a broadcast's paid sends cost
+// (sends beyond the free rate, with allow_paid_broadcast), in the bot's
+// space, so that the send that costs them can count them in the same
+// script.
+func (s Space) BroadcastStars(id string) string { return s.prefix() + "bc:stars:" + id }
