@@ -84,3 +84,7 @@ func (e *Enqueuer) EnqueueBatch(ctx context.Context, queue string, items []Batch
 	}
 	return added, nil
 }
+
+// Accepts reports whether queue is one of the queues messages may go to
+// (HERALD_QUEUES).
+func (e *Enqueuer) Accepts(queue string) bool { return contains(e.cfg.Queues, queue) }
