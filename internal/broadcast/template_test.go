@@ -15,8 +15,8 @@ func TestTemplateValues(t *testing.T) {
 	f := newFixture(t, broadcast.Config{})
 	res, err := f.svc.Create(ctx, broadcast.Request{
 		Chats: []string{"1", "@Launch_news", "3"}, ParseMode: "HTML",
-		Text:   "Hi <b>{{ name }}</b>, {{plan}} {{not a key}} {{",
-		Values: map[string]map[string]string{"1": {"name": "Ann <admin>", "plan": "pro"}, "@launch_news": {"name": "all"}},
+		Text:     "Hi <b>{{ name }}</b>, {{plan}} {{not a key}} {{",
+		Values:   map[string]map[string]string{"1": {"name": "Ann <admin>", "plan": "pro"}, "@launch_news": {"name": "all"}},
 		Defaults: map[string]string{"plan": "free", "name": "there"},
 	})
 	if err != nil {
