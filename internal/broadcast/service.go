@@ -2,6 +2,7 @@ package broadcast
 
 import (
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"strings"
@@ -58,14 +59,22 @@ type Result struct {
 	Duplicate bool `json:"duplicate"`
 }
 
+// idBytes is how many bytes a broadcast id carries after its "bc-": 64
+// bits, in 11 characters of base64url, short on purpose, as every
+// message's task id (and so its hash's key, its pending list entry and
+// its task message) repeats it.
+const idBytes = 8
+
 // broadcastID is the id of a request's broadcast: derived from its
 // sender and idempotency key when it has one (jobs.IdempotencyID, as a
 // message's), random otherwise.
 func broadcastID(req Request) string {
+	var b [idBytes]byte
 	if req.IdempotencyKey != "" {
-		return "bc-" + strings.TrimPrefix(jobs.IdempotencyID(req.From, req.IdempotencyKey), "idem-")[:24]
+		sum, _ := hex.DecodeString(strings.TrimPrefix(jobs.IdempotencyID(req.From, req.IdempotencyKey), "idem-"))
+		copy(b[:], sum)
+	} else {
+		_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 	}
-	var b [12]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return "bc-" + hex.EncodeToString(b[:])
+	return "bc-" + base64.RawURLEncoding.EncodeToString(b[:])
 }
