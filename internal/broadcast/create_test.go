@@ -43,16 +43,34 @@ func TestCreateStoresEveryMessage(t *testing.T) {
 		m.Buttons == nil || m.MaxRetry == nil || *m.MaxRetry != jobs.DefaultMaxRetry {
 		t.Errorf("stored message %+v", m)
 	}
+	start = time.Now()
 	st, err := f.svc.Status(ctx, res.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("status of 100,000 messages read in %s", time.Since(start).Round(time.Millisecond))
 	if st.Chats != len(list) || st.Queued != len(list) || st.State != "sending" || st.Queue != jobs.QueueBroadcast || st.ETASeconds == nil {
 		t.Fatalf("status %+v", st)
 	}
 	// 100,000 messages at the default 30/s.
 	if want := 100_000.0 / 30; *st.ETASeconds < want-1 || *st.ETASeconds > want+1 {
 		t.Errorf("ETA %.1fs, want about %.1fs", *st.ETASeconds, want)
+	}
+
+	// Every message sent, as workers record it: the records are read too.
+	entries := make([]ledger.Entry, len(list))
+	for i, c := range list {
+		entries[i] = ledger.Entry{TaskID: broadcast.TaskID(res.ID, c), Record: ledger.Record{State: ledger.StateSent, Chat: c,
+			Queue: jobs.QueueBroadcast, From: "app", Created: 1767225600000, Settled: 1767225700000, MessageIDs: []int{4711}}}
+	}
+	if err := ledger.NewStore(f.rdb, ledger.Config{}).PutAll(ctx, entries); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	st, err = f.svc.Status(ctx, res.ID, nil)
+	t.Logf("status of 100,000 sent messages read in %s", time.Since(start).Round(time.Millisecond))
+	if err != nil || st.Sent != len(list) || st.State != "done" {
+		t.Fatalf("status %+v, %v; want all sent", st, err)
 	}
 }
 

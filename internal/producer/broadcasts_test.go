@@ -1,17 +1,22 @@
 package producer_test
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/herald-dev/herald/internal/broadcast"
 	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/producer"
+	"github.com/herald-dev/herald/test/redistest"
 )
 
 // newBroadcastAPI is the test API with the broadcasts' routes and the
@@ -128,4 +133,45 @@ func TestAudienceAPI(t *testing.T) {
 		t.Errorf("DELETE: %d %s", rec.Code, rec.Body)
 	}
 	errorBody(t, do(h, request{method: "DELETE", path: "/v1/audiences/beta"}), http.StatusNotFound, producer.CodeNotFound)
+}
+
+// TestBroadcast100kOverHTTP: POST /v1/broadcasts with 100,000 chats, on a
+// real redis-server, answers 202 with every message stored; the time the
+// whole request took (body parsing and checks included) is logged.
+func TestBroadcast100kOverHTTP(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Start(t).Client(t)
+	enq := jobs.NewEnqueuer(rdb, jobs.EnqueueConfig{})
+	k, err := httpapi.NewKeyring(httpapi.NewToken("api", testToken, httpapi.ScopeSend))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := broadcast.New(rdb, enq, chats.NewStore(rdb), ledger.NewStore(rdb, ledger.Config{}), broadcast.Config{})
+	api, err := producer.NewAPI(producer.Config{Enqueuer: enq, Redis: rdb, Keyring: k, Logger: slog.New(slog.DiscardHandler),
+		Mounts: producer.BroadcastMounts(svc, nil, slog.New(slog.DiscardHandler))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body strings.Builder
+	body.WriteString(`{"text":"Herald 2.0 is out: <b>broadcasts</b>","parse_mode":"HTML","chats":[`)
+	for i := range 100_000 {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		body.WriteString(strconv.Itoa(500_000_000 + i))
+	}
+	body.WriteString(`]}`)
+	start := time.Now()
+	rec := do(api.Handler(), request{path: "/v1/broadcasts", body: body.String()})
+	took := time.Since(start)
+	if rec.Code != http.StatusAccepted {
+		t.Fatalf("POST: %d %.300s", rec.Code, rec.Body)
+	}
+	t.Logf("POST /v1/broadcasts with 100,000 chats (%d KiB) answered in %s", body.Len()>>10, took.Round(time.Millisecond))
+	if res := decodeInto[broadcast.Result](t, rec.Body.String()); res.Queued != 100_000 {
+		t.Fatalf("answered %+v", res)
+	}
+	if n := rdb.LLen(context.Background(), "asynq:{broadcast}:pending").Val(); n != 100_000 {
+		t.Errorf("%d tasks pending, want 100000", n)
+	}
 }

@@ -98,7 +98,7 @@ func TestBroadcastLaneBelowAlerts(t *testing.T) {
 		}
 	}
 	if st := s.Fake.Stats(); st.TooMany != 0 {
-		t.Errorf("the fake answered %d 429s, want none", st.TooMany)
+		t.Errorf("the fake answered %d 429s, want none (bot-wide %d, per chat %v, flood %d)", st.TooMany, st.TooManyBot, st.TooManyByChat, st.TooManyFlood)
 	}
 	var st broadcast.Status
 	waitFor(t, s.Ctx, "the broadcast's status to read done", func() bool {
