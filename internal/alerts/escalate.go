@@ -3,6 +3,7 @@ package alerts
 import (
 	"context"
 
+	"github.com/herald-dev/herald/internal/callbacks"
 	"github.com/herald-dev/herald/internal/escalation"
 )
 
@@ -26,7 +27,8 @@ type escalated struct {
 
 // escalations collects, from the messages of a dispatch that were
 // enqueued, the alerts of routes with an escalation policy and their
-// messages (homes), in the order of the messages. Messages held by quiet
+// messages (homes, with the reference of their buttons, which the
+// escalation's direct messages carry too), in the order of the messages. Messages held by quiet
 // hours and those without a thread (a router without Redis) start none.
 func escalations(outs []outgoing) []*escalated {
 	var order []*escalated
@@ -44,7 +46,7 @@ func escalations(outs []outgoing) []*escalated {
 			by[k] = e
 			order = append(order, e)
 		}
-		e.homes = append(e.homes, escalation.Home{Chat: m.Chat, Topic: m.MessageThreadID, Thread: m.Thread.Key})
+		e.homes = append(e.homes, escalation.Home{Chat: m.Chat, Topic: m.MessageThreadID, Thread: m.Thread.Key, Ref: callbacks.RefOf(m.Buttons)})
 	}
 	return order
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/herald-dev/herald/internal/callbacks"
 	"github.com/herald-dev/herald/internal/escalation"
 )
 
@@ -37,6 +38,7 @@ routes:
   - name: db
     match: {labels: {team: db}}
     escalation: p
+    buttons: [ack]
     destinations: [1, {chat: 2, thread: 9}]
   - name: quiet
     match: {labels: {team: db}}
@@ -44,8 +46,9 @@ routes:
 `
 
 // A firing alert of an escalated route begins one escalation, whose homes
-// are its messages in every destination, with their threads; a route
-// without a policy begins none; the resolution ends it.
+// are its messages in every destination, with their threads and the
+// reference of their buttons; a route without a policy begins none; the
+// resolution ends it.
 func TestRouterBeginsAndEndsEscalations(t *testing.T) {
 	t.Parallel()
 	b := newRedisBundle(t)
@@ -65,6 +68,16 @@ func TestRouterBeginsAndEndsEscalations(t *testing.T) {
 		t.Errorf("Start = %+v", st)
 	}
 	want := []escalation.Home{{Chat: "1", Thread: "alert/k1/db"}, {Chat: "2", Topic: 9, Thread: "alert/k1/db/9"}}
+	for i, h := range st.Homes {
+		if i >= len(want) {
+			break
+		}
+		subj, err := callbacks.Load(ctx, b.rdb, "", h.Ref)
+		if err != nil || subj.Chat != h.Chat || subj.ThreadKey != h.Thread {
+			t.Errorf("home %d: the buttons' reference %q names %+v (%v), want the home's message's", i, h.Ref, subj, err)
+		}
+		want[i].Ref = h.Ref
+	}
 	if len(st.Homes) != 2 || st.Homes[0] != want[0] || st.Homes[1] != want[1] {
 		t.Errorf("homes %+v, want %+v", st.Homes, want)
 	}

@@ -15,10 +15,12 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
@@ -51,6 +53,10 @@ escalation_policies:
     steps:
       - {notify: [{user: {id: 1004, name: Dana}}], wait: 60s}
       - {notify: [{user: {id: 1003, name: Carol}}]}
+  - name: dm-ack
+    steps:
+      - {notify: [{on_call: primary}], wait: 60s}
+      - {notify: [{user: {id: 1003, name: Carol}}]}
 routes:
   - name: db
     match: {labels: {team: db}}
@@ -61,6 +67,11 @@ routes:
     match: {labels: {team: dm}}
     escalation: dm-first
     destinations: ["43"]
+  - name: dmack
+    match: {labels: {team: dmack}}
+    escalation: dm-ack
+    buttons: [ack]
+    destinations: ["44"]
 `
 
 // oncallStack is two producers (their engines, announcers and APIs) and a
@@ -68,6 +79,7 @@ routes:
 // whose clock runs ten times faster (the limits are scaled alike).
 type oncallStack struct {
 	producers []*Producer
+	rdb       redis.UniversalClient
 	fake      *telegramfake.Server
 	ctx       context.Context
 	// restart replaces producer i with a new one on the same settings.
@@ -114,7 +126,7 @@ func newOnCallStack(t *testing.T) *oncallStack {
 	if err := os.WriteFile(file, []byte(oncallRoutes), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := &oncallStack{fake: fake}
+	s := &oncallStack{fake: fake, rdb: rdb}
 	cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, Keyring: httpapi.KeyringConfig{APIToken: "t"},
 		Routes: alerts.RoutesConfig{File: file}, Escalation: escalation.Settings{CheckInterval: 100 * time.Millisecond}}.WithDefaults()
 	start := func() *Producer {
@@ -271,5 +283,49 @@ func TestEscalationEndToEnd(t *testing.T) {
 		if m.ChatID == 42 && strings.HasPrefix(m.Text, "↗️") && m.ReplyTo == nil {
 			t.Errorf("a note is not a reply: %q", m.Text)
 		}
+	}
+}
+
+// The on-call person's DM carries the alert's Acknowledge button; pressing
+// it there acknowledges the alert: the escalation stops, and the alert's
+// message in its chat says who and how long after firing.
+func TestAcknowledgeFromTheEscalationDM(t *testing.T) {
+	s := newOnCallStack(t)
+	s.alert(t, 0, "x1", "dmack")
+	var alert, dm telegramfake.Message
+	s.waitFor(t, "Alice's DM and the alert", func(msgs []telegramfake.Message) bool {
+		for _, m := range msgs {
+			switch {
+			case m.ChatID == 1001 && strings.HasPrefix(m.Text, "🚨 Escalated to you: disk full x1"):
+				dm = m
+			case m.ChatID == 44 && m.ReplyTo == nil && strings.Contains(m.Text, "disk full x1"):
+				alert = m
+			}
+		}
+		return dm.MessageID != 0 && alert.MessageID != 0
+	})
+	if dm.ReplyMarkup == nil || alert.ReplyMarkup == nil {
+		t.Fatalf("the DM's keyboard %+v, the alert's %+v; want the alert's buttons on both", dm.ReplyMarkup, alert.ReplyMarkup)
+	}
+	data := dm.ReplyMarkup.InlineKeyboard[0][0].CallbackData
+	if want := alert.ReplyMarkup.InlineKeyboard[0][0].CallbackData; data != want {
+		t.Fatalf("the DM's button sends %q, the alert's %q", data, want)
+	}
+	if _, err := s.fake.Press("", 1001, dm.MessageID, telegramfake.User{ID: 1001, FirstName: "Alice", Username: "alice_oncall"}, data); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.fake.WaitUntil(s.ctx, func() bool {
+		m, _ := s.fake.Lookup(44, alert.MessageID)
+		return strings.Contains(m.Current().Text, "Acknowledged by @alice_oncall")
+	}); err != nil {
+		t.Fatalf("waiting for the acknowledgement on the alert's message: %v", err)
+	}
+	if m, _ := s.fake.Lookup(44, alert.MessageID); !strings.Contains(m.Current().Text, "s after firing") {
+		t.Errorf("the acknowledgement does not say how long after firing: %q", m.Current().Text)
+	}
+	// The acknowledgement took the escalation out of the due set: no step
+	// can follow.
+	if n, err := s.rdb.ZCard(s.ctx, keys.EscalationsDue()).Result(); err != nil || n != 0 {
+		t.Errorf("%d escalations still due (%v), want none", n, err)
 	}
 }

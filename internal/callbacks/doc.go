@@ -13,4 +13,10 @@
 // Subjects live in the bot's key space (keys.Space.Callback) for
 // jobs.ThreadRetention: a press on an older message is answered as "no
 // longer tracked".
+//
+// The same buttons may also be sent to people by direct message (an
+// escalation's step: Buttons, with the reference RefOf reads from the
+// alert's keyboard). AllowDirect records each such person
+// (keys.Space.CallbackChats): a press in their private chat with the bot
+// acts on the alert's message as one in its chat does.
 package callbacks

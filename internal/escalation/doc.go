@@ -16,7 +16,9 @@
 // The alerts router begins an escalation (Store.Begin) when a firing
 // alert of such a route has its messages enqueued: their threads are the
 // escalation's homes, where every step replies ("escalated to @bob,
-// step 2 of 3"). A resolution forgets it (Store.Resolve); an
+// step 2 of 3"). A step's direct messages carry the buttons of the
+// alert's message (Home.Ref, callbacks.AllowDirect): the person told may
+// acknowledge from there. A resolution forgets it (Store.Resolve); an
 // acknowledgement of one of its messages stops it (Store.Acknowledge,
 // called by the worker's press handler, which observes
 // herald_time_to_acknowledge_seconds); a silence stops it at its next
@@ -35,9 +37,12 @@
 // becomes the lease's end), sends the step's notifications and the
 // thread's note, and moves the escalation on by compare and set: only
 // the lease's holder, only from the position it read, only while it is
-// active. A producer that dies mid-step loses its lease and another takes
-// the step again; the notifications' idempotency keys (the firing, the
-// step, the target) keep that from sending anything twice. Every
+// active; a step stored due (the first, a re-notification) is confirmed
+// that way just before it is sent, so that an acknowledgement during the
+// check's batch stops it. A producer that dies mid-step loses its lease
+// and another takes the step again; the notifications' idempotency keys
+// (the firing, the step, the target) keep that from sending anything
+// twice. Every
 // notification is an ordinary message (jobs.Enqueuer), under the fleet's
 // limits and retries. While a step waits, the engine looks at its
 // messages' delivery (Deliveries: the workers' ledger) every

@@ -3,11 +3,13 @@ package escalation
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/herald-dev/herald/internal/callbacks"
 	"github.com/herald-dev/herald/internal/jobs"
 )
 
@@ -266,5 +268,96 @@ func TestEngineRepeats(t *testing.T) {
 	notes := r.out.to(homeChat)
 	if !strings.Contains(notes[1], "step 2 of 2, round 1 of 2") || !strings.Contains(notes[4], "Still unacknowledged after") {
 		t.Fatalf("the thread has %q", notes)
+	}
+}
+
+// An acknowledgement that comes while a check takes a batch of steps (the
+// batch was claimed and loaded before it) stops the escalation: a
+// re-notification due in the same batch sends nothing, though the check
+// had it in hand.
+func TestEngineAcknowledgedDuringTheBatch(t *testing.T) {
+	pol := Policy{Name: "p", RepeatInterval: 30 * time.Minute, Steps: []Step{{Targets: []Target{{User: alice}}, Wait: time.Minute}}}
+	r := newRig(t, pol)
+	e := r.engine(nil)
+	starts := map[string]Start{"1": r.start("1", "p"), "2": r.start("2", "p")}
+	r.check(e) // step 1: a DM each
+	r.clock.add(time.Minute)
+	r.check(e) // the re-notifications are due in 30 minutes
+	r.clock.add(30 * time.Minute)
+	// The first re-notification sent is the moment the other alert is
+	// acknowledged.
+	var once sync.Once
+	acked := ""
+	r.out.fail = func(m jobs.SendMessage) error {
+		if m.Chat != "1001" || !strings.Contains(m.Text, "re-notification 1") {
+			return nil
+		}
+		once.Do(func() {
+			acked = map[bool]string{true: "2", false: "1"}[strings.Contains(m.Text, "disk full 1")]
+			st := starts[acked]
+			if _, err := r.store.Acknowledge(context.Background(), Ack{Bot: st.Bot, Chat: homeChat, Thread: st.Homes[0].Thread,
+				By: "@bob_ops", At: r.clock.time()}); err != nil {
+				t.Error(err)
+			}
+		})
+		return nil
+	}
+	r.check(e)
+	if acked == "" {
+		t.Fatal("no re-notification was sent")
+	}
+	if n := count(r.out.sent(), "1001", "disk full "+acked+"\n"); n != 1 {
+		t.Errorf("alert %s was acknowledged during the check, yet Alice got %d DMs about it, want step 1's only", acked, n)
+	}
+	if n := count(r.out.sent(), homeChat, "re-notification 1"); n != 1 {
+		t.Errorf("%d re-notification notes, want the unacknowledged alert's only", n)
+	}
+}
+
+// The direct messages of the steps carry the buttons of the alert's
+// message (the same reference), and the people they go to may press them
+// there; a notice in another chat gets none.
+func TestEngineDirectMessagesCarryTheButtons(t *testing.T) {
+	pol := threePolicy()
+	pol.Steps[0].Targets = append(pol.Steps[0].Targets, Target{Chat: "-1009"})
+	r := newRig(t, pol)
+	e := r.engine(nil)
+	ctx := context.Background()
+	subj := callbacks.Subject{Chat: homeChat, ThreadKey: "alert/alert-1/db", Text: "disk full 1", Actions: []string{callbacks.Ack, callbacks.Silence1h}}
+	kb, err := callbacks.Keyboard(ctx, r.rdb, subj, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := callbacks.RefOf(kb)
+	st := Start{Route: "db", Identity: "alert-1", Policy: pol.Name, Homes: []Home{{Chat: homeChat, Thread: subj.ThreadKey, Ref: ref}},
+		Alert: Subject{Title: "disk full 1", Severity: "critical"}, FiredAt: r.clock.time()}
+	if ok, err := r.store.Begin(ctx, st); !ok || err != nil {
+		t.Fatalf("Begin = %v, %v", ok, err)
+	}
+	r.check(e)
+	r.clock.add(2 * time.Minute)
+	r.check(e)
+	var dm, notice jobs.SendMessage
+	for _, m := range r.out.sent() {
+		switch m.Chat {
+		case "1001":
+			dm = m
+		case "-1009":
+			notice = m
+		}
+	}
+	if dm.Buttons == nil || !reflect.DeepEqual(*dm.Buttons, *kb) {
+		t.Fatalf("Alice's DM has the buttons %+v, want the alert's %+v", dm.Buttons, kb)
+	}
+	if !strings.Contains(dm.Text, "Acknowledge it with the button below.") {
+		t.Errorf("Alice's DM reads %q", dm.Text)
+	}
+	if notice.Text == "" || notice.Buttons != nil {
+		t.Errorf("the notice in another chat: %+v, want one without buttons", notice)
+	}
+	for user, want := range map[int64]bool{alice.ID: true, bob.ID: false} {
+		if ok, err := callbacks.DirectAllowed(ctx, r.rdb, "", ref, user); err != nil || ok != want {
+			t.Errorf("user %d may press in their DM: %v (%v), want %v", user, ok, err, want)
+		}
 	}
 }

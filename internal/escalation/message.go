@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/callbacks"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/markup"
@@ -21,8 +22,10 @@ import (
 const maxTitle = 512
 
 // notice is the notification of a step to a chat or, dm set, a user: the
-// alert, how long it has fired, the step, and where to acknowledge it.
-func (t *take) notice(ctx context.Context, chat string, topic int, dm bool) jobs.SendMessage {
+// alert, how long it has fired, the step, and where to acknowledge it:
+// with the buttons kb when there are some (a direct message), else under
+// the alert's message.
+func (t *take) notice(ctx context.Context, chat string, topic int, dm bool, kb *jobs.Keyboard) jobs.SendMessage {
 	var b strings.Builder
 	if dm {
 		b.WriteString("🚨 Escalated to you: ")
@@ -34,12 +37,57 @@ func (t *take) notice(ctx context.Context, chat string, topic int, dm bool) jobs
 	if t.r.Alert.URL != "" {
 		b.WriteString("\n" + t.r.Alert.URL)
 	}
-	if link := t.link(ctx); link != "" {
+	link := t.link(ctx)
+	switch {
+	case kb != nil && link != "":
+		b.WriteString("\nAcknowledge it with the button below, or under the alert: " + link)
+	case kb != nil:
+		b.WriteString("\nAcknowledge it with the button below.")
+	case link != "":
 		b.WriteString("\nAcknowledge it under the alert: " + link)
-	} else {
+	default:
 		b.WriteString("\nAcknowledge it with the button under the alert's message.")
 	}
-	return jobs.SendMessage{Bot: t.r.Bot, Chat: chat, MessageThreadID: topic, Text: b.String()}
+	return jobs.SendMessage{Bot: t.r.Bot, Chat: chat, MessageThreadID: topic, Text: b.String(), Buttons: kb}
+}
+
+// direct is the notification of a step to a user by direct message, with
+// the buttons of the alert's message: a press there acknowledges (or
+// silences) the alert as one under its message does.
+func (t *take) direct(ctx context.Context, user int64) (jobs.SendMessage, error) {
+	kb, err := t.buttons(ctx, user)
+	if err != nil {
+		return jobs.SendMessage{}, err
+	}
+	return t.notice(ctx, strconv.FormatInt(user, 10), 0, true, kb), nil
+}
+
+// buttons are the buttons of the first of the alert's messages that has
+// some, for a direct message to user, who may press them there from now
+// on (callbacks.AllowDirect); nil when none has buttons, or what they act
+// on is no longer stored.
+func (t *take) buttons(ctx context.Context, user int64) (*jobs.Keyboard, error) {
+	for _, h := range t.r.Homes {
+		if h.Ref == "" {
+			continue
+		}
+		subj, err := callbacks.Load(ctx, t.e.cfg.Redis, t.r.Bot, h.Ref)
+		switch {
+		case errors.Is(err, callbacks.ErrUnknown):
+			continue
+		case err != nil:
+			return nil, err
+		}
+		kb := callbacks.Buttons(subj, h.Ref)
+		if kb == nil {
+			continue
+		}
+		if err := callbacks.AllowDirect(ctx, t.e.cfg.Redis, t.r.Bot, h.Ref, user, Retention); err != nil {
+			return nil, err
+		}
+		return kb, nil
+	}
+	return nil, nil
 }
 
 // link is a t.me link to the alert's first message, when its chat has one

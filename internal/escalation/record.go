@@ -11,10 +11,13 @@ import (
 
 // Home is where an alert's message is: a chat (and forum topic) and the
 // key of the message's thread (jobs.Thread.Key). The steps reply there.
+// Ref is the reference of the message's buttons (callbacks), "" when it
+// has none: the steps' direct messages carry the same buttons.
 type Home struct {
 	Chat   string `json:"chat"`
 	Topic  int    `json:"topic,omitempty"`
 	Thread string `json:"thread"`
+	Ref    string `json:"ref,omitempty"`
 }
 
 // Subject is what an escalation says about its alert, and what a silence

@@ -35,9 +35,27 @@ func (t *take) run(ctx context.Context) (bool, error) {
 	}
 	t.pol = pol
 	if t.r.Pos.Phase == phaseNotify {
+		if held, err := t.confirm(ctx); !held || err != nil {
+			return false, err
+		}
 		return t.notify(ctx)
 	}
 	return t.watch(ctx)
+}
+
+// confirm makes sure, just before a step is sent, that the escalation is
+// still active and this taker's: the batch was read at the claim, and an
+// acknowledgement (or a resolution) since then must stop the step. A step
+// reached by a move of this taker needs no confirmation (the move was
+// that check); a step stored due (the first, a re-notification) does. It
+// re-writes the position as it is, which only the lease's holder can do
+// while the escalation is active.
+func (t *take) confirm(ctx context.Context) (bool, error) {
+	held, err := t.e.store.advance(ctx, t.r, t.lease, t.r.Pos, stateActive, t.lease)
+	if held {
+		t.chain(t.r.Pos)
+	}
+	return held, err
 }
 
 // stepOf is the step at pos: a re-notification takes the last step's
@@ -147,7 +165,7 @@ func (t *take) resolve(ctx context.Context, tg Target) (label string, msg *jobs.
 				return tg.label(), nil, true, nil
 			}
 		}
-		m := t.notice(ctx, tg.Chat, tg.Topic, false)
+		m := t.notice(ctx, tg.Chat, tg.Topic, false, nil)
 		return tg.label(), &m, true, nil
 	case kindOnCall:
 		u, found, err := t.onCall(ctx, tg.Schedule)
@@ -157,11 +175,11 @@ func (t *take) resolve(ctx context.Context, tg Target) (label string, msg *jobs.
 		if !found {
 			return "nobody (nobody is on call in " + tg.Schedule + ")", nil, false, nil
 		}
-		m := t.notice(ctx, strconv.FormatInt(u.ID, 10), 0, true)
-		return userLabel(u) + " (on call in " + tg.Schedule + ")", &m, true, nil
+		m, err := t.direct(ctx, u.ID)
+		return userLabel(u) + " (on call in " + tg.Schedule + ")", &m, err == nil, err
 	}
-	m := t.notice(ctx, strconv.FormatInt(tg.User.ID, 10), 0, true)
-	return userLabel(tg.User), &m, true, nil
+	m, err := t.direct(ctx, tg.User.ID)
+	return userLabel(tg.User), &m, err == nil, err
 }
 
 // onCall is who is on call in the schedule now, overrides included.

@@ -16,6 +16,9 @@ type bot interface {
 	GetUpdates(ctx context.Context, offset int64, timeout time.Duration) ([]telegram.Update, error)
 	// SetWebhook points the bot's updates at url.
 	SetWebhook(ctx context.Context, url, secret string) error
+	// GetMe describes the bot: its username names the commands addressed
+	// to it in groups.
+	GetMe(ctx context.Context) (telegram.UpdateUser, error)
 }
 
 var _ bot = (*telegram.Client)(nil)

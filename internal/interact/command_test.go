@@ -87,3 +87,47 @@ func TestOnCallCommandByWebhook(t *testing.T) {
 	publishSchedules(t, h)
 	askOnCall(t, h, "status")
 }
+
+// usernameOf is the username the fake gives the bot named name.
+func usernameOf(t *testing.T, h *harness, name string) string {
+	t.Helper()
+	for _, b := range h.fake.Bots() {
+		if b.Name == name {
+			return b.Username
+		}
+	}
+	t.Fatalf("the fake serves no bot %q", name)
+	return ""
+}
+
+// A command that names another bot ("/oncall@other_bot": Telegram hands
+// it to every bot that reads the group's messages) is left to that bot;
+// one that names this bot, in any letter case, is answered.
+func TestOnCallCommandAddressedToABot(t *testing.T) {
+	t.Parallel()
+	h := setup(t, options{poller: true})
+	publishSchedules(t, h)
+	erin := telegramfake.User{ID: 555, FirstName: "Erin"}
+	for _, text := range []string{"/oncall@other_bot", "/oncall@" + strings.ToUpper(usernameOf(t, h, "pages")) + " primary"} {
+		if _, delivered, err := h.fake.Say("pages", oncallGroup, 0, erin, text); err != nil || !delivered {
+			t.Fatalf("Say(%q): %v, %v", text, delivered, err)
+		}
+	}
+	answers := func() int {
+		n := 0
+		for _, m := range h.fake.MessagesOf("pages") {
+			if m.ChatID == oncallGroup && strings.HasPrefix(m.Text, "📟 primary: Alice (@alice)") {
+				n++
+			}
+		}
+		return n
+	}
+	h.waitFor(t, "the answer to /oncall@this_bot", func() bool { return answers() > 0 })
+	h.waitFor(t, "both commands handled", func() bool {
+		qi, err := h.insp.GetQueueInfo("critical")
+		return err == nil && qi.Pending+qi.Active+qi.Retry+qi.Scheduled == 0 && qi.Processed >= 3 // two updates, one answer
+	})
+	if n := answers(); n != 1 {
+		t.Errorf("%d answers in the group, want 1: the command for another bot is not this bot's", n)
+	}
+}

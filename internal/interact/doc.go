@@ -33,7 +33,9 @@
 // The worker's handler (press.go) reads the button's data
 // (callbacks.ParseData), loads what it acts on (callbacks.Load) and checks
 // who pressed (callbacks.Subject.Allows) and where (the alert's own chat,
-// not a copy of the message elsewhere). The checks fail closed: a press
+// not a copy of the message elsewhere; or the presser's private chat with
+// the bot when an escalation sent them the buttons there, which acts on
+// the alert's message alike, where.go). The checks fail closed: a press
 // from no chat (inline mode) or from one that cannot be matched to the
 // alert's is refused like one from another chat. A permitted press is
 // recorded once, by its callback query id, in keys.Space.CallbackQuery:

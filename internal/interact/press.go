@@ -200,6 +200,8 @@ type handler struct {
 	cfg handlerConfig
 	rdb redis.UniversalClient
 	log *slog.Logger
+	// names are the bots' usernames, which commands in groups name.
+	names usernames
 }
 
 // newHandler checks cfg and returns a handler.
@@ -236,6 +238,9 @@ type press struct {
 	// incident names the firing of the alert the press acts on (see
 	// incidentOf), as the press record keeps it.
 	incident string
+	// direct is set for a press in the presser's private chat, where an
+	// escalation sent the alert's buttons (chatDirect).
+	direct bool
 }
 
 // by is how the presser is named in lines, answers and silences: see
@@ -330,6 +335,10 @@ func (h *handler) handle(ctx context.Context, p *press) error {
 	case where == chatUnsure:
 		return h.refuse(ctx, p, answerUnsureChat, "press refused: cannot tell that it comes from the alert's chat "+
 			"(an inline message, or the chat id of the alert's @chat is no longer known)", "has_message", p.q.Message != nil)
+	case where == chatDirect:
+		// The escalation chose this person and messaged them the buttons.
+		p.direct = true
+		p.log = p.log.With("pressed_in", "direct message")
 	case !subj.Allows(p.q.From.ID, p.q.From.Username):
 		return h.refuse(ctx, p, answerRefused, "press refused: the user is not among the alert's allowed users")
 	}
@@ -342,63 +351,6 @@ func (h *handler) refuse(ctx context.Context, p *press, answer, why string, attr
 	p.log.Warn(why, attrs...)
 	h.count(p, p.action, outcomeRefused)
 	return h.answer(ctx, p, answer, true)
-}
-
-// Where a press comes from, as checkChat tells.
-type chatCheck int
-
-const (
-	// chatSame: the chat the alert was sent to.
-	chatSame chatCheck = iota
-	// chatOther: another chat, holding a copy of the message.
-	chatOther
-	// chatUnsure: no way to tell, which refuses the press as chatOther
-	// does.
-	chatUnsure
-)
-
-// checkChat tells whether the press comes from the chat the alert was
-// sent to, so that a copy of the message elsewhere cannot act on it. The
-// alert's chat may be a group that became a supergroup (the worker's
-// record of the migration is used), or an @username: then it is the id the
-// worker resolved it to while that is remembered, else the pressed chat
-// when Telegram names it by that username (groups and channels only). A
-// press without a chat (a message sent in inline mode, which Herald never
-// sends) and an @username whose id is no longer known are chatUnsure.
-func (h *handler) checkChat(ctx context.Context, p *press) (chatCheck, error) {
-	m := p.q.Message
-	if m == nil || m.Chat.ID == 0 || p.subj.Chat == "" {
-		return chatUnsure, nil
-	}
-	got := strconv.FormatInt(m.Chat.ID, 10)
-	want := p.subj.Chat
-	if name, ok := strings.CutPrefix(want, "@"); ok {
-		id, err := h.rdb.Get(ctx, p.keys.ChatID(want)).Result()
-		switch {
-		case errors.Is(err, redis.Nil):
-			if m.Chat.ID < 0 && m.Chat.Username != "" && strings.EqualFold(m.Chat.Username, name) {
-				return chatSame, nil
-			}
-			return chatUnsure, nil
-		case err != nil:
-			return 0, err
-		}
-		want = id
-	}
-	if want == got {
-		return chatSame, nil
-	}
-	to, err := h.rdb.HGet(ctx, p.keys.Migrations(), want).Result()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return chatOther, nil
-	case err != nil:
-		return 0, err
-	}
-	if to == got {
-		return chatSame, nil
-	}
-	return chatOther, nil
 }
 
 // record is what the press record (keys.Space.CallbackQuery, a hash)
@@ -734,7 +686,8 @@ func (h *handler) edit(ctx context.Context, p *press, line string) error {
 // editTarget is the thread whose first message the edit replaces, with
 // that thread's record (keys.Space.Thread): the alert's own while it is
 // open; else a thread of the pressed message alone ("press/<message id>"),
-// recorded here for the worker's edit. Nil when there is neither.
+// recorded here for the worker's edit, unless that is a direct message.
+// Nil when there is neither.
 func (h *handler) editTarget(ctx context.Context, p *press) (*jobs.Thread, string, error) {
 	s := p.subj
 	if s.ThreadKey != "" {
@@ -747,7 +700,9 @@ func (h *handler) editTarget(ctx context.Context, p *press) (*jobs.Thread, strin
 		}
 	}
 	m := p.q.Message
-	if m == nil || m.MessageID <= 0 {
+	if m == nil || m.MessageID <= 0 || p.direct {
+		// A direct message is not the alert's: its text is not the
+		// subject's to show.
 		return nil, "", nil
 	}
 	kind := "t"

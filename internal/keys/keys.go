@@ -92,6 +92,15 @@ func (s Space) BotPause() string { return s.prefix() + "rl:pause:bot" }
 // ChatPause holds the end of one chat's pause after a 429.
 func (s Space) ChatPause(chat string) string { return s.prefix() + "rl:pause:chat:" + NormChat(chat) }
 
+// PaidOff marks the bot's paid broadcasts off until the key expires: its
+// value is the reason (Telegram refused a paid send, or the day's Stars
+// budget is spent). While it exists the bot is paced at its free limit.
+func (s Space) PaidOff() string { return s.prefix() + "rl:paid:off" }
+
+// PaidCharged counts the bot's sends beyond the free allowance since the
+// last UTC midnight, when it expires.
+func (s Space) PaidCharged() string { return s.prefix() + "rl:paid:charged" }
+
 // PriorityLog is the log of the priority allowance: the times at which a
 // priority message took another message's bot-wide slot.
 func (s Space) PriorityLog() string { return s.prefix() + "rl:log:priority" }
@@ -185,6 +194,11 @@ func (s Space) Thread(chat, key string) string {
 // Callback holds what the buttons of one alert's message act on
 // (internal/callbacks), by the reference their callback data carries.
 func (s Space) Callback(ref string) string { return s.prefix() + "cb:" + ref }
+
+// CallbackChats is the set of other chats where the buttons of a
+// subject may be pressed: the direct messages an escalation sent them to
+// (internal/callbacks, AllowChat).
+func (s Space) CallbackChats(ref string) string { return s.prefix() + "cbchats:" + ref }
 
 // CallbackQuery records one callback query (a press) by its id, so that a
 // press Telegram delivers again is acted on once.

@@ -18,12 +18,19 @@
 // Each limited thing keeps a log: a sorted set of send times that holds the
 // recent sends and the slots reserved ahead, so a task knows its exact slot
 // long before it comes. A chat's logs grow in time order, so the entry N
-// places back decides a new slot in one range read. The bot's log may get a
+// places back decides a new slot: one range read of the newest N entries
+// for windows of up to 32 sends, and for larger ones (a paid broadcast's
+// 1,000 per second) two reads by rank, the last entry and the one N places
+// back, so a decision's cost grows with the log's size as O(log n) and not
+// with N or with the slots reserved ahead. The bot's log may get a
 // slot between two reserved ones: a message that waits a little for its
 // chat's spacing takes the first bot-wide slot that fits after it, wherever
 // that is, with every window checked on both sides (one range read of the
 // entries that can bind), so it neither pushes the end of the schedule nor
 // leaves the slots before it unused.
+// A bot log whose windows exceed 32 sends is append-only instead: a
+// message whose chat is not ready by the next free bot-wide slot comes back
+// when it is, holding no slot, so no gap is left that would need filling.
 //
 // # Three stages
 //
@@ -66,6 +73,18 @@
 // that message moves to the end of the bot-wide schedule. The bot's log
 // keeps the same times plus one at its end, so the bot-wide windows hold,
 // and so does every chat's order.
+//
+// # Paid broadcasts
+//
+// Limiter.WithPaid gives a bot a second, higher bot-wide limit for
+// Telegram's paid broadcasts (up to 1,000 sends a second). While no PaidOff
+// mark exists the acquire script paces the bot by it and says so
+// (Decision.Paid: send with allow_paid_broadcast); a send beyond the free
+// ones in the second up to its slot is Decision.Charged, counted per UTC
+// day, and a day's Stars budget, once spent, writes the mark until
+// midnight. StopPaid writes it when Telegram refuses a paid send, and gives
+// up the slots reserved ahead at the paid rate, so nothing goes above the
+// free limit while paid broadcasts are off.
 //
 // # 429: pauses
 //

@@ -71,6 +71,12 @@ type Decision struct {
 	// longer finds. Ask again with it as Ask.Resume. A caller that hands the
 	// task back to Redis instead stores it with Hold.
 	Resume string
+	// Paid: a Go given under the bot's paid limit (Limiter.WithPaid); send
+	// it with allow_paid_broadcast.
+	Paid bool
+	// Charged: a paid Go beyond the free sends in the second up to its
+	// slot, which Telegram bills (StarsPerCharged).
+	Charged bool
 }
 
 // slotMicros is the slot of a Go decision, in Redis microseconds.
@@ -88,6 +94,10 @@ type Limiter struct {
 	// ks is the key space of the bot whose sends the limiter paces.
 	ks   keys.Space
 	name string
+	// paid and paidBot (its windows as the scripts read them, "" for
+	// none) are the bot's paid broadcasts (WithPaid).
+	paid    Paid
+	paidBot string
 }
 
 // ForBot returns a limiter with the same configuration that paces the bot
@@ -219,11 +229,11 @@ func (l *Limiter) Acquire(ctx context.Context, a Ask) (Decision, error) {
 	res, err := acquireScript.Run(ctx, l.rdb,
 		[]string{l.ks.BotLog(), l.ks.QueueLog(a.Queue), l.ks.ChatTurns(chat), l.ks.ChatSends(chat),
 			l.ks.Reservation(a.TaskID), l.ks.Sent(a.TaskID), l.ks.PriorityLog(), l.ks.BotPause(), l.ks.ChatPause(chat),
-			l.ks.Blocked(chat), l.ks.Cancel(a.TaskID)},
+			l.ks.Blocked(chat), l.ks.Cancel(a.TaskID), l.ks.PaidOff(), l.ks.PaidCharged()},
 		l.bot, l.queues[a.Queue], l.chatArg(chat), prio,
 		us(l.cfg.EffectiveGuard()), us(sleepMax), us(l.cfg.SleepMax/2), l.resvTTL.Milliseconds(),
 		a.TaskID, keys.NormChat(chat), l.ks.ChatSendsPrefix(), l.private, l.group, withProgress, l.ks.ReservationPrefix(),
-		a.Resume, us(goAhead),
+		a.Resume, us(goAhead), l.paidBot, l.paid.Free, l.paid.budgetSends(), nextMidnight(time.Now()), us(l.paid.freePer()),
 	).Slice()
 	if err != nil {
 		return Decision{}, fmt.Errorf("ratelimit: acquire: %w", err)
@@ -308,6 +318,11 @@ func parseDecision(res []any) (Decision, error) {
 	}
 	if len(res) > 5 {
 		d.Resume, _ = res[5].(string)
+	}
+	if len(res) > 7 {
+		p, _ := res[6].(int64)
+		c, _ := res[7].(int64)
+		d.Paid, d.Charged = p == 1, c == 1
 	}
 	kind, ok := res[0].(int64)
 	if !ok {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -373,9 +374,30 @@ func TestConcurrentSendersAheadKeepEveryWindow(t *testing.T) {
 }
 
 func concurrentSenders(t *testing.T, ahead, prio bool) {
+	simulate(t, sim{ahead: ahead, prio: prio, messages: 180, workers: 8})
+}
+
+// sim is one run of simulate: messages sent by workers goroutines over
+// ten chats, as a worker fleet asks for slots.
+type sim struct {
+	ahead, prio       bool
+	messages, workers int
+	// paid, when set, is the bot's paid limit (Limiter.WithPaid), which
+	// the bot-wide check then holds the sends to.
+	paid ratelimit.Limit
+	// chats, when set, replaces the ten default chats.
+	chats []string
+}
+
+// simulate sends s.messages through the limiter concurrently and checks
+// every window over the send times it handed out. It returns the
+// decisions' Charged count and the send times, in order.
+func simulate(t *testing.T, s sim) (charged int, times []time.Time) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("timing simulation skipped in -short mode")
 	}
+	ahead, prio := s.ahead, s.prio
 	cfg := ratelimit.Config{
 		Bot:      ratelimit.Per(6, 200*time.Millisecond),
 		Private:  ratelimit.Per(1, 100*time.Millisecond),
@@ -388,6 +410,11 @@ func concurrentSenders(t *testing.T, ahead, prio bool) {
 		cfg.Priority = ratelimit.Per(2, time.Second)
 	}
 	b := setup(t, cfg)
+	botLimit := cfg.Bot
+	if s.paid != nil {
+		b.lim = b.lim.WithPaid(ratelimit.Paid{Limit: s.paid, Free: 6, FreePer: 200 * time.Millisecond})
+		botLimit = s.paid
+	}
 	type send struct {
 		chat string
 		at   time.Time
@@ -398,9 +425,13 @@ func concurrentSenders(t *testing.T, ahead, prio bool) {
 		wg    sync.WaitGroup
 	)
 	chats := []string{"1", "2", "3", "4", "5", "6", "7", "8", "-100", "-200"}
+	if s.chats != nil {
+		chats = s.chats
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	work := make(chan [3]string, 200)
-	for i := 0; i < 180; i++ {
+	work := make(chan [3]string, s.messages)
+	var nCharged atomic.Int64
+	for i := 0; i < s.messages; i++ {
 		queue := "default"
 		if prio && i%3 == 0 {
 			queue = "critical"
@@ -408,15 +439,21 @@ func concurrentSenders(t *testing.T, ahead, prio bool) {
 		work <- [3]string{chats[rng.IntN(len(chats))], "task" + strconv.Itoa(i), queue}
 	}
 	close(work)
-	for w := 0; w < 8; w++ {
+	for w := 0; w < s.workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for job := range work {
-				at, err := b.sendOne(ratelimit.Ask{Chat: job[0], Queue: job[2], TaskID: job[1], Ahead: ahead})
+				at, d, err := b.sendOne(ratelimit.Ask{Chat: job[0], Queue: job[2], TaskID: job[1], Ahead: ahead})
 				if err != nil {
 					t.Error(err)
 					return
+				}
+				if d.Paid != (s.paid != nil) {
+					t.Errorf("decision for %s: Paid %v, want %v", job[1], d.Paid, s.paid != nil)
+				}
+				if d.Charged {
+					nCharged.Add(1)
 				}
 				mu.Lock()
 				sends = append(sends, send{job[0], at})
@@ -425,8 +462,8 @@ func concurrentSenders(t *testing.T, ahead, prio bool) {
 		}()
 	}
 	wg.Wait()
-	if len(sends) != 180 {
-		t.Fatalf("%d sends, want 180", len(sends))
+	if len(sends) != s.messages {
+		t.Fatalf("%d sends, want %d", len(sends), s.messages)
 	}
 	slices.SortFunc(sends, func(a, b send) int { return a.at.Compare(b.at) })
 	check := func(name string, times []time.Time, lim ratelimit.Limit) {
@@ -444,7 +481,7 @@ func concurrentSenders(t *testing.T, ahead, prio bool) {
 		all = append(all, s.at)
 		per[s.chat] = append(per[s.chat], s.at)
 	}
-	check("bot", all, cfg.Bot)
+	check("bot", all, botLimit)
 	for chat, ts := range per {
 		lim := cfg.Private
 		if ratelimit.IsGroup(chat) {
@@ -452,31 +489,32 @@ func concurrentSenders(t *testing.T, ahead, prio bool) {
 		}
 		check(fmt.Sprintf("chat %s", chat), ts, lim)
 	}
+	return int(nCharged.Load()), all
 }
 
 // sendOne asks for a slot the way the worker does and returns the send
 // time by Redis' clock: a short wait is slept through (its reservation held
 // in memory when ask.Ahead), a slot handed out ahead is confirmed after the
 // wait, and a moved slot is asked for again.
-func (b bundle) sendOne(ask ratelimit.Ask) (time.Time, error) {
+func (b bundle) sendOne(ask ratelimit.Ask) (time.Time, ratelimit.Decision, error) {
 	for {
 		d, err := b.lim.Acquire(b.ctx, ask)
 		if err != nil {
-			return time.Time{}, err
+			return time.Time{}, d, err
 		}
 		ask.Resume = ""
 		if d.Kind == ratelimit.Go && d.Wait == 0 {
-			return d.At, nil
+			return d.At, d, nil
 		}
 		due := time.Now().Add(d.Wait)
 		time.Sleep(d.Wait) // a deferred task comes back after Wait
 		if d.Kind == ratelimit.Go {
 			k, err := b.lim.Confirm(b.ctx, ask.Chat, ask.TaskID, d)
 			if err != nil {
-				return time.Time{}, err
+				return time.Time{}, d, err
 			}
 			if k == ratelimit.Go && time.Since(due) <= b.cfg.Guard/2 {
-				return d.At.Add(d.Wait), nil
+				return d.At.Add(d.Wait), d, nil
 			}
 		}
 		ask.Resume = d.Resume

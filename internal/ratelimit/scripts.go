@@ -49,19 +49,39 @@ local seen = {}
 
 -- earliest is the first time at or after t at which one more send fits at
 -- the end of log key: not before its last entry, and span+g after the
--- entry n places back, for every window.
+-- entry n places back, for every window. A log whose windows are small
+-- (at most rangeMax sends) is read in one range of its newest maxn
+-- entries; a larger window is read by rank, its last entry and the one n
+-- places back for each window, so a decision costs O(log size) per window
+-- whatever N is (a 1000/s paid broadcast limit reads 2 entries, not 1,000).
+local rangeMax = 32
 local function earliest(key, w, t)
   if w.maxn == 0 then return t end
-  local e = redis.call('ZRANGE', key, -w.maxn, -1, 'WITHSCORES')
-  local m = #e / 2
   seen[key] = -1
-  if m > 0 then
-    seen[key] = tonumber(e[2 * m])
-    if seen[key] > t then t = seen[key] end
+  if w.maxn <= rangeMax then
+    local e = redis.call('ZRANGE', key, -w.maxn, -1, 'WITHSCORES')
+    local m = #e / 2
+    if m > 0 then
+      seen[key] = tonumber(e[2 * m])
+      if seen[key] > t then t = seen[key] end
+    end
+    for _, x in ipairs(w) do
+      if m >= x[1] then
+        local s = tonumber(e[2 * (m - x[1] + 1)]) + x[2] + x[3]
+        if s > t then t = s end
+      end
+    end
+    return t
   end
+  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if #last == 0 then return t end
+  seen[key] = tonumber(last[2])
+  if seen[key] > t then t = seen[key] end
   for _, x in ipairs(w) do
-    if m >= x[1] then
-      local s = tonumber(e[2 * (m - x[1] + 1)]) + x[2] + x[3]
+    local e = last
+    if x[1] > 1 then e = redis.call('ZRANGE', key, -x[1], -x[1], 'WITHSCORES') end
+    if #e > 0 then
+      local s = tonumber(e[2]) + x[2] + x[3]
       if s > t then t = s end
     end
   end
@@ -74,9 +94,13 @@ end
 -- last at least span+g apart). Entries older than the longest span+g
 -- before t cannot bind; it reads the others, up to 4*maxn of the newest.
 -- When there are more (a long schedule reserved ahead), it looks no
--- further and appends, as earliest does.
+-- further and appends, as earliest does. Logs with windows of more than
+-- rangeMax sends are append-only (earliest): reading the entries that can
+-- bind would cost O(N) per decision, and the caller then never leaves a gap
+-- in them (see stage 3 of the acquire script).
 local function fit(key, w, t)
   if w.maxn == 0 then return t end
+  if w.maxn > rangeMax then return earliest(key, w, t) end
   local reach = 0
   for _, x in ipairs(w) do reach = math.max(reach, x[2] + x[3]) end
   local lim = 4 * w.maxn
@@ -171,7 +195,8 @@ local function taskOf(member) return string.match(member, '^[^|]*|[^|]*|(.*)$') 
 // sends, KEYS[5] the task's reservation, KEYS[6] the task's progress record
 // (read only, returned to save a round trip), KEYS[7] priority log,
 // KEYS[8] bot pause, KEYS[9] chat pause, KEYS[10] the chat's blocked mark,
-// KEYS[11] the task's cancel mark.
+// KEYS[11] the task's cancel mark, KEYS[12] the bot's paid-off mark,
+// KEYS[13] the bot's charged-sends counter of the day.
 // ARGV[1..4] windows ("n:span:guard;..." in µs, "" for none) of the bot, the queue,
 // the chat and the priority allowance ("" unless the task is from a priority
 // queue), ARGV[5] guard µs, ARGV[6] SleepMax µs, ARGV[7] lead µs, ARGV[8]
@@ -181,15 +206,26 @@ local function taskOf(member) return string.match(member, '^[^|]*|[^|]*|(.*)$') 
 // read the progress record, ARGV[15] reservation key prefix, ARGV[16] a
 // reservation the caller holds in memory ("" for none; the stored one wins),
 // ARGV[17] go-ahead µs: how far ahead a bot-wide slot may be handed out as
-// "send at" (0: never).
+// "send at" (0: never), ARGV[18] the bot's windows while paid broadcasts
+// are on ("" when the bot has none; they replace ARGV[1] unless KEYS[12]
+// exists), ARGV[19] the sends per second Telegram does not charge for,
+// ARGV[20] the charged sends a day's Stars budget pays for (0: no budget),
+// ARGV[21] the next UTC midnight, ms, ARGV[22] the span (µs) the free sends
+// count over.
 //
-// Returns {kind, wait µs, progress or false, member, now µs, reservation}:
+// Returns {kind, wait µs, progress or false, member, now µs, reservation,
+// paid, charged}:
 // kind 1 = send after wait (0: now; member names the slot, for Penalize; now
 // is the decision's time), 2 = sleep wait then ask again, 3 = defer the task
 // by wait (it comes back lead µs before its slot), 4 = the chat blocked the
 // bot, 5 = the message was cancelled (neither takes a slot). The reservation comes
 // with a wait that the caller holds in memory (go-ahead > 0); it passes it
-// back as ARGV[16].
+// back as ARGV[16]. A Go under the paid windows has paid = 1 (send with
+// allow_paid_broadcast) and charged = 1 when its slot is beyond ARGV[19]
+// sends in the second up to it: Telegram bills it. Each charged slot counts
+// in KEYS[13]; once the budget's count is reached, KEYS[12] turns paid
+// broadcasts off until midnight. A Go whose slot then moves (Confirm) and is
+// decided again counts again, so the count errs towards spending less.
 //
 // A send after a wait stores no reservation: the caller sleeps through the
 // wait, checks that its slot has not moved (Limiter.Confirm: a pause shifts
@@ -205,7 +241,7 @@ local guard = tonumber(ARGV[5])
 ` + luaCommon + `
 -- One read for the reservation, the progress record, both pauses and the
 -- marks that stop a send.
-local st = redis.call('MGET', KEYS[5], KEYS[6], KEYS[8], KEYS[9], KEYS[10], KEYS[11])
+local st = redis.call('MGET', KEYS[5], KEYS[6], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12])
 local r, progress = st[1], false
 if ARGV[14] == '1' then progress = st[2] end
 if st[5] then return {4, '0', progress} end
@@ -213,7 +249,9 @@ if st[6] then return {5, '0', progress} end
 if not r and ARGV[16] ~= '' then r = ARGV[16] end
 local goAhead = tonumber(ARGV[17])
 local pb, pc = tonumber(st[3] or 0), tonumber(st[4] or 0)
+local paid = ARGV[18] ~= '' and not st[7]
 local bw, qw, cw, pw = wins(ARGV[1]), wins(ARGV[2]), wins(ARGV[3]), wins(ARGV[4])
+if paid then bw = wins(ARGV[18]) end
 local sleepMax, lead = tonumber(ARGV[6]), tonumber(ARGV[7])
 
 -- A reservation that is used up is deleted at the end, unless a new one
@@ -242,7 +280,19 @@ end
 local function goAt(s, member)
   if held then redis.call('DEL', KEYS[5]) end
   local rv = 'g|' .. num(s) .. '|' .. member
-  return {1, num(math.max(s - now, 0)), progress, member, num(now), rv}
+  if not paid then return {1, num(math.max(s - now, 0)), progress, member, num(now), rv, 0, 0} end
+  -- Telegram charges the sends beyond the free ones in any second: this
+  -- one is charged when the second (ARGV[22]) up to its slot already holds
+-- that many.
+  local charged = 0
+  if redis.call('ZCOUNT', KEYS[1], '(' .. num(s - tonumber(ARGV[22])), num(s)) > tonumber(ARGV[19]) then
+    charged = 1
+    local n = redis.call('INCR', KEYS[13])
+    if n == 1 then redis.call('PEXPIREAT', KEYS[13], ARGV[21]) end
+    local budget = tonumber(ARGV[20])
+    if budget > 0 and n >= budget then redis.call('SET', KEYS[12], 'budget', 'PXAT', ARGV[21]) end
+  end
+  return {1, num(math.max(s - now, 0)), progress, member, num(now), rv, 1, charged}
 end
 
 if r then
@@ -265,6 +315,10 @@ if r then
       -- one. Leave the slot unused and take a new one.
       redis.call('ZREM', KEYS[1], m)
       redis.call('ZREM', KEYS[4], m)
+    elseif bw.maxn > 0 then
+      -- The slot is gone from the bot's log (paid broadcasts were turned
+      -- off, which forgets the slots ahead): forget it in the chat's too.
+      redis.call('ZREM', KEYS[4], m)
     end
     stage = 'q'
   else
@@ -281,7 +335,14 @@ if not member then
 end
 
 -- Stage 1: the chat's turn. A chat's messages get turns one window apart,
--- so a long backlog neither crowds the bot-wide stage nor polls.
+-- so a long backlog neither crowds the bot-wide stage nor polls. When every
+-- window of the chat is one send per span (a private chat), a turn that is
+-- now is not written: only the last entry of a log binds such windows, and
+-- stage 3 reads the chat's sends, so a message that has to wait there for
+-- its chat writes its turn then (unturned); one that takes a bot-wide slot
+-- is spaced from by the chat's sends log. An idle chat's message then costs
+-- no write to its turns.
+local unturned = false
 if stage == 'n' and cw.maxn > 0 then
   local s
   if pw.maxn > 0 then
@@ -321,7 +382,11 @@ if stage == 'n' and cw.maxn > 0 then
   end
   if not s then
     s = earliest(KEYS[3], cw, math.max(now, pc))
-    add(KEYS[3], cw, s, member, true)
+    if s > now or cw.maxn > 1 then
+      add(KEYS[3], cw, s, member, true)
+    else
+      unturned = true
+    end
   end
   if s > now then return reserve('c', s, member) end
 end
@@ -337,14 +402,30 @@ end
 -- chat's windows over its actual sends.
 local cs = math.max(now, pc)
 if cw.maxn > 0 then cs = earliest(KEYS[4], cw, cs) end
+if unturned and cs > now and goAhead > 0 and cs - now <= goAhead then
+  -- Its chat's last send holds it back a little: that is its turn, as
+  -- stage 1 would have given it. It waits holding the turn, not a
+  -- bot-wide slot, so a priority message of the chat can take the turn.
+  add(KEYS[3], cw, cs, member, true)
+  return reserve('c', cs, member)
+end
+
 local sb
-if goAhead == 0 or cs - now > goAhead then
+-- An append-only bot log (windows above rangeMax sends) never takes a slot
+-- past the next free one: the gap before it could not be filled.
+if goAhead == 0 or cs - now > goAhead or bw.maxn > rangeMax then
   -- The caller comes back for a slot that is not now. When an earlier
   -- message of the chat went out late and the chat's spacing ends after
   -- the bot's next free slot, it comes back then, holding no bot-wide slot.
   sb = math.max(now, pb, pc)
   if bw.maxn > 0 then sb = fit(KEYS[1], bw, sb) end
-  if cs > sb then return reserve('q', cs, member) end
+  if cs > sb then
+    -- The chat's last send holds it back: when stage 1 did not write its
+    -- turn, its turn is now when that spacing ends, and the chat's next
+    -- message queues behind it.
+    if unturned then add(KEYS[3], cw, cs, member, true) end
+    return reserve('q', cs, member)
+  end
 else
   -- The caller sleeps through the wait: it takes the first bot-wide slot
   -- that fits at or after its chat's spacing, between slots promised to

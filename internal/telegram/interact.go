@@ -224,6 +224,27 @@ type UpdateMessage struct {
 	IsTopic  bool `json:"is_topic_message,omitempty"`
 }
 
+// GetMe describes the bot itself (getMe): its id, name and username, to
+// which commands in groups are addressed ("/oncall@username").
+func (c *Client) GetMe(ctx context.Context) (UpdateUser, error) {
+	if err := ctx.Err(); err != nil {
+		return UpdateUser{}, err
+	}
+	result, err := c.call(ctx, "getMe", tgbotapi.Params{})
+	if err != nil {
+		return UpdateUser{}, err
+	}
+	var me UpdateUser
+	if jerr := json.Unmarshal(result, &me); jerr != nil || me.ID == 0 {
+		desc := "getMe result carries no user id"
+		if jerr != nil {
+			desc = "getMe result did not decode: " + c.Redact(jerr.Error())
+		}
+		return UpdateUser{}, &Error{Reason: ReasonServerError, Description: desc}
+	}
+	return me, nil
+}
+
 // allowedUpdates are the update types Herald asks Telegram for: presses,
 // the bot's membership, and messages (in groups, a bot in privacy mode
 // receives only commands).

@@ -84,6 +84,9 @@ type options struct {
 	// callbacks, when set, turns status callbacks on with this master key
 	// (and 127.0.0.1 allowed); the events wait in their queue.
 	callbacks string
+	// fakeUnlimited switches the fake's limits off; stopped leaves the
+	// worker to testBundle.start.
+	fakeUnlimited, stopped bool
 }
 
 // botToken is the token the fake gives the bot named name in tests.
@@ -99,6 +102,9 @@ func setupTB(t testing.TB, o options) *testBundle {
 	t.Helper()
 	srv := redistest.Start(t)
 	fcfg := telegramfake.Config{TimeScale: scale, CountMarkup: o.countMarkup} // Telegram's limits are the fake's defaults
+	if o.fakeUnlimited {
+		fcfg.Bot, fcfg.Private, fcfg.Group = telegramfake.Unlimited, telegramfake.Unlimited, telegramfake.Unlimited
+	}
 	if len(o.bots) > 0 {
 		fcfg.Tokens = map[string]string{}
 		for i, name := range o.bots {
@@ -171,7 +177,9 @@ func setupTB(t testing.TB, o options) *testBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runWorker(t, w)
+	if !o.stopped {
+		runWorker(t, w)
+	}
 	rdb := srv.Client(t)
 	maxRetry := o.maxRetry
 	if maxRetry == 0 {
@@ -297,6 +305,9 @@ func toString(v any) string {
 
 // runWorker runs w until the test ends, and fails the test if Run returns
 // an error.
+// start runs the worker of a bundle set up with options.stopped.
+func (b *testBundle) start(t testing.TB) { runWorker(t, b.worker) }
+
 func runWorker(t testing.TB, w *worker.Worker) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())

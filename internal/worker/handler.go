@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -59,6 +60,8 @@ type handler struct {
 	bots    map[string]*bot
 	metrics *metrics
 	log     *slog.Logger
+	// warnLate says once that sends come later than the guard allows.
+	warnLate sync.Once
 
 	backoffBase, backoffCap time.Duration
 	retryAfterUnit          time.Duration
@@ -581,11 +584,25 @@ type lateness struct {
 }
 
 // tooLate reports whether a slot woken up to (or answered) after l is to
-// be given up. Once this send has given up maxLateRetries slots, a late one
-// is used: a Redis slower than half the guard must not keep a message from
-// ever being sent.
+// be given up. A send is late past half the guard (the other half covers
+// the trip to Telegram). Once it has given up maxLateRetries slots, it may
+// use up to three quarters of the guard: a send later than the whole guard
+// could come closer to the sends reserved after it than the window allows,
+// which is how a loaded machine met a 429. Once it has given up
+// maxLateForced slots, a late one is used whatever its lateness, with a
+// warning: a Redis or a machine slower than the guard must not keep a
+// message from ever being sent, and the guard should be raised.
 func (lt lateness) tooLate(l time.Duration) bool {
-	if l <= lt.late || lt.d.lates >= maxLateRetries {
+	switch {
+	case lt.d.lates >= maxLateForced:
+		if l > lt.allowed() {
+			lt.h.warnLate.Do(func() {
+				lt.h.log.Warn("sends keep coming later than the limiter's guard allows; this one goes late and may meet a 429: raise "+ratelimit.EnvLimitGuard,
+					"late", l.Round(time.Millisecond), "guard", (2 * lt.late).String())
+			})
+		}
+		return false
+	case l <= lt.allowed():
 		return false
 	}
 	lt.d.lates++
@@ -593,13 +610,22 @@ func (lt lateness) tooLate(l time.Duration) bool {
 	return true
 }
 
-// by is the send-by time of a slot due at due: half a guard after it, or
-// no bound once the late slots given up are used up.
-func (lt lateness) by(due time.Time) time.Time {
+// allowed is how late this send may use its slot: half the guard, three
+// quarters of it after maxLateRetries slots given up.
+func (lt lateness) allowed() time.Duration {
 	if lt.d.lates >= maxLateRetries {
+		return lt.late * 3 / 2
+	}
+	return lt.late
+}
+
+// by is the send-by time of a slot due at due: allowed after it, or no
+// bound once maxLateForced slots were given up.
+func (lt lateness) by(due time.Time) time.Time {
+	if lt.d.lates >= maxLateForced {
 		return time.Time{}
 	}
-	return due.Add(lt.late)
+	return due.Add(lt.allowed())
 }
 
 // botNames lists the bots the handler serves, sorted.
@@ -612,9 +638,13 @@ func (h *handler) botNames() []string {
 	return names
 }
 
-// maxLateRetries is how many slots one send gives up for being late
-// before it uses a late one.
-const maxLateRetries = 2
+// maxLateRetries is how many slots one send gives up for being late by
+// half the guard before it may use three quarters of it, and maxLateForced
+// how many before it uses a late one, however late.
+const (
+	maxLateRetries = 2
+	maxLateForced  = 8
+)
 
 // errStopping ends a sleep when the process shuts down.
 var errStopping = errors.New("worker is stopping")

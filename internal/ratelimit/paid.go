@@ -1,0 +1,152 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Paid lets a bot send above Telegram's free bot-wide limit with paid
+// broadcasts (Bot API 7.11: allow_paid_broadcast, up to 1,000 messages a
+// second, 0.1 Telegram Stars for each send beyond the free ones in a
+// second). Chat and group limits do not change.
+type Paid struct {
+	// Limit paces the bot while paid broadcasts are on, e.g.
+	// Per(1000, time.Second). Config.Bot paces it when they are off.
+	Limit Limit
+	// Free is how many sends in any FreePer Telegram does not charge for
+	// (30).
+	Free int
+	// FreePer is the span Free counts over; 0 means a second (a test
+	// running Telegram's time faster shortens it).
+	FreePer time.Duration
+	// Budget is the Stars a UTC day may spend; 0: no budget. Once the
+	// day's charged sends have cost it, the bot falls back to Config.Bot
+	// until midnight.
+	Budget int
+}
+
+// StarsPerCharged is what Telegram bills for one send beyond the free
+// limit: 0.1 Stars. Budget counts are kept in charged sends.
+const StarsPerCharged = 0.1
+
+// WithPaid returns a copy of the limiter that paces the bot at p.Limit
+// while its paid broadcasts are on (no PaidOff mark): Decision.Paid then
+// says to send with allow_paid_broadcast, and Decision.Charged whether
+// Telegram bills the send. An empty p.Limit turns paid broadcasts off.
+func (l *Limiter) WithPaid(p Paid) *Limiter {
+	c := *l
+	c.paid = p
+	c.paidBot = ""
+	if len(p.Limit) > 0 {
+		c.paidBot = winArg(p.Limit, l.cfg.EffectiveGuard()) + spreadArg(p.Limit)
+	}
+	return &c
+}
+
+// Paid is the paid-broadcast configuration of the limiter (zero: none).
+func (l *Limiter) Paid() Paid { return l.paid }
+
+// freePer is FreePer, a second when unset.
+func (p Paid) freePer() time.Duration {
+	if p.FreePer <= 0 {
+		return time.Second
+	}
+	return p.FreePer
+}
+
+// budgetSends is the day's budget in charged sends (0: none).
+func (p Paid) budgetSends() int64 {
+	if p.Budget <= 0 {
+		return 0
+	}
+	return int64(float64(p.Budget)/StarsPerCharged + 0.5)
+}
+
+// nextMidnight is the next UTC midnight after t, in Unix milliseconds: the
+// day's charged count and a budget's fallback end then.
+func nextMidnight(t time.Time) string {
+	d := t.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+	return strconv.FormatInt(d.UnixMilli(), 10)
+}
+
+// stopPaidScript turns a bot's paid broadcasts off.
+//
+// KEYS[1] bot log, KEYS[2] paid-off mark.
+// ARGV[1] reason, ARGV[2] until (Unix ms).
+// Returns the number of slots ahead that were forgotten.
+//
+// The slots reserved ahead were spaced for the paid limit; they are
+// forgotten, and their tasks, finding them gone (Confirm, or the
+// reservation's ZSCORE), take new ones at the free limit.
+var stopPaidScript = redis.NewScript(`
+local tm = redis.call('TIME')
+local now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
+redis.call('SET', KEYS[2], ARGV[1], 'PXAT', ARGV[2])
+return redis.call('ZREMRANGEBYSCORE', KEYS[1], '(' .. string.format('%.0f', now), '+inf')
+`)
+
+// StopPaid turns the bot's paid broadcasts off fleet-wide until until
+// (Telegram refused a paid send: no Stars balance, or paid broadcasts not
+// enabled in @BotFather), recording reason. The slots reserved ahead at the
+// paid rate are given up and taken again at the free limit, so nothing is
+// sent above it while paid broadcasts are off.
+func (l *Limiter) StopPaid(ctx context.Context, until time.Time, reason string) error {
+	if reason == "" {
+		reason = "stopped"
+	}
+	err := stopPaidScript.Run(ctx, l.rdb, []string{l.ks.BotLog(), l.ks.PaidOff()},
+		reason, strconv.FormatInt(until.UnixMilli(), 10)).Err()
+	if err != nil {
+		return fmt.Errorf("ratelimit: stop paid broadcasts: %w", err)
+	}
+	return nil
+}
+
+// PaidState is what the bot's paid broadcasts are doing.
+type PaidState struct {
+	// Configured: the bot has a paid limit (WithPaid).
+	Configured bool
+	// On: configured and not stopped.
+	On bool
+	// Reason and Until say why and until when they are off ("budget" when
+	// the day's Stars budget is spent).
+	Reason string
+	Until  time.Time
+	// ChargedToday counts the sends Telegram bills since the last UTC
+	// midnight; Stars() converts it.
+	ChargedToday int64
+}
+
+// Stars is what the day's charged sends cost.
+func (s PaidState) Stars() float64 { return float64(s.ChargedToday) * StarsPerCharged }
+
+// PaidState reads the bot's paid-broadcast state in one round trip.
+func (l *Limiter) PaidState(ctx context.Context) (PaidState, error) {
+	var reason *redis.StringCmd
+	var ttl *redis.DurationCmd
+	var charged *redis.StringCmd
+	_, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		reason = p.Get(ctx, l.ks.PaidOff())
+		ttl = p.PTTL(ctx, l.ks.PaidOff())
+		charged = p.Get(ctx, l.ks.PaidCharged())
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return PaidState{}, fmt.Errorf("ratelimit: paid state: %w", err)
+	}
+	st := PaidState{Configured: l.paidBot != ""}
+	st.ChargedToday, _ = charged.Int64()
+	if r, err := reason.Result(); err == nil {
+		st.Reason = r
+		if d := ttl.Val(); d > 0 {
+			st.Until = time.Now().Add(d)
+		}
+	}
+	st.On = st.Configured && st.Reason == ""
+	return st, nil
+}

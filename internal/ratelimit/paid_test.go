@@ -1,0 +1,136 @@
+package ratelimit_test
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/herald-dev/herald/internal/ratelimit"
+)
+
+// chatsN is n private chats, "1" to "n".
+func chatsN(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = strconv.Itoa(i + 1)
+	}
+	return out
+}
+
+// chargedIn counts the sends that had more than free sends in the span up
+// to them (themselves included): the ones Telegram bills.
+func chargedIn(times []time.Time, free int, span time.Duration) int {
+	n := 0
+	for i, at := range times {
+		in := 0
+		for j := i; j >= 0 && at.Sub(times[j]) < span; j-- {
+			in++
+		}
+		if in > free {
+			n++
+		}
+	}
+	return n
+}
+
+// TestPaidRateKeepsEveryWindow: a bot with a paid limit of 60 sends per
+// 200ms (its log read by rank, append-only) and a free one of 6, 600
+// messages from 8 concurrent senders with slots handed out ahead and a
+// priority queue: every window holds at the paid rate, every decision says
+// Paid, and the charged count agrees with the schedule (it may count a
+// decision whose slot moved twice, never fewer).
+func TestPaidRateKeepsEveryWindow(t *testing.T) {
+	t.Parallel()
+	charged, times := simulate(t, sim{ahead: true, prio: true, messages: 600, workers: 8,
+		paid: ratelimit.Per(60, 200*time.Millisecond), chats: chatsN(120)})
+	want := chargedIn(times, 6, 200*time.Millisecond)
+	if want == 0 || charged < want || charged > want+want/10 {
+		t.Fatalf("charged %d decisions; the schedule has %d sends beyond the free 6 per 200ms", charged, want)
+	}
+	t.Logf("600 sends over %v, %d charged", times[len(times)-1].Sub(times[0]), charged)
+}
+
+// TestStopPaidFallsBackToTheFreeLimit: once StopPaid turns a bot's paid
+// broadcasts off, the slots it reserved ahead at the paid rate are given up
+// and every send from then on keeps the free limit, with Paid false.
+func TestStopPaidFallsBackToTheFreeLimit(t *testing.T) {
+	t.Parallel()
+	b := setup(t, ratelimit.Config{Bot: ratelimit.Per(5, 500*time.Millisecond), Private: ratelimit.Unlimited,
+		Group: ratelimit.Unlimited, SleepMax: time.Second, Guard: 2 * time.Millisecond})
+	b.lim = b.lim.WithPaid(ratelimit.Paid{Limit: ratelimit.Per(100, 500*time.Millisecond), Free: 5, FreePer: 500 * time.Millisecond})
+	// A burst reserves paid slots ahead.
+	var ahead []ratelimit.Decision
+	for i := range 40 {
+		d, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: strconv.Itoa(i), Queue: "default", TaskID: "a" + strconv.Itoa(i), Ahead: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Kind != ratelimit.Go || !d.Paid {
+			t.Fatalf("paid burst: %v paid=%v", d.Kind, d.Paid)
+		}
+		ahead = append(ahead, d)
+	}
+	until := time.Now().Add(time.Hour)
+	if err := b.lim.StopPaid(b.ctx, until, "balance"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.lim.PaidState(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Configured || st.On || st.Reason != "balance" || st.Until.Sub(until).Abs() > time.Minute {
+		t.Fatalf("state after StopPaid: %+v", st)
+	}
+	// The slots ahead are gone: Confirm sends their tasks back.
+	last := ahead[len(ahead)-1]
+	if k, err := b.lim.Confirm(b.ctx, "39", "a39", last); err != nil || k != ratelimit.Again {
+		t.Fatalf("confirm of a paid slot ahead after StopPaid: %v %v", k, err)
+	}
+	var times []time.Time
+	for i := range 12 {
+		at, d, err := b.sendOne(ratelimit.Ask{Chat: "x" + strconv.Itoa(i), Queue: "default", TaskID: "b" + strconv.Itoa(i), Ahead: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Paid || d.Charged {
+			t.Fatalf("send %d after StopPaid: paid=%v charged=%v", i, d.Paid, d.Charged)
+		}
+		times = append(times, at)
+	}
+	for i := 5; i < len(times); i++ {
+		if gap := times[i].Sub(times[i-5]); gap < 500*time.Millisecond {
+			t.Fatalf("after StopPaid sends %d and %d are %v apart; the free limit is 5 per 500ms", i-5, i, gap)
+		}
+	}
+}
+
+// TestBudgetStopsPaid: a budget of 1 Star pays for 10 charged sends; the
+// decision that reaches it turns paid broadcasts off until midnight with the
+// reason "budget", and the day's count says 10.
+func TestBudgetStopsPaid(t *testing.T) {
+	t.Parallel()
+	b := setup(t, ratelimit.Config{Bot: ratelimit.Per(3, time.Second), Private: ratelimit.Unlimited,
+		Group: ratelimit.Unlimited, SleepMax: time.Second, Guard: 2 * time.Millisecond})
+	b.lim = b.lim.WithPaid(ratelimit.Paid{Limit: ratelimit.Per(100, time.Second), Free: 3, Budget: 1})
+	paid := 0
+	for i := range 30 {
+		d, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: strconv.Itoa(i), Queue: "default", TaskID: "t" + strconv.Itoa(i), Ahead: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Paid {
+			paid++
+		}
+	}
+	st, err := b.lim.PaidState(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 3 free sends, then 10 charged ones; the rest go at the free limit.
+	if paid != 13 || st.On || st.Reason != "budget" || st.ChargedToday != 10 || st.Stars() != 1 {
+		t.Fatalf("after the budget: %d paid decisions, state %+v (%.1f Stars)", paid, st, st.Stars())
+	}
+	if d := time.Until(st.Until); d <= 0 || d > 24*time.Hour {
+		t.Fatalf("budget fallback ends in %v, want at the next UTC midnight", d)
+	}
+}
