@@ -55,7 +55,7 @@ type record struct {
 
 // TaskID is the task id of a broadcast's message to chat (as
 // jobs.ValidateChat spells it).
-func TaskID(broadcastID, chat string) string { return broadcastID + ":" + keys.NormChat(chat) }
+func TaskID(broadcastID, chat string) string { return keys.BroadcastTaskID(broadcastID, chat) }
 
 // errNoRecord is a broadcast the store does not know.
 var errNoRecord = errors.New("no such broadcast")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ledger"
+	"github.com/herald-dev/herald/internal/ratelimit"
 )
 
 // Status is what GET /v1/broadcasts/{id} says of a broadcast.
@@ -28,9 +29,11 @@ type Status struct {
 	// Chats is the number of chats, those left out as blocked included.
 	Chats int `json:"chats"`
 	Counts
-	// Stars are the Telegram Stars its paid sends cost (a counter the
-	// paid-broadcast sends keep per broadcast; 0 without them).
-	Stars int64 `json:"stars"`
+	// ChargedSends counts its sends that Telegram charges for (paid
+	// sends beyond the free rate, as the worker counts them in
+	// keys.Space.BroadcastCharged); Stars is what they cost.
+	ChargedSends int64   `json:"charged_sends"`
+	Stars        float64 `json:"stars"`
 	// ETA is when the messages still queued will have gone at the bot's
 	// rate (HERALD_LIMIT_BOT) and, for texts that go out in several
 	// parts, the chats' spacing (HERALD_LIMIT_PRIVATE); other traffic of
@@ -187,16 +190,16 @@ func settledState(v string) (ledger.Record, bool) {
 	return ledger.Decode(v)
 }
 
-// status assembles the Status of rec from its counts, with its Stars and
-// ETA.
+// status assembles the Status of rec from its counts, with its charged
+// sends and ETA.
 func (s *Service) status(ctx context.Context, rec record, list []string, c Counts) (Status, error) {
 	st := Status{ID: rec.ID, Bot: rec.Bot, From: rec.From, Queue: rec.Queue, State: rec.State,
 		CreatedAt: time.UnixMilli(rec.Created).UTC(), Chats: len(list), Counts: c}
-	stars, err := s.rdb.Get(ctx, keys.Bot(rec.Bot).BroadcastStars(rec.ID)).Int64()
+	charged, err := s.rdb.Get(ctx, keys.Bot(rec.Bot).BroadcastCharged(rec.ID)).Int64()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return Status{}, unavailable(fmt.Errorf("read the stars of broadcast %s: %w", rec.ID, err))
+		return Status{}, unavailable(fmt.Errorf("read the charged sends of broadcast %s: %w", rec.ID, err))
 	}
-	st.Stars = stars
+	st.ChargedSends, st.Stars = charged, float64(charged)*ratelimit.StarsPerCharged
 	if rec.State == stateStored {
 		st.State = statusDone
 		if c.Queued+c.Cancelling > 0 {

@@ -54,7 +54,8 @@ func TestStatusCounts(t *testing.T) {
 	}
 }
 
-// TestStarsCounter: the status reads the broadcast's Stars counter.
+// TestStarsCounter: the status reads the broadcast's count of charged
+// sends and shows what they cost.
 func TestStarsCounter(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, broadcast.Config{})
@@ -62,11 +63,17 @@ func TestStarsCounter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.rdb.IncrBy(ctx, keys.Bot("pages").BroadcastStars(res.ID), 12).Err(); err != nil {
+	if err := f.rdb.IncrBy(ctx, keys.Bot("pages").BroadcastCharged(res.ID), 12).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := f.svc.Status(ctx, res.ID, nil); err != nil || st.Stars != 12 {
-		t.Errorf("stars = %d, %v; want 12", st.Stars, err)
+	if st, err := f.svc.Status(ctx, res.ID, nil); err != nil || st.ChargedSends != 12 || st.Stars < 1.19 || st.Stars > 1.21 {
+		t.Errorf("charged %d, stars %v, %v; want 12 and 1.2", st.ChargedSends, st.Stars, err)
+	}
+	if id, ok := keys.BroadcastOf(broadcast.TaskID(res.ID, "1")); !ok || id != res.ID {
+		t.Errorf("BroadcastOf(a message's task id) = %q, %v; want %q", id, ok, res.ID)
+	}
+	if _, ok := keys.BroadcastOf("idem-0123"); ok {
+		t.Error("BroadcastOf took a message's task id for a broadcast's")
 	}
 }
 

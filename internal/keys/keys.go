@@ -302,8 +302,24 @@ func BroadcastChats(id string) string { return prefix + "bc:" + id + ":chats" }
 // broadcasts (one per line), in the namespace of the token that owns it.
 func Audience(owner, name string) string { return prefix + "aud:" + owner + ":" + name }
 
-// BroadcastStars counts the Telegram Stars a broadcast's paid sends cost
-// (sends beyond the free rate, with allow_paid_broadcast), in the bot's
-// space, so that the send that costs them can count them in the same
-// script.
-func (s Space) BroadcastStars(id string) string { return s.prefix() + "bc:stars:" + id }
+// BroadcastCharged counts the sends of broadcast id that Telegram charges
+// for (paid sends beyond the free rate, ratelimit.Decision.Charged), in
+// the bot's space, so that the worker that makes such a send can count it
+// next to the send's own keys; the broadcast's status shows it in Stars.
+func (s Space) BroadcastCharged(id string) string { return s.prefix() + "bc:charged:" + id }
+
+// BroadcastTaskID is the task id of broadcast id's message to chat: the
+// id, a colon and the chat (keys.NormChat), so that a message's task id
+// follows from the broadcast's chat list, and the broadcast from a task id
+// (BroadcastOf).
+func BroadcastTaskID(id, chat string) string { return id + ":" + NormChat(chat) }
+
+// BroadcastOf returns the broadcast whose message taskID is, false for
+// any other task.
+func BroadcastOf(taskID string) (string, bool) {
+	id, _, ok := strings.Cut(taskID, ":")
+	if !ok || !strings.HasPrefix(id, "bc-") {
+		return "", false
+	}
+	return id, true
+}
