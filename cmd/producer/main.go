@@ -1,6 +1,8 @@
 // Command producer accepts messages for Telegram and stores them as tasks in
 // Redis: `producer` (or `producer serve`) runs the HTTP API and the web UI,
 // `producer send --chat ID "text"` enqueues one message from the shell,
+// `producer broadcast --chats-file FILE "text"` one message to each chat of
+// a list (and `producer broadcast status|cancel ID` reads or cancels it),
 // `producer status ID`, `producer cancel ID` and `producer retry ID` read
 // and act on the message ledger, `producer chat BOT CHAT` shows whether a chat blocked a bot and
 // `producer unblock BOT CHAT` clears that mark,
@@ -32,6 +34,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/app"
+	"github.com/herald-dev/herald/internal/broadcast"
 	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/feeds"
 	"github.com/herald-dev/herald/internal/ledger"
@@ -45,7 +48,7 @@ func main() { os.Exit(run()) }
 func run() int {
 	cfg, rest, err := settings.LoadProducerArgs(os.Args[1:], os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(os.Stderr, "usage: producer [flags] [serve | send --chat ID \"text\" | status ID | cancel ID | retry ID | chat BOT CHAT | unblock BOT CHAT | feeds --config feeds.yaml | healthcheck | check]")
+		fmt.Fprintln(os.Stderr, "usage: producer [flags] [serve | send --chat ID \"text\" | broadcast --chats-file FILE \"text\" | status ID | cancel ID | retry ID | chat BOT CHAT | unblock BOT CHAT | feeds --config feeds.yaml | healthcheck | check]")
 		fmt.Fprintln(os.Stderr, "exit codes: 0 success, 1 failure at run time (send: not stored, safe to retry), 2 bad usage or configuration")
 		_ = settings.ProducerUsage(os.Stderr)
 		return 0
@@ -75,7 +78,7 @@ func run() int {
 			return 1
 		}
 		return 0
-	case "send", "chat", "unblock", "status", "cancel", "retry":
+	case "send", "chat", "unblock", "status", "cancel", "retry", "broadcast":
 		return direct(ctx, cfg, cmd, rest)
 	case "feeds":
 		fs := flag.NewFlagSet("producer feeds", flag.ContinueOnError)
@@ -99,7 +102,7 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "producer check: configuration OK")
 		return 0
 	default:
-		fmt.Fprintf(os.Stderr, "producer: unknown command %q (want serve, send, status, cancel, retry, chat, unblock, feeds, healthcheck or check)\n", cmd)
+		fmt.Fprintf(os.Stderr, "producer: unknown command %q (want serve, send, broadcast, status, cancel, retry, chat, unblock, feeds, healthcheck or check)\n", cmd)
 		return 2
 	}
 }
@@ -119,6 +122,11 @@ func direct(ctx context.Context, cfg settings.Producer, cmd string, rest []strin
 		return producer.Send(ctx, enq, rest, os.Stdin, os.Stdout, os.Stderr)
 	case "chat", "unblock":
 		return producer.ChatCommand(ctx, cmd, chats.NewStore(rdb), cfg.BotNames(), rest, os.Stdout, os.Stderr)
+	case "broadcast":
+		enq := app.NewEnqueuer(rdb, cfg)
+		defer enq.Close()
+		svc := broadcast.New(rdb, enq, chats.NewStore(rdb), ledger.NewStore(rdb, cfg.Ledger), cfg.Broadcast)
+		return producer.BroadcastCommand(ctx, svc, enq, rest, os.Stdin, os.Stdout, os.Stderr)
 	}
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	msgs := ledger.NewMessages(ledger.NewStore(rdb, cfg.Ledger), insp, cfg.Enqueue.Queues, cfg.BotNames())

@@ -23,6 +23,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/broadcast"
 	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/heartbeat"
@@ -168,6 +169,7 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 		return fail(err)
 	}
 	mounts = append(mounts, callbackMounts(events)...)
+	mounts = append(mounts, broadcastMounts(cfg, rdb, enq, events, log)...)
 	oc, err := newOnCall(cfg, rdb, enq, router, st, reg, log)
 	if err != nil {
 		return fail(err)
@@ -238,6 +240,15 @@ func newMounts(cfg settings.Producer, rdb redis.UniversalClient, reg prometheus.
 		return nil, err
 	}
 	return append(mounts, producer.Mount{Pattern: interact.WebhookPattern, Handler: recv, SelfAuth: true}), nil
+}
+
+// broadcastMounts are the broadcasts' routes (POST /v1/broadcasts, its
+// status and cancel, the audiences), behind a sender's token: they store
+// through enq, skip the chats marked blocked and read the ledger's
+// records; a broadcast's callback_url is checked as a message's.
+func broadcastMounts(cfg settings.Producer, rdb redis.UniversalClient, enq *jobs.Enqueuer, events *statushook.Emitter, log *slog.Logger) []producer.Mount {
+	svc := broadcast.New(rdb, enq, chats.NewStore(rdb), ledger.NewStore(rdb, cfg.Ledger), cfg.Broadcast)
+	return producer.BroadcastMounts(svc, events, log)
 }
 
 // callbackMounts are the status callbacks' endpoint routes, behind the

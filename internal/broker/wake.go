@@ -269,12 +269,36 @@ func (w *Waker) record(queue string, empty, drained bool, news uint64) {
 	if !empty {
 		clear(w.seen)
 		delete(w.empty, queue)
+		w.busy()
 		if !drained {
 			return
 		}
 	}
 	if w.news == news {
 		w.empty[queue] = w.now().Add(w.maxIdle)
+	}
+}
+
+// busyRecheck is how long a queue found empty is answered empty, without
+// news, by a worker that is busy with other queues' tasks.
+//
+// Producers' news reaches idle workers only: a worker working through a
+// backlog (a broadcast's 100,000 messages) never takes a token from the
+// wake list, so its empty marks alone would keep a critical message
+// waiting up to MaxIdle. A busy worker therefore looks at each queue it
+// believes empty again after busyRecheck (one LLEN, see lookAgain): at
+// most ten commands a second per queue, on a worker that sends many
+// times that, and nothing on an idle one.
+const busyRecheck = 100 * time.Millisecond
+
+// busy shortens the empty marks to busyRecheck: a dequeue just took a
+// task. w.mu must be held.
+func (w *Waker) busy() {
+	soon := w.now().Add(busyRecheck)
+	for q, until := range w.empty {
+		if until.After(soon) {
+			w.empty[q] = soon
+		}
 	}
 }
 
@@ -289,6 +313,7 @@ func (w *Waker) afterDequeue(queue string, empty bool, news uint64) string {
 	if !empty {
 		clear(w.seen)
 		delete(w.empty, queue)
+		w.busy()
 		w.mu.Unlock()
 		return ""
 	}

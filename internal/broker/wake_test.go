@@ -81,6 +81,8 @@ type wakeSetup struct {
 	maxIdle      time.Duration
 	outer, inner []redis.Hook
 	strict       bool
+	// slowLow is how long the handler takes over a task of the queue low.
+	slowLow time.Duration
 }
 
 func setupWith(t *testing.T, o wakeSetup) *bundle {
@@ -100,7 +102,7 @@ func setupWith(t *testing.T, o wakeSetup) *bundle {
 	}
 	w.SetClient(rdb)
 	t.Cleanup(func() { _ = rdb.Close() })
-	handled := make(chan string, 16)
+	handled := make(chan string, 256)
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency: 2, Queues: map[string]int{"critical": 6, "default": 3, "low": 1}, StrictPriority: o.strict,
 		TaskCheckInterval: 100 * time.Microsecond, DelayedTaskCheckInterval: time.Minute,
@@ -108,6 +110,9 @@ func setupWith(t *testing.T, o wakeSetup) *bundle {
 	})
 	if err := srv.Start(asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
 		q, _ := asynq.GetQueueName(ctx)
+		if q == "low" {
+			time.Sleep(o.slowLow)
+		}
 		handled <- q + ":" + string(t.Payload())
 		return nil
 	})); err != nil {
@@ -201,6 +206,34 @@ func TestIdleLooksAreOneLLEN(t *testing.T) {
 	}
 	b.enqueue(t, "low", "without-news", false)
 	b.expect(t, "low:without-news")
+}
+
+// TestBusyWorkerSeesNewQueues: a worker busy with one queue's backlog
+// takes no token from the wake list, yet finds a task that came to a queue
+// it had found empty within a fraction of a second, long before its idle
+// bound, while the backlog is still there.
+func TestBusyWorkerSeesNewQueues(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, wakeSetup{maxIdle: time.Minute, slowLow: 20 * time.Millisecond})
+	b.waitIdle(t)
+	const backlog = 100 // 1s of work for 2 handlers
+	for i := range backlog {
+		b.enqueue(t, "low", strconv.Itoa(i), i == 0)
+	}
+	b.expect(t, "low:0")
+	b.enqueue(t, "critical", "urgent", false)
+	for seen := 1; ; seen++ {
+		got := <-b.handled
+		if got == "critical:urgent" {
+			if seen > backlog/2 {
+				t.Errorf("the critical task was handled after %d of %d backlog tasks", seen, backlog)
+			}
+			return
+		}
+		if seen == backlog {
+			t.Fatal("the whole backlog was handled before the critical task")
+		}
+	}
 }
 
 func TestLocalWakeQueue(t *testing.T) {

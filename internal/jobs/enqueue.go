@@ -21,20 +21,25 @@ const (
 	QueueCritical = "critical"
 	QueueDefault  = "default"
 	QueueLow      = "low"
+	// QueueBroadcast holds the messages of broadcasts (internal/broadcast):
+	// the lowest lane, so that a 100,000-chat broadcast does not hold up
+	// the other queues' messages.
+	QueueBroadcast = "broadcast"
 )
 
 // DefaultQueueWeights are the worker's queues and weights when none are
 // configured: asynq serves critical six times and default three times as
-// often as low. It returns a fresh map each time, so a caller may edit it.
+// often as low, and low twice as often as broadcast. It returns a fresh
+// map each time, so a caller may edit it.
 func DefaultQueueWeights() map[string]int {
-	return map[string]int{QueueCritical: 6, QueueDefault: 3, QueueLow: 1}
+	return map[string]int{QueueCritical: 12, QueueDefault: 6, QueueLow: 2, QueueBroadcast: 1}
 }
 
 // DefaultQueues are the queues a producer accepts when none are configured:
 // the worker's default queues, highest priority first. It returns a fresh
 // slice each time.
 func DefaultQueues() []string {
-	return []string{QueueCritical, QueueDefault, QueueLow}
+	return []string{QueueCritical, QueueDefault, QueueLow, QueueBroadcast}
 }
 
 // Defaults of EnqueueConfig.Timeout and IdempotencyWindow. MaxRetry's,
@@ -48,7 +53,8 @@ const (
 
 // EnqueueConfig holds the enqueue policy.
 type EnqueueConfig struct {
-	// Queues a caller may choose; default critical, default, low.
+	// Queues a caller may choose; default critical, default, low,
+	// broadcast.
 	Queues []string
 	// DefaultQueue is used when a caller names none (HERALD_DEFAULT_QUEUE,
 	// default [QueueDefault]).

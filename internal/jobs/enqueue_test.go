@@ -79,7 +79,7 @@ func TestIdempotencyID(t *testing.T) {
 func TestEnqueueConfigWithDefaults(t *testing.T) {
 	t.Parallel()
 	got := jobs.EnqueueConfig{}.WithDefaults()
-	if strings.Join(got.Queues, ",") != "critical,default,low" || got.DefaultQueue != "default" ||
+	if strings.Join(got.Queues, ",") != "critical,default,low,broadcast" || got.DefaultQueue != "default" ||
 		got.MaxRetry != 25 || got.Timeout != 2*time.Minute || got.IdempotencyWindow != 24*time.Hour {
 		t.Fatalf("defaults %+v", got)
 	}

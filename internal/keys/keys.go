@@ -287,3 +287,39 @@ func (s Space) UpdatesOffset() string { return s.prefix() + "updates:offset" }
 func (s Space) PressLines(chat, incident string) string {
 	return s.prefix() + "presslines:" + NormChat(chat) + ":" + incident
 }
+
+// Broadcast is the record of one broadcast (internal/broadcast): a JSON
+// object with its bot, sender, counts and whether all its messages are
+// stored. Kept for the ledger's retention.
+func Broadcast(id string) string { return prefix + "bc:" + id }
+
+// BroadcastChats lists the chats a broadcast's messages go to, one per
+// line, in the order of its request; a message's task id is the
+// broadcast's id and its chat.
+func BroadcastChats(id string) string { return prefix + "bc:" + id + ":chats" }
+
+// Audience is a chat list that an app uploaded under a name for its
+// broadcasts (one per line), in the namespace of the token that owns it.
+func Audience(owner, name string) string { return prefix + "aud:" + owner + ":" + name }
+
+// BroadcastCharged counts the sends of broadcast id that Telegram charges
+// for (paid sends beyond the free rate, ratelimit.Decision.Charged), in
+// the bot's space, so that the worker that makes such a send can count it
+// next to the send's own keys; the broadcast's status shows it in Stars.
+func (s Space) BroadcastCharged(id string) string { return s.prefix() + "bc:charged:" + id }
+
+// BroadcastTaskID is the task id of broadcast id's message to chat: the
+// id, a colon and the chat (keys.NormChat), so that a message's task id
+// follows from the broadcast's chat list, and the broadcast from a task id
+// (BroadcastOf).
+func BroadcastTaskID(id, chat string) string { return id + ":" + NormChat(chat) }
+
+// BroadcastOf returns the broadcast whose message taskID is, false for
+// any other task.
+func BroadcastOf(taskID string) (string, bool) {
+	id, _, ok := strings.Cut(taskID, ":")
+	if !ok || !strings.HasPrefix(id, "bc-") {
+		return "", false
+	}
+	return id, true
+}

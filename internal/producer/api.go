@@ -228,13 +228,20 @@ func threadSpace(p httpapi.Principal, t *jobs.Thread) (string, *httpapi.Error) {
 // checkCallback refuses a callback_url that the callback policy does not
 // let through (loopback, private and link-local addresses unless
 // allow-listed; callbacks off), naming the field.
-func (a *api) checkCallback(raw string) *httpapi.Error {
+func (a *api) checkCallback(raw string) *httpapi.Error { return checkCallbackURL(a.cfg.Callbacks, raw) }
+
+// urlChecker checks a callback_url (statushook.Emitter.CheckURL).
+type urlChecker interface{ CheckURL(string) error }
+
+// checkCallbackURL is checkCallback with the policy cb (nil: callbacks
+// off).
+func checkCallbackURL(cb urlChecker, raw string) *httpapi.Error {
 	if raw == "" {
 		return nil
 	}
 	var err error = errors.New("status callbacks are off: set HERALD_CALLBACK_SECRET")
-	if a.cfg.Callbacks != nil {
-		err = a.cfg.Callbacks.CheckURL(raw)
+	if cb != nil {
+		err = cb.CheckURL(raw)
 	}
 	if err == nil {
 		return nil

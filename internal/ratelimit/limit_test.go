@@ -184,3 +184,20 @@ func FuzzParseLimit(f *testing.F) {
 		}
 	})
 }
+
+func TestRate(t *testing.T) {
+	for _, c := range []struct {
+		l       Limit
+		rate    float64
+		spacing time.Duration
+	}{
+		{Per(30, time.Second), 30, time.Second / 30},
+		{Per(1, time.Second).And(Per(20, time.Minute)), 20.0 / 60, 3 * time.Second},
+		{Unlimited, 0, 0},
+		{nil, 0, 0},
+	} {
+		if r, s := c.l.Rate(), c.l.Spacing(); r != c.rate || s != c.spacing {
+			t.Errorf("%s: Rate, Spacing = %v, %v; want %v, %v", c.l, r, s, c.rate, c.spacing)
+		}
+	}
+}

@@ -51,10 +51,8 @@ func (c Config) WithSettingDefaults() Config {
 // documentation lists them.
 func (c *Config) Specs() []config.Spec {
 	return []config.Spec{
-		config.NewSpec(EnvLimitBot, DefaultBot.String(), `Sends of the whole bot: windows "N/span" separated by commas, each allowing N sends in any span `+
-			`(s, m, h or a Go duration such as 6s or 100ms); "off" disables.`,
-			limitVar(&c.Bot)),
-		config.NewSpec(EnvLimitPrivate, DefaultPrivate.String(), "Sends to one private chat (windows, as for "+EnvLimitBot+").", limitVar(&c.Private)),
+		BotLimitSpec(&c.Bot),
+		PrivateLimitSpec(&c.Private),
 		config.NewSpec(EnvLimitGroup, DefaultGroup.String(), "Sends to one group, supergroup or channel; all windows must hold (the default allows 1 in any second and 20 in any minute).",
 			limitVar(&c.Group)),
 		config.NewSpec(EnvPriorityQueues, strings.Join(DefaultPriorityQueues, ","), "Queues whose messages take the earliest bot-wide slot reserved for another chat's message (chat limits and the bot limit still hold).",
@@ -67,6 +65,28 @@ func (c *Config) Specs() []config.Spec {
 			guardVar(&c.Guard)),
 		config.NewSpec(EnvPauseBotMax, config.FmtDur(DefaultBotPauseMax), `Longest bot-wide pause one 429 causes; Telegram's 429 does not say whether the chat or the whole bot is flooded. "off" or a negative value: a 429 pauses only its chat.`,
 			config.PauseVar(&c.BotPauseMax)),
+	}
+}
+
+// BotLimitSpec binds HERALD_LIMIT_BOT to l. The worker enforces it; the
+// producer reads it too, for the time a broadcast still needs.
+func BotLimitSpec(l *Limit) config.Spec {
+	return config.NewSpec(EnvLimitBot, DefaultBot.String(), `Sends of the whole bot: windows "N/span" separated by commas, each allowing N sends in any span `+
+		`(s, m, h or a Go duration such as 6s or 100ms); "off" disables.`,
+		limitVar(l))
+}
+
+// PrivateLimitSpec binds HERALD_LIMIT_PRIVATE to l (the worker's limit,
+// read by the producer as BotLimitSpec is).
+func PrivateLimitSpec(l *Limit) config.Spec {
+	return config.NewSpec(EnvLimitPrivate, DefaultPrivate.String(), "Sends to one private chat (windows, as for "+EnvLimitBot+").", limitVar(l))
+}
+
+// CheckLimit records a problem of the limit l that the setting env holds:
+// a window out of bounds.
+func CheckLimit(p *config.Problems, env string, l Limit) {
+	if err := l.check(); err != nil {
+		p.Add(env, "%v (got %s)", err, l)
 	}
 }
 

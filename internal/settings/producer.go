@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/broadcast"
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/feeds"
@@ -60,6 +61,9 @@ type Producer struct {
 	// the worker); the producer writes those of cancelled and silenced
 	// messages.
 	Ledger ledger.Config
+	// Broadcast holds the broadcasts' limits, and the worker's bot and
+	// private-chat limits that a broadcast's ETA follows.
+	Broadcast broadcast.Config
 	// Heartbeat holds the heartbeat checker's interval and cap.
 	Heartbeat heartbeat.Config
 	// Escalation holds how often escalation steps and handoffs are looked
@@ -88,6 +92,7 @@ func (p Producer) WithDefaults() Producer {
 	p.Enqueue = p.Enqueue.WithDefaults()
 	p.Webhooks = p.Webhooks.WithDefaults()
 	p.Ledger = p.Ledger.WithDefaults()
+	p.Broadcast = p.Broadcast.WithDefaults()
 	p.Heartbeat = p.Heartbeat.WithDefaults()
 	p.Escalation = p.Escalation.WithDefaults()
 	p.Feeds = p.Feeds.WithDefaults()
@@ -117,6 +122,7 @@ func (p Producer) Validate() error {
 	p.validateQueues(&pr)
 	p.Enqueue.Check(&pr)
 	p.Ledger.Check(&pr)
+	p.Broadcast.Check(&pr)
 	p.Callbacks.CheckShared(&pr)
 	if slices.Contains(p.Enqueue.Queues, statushook.Queue) {
 		pr.Add(EnvQueues, "names the queue %q, which the status callbacks use; give your queue another name", statushook.Queue)
@@ -240,6 +246,7 @@ func producerSpecs(p *Producer) []config.Spec {
 	specs = append(specs, p.Telegram.Specs()...)
 	specs = append(specs, p.Webhooks.BodySpec(producer.EnvMaxBodyBytes))
 	specs = append(specs, p.Ledger.Specs()...)
+	specs = append(specs, p.Broadcast.Specs()...)
 	specs = append(specs, p.Heartbeat.Specs()...)
 	specs = append(specs, p.Escalation.Specs()...)
 	specs = append(specs, p.Server.MetricsSpecs()...)

@@ -12,12 +12,14 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/broadcast"
 	"github.com/herald-dev/herald/internal/config"
 	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/interact"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/producer"
+	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/statushook"
 	"github.com/herald-dev/herald/internal/webhooks"
@@ -35,11 +37,12 @@ func TestLoadProducerDefaults(t *testing.T) {
 		Bots:       []string{"default"},
 		Server:     producer.ServerConfig{Listen: ":8080", MaxBodyBytes: 1 << 20, MonitoringPath: "/monitoring", MetricsCache: 5 * time.Second},
 		Keyring:    httpapi.KeyringConfig{AuthDisabled: true},
-		Enqueue:    jobs.EnqueueConfig{DefaultQueue: "default", Queues: []string{"critical", "default", "low"}, MaxRetry: 25, Timeout: 2 * time.Minute, IdempotencyWindow: 24 * time.Hour, Limits: jobs.Limits{MaxTextLen: 32768}},
+		Enqueue:    jobs.EnqueueConfig{DefaultQueue: "default", Queues: []string{"critical", "default", "low", "broadcast"}, MaxRetry: 25, Timeout: 2 * time.Minute, IdempotencyWindow: 24 * time.Hour, Limits: jobs.Limits{MaxTextLen: 32768}},
 		Webhooks:   webhookParts{MaxBodyBytes: 256 << 10},
 		Heartbeat:  [2]any{5 * time.Second, 1000},
 		Escalation: escalation.Settings{CheckInterval: time.Second, AnnounceInterval: 15 * time.Second},
 		Feeds:      [2]any{"", 4},
+		Broadcast:  broadcast.Config{MaxChats: 100000, MaxBodyBytes: 32 << 20, BotLimit: ratelimit.Per(30, time.Second), ChatLimit: ratelimit.Per(1, time.Second)},
 	}
 	if got := partsOf(p); !reflect.DeepEqual(got, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", got, want)
@@ -66,6 +69,7 @@ type producerParts struct {
 	Escalation escalation.Settings
 	Feeds      [2]any // Path, Concurrency
 	Callbacks  statushook.Config
+	Broadcast  broadcast.Config
 }
 
 // webhookParts are the webhook settings.
@@ -82,7 +86,7 @@ func partsOf(p Producer) producerParts {
 	return producerParts{Redis: p.Redis, Log: p.Log, Bots: p.Bots, Server: p.Server, Keyring: p.Keyring, Enqueue: p.Enqueue,
 		Routes: p.Routes, Webhooks: webhookParts{GitHub: w.GitHub, Sentry: w.Sentry, Grafana: w.Grafana, MaxBodyBytes: w.MaxBodyBytes},
 		Telegram: p.Telegram, Heartbeat: [2]any{p.Heartbeat.CheckInterval, p.Heartbeat.MaxHeartbeats}, Escalation: p.Escalation,
-		Feeds: [2]any{p.Feeds.Path, p.Feeds.Concurrency}, Callbacks: p.Callbacks}
+		Feeds: [2]any{p.Feeds.Path, p.Feeds.Concurrency}, Callbacks: p.Callbacks, Broadcast: p.Broadcast}
 }
 
 var producerEnv = map[string]string{
@@ -134,6 +138,10 @@ var producerEnv = map[string]string{
 	"HERALD_CALLBACK_SECRET":              testCallbackSecret,
 	"HERALD_CALLBACK_SECRET_FILE":         "",
 	"HERALD_CALLBACK_ALLOW":               " 10.0.0.0/8, hooks.internal ",
+	"HERALD_BROADCAST_MAX_CHATS":          "5000",
+	"HERALD_BROADCAST_MAX_BODY_BYTES":     "4MiB",
+	"HERALD_LIMIT_BOT":                    "1000/s",
+	"HERALD_LIMIT_PRIVATE":                "1/2s",
 }
 
 // testCallbackSecret is a well-formed callbacks master key.
@@ -168,6 +176,7 @@ func TestLoadProducerEnv(t *testing.T) {
 		Escalation: escalation.Settings{CheckInterval: 500 * time.Millisecond, AnnounceInterval: time.Minute},
 		Feeds:      [2]any{"/etc/herald/feeds.yaml", 8},
 		Callbacks:  statushook.Config{Secret: testCallbackSecret, Allow: []string{"10.0.0.0/8", "hooks.internal"}},
+		Broadcast:  broadcast.Config{MaxChats: 5000, MaxBodyBytes: 4 << 20, BotLimit: ratelimit.Per(1000, time.Second), ChatLimit: ratelimit.Per(1, 2*time.Second)},
 	}
 	if got := partsOf(p); !reflect.DeepEqual(got, want) {
 		t.Fatalf("env:\n got %+v\nwant %+v", got, want)
@@ -261,7 +270,7 @@ func TestProducerValidate(t *testing.T) {
 		{"listen bad", func(p *Producer) { p.Server.Listen = "localhost" },
 			`HERALD_LISTEN (-listen) must be host:port`},
 		{"default queue", func(p *Producer) { p.Enqueue.DefaultQueue = "bulk" },
-			`HERALD_DEFAULT_QUEUE (-default-queue) is "bulk", which is not in HERALD_QUEUES (critical, default, low); pick one of those or add it there`},
+			`HERALD_DEFAULT_QUEUE (-default-queue) is "bulk", which is not in HERALD_QUEUES (critical, default, low, broadcast); pick one of those or add it there`},
 		{"no queues", func(p *Producer) { p.Enqueue.Queues = nil },
 			"HERALD_QUEUES (-queues) must name at least one queue"},
 		{"queue name", func(p *Producer) { p.Enqueue.Queues = append(p.Enqueue.Queues, "bulk mail") },

@@ -144,7 +144,7 @@ func TestUsageAndMarkdown(t *testing.T) {
 			t.Errorf("worker usage lacks %s", s.Env)
 		}
 	}
-	if !strings.Contains(usage, `default "critical=6,default=3,low=1"`) {
+	if !strings.Contains(usage, `default "critical=12,default=6,low=2,broadcast=1"`) {
 		t.Errorf("usage lacks queue default:\n%s", usage)
 	}
 	for _, s := range ProducerSettings() {
@@ -202,7 +202,7 @@ func TestSecretsNeverRendered(t *testing.T) {
 	if producer["HERALD_API_TOKEN"] != config.RedactedValue || producer["HERALD_API_TOKEN_FILE"] != "" {
 		t.Errorf("producer log value = %v", producer)
 	}
-	if !strings.Contains(w.String(), "HERALD_QUEUES=critical=6,default=3,low=1") {
+	if !strings.Contains(w.String(), "HERALD_QUEUES=critical=12,default=6,low=2,broadcast=1") {
 		t.Errorf("String() = %s", w.String())
 	}
 }

@@ -336,7 +336,7 @@ func TestWorkerValidate(t *testing.T) {
 		{"queue limit unknown queue", func(w *Worker) {
 			w.Worker.Limits.Queues = map[string]ratelimit.Limit{"bulk": ratelimit.Per(1, time.Second)}
 		},
-			`HERALD_LIMIT_QUEUES (-limit-queues) limits queue "bulk", which is not in HERALD_QUEUES (critical, default, low); add it there or drop the limit`},
+			`HERALD_LIMIT_QUEUES (-limit-queues) limits queue "bulk", which is not in HERALD_QUEUES (broadcast, critical, default, low); add it there or drop the limit`},
 		{"telegram both", func(w *Worker) { w.Telegram.Token = "1:a"; w.Telegram.TokenFile = "/run/secrets/tg" },
 			"TELEGRAM_BOT_TOKEN (-telegram-bot-token) and TELEGRAM_BOT_TOKEN_FILE (-telegram-bot-token-file) are both set; keep only one"},
 		{"telegram file missing", func(w *Worker) { w.Telegram.TokenFile = filepath.Join(dir, "nope") },

@@ -168,7 +168,7 @@ func FreeAddr() (string, error) {
 }
 
 func (f *Fleet) commonEnv() []string {
-	env := []string{"REDIS_URL=" + f.RedisURL, "LOG_FORMAT=json", "LOG_LEVEL=info", "HERALD_QUEUES=critical=6,default=3,low=1"}
+	env := []string{"REDIS_URL=" + f.RedisURL, "LOG_FORMAT=json", "LOG_LEVEL=info", "HERALD_QUEUES=critical=12,default=6,low=2,broadcast=1"}
 	if len(f.Bots) > 0 {
 		env = append(env, "HERALD_BOTS="+strings.Join(f.BotNames(), ","))
 	}

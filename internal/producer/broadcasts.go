@@ -1,0 +1,224 @@
+package producer
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/herald-dev/herald/internal/broadcast"
+	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/ledger"
+)
+
+// broadcastsAPI serves broadcasts (internal/broadcast) and the audiences
+// they may name:
+//
+//	POST   /v1/broadcasts              one text to many chats; 202 once every message is stored
+//	GET    /v1/broadcasts/{id}         its counts, Stars and ETA
+//	DELETE /v1/broadcasts/{id}         cancels every message not sent yet
+//	PUT    /v1/audiences/{name}        stores a chat list to broadcast to by name
+//	DELETE /v1/audiences/{name}        removes it
+//
+// All take a sender's token. As with messages, a send-scope token reaches
+// only its own broadcasts (others are answered as unknown) and its own
+// audiences; the operate scope reaches every broadcast.
+type broadcastsAPI struct {
+	svc       *broadcast.Service
+	callbacks urlChecker
+	log       *slog.Logger
+}
+
+// broadcastRequest is the body of POST /v1/broadcasts.
+type broadcastRequest struct {
+	Bot string `json:"bot,omitempty"`
+	// Chats are numeric ids (strings or numbers) or @usernames; Audience
+	// names an uploaded list instead.
+	Chats    []chatRef `json:"chats,omitempty"`
+	Audience string    `json:"audience,omitempty"`
+	// Text may hold {{name}} placeholders, filled per chat from Values
+	// (keyed by chat) or Defaults, escaped for the parse mode.
+	Text                string                       `json:"text"`
+	Values              map[string]map[string]string `json:"values,omitempty"`
+	Defaults            map[string]string            `json:"defaults,omitempty"`
+	ParseMode           string                       `json:"parse_mode,omitempty"`
+	DisableNotification bool                         `json:"disable_notification,omitempty"`
+	DisableLinkPreview  bool                         `json:"disable_link_preview,omitempty"`
+	ProtectContent      bool                         `json:"protect_content,omitempty"`
+	Photo               *jobs.Photo                  `json:"photo,omitempty"`
+	Buttons             *jobs.Keyboard               `json:"buttons,omitempty"`
+	CallbackURL         string                       `json:"callback_url,omitempty"`
+	IdempotencyKey      string                       `json:"idempotency_key,omitempty"`
+}
+
+// audienceRequest is the body of PUT /v1/audiences/{name}.
+type audienceRequest struct {
+	Chats []chatRef `json:"chats"`
+}
+
+// BroadcastMounts are the mounts of the broadcasts' API on svc; callbacks
+// checks a broadcast's callback_url as POST /v1/messages checks a
+// message's (nil refuses every callback_url).
+func BroadcastMounts(svc *broadcast.Service, callbacks interface{ CheckURL(string) error }, log *slog.Logger) []Mount {
+	if log == nil {
+		log = slog.Default()
+	}
+	a := &broadcastsAPI{svc: svc, callbacks: callbacks, log: log}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/broadcasts", a.create)
+	mux.HandleFunc("GET /v1/broadcasts/{id}", a.get)
+	mux.HandleFunc("DELETE /v1/broadcasts/{id}", a.cancel)
+	mux.HandleFunc("PUT /v1/audiences/{name}", a.putAudience)
+	mux.HandleFunc("DELETE /v1/audiences/{name}", a.deleteAudience)
+	mux.HandleFunc("/v1/broadcasts", allowOnly("POST"))
+	mux.HandleFunc("/v1/broadcasts/{id}", allowOnly("GET, DELETE"))
+	mux.HandleFunc("/v1/audiences/{name}", allowOnly("PUT, DELETE"))
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, http.StatusNotFound, CodeNotFound, "no such endpoint; see POST /v1/broadcasts, GET|DELETE /v1/broadcasts/{id}, PUT|DELETE /v1/audiences/{name}")
+	})
+	return []Mount{{Pattern: "/v1/broadcasts", Handler: mux}, {Pattern: "/v1/broadcasts/", Handler: mux}, {Pattern: "/v1/audiences/", Handler: mux}}
+}
+
+func (a *broadcastsAPI) create(w http.ResponseWriter, r *http.Request) {
+	p, _ := httpapi.PrincipalFrom(r.Context())
+	var body broadcastRequest
+	if !a.decode(w, r, &body) {
+		return
+	}
+	key, herr := idempotencyKey(r, body.IdempotencyKey)
+	if herr == nil {
+		herr = checkCallbackURL(a.callbacks, body.CallbackURL)
+	}
+	if herr != nil {
+		httpapi.WriteError(w, herr)
+		return
+	}
+	res, err := a.svc.Create(r.Context(), broadcast.Request{Bot: body.Bot, Chats: chatStrings(body.Chats), Audience: body.Audience,
+		Text: body.Text, Values: body.Values, Defaults: body.Defaults, ParseMode: body.ParseMode,
+		DisableNotification: body.DisableNotification, DisableLinkPreview: body.DisableLinkPreview, ProtectContent: body.ProtectContent,
+		Photo: body.Photo, Buttons: body.Buttons, CallbackURL: body.CallbackURL, IdempotencyKey: key, From: p.Name})
+	if err != nil {
+		a.fail(w, "invalid broadcast", err)
+		return
+	}
+	if res.Duplicate {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	a.log.Info("broadcast accepted", "broadcast_id", res.ID, "queued", res.Queued, "blocked", res.Blocked, "duplicate", res.Duplicate, "token", p.Name)
+	writeJSON(w, http.StatusAccepted, res)
+}
+
+// idempotencyKey is the request's key: its header or its body's, which
+// must agree when both are given.
+func idempotencyKey(r *http.Request, body string) (string, *httpapi.Error) {
+	h := r.Header.Get("Idempotency-Key")
+	switch {
+	case h == "":
+		return body, nil
+	case body != "" && body != h:
+		return "", httpapi.Invalid("conflicting idempotency keys",
+			jobs.FieldError{Field: "idempotency_key", Message: "differs from the Idempotency-Key header; send one or make them equal"})
+	case len(h) > 256:
+		return "", httpapi.Invalid("invalid broadcast", jobs.FieldError{Field: "idempotency_key", Message: "is " + strconv.Itoa(len(h)) + " bytes long; the limit is 256"})
+	}
+	return h, nil
+}
+
+// mayReachBroadcast is the scopes' rule for a broadcast sent by from.
+func mayReachBroadcast(r *http.Request) func(from string) bool {
+	p, _ := httpapi.PrincipalFrom(r.Context())
+	return func(from string) bool { return p.Has(httpapi.ScopeOperate) || from == p.Name }
+}
+
+func (a *broadcastsAPI) get(w http.ResponseWriter, r *http.Request) {
+	st, err := a.svc.Status(r.Context(), r.PathValue("id"), mayReachBroadcast(r))
+	if err != nil {
+		a.fail(w, "", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (a *broadcastsAPI) cancel(w http.ResponseWriter, r *http.Request) {
+	p, _ := httpapi.PrincipalFrom(r.Context())
+	st, err := a.svc.Cancel(r.Context(), r.PathValue("id"), p.Name, mayReachBroadcast(r))
+	if err != nil {
+		a.fail(w, "", err)
+		return
+	}
+	a.log.Info("broadcast cancelled", "broadcast_id", st.ID, "cancelling", st.Cancelling, "token", p.Name)
+	code := http.StatusOK
+	if st.Cancelling > 0 {
+		// The workers settle the marked messages as they reach them.
+		code = http.StatusAccepted
+	}
+	writeJSON(w, code, st)
+}
+
+func (a *broadcastsAPI) putAudience(w http.ResponseWriter, r *http.Request) {
+	p, _ := httpapi.PrincipalFrom(r.Context())
+	var body audienceRequest
+	if !a.decode(w, r, &body) {
+		return
+	}
+	info, err := a.svc.PutAudience(r.Context(), p.Name, r.PathValue("name"), chatStrings(body.Chats))
+	if err != nil {
+		a.fail(w, "invalid audience", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+func (a *broadcastsAPI) deleteAudience(w http.ResponseWriter, r *http.Request) {
+	p, _ := httpapi.PrincipalFrom(r.Context())
+	name := r.PathValue("name")
+	was, err := a.svc.DeleteAudience(r.Context(), p.Name, name)
+	switch {
+	case err != nil:
+		a.fail(w, "invalid audience", err)
+	case !was:
+		writeError(w, http.StatusNotFound, CodeNotFound, "no audience "+strconv.Quote(name)+" of this token")
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{"name": name, "deleted": true})
+	}
+}
+
+// decode reads a request body within the broadcasts' body limit,
+// answering the error itself.
+func (a *broadcastsAPI) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := httpapi.DecodeJSON(w, r, a.svc.MaxBodyBytes(), v); err != nil {
+		var he *httpapi.Error
+		errors.As(err, &he)
+		httpapi.WriteError(w, he)
+		return false
+	}
+	return true
+}
+
+// fail answers an error of the service: 400 naming the fields, 404, or
+// 503 (with Retry-After when a retry may succeed).
+func (a *broadcastsAPI) fail(w http.ResponseWriter, invalid string, err error) {
+	var verr *jobs.ValidationError
+	switch {
+	case errors.As(err, &verr):
+		writeError(w, http.StatusBadRequest, CodeInvalidField, invalid, verr.Fields...)
+	case errors.Is(err, broadcast.ErrNotFound):
+		writeError(w, http.StatusNotFound, CodeNotFound, "no broadcast that this token may see: unknown, or older than "+ledger.EnvRetention)
+	case errors.Is(err, broadcast.ErrOff):
+		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, err.Error())
+	default:
+		a.log.Error("broadcast: Redis failed; answering 503", "error", err)
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "Redis is unavailable; retry later (a broadcast with its Idempotency-Key: no chat gets its message twice)")
+	}
+}
+
+// chatStrings turns the chats of a body into strings.
+func chatStrings(cs []chatRef) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = string(c)
+	}
+	return out
+}
