@@ -332,7 +332,7 @@ func (h *handler) delivered(ctx context.Context, r *run, d *delivery, sent teleg
 		outcome = "downgraded"
 	}
 	h.metrics.Sent.WithLabelValues(r.bot.name, r.Queue, outcome).Inc()
-	h.paidSent(r, d)
+	h.paidSent(ctx, r, d)
 	if i == 0 && !d.msg.CreatedAt.IsZero() {
 		h.metrics.Latency.Observe(time.Since(d.msg.CreatedAt).Seconds())
 	}

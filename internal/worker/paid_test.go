@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/internal/worker"
@@ -22,10 +23,20 @@ var paidLimit = ratelimit.Per(60, time.Second)
 
 // broadcast sends n messages to n private chats and waits until Telegram
 // has them all and the worker has counted them.
+// testBroadcast is the broadcast id the paid tests' messages carry.
+const testBroadcast = "bc-paidtest01"
+
 func broadcast(t *testing.T, b *testBundle, n int) {
 	t.Helper()
+	// As a broadcast stores them: one batch, task ids naming the broadcast.
+	items := make([]jobs.BatchItem, n)
 	for i := range n {
-		b.send(t, jobs.SendMessage{Chat: strconv.Itoa(1000 + i), Text: "announcement " + strconv.Itoa(i)}, "default")
+		chat := strconv.Itoa(1000 + i)
+		items[i] = jobs.BatchItem{TaskID: keys.BroadcastTaskID(testBroadcast, chat),
+			Message: jobs.SendMessage{Chat: chat, Text: "announcement " + strconv.Itoa(i), CreatedAt: time.Now()}}
+	}
+	if _, err := b.enq.EnqueueBatch(b.ctx, "default", items); err != nil {
+		t.Fatal(err)
 	}
 	if err := b.fake.Wait(b.ctx, n); err != nil {
 		t.Fatalf("waiting for %d messages: %v (stats %+v)", n, err, b.fake.Stats())
@@ -114,6 +125,11 @@ func TestPaidBroadcastDrainsAboveTheFreeLimit(t *testing.T) {
 		t.Errorf("only %d of %d sends were charged", st.ChargedSends, n)
 	}
 	checkCharged(t, b, -1)
+	// The broadcast's own count, which its status shows as Stars.
+	bc, err := b.rdb.Get(b.ctx, keys.Bot("").BroadcastCharged(testBroadcast)).Int64()
+	if want := b.counter(t, "herald_paid_charged_sends_total", nil); err != nil || float64(bc) != want {
+		t.Errorf("the broadcast counted %d charged sends (%v); herald_paid_charged_sends_total says %v", bc, err, want)
+	}
 	if got := b.counter(t, "herald_paid_sends_total", map[string]string{"bot": "default"}); got != n {
 		t.Errorf("herald_paid_sends_total = %v, want %d", got, n)
 	}

@@ -6,7 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/redis/go-redis/v9"
 )
 
 // paidBots lists the bots whose paid broadcasts are on, sorted.
@@ -133,15 +135,29 @@ func (h *handler) paidOff(ctx context.Context, r *run) {
 	}
 }
 
-// paidSent counts a part Telegram accepted as a paid broadcast.
-func (h *handler) paidSent(r *run, d *delivery) {
+// paidSent counts a part Telegram accepted as a paid broadcast. A charged
+// part of a broadcast's message also counts in the broadcast's own count
+// (keys.Space.BroadcastCharged), which its status reads as Stars.
+func (h *handler) paidSent(ctx context.Context, r *run, d *delivery) {
 	if !d.paid {
 		return
 	}
 	h.metrics.PaidSends.WithLabelValues(r.bot.name).Inc()
-	if d.charged {
-		h.metrics.PaidCharged.WithLabelValues(r.bot.name).Inc()
-		h.metrics.PaidStars.WithLabelValues(r.bot.name).Add(ratelimit.StarsPerCharged)
+	if !d.charged {
+		return
+	}
+	h.metrics.PaidCharged.WithLabelValues(r.bot.name).Inc()
+	h.metrics.PaidStars.WithLabelValues(r.bot.name).Add(ratelimit.StarsPerCharged)
+	if id, ok := keys.BroadcastOf(r.ID); ok {
+		key := r.bot.keys.BroadcastCharged(id)
+		_, err := h.rdb.Pipelined(context.WithoutCancel(ctx), func(p redis.Pipeliner) error {
+			p.Incr(ctx, key)
+			p.Expire(ctx, key, h.ledger.Retention())
+			return nil
+		})
+		if err != nil {
+			r.log.Warn("could not count a charged send in its broadcast's Stars", "broadcast", id, "error", err)
+		}
 	}
 }
 
