@@ -169,6 +169,7 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 		return "", err
 	}
 	beforeBy, _ := r.stats.breakdown(ctx)
+	cpuBefore, _ := r.stats.cpu(ctx)
 	name := strings.ToUpper(scenario)
 	res, err := r.play(ctx, scenario, seed)
 	if err != nil {
@@ -179,6 +180,11 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 		after = before // Redis is gone; nothing to count
 	} else if after, err = r.stats.commands(ctx); err != nil {
 		return "", err
+	}
+	var redisCPU time.Duration
+	if name != "DOWN" {
+		cpuAfter, _ := r.stats.cpu(ctx)
+		redisCPU = cpuAfter - cpuBefore
 	}
 	if verbose {
 		r.printCommands(ctx, scenario, beforeBy)
@@ -197,22 +203,24 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 		row = append(row, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", fmt.Sprintf("%.1f", res.idleRate/float64(workers)), mib(rss))
 		return "| " + strings.Join(row, " | ") + " |", nil
 	}
-	return r.deliveryRow(row, name, res, after-before, rss) + comment(name, res.o, after-before), nil
+	return r.deliveryRow(row, name, res, after-before, rss) + comment(name, res.o, after-before, redisCPU), nil
 }
 
 // comment is the comment line under a PAID or CEILING row: the sends the
 // fake charged and their Stars, or the rate Herald reached; "" for the
 // other scenarios.
-func comment(name string, o fleet.Outcome, commands int64) string {
+func comment(name string, o fleet.Outcome, commands int64, redisCPU time.Duration) string {
 	switch name {
 	case "PAID":
 		return fmt.Sprintf("\n<!-- PAID: %d paid sends, %d charged (%.1f Stars), %d refused -->", o.PaidSends, o.Charged, o.Stars, o.PaidRefused)
 	case "CEILING":
-		rate, cmds := 0.0, 0.0
+		rate, cmds, cpu := 0.0, 0.0, 0.0
 		if o.Drain > 0 && o.Delivered > 0 {
 			rate, cmds = float64(o.Delivered)/o.Drain.Seconds(), float64(commands)/float64(o.Delivered)
+			cpu = float64(redisCPU.Microseconds()) / float64(o.Delivered)
 		}
-		return fmt.Sprintf("\n<!-- CEILING: %.0f messages/s delivered, %.1f Redis commands/message -->", rate, cmds)
+		return fmt.Sprintf("\n<!-- CEILING: %.0f messages/s delivered, %.1f Redis commands/message, %.0f µs of Redis CPU/message (enqueue included): one Redis core would carry %.0f messages/s -->",
+			rate, cmds, cpu, 1e6/max(cpu, 1))
 	}
 	return ""
 }

@@ -59,6 +59,23 @@ func (r *redisStats) breakdown(ctx context.Context) (map[string]int64, error) {
 	return out, nil
 }
 
+// cpu is the CPU time Redis has used so far (INFO cpu, user and system).
+func (r *redisStats) cpu(ctx context.Context) (time.Duration, error) {
+	s, err := r.rdb.Info(ctx, "cpu").Result()
+	if err != nil {
+		return 0, err
+	}
+	var total float64
+	for _, line := range strings.Split(s, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (k == "used_cpu_user" || k == "used_cpu_sys") {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += f
+		}
+	}
+	return time.Duration(total * float64(time.Second)), nil
+}
+
 // idle measures commands per second over d while nothing is sent.
 func (r *redisStats) idle(ctx context.Context, d time.Duration) (float64, error) {
 	// Let start-up traffic settle first.
