@@ -69,7 +69,7 @@ func samples(t *testing.T, dir string) map[string]sample {
 		"HERALD_CALLBACK_SECRET":      v("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
 		"HERALD_CALLBACK_SECRET_FILE": v(file("callbacks", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")),
 		"HERALD_CALLBACK_ALLOW":       v("10.0.0.0/8"), "HERALD_CALLBACK_RETRY_SCHEDULE": v("1s,1m"),
-		"HERALD_BROADCAST_MAX_BODY_BYTES": v("16MiB"), "HERALD_PAID_LIMIT": v("500/s"),
+		"HERALD_BROADCAST_MAX_BODY_BYTES": v("16MiB"), "HERALD_PAID_LIMIT": v("500/s"), "HERALD_LANE_QUEUES": v("low"),
 	}
 }
 

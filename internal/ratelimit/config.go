@@ -27,6 +27,14 @@ type Config struct {
 	// limit: a priority message takes the earliest reserved slot of another
 	// chat's message, which moves to the end of the bot-wide schedule.
 	PriorityQueues []string
+	// Lanes name the queues that run below the others (the broadcast
+	// queue): unless a queue has a limit of its own (Queues), its messages
+	// take their turns at N - max(1, 3% of N) of every bot-wide window of
+	// N (29 of 30 a second, 970 of a paid 1,000), so a message of any other
+	// queue finds a bot-wide slot within about a window instead of behind
+	// the lane's whole backlog. The worker's settings default it to the
+	// broadcast queue (WithSettingDefaults).
+	Lanes []string
 	// Priority bounds how many messages may take another's slot that way.
 	// Nil (the default) or Unlimited ("off") turns the priority off; the
 	// worker's settings turn it on (WithSettingDefaults: DefaultPriority

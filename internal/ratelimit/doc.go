@@ -74,6 +74,15 @@
 // keeps the same times plus one at its end, so the bot-wide windows hold,
 // and so does every chat's order.
 //
+// # Lanes
+//
+// Config.Lanes (the broadcast queue) run below the other queues: a lane
+// with no limit of its own takes queue turns (stage 2) at N - max(1, 3% of
+// N) of each bot-wide window of N, so its backlog never holds the bot's
+// schedule more than about a window ahead and a message of another queue
+// finds a slot soon, as the first come, first served bot-wide stage alone
+// would not give it behind a long broadcast.
+//
 // # Paid broadcasts
 //
 // Limiter.WithPaid gives a bot a second, higher bot-wide limit for

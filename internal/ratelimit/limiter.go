@@ -211,6 +211,10 @@ func (l *Limiter) Acquire(ctx context.Context, a Ask) (Decision, error) {
 	if slices.Contains(l.cfg.PriorityQueues, a.Queue) {
 		prio = l.priority
 	}
+	lane := "0"
+	if slices.Contains(l.cfg.Lanes, a.Queue) {
+		lane = "1"
+	}
 	withProgress := "0"
 	if a.Progress {
 		withProgress = "1"
@@ -233,7 +237,7 @@ func (l *Limiter) Acquire(ctx context.Context, a Ask) (Decision, error) {
 		l.bot, l.queues[a.Queue], l.chatArg(chat), prio,
 		us(l.cfg.EffectiveGuard()), us(sleepMax), us(l.cfg.SleepMax/2), l.resvTTL.Milliseconds(),
 		a.TaskID, keys.NormChat(chat), l.ks.ChatSendsPrefix(), l.private, l.group, withProgress, l.ks.ReservationPrefix(),
-		a.Resume, us(goAhead), l.paidBot, l.paid.Free, l.paid.budgetSends(), nextMidnight(time.Now()), us(l.paid.freePer()),
+		a.Resume, us(goAhead), l.paidBot, l.paid.Free, l.paid.budgetSends(), nextMidnight(time.Now()), us(l.paid.freePer()), lane,
 	).Slice()
 	if err != nil {
 		return Decision{}, fmt.Errorf("ratelimit: acquire: %w", err)

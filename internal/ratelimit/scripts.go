@@ -211,7 +211,9 @@ local function taskOf(member) return string.match(member, '^[^|]*|[^|]*|(.*)$') 
 // exists), ARGV[19] the sends per second Telegram does not charge for,
 // ARGV[20] the charged sends a day's Stars budget pays for (0: no budget),
 // ARGV[21] the next UTC midnight, ms, ARGV[22] the span (µs) the free sends
-// count over.
+// count over, ARGV[23] "1" when the task's queue is a lane (Config.Lanes)
+// with no limit of its own: its queue log then keeps each bot-wide window
+// of N at N - max(1, 3% of N), so the bot always has room for the others.
 //
 // Returns {kind, wait µs, progress or false, member, now µs, reservation,
 // paid, charged}:
@@ -252,6 +254,20 @@ local pb, pc = tonumber(st[3] or 0), tonumber(st[4] or 0)
 local paid = ARGV[18] ~= '' and not st[7]
 local bw, qw, cw, pw = wins(ARGV[1]), wins(ARGV[2]), wins(ARGV[3]), wins(ARGV[4])
 if paid then bw = wins(ARGV[18]) end
+if ARGV[23] == '1' and qw.maxn == 0 then
+  -- A lane (a broadcast) takes its queue turns a little below the bot's
+  -- rate: the rest of every window is left to the other queues, whose
+  -- messages then find a bot-wide slot soon instead of behind the lane's
+  -- whole backlog.
+  for _, x in ipairs(bw) do
+    if x[1] > 1 then
+      local n = x[1] - math.max(1, math.ceil(x[1] * 0.03))
+      qw[#qw + 1] = {n, x[2], x[3]}
+      if n > qw.maxn then qw.maxn = n end
+      if x[2] > qw.longest then qw.longest = x[2] end
+    end
+  end
+end
 local sleepMax, lead = tonumber(ARGV[6]), tonumber(ARGV[7])
 
 -- A reservation that is used up is deleted at the end, unless a new one

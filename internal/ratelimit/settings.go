@@ -21,6 +21,7 @@ const (
 	EnvLimitQueues    = "HERALD_LIMIT_QUEUES"
 	EnvLimitPriority  = "HERALD_LIMIT_PRIORITY"
 	EnvPriorityQueues = "HERALD_PRIORITY_QUEUES"
+	EnvLaneQueues     = "HERALD_LANE_QUEUES"
 	EnvLimitGuard     = "HERALD_LIMIT_GUARD"
 	EnvPauseBotMax    = "HERALD_PAUSE_BOT_MAX"
 )
@@ -32,17 +33,23 @@ const (
 var (
 	DefaultPriority       = Per(3, time.Second)
 	DefaultPriorityQueues = []string{jobs.QueueCritical}
+	// DefaultLanes are Config.Lanes as the worker's settings give them.
+	DefaultLanes = []string{jobs.QueueBroadcast}
 )
 
 // WithSettingDefaults is WithDefaults plus the defaults the worker's
 // settings add: DefaultPriority for DefaultPriorityQueues when Priority and
-// PriorityQueues are unset. An Unlimited ("off") Priority stays off.
+// PriorityQueues are unset, and DefaultLanes when Lanes is. An Unlimited
+// ("off") Priority stays off.
 func (c Config) WithSettingDefaults() Config {
 	if c.Priority == nil {
 		c.Priority = slices.Clone(DefaultPriority)
 	}
 	if c.PriorityQueues == nil {
 		c.PriorityQueues = slices.Clone(DefaultPriorityQueues)
+	}
+	if c.Lanes == nil {
+		c.Lanes = slices.Clone(DefaultLanes)
 	}
 	return c.WithDefaults()
 }
@@ -59,6 +66,8 @@ func (c *Config) Specs() []config.Spec {
 			queueNamesVar(&c.PriorityQueues)),
 		config.NewSpec(EnvLimitPriority, DefaultPriority.String(), `How many priority-queue messages per window may take another message's reserved slot ("off" disables the priority).`,
 			limitVar(&c.Priority)),
+		config.NewSpec(EnvLaneQueues, strings.Join(DefaultLanes, ","), "Queues that run below the others (broadcasts): unless "+EnvLimitQueues+" limits one, its messages take turns at N - max(1, 3% of N) of each bot-wide window of N, so other queues' messages find a slot within about a window instead of behind its backlog; empty for none.",
+			queueNamesVar(&c.Lanes)),
 		config.NewSpec(EnvLimitQueues, "", `Per-queue limits as NAME=LIMIT pairs, e.g. "default=20/s,low=5/s"; join one queue's windows with "+" ("default=20/s+100/m").`,
 			queueLimitsVar(&c.Queues)),
 		config.NewSpec(EnvLimitGuard, config.FmtDur(DefaultGuard), "Added to every window, so that sends N apart are at least the window plus this much apart by Redis' clock; absorbs dispatch and network jitter.",

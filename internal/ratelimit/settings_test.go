@@ -33,6 +33,7 @@ func TestSettingsDefaults(t *testing.T) {
 		Private:        ratelimit.Per(1, time.Second),
 		Group:          ratelimit.Per(1, time.Second).And(ratelimit.Per(20, time.Minute)),
 		PriorityQueues: []string{"critical"},
+		Lanes:          []string{"broadcast"},
 		Priority:       ratelimit.Per(3, time.Second),
 		Guard:          20 * time.Millisecond,
 		SleepMax:       250 * time.Millisecond,
@@ -41,12 +42,13 @@ func TestSettingsDefaults(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("defaults =\n%+v\nwant\n%+v", got, want)
 	}
-	// The limiter's own defaults agree, but leave the priority off.
+	// The limiter's own defaults agree, but leave the priority and the
+	// lanes off.
 	lib := ratelimit.Config{}.WithDefaults()
-	if lib.Priority != nil || lib.PriorityQueues != nil {
-		t.Errorf("a library Config has a priority by default: %+v", lib)
+	if lib.Priority != nil || lib.PriorityQueues != nil || lib.Lanes != nil {
+		t.Errorf("a library Config has a priority or lanes by default: %+v", lib)
 	}
-	lib.Priority, lib.PriorityQueues = want.Priority, want.PriorityQueues
+	lib.Priority, lib.PriorityQueues, lib.Lanes = want.Priority, want.PriorityQueues, want.Lanes
 	if !reflect.DeepEqual(lib, want) {
 		t.Errorf("ratelimit defaults %+v differ from the settings' %+v", lib, want)
 	}

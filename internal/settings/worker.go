@@ -37,14 +37,21 @@ const (
 )
 
 // checkLimitQueues reports the queues the limit settings name that the
-// worker does not serve. The default priority queue names "critical"; a
-// fleet without that queue simply has no priority queue. Names set on
+// worker does not serve. The default priority queue names "critical" and the
+// default lane "broadcast"; a fleet without those queues simply has none. Names set on
 // purpose must exist.
 func checkLimitQueues(p *config.Problems, l ratelimit.Config, queues map[string]int) {
 	defaultPriority := slices.Equal(l.PriorityQueues, ratelimit.DefaultPriorityQueues)
 	for _, name := range l.PriorityQueues {
 		if _, ok := queues[name]; !ok && !defaultPriority {
 			p.Add(ratelimit.EnvPriorityQueues, "names queue %q, which is not in %s (%s); add it there or remove it",
+				name, EnvQueues, strings.Join(slices.Sorted(maps.Keys(queues)), ", "))
+		}
+	}
+	defaultLanes := slices.Equal(l.Lanes, ratelimit.DefaultLanes)
+	for _, name := range l.Lanes {
+		if _, ok := queues[name]; !ok && !defaultLanes {
+			p.Add(ratelimit.EnvLaneQueues, "names queue %q, which is not in %s (%s); add it there or remove it",
 				name, EnvQueues, strings.Join(slices.Sorted(maps.Keys(queues)), ", "))
 		}
 	}

@@ -48,6 +48,7 @@ func TestLoadWorkerDefaults(t *testing.T) {
 				Group:   ratelimit.Per(1, time.Second).And(ratelimit.Per(20, time.Minute)),
 
 				PriorityQueues: []string{"critical"},
+				Lanes:          []string{"broadcast"},
 				Priority:       ratelimit.Per(3, time.Second),
 				Guard:          20 * time.Millisecond,
 				SleepMax:       250 * time.Millisecond,
@@ -77,6 +78,7 @@ var workerEnv = map[string]string{
 	"HERALD_BOTS":                 " default, pages ",
 	"HERALD_BOT_PAGES_TOKEN":      " 456:def ", // no flag, so no row of its own in WorkerSettings
 	"HERALD_PRIORITY_QUEUES":      "alerts",
+	"HERALD_LANE_QUEUES":          "bulk_low",
 	"HERALD_LIMIT_PRIORITY":       "1/s",
 	"TELEGRAM_API_URL":            "http://127.0.0.1:8081/",
 	"TELEGRAM_TIMEOUT":            "3s",
@@ -140,6 +142,7 @@ func TestLoadWorkerEnv(t *testing.T) {
 				},
 
 				PriorityQueues: []string{"alerts"},
+				Lanes:          []string{"bulk_low"},
 				Priority:       ratelimit.Per(1, time.Second),
 				Guard:          5 * time.Millisecond,
 				SleepMax:       250 * time.Millisecond,
@@ -325,6 +328,8 @@ func TestWorkerValidate(t *testing.T) {
 			"HERALD_SENT_RETENTION (-sent-retention) must be at least 1s"},
 		{"priority queue unknown", func(w *Worker) { w.Worker.Limits.PriorityQueues = []string{"urgent"} },
 			"HERALD_PRIORITY_QUEUES (-priority-queues) names queue \"urgent\""},
+		{"lane unknown", func(w *Worker) { w.Worker.Limits.Lanes = []string{"bulk"} },
+			"HERALD_LANE_QUEUES (-lane-queues) names queue \"bulk\""},
 		{"lease recovery too soon", func(w *Worker) { w.Worker.LeaseRecoveryAfter = 5 * time.Second },
 			"HERALD_LEASE_RECOVERY_AFTER (-lease-recovery-after) must be between 10s and 29s"},
 		{"lease recovery past asynq's lease", func(w *Worker) { w.Worker.LeaseRecoveryAfter = 30 * time.Second },

@@ -82,7 +82,39 @@ func TestBroadcastLaneBelowAlerts(t *testing.T) {
 		t.Errorf("the critical message went out after %d of %d broadcast messages: it waited for the broadcast", before, chats)
 	}
 
-	if err := s.Fake.Wait(s.Ctx, chats+1); err != nil {
+	// A message of the default queue does not wait for the broadcast
+	// either: the broadcast is a lane (HERALD_LANE_QUEUES) and leaves part
+	// of every bot-wide window to the other queues.
+	const noticeText = "deploy finished"
+	code, out = call(t, s.Fleet, http.MethodPost, s.Fleet.APIBase+"/v1/messages",
+		[]byte(`{"chat":"-1001000000778","text":"`+noticeText+`"}`), nil)
+	posted = time.Now()
+	if code != http.StatusAccepted {
+		t.Fatalf("POST /v1/messages: %d %s", code, out)
+	}
+	var notice telegramfake.Message
+	waitFor(t, s.Ctx, "the default-queue message", func() bool {
+		for _, m := range s.Fake.Messages() {
+			if m.Text == noticeText {
+				notice = m
+				return true
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+		return false
+	})
+	left := chats
+	for _, m := range s.Fake.Messages() {
+		if m.At.Before(notice.At) && m.Text == "Launch day for you" {
+			left--
+		}
+	}
+	t.Logf("default-queue message reached the fake %s after its 202, with %d broadcast messages still to go", notice.At.Sub(posted).Round(time.Millisecond), left)
+	if left < chats/10 {
+		t.Errorf("the default-queue message went out with %d of %d broadcast messages left: it waited for the broadcast", left, chats)
+	}
+
+	if err := s.Fake.Wait(s.Ctx, chats+2); err != nil {
 		t.Fatal(err)
 	}
 	got := map[int64]int{}
