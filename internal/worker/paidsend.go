@@ -149,8 +149,9 @@ func (h *handler) paidSent(ctx context.Context, r *run, d *delivery) {
 	h.metrics.PaidCharged.WithLabelValues(r.bot.name).Inc()
 	h.metrics.PaidStars.WithLabelValues(r.bot.name).Add(ratelimit.StarsPerCharged)
 	if id, ok := keys.BroadcastOf(r.ID); ok {
-		key := r.bot.keys.BroadcastCharged(id)
-		_, err := h.rdb.Pipelined(context.WithoutCancel(ctx), func(p redis.Pipeliner) error {
+		// Telegram has the message: count it even if the task's context ends.
+		ctx, key := context.WithoutCancel(ctx), r.bot.keys.BroadcastCharged(id)
+		_, err := h.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			p.Incr(ctx, key)
 			p.Expire(ctx, key, h.ledger.Retention())
 			return nil
