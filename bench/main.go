@@ -193,6 +193,9 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 	if verbose {
 		r.printCommands(ctx, scenario, beforeBy)
 		r.printRefusals(scenario)
+		if res.o.Posting > 0 {
+			fmt.Fprintf(os.Stderr, "%s posting: %s for %d messages\n", scenario, res.o.Posting.Round(time.Millisecond), res.o.Sent)
+		}
 	}
 	r.f.Close()
 	rss := r.peakRSS()

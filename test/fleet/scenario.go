@@ -171,6 +171,9 @@ type Outcome struct {
 	// (or Force429) wait.
 	InsideWait, InsideWaitBot int64
 	Drain                     time.Duration // first enqueue to last delivery
+	// Posting is how long the producer API took to accept every message
+	// (Deliver only): a drain no shorter than it was bound by the posts.
+	Posting time.Duration
 	Latencies                 []time.Duration
 	// Messages counts the Telegram messages that carried the scenario's
 	// messages (fewer than Delivered when they were coalesced; see
@@ -254,10 +257,13 @@ func (f *Fleet) Deliver(ctx context.Context, fake *telegramfake.Server, ms []Mes
 	if err != nil {
 		return Outcome{}, err
 	}
+	posting := time.Since(start)
 	if err := waitFor(ctx, fake, have+len(ms)); err != nil {
 		return Outcome{}, err
 	}
-	return Tally(ms, fake.Messages(), StatsSince(fake.Stats(), base), start), nil
+	o := Tally(ms, fake.Messages(), StatsSince(fake.Stats(), base), start)
+	o.Posting = posting
+	return o, nil
 }
 
 // DeliverPaused is the PAUSED scenario's run: it stops every worker
