@@ -173,8 +173,8 @@ type Outcome struct {
 	Drain                     time.Duration // first enqueue to last delivery
 	// Posting is how long the producer API took to accept every message
 	// (Deliver only): a drain no shorter than it was bound by the posts.
-	Posting time.Duration
-	Latencies                 []time.Duration
+	Posting   time.Duration
+	Latencies []time.Duration
 	// Messages counts the Telegram messages that carried the scenario's
 	// messages (fewer than Delivered when they were coalesced; see
 	// TallyItems).
