@@ -206,18 +206,39 @@ func (s *Service) status(ctx context.Context, rec record, list []string, c Count
 			st.State = statusSending
 		}
 	}
-	if secs, ok := s.eta(c.Queued, max(rec.Parts, 1)); ok {
+	if c.Queued == 0 {
+		return st, nil
+	}
+	rate, err := s.rate(ctx, rec)
+	if err != nil {
+		return Status{}, unavailable(err)
+	}
+	if secs, ok := s.eta(c.Queued, max(rec.Parts, 1), rate); ok {
 		at := time.Now().Add(time.Duration(secs * float64(time.Second))).UTC().Truncate(time.Second)
 		st.ETA, st.ETASeconds = &at, &secs
 	}
 	return st, nil
 }
 
+// rate is the sends per second the broadcast's queue gets from its bot:
+// the pacing the bot's workers published (the paid limit while paid
+// broadcasts are on, the lane's share), or this process's HERALD_LIMIT_BOT
+// before any worker has published one.
+func (s *Service) rate(ctx context.Context, rec record) (float64, error) {
+	p, ok, err := ratelimit.ReadPacing(ctx, s.rdb, rec.Bot)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return s.cfg.BotLimit.Rate(), nil
+	}
+	return p.Rate(rec.Queue), nil
+}
+
 // eta is the time, in seconds, that left messages of parts parts each
-// need at the bot's rate, and no less than the chat spacing between one
-// message's parts.
-func (s *Service) eta(left, parts int) (float64, bool) {
-	rate := s.cfg.BotLimit.Rate()
+// need at rate sends a second, and no less than the chat spacing between
+// one message's parts.
+func (s *Service) eta(left, parts int, rate float64) (float64, bool) {
 	if left == 0 || rate <= 0 {
 		return 0, false
 	}

@@ -97,6 +97,11 @@ func (s Space) ChatPause(chat string) string { return s.prefix() + "rl:pause:cha
 // budget is spent). While it exists the bot is paced at its free limit.
 func (s Space) PaidOff() string { return s.prefix() + "rl:paid:off" }
 
+// Pacing holds the bot-wide pacing its workers apply (the free limit, the
+// paid one, the lanes; JSON written by ratelimit.Limiter.Publish), so that
+// another process can tell how fast the bot's backlog goes.
+func (s Space) Pacing() string { return s.prefix() + "rl:pacing" }
+
 // PaidCharged counts the bot's sends beyond the free allowance since the
 // last UTC midnight, when it expires.
 func (s Space) PaidCharged() string { return s.prefix() + "rl:paid:charged" }

@@ -323,6 +323,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	for typ, h := range w.extra {
 		handlers[typ] = h
 	}
+	w.publishPacing(ctx)
 	started, err := w.startComponents(ctx)
 	if err == nil {
 		err = w.srv.Run(ctx, handlers, func() { close(w.handler.stopping) })
@@ -337,6 +338,18 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("worker: %w", err)
 	}
 	return nil
+}
+
+// publishPacing writes each bot's pacing (ratelimit.Limiter.Publish), from
+// which the producer computes a broadcast's ETA. Best effort: a worker
+// that cannot write it still sends, and the ETA falls back to the
+// producer's HERALD_LIMIT_BOT.
+func (w *Worker) publishPacing(ctx context.Context) {
+	for name, b := range w.handler.bots {
+		if err := b.limiter.Publish(ctx); err != nil {
+			w.cfg.Logger.Warn("could not publish the bot's pacing; broadcast ETAs use the producer's limits", "bot", name, "error", err)
+		}
+	}
 }
 
 // Component is a background part of a worker process, such as the poller
