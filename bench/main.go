@@ -81,6 +81,10 @@ import (
 
 var verbose bool
 
+// workerEnv is extra environment for every worker of every run (-worker-env),
+// for trying a setting against the table's defaults.
+var workerEnv []string
+
 // updates lets the workers poll the bots' updates (button presses), as
 // they do by default; off, the fake sees only the requests that deliver.
 var updates bool
@@ -96,6 +100,13 @@ func main() {
 	scales := fs.String("scales", "10,1", "comma-separated time scales (1 = real Telegram timing)")
 	seed := fs.Uint64("seed", 1, "shuffle seed")
 	fs.BoolVar(&verbose, "v", false, "print Redis commands by name, and where any 429s came from, for each run to stderr")
+	fs.Func("worker-env", "a worker setting NAME=VALUE added to every run's workers (repeat for more), to compare it with the defaults", func(v string) error {
+		if !strings.Contains(v, "=") {
+			return fmt.Errorf("want NAME=VALUE, got %q", v)
+		}
+		workerEnv = append(workerEnv, v)
+		return nil
+	})
 	fs.BoolVar(&updates, "updates", false, "let the workers poll the bots' updates (getUpdates), as they do by default outside the benchmark")
 	_ = fs.Parse(os.Args[2:])
 
@@ -193,6 +204,7 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 	if verbose {
 		r.printCommands(ctx, scenario, beforeBy)
 		r.printRefusals(scenario)
+		r.printTimeline(scenario)
 		if res.o.Posting > 0 {
 			fmt.Fprintf(os.Stderr, "%s posting: %s for %d messages\n", scenario, res.o.Posting.Round(time.Millisecond), res.o.Sent)
 		}
@@ -291,6 +303,7 @@ func startRig(ctx context.Context, redisBin string, bins fleet.Binaries, dir, sc
 	if strings.EqualFold(scenario, "S4") {
 		r.f.ExtraEnv = digestEnv(scale)
 	}
+	r.f.ExtraEnv = append(r.f.ExtraEnv, workerEnv...)
 	if err := r.f.StartProducer(ctx); err != nil {
 		return nil, err
 	}
@@ -415,6 +428,30 @@ func (r *rig) printRefusals(scenario string) {
 	if st.TooMany > 0 {
 		fmt.Fprintf(os.Stderr, "%s 429s: bot=%d by chat=%v inside=%d\n", scenario, st.TooManyBot, st.TooManyByChat, st.InsideWait)
 	}
+}
+
+// printTimeline prints to stderr how many messages the fake accepted in
+// each second of the run, from its first one: where a drain lost time.
+func (r *rig) printTimeline(scenario string) {
+	ms := r.fake.Messages()
+	if len(ms) == 0 {
+		return
+	}
+	first := ms[0].At
+	for _, m := range ms {
+		if m.At.Before(first) {
+			first = m.At
+		}
+	}
+	var per []int
+	for _, m := range ms {
+		i := int(m.At.Sub(first) / time.Second)
+		for len(per) <= i {
+			per = append(per, 0)
+		}
+		per[i]++
+	}
+	fmt.Fprintf(os.Stderr, "%s sent per second: %v\n", scenario, per)
 }
 
 // peakRSS is the largest peak resident set size of the rig's workers.

@@ -172,7 +172,8 @@ type Outcome struct {
 	InsideWait, InsideWaitBot int64
 	Drain                     time.Duration // first enqueue to last delivery
 	// Posting is how long the producer API took to accept every message
-	// (Deliver only): a drain no shorter than it was bound by the posts.
+	// (Deliver and DeliverPaused): a drain no shorter than it was bound by
+	// the posts.
 	Posting   time.Duration
 	Latencies []time.Duration
 	// Messages counts the Telegram messages that carried the scenario's
@@ -282,9 +283,11 @@ func (f *Fleet) DeliverPaused(ctx context.Context, fake *telegramfake.Server, ms
 			err = errors.Join(err, f.ResumeWorkers())
 		}
 	}()
-	if _, err := f.PostAll(ctx, ms, 32); err != nil {
+	posted, err := f.PostAll(ctx, ms, 32)
+	if err != nil {
 		return Outcome{}, err
 	}
+	posting := time.Since(posted)
 	select {
 	case <-time.After(f.Limits.Real(PausedHold)):
 	case <-ctx.Done():
@@ -298,7 +301,9 @@ func (f *Fleet) DeliverPaused(ctx context.Context, fake *telegramfake.Server, ms
 	if err := waitFor(ctx, fake, have+len(ms)); err != nil {
 		return Outcome{}, err
 	}
-	return Tally(ms, fake.Messages(), StatsSince(fake.Stats(), base), start), nil
+	o = Tally(ms, fake.Messages(), StatsSince(fake.Stats(), base), start)
+	o.Posting = posting
+	return o, nil
 }
 
 // DeliverWithFloodWait is the S2-429 scenario's run: it posts ms and, once
