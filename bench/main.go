@@ -41,9 +41,11 @@
 // posted as two broadcasts of 10,000 chats (POST /v1/broadcasts, each
 // message's text through the template's per-chat values), the way a product
 // bot sends an announcement, instead of 20,000 POSTs that share the two
-// cores with the fleet. All three are meant for scale 1:
+// cores with the fleet. ASYNQ is CEILING's baseline: the same messages sent
+// by plain asynq servers whose handler only posts sendMessage (see
+// asynqbase.go). All four are meant for scale 1:
 //
-//	go run ./bench burst -scenarios PAID,PAID-BC,CEILING -scales 1   # or: make bench BENCH_SCENARIOS=PAID,PAID-BC,CEILING BENCH_FLAGS="-scales 1"
+//	go run ./bench burst -scenarios PAID,PAID-BC,CEILING,ASYNQ -scales 1   # or: make bench BENCH_SCENARIOS=PAID,PAID-BC,CEILING BENCH_FLAGS="-scales 1"
 //
 // Columns: "min drain" is fleet.MinDrain, the earliest schedule Telegram's
 // documented limits allow (plus the flood wait for S2-429); "ratio" is drain
@@ -91,11 +93,11 @@ var updates bool
 
 func main() {
 	if len(os.Args) < 2 || os.Args[1] != "burst" {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench burst [-scenarios S1,S2,S5,PAUSED,S2-429,S3,S4,BOTS3,PAID,PAID-BC,CEILING,idle] [-workers 1,3] [-scales 1,10]")
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench burst [-scenarios S1,S2,S5,PAUSED,S2-429,S3,S4,BOTS3,PAID,PAID-BC,CEILING,ASYNQ,idle] [-workers 1,3] [-scales 1,10]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet("burst", flag.ExitOnError)
-	scenarios := fs.String("scenarios", "S1,S2,S5,PAUSED,S2-429,S3,idle", "comma-separated scenarios: S1, S2, S5, PAUSED, S2-429, S3, S4, BOTS3 (3 bots, an S2 burst each), PAID (paid broadcasts at 1000/s), PAID-BC (PAID posted as two broadcasts), CEILING (limits out of the way), idle")
+	scenarios := fs.String("scenarios", "S1,S2,S5,PAUSED,S2-429,S3,idle", "comma-separated scenarios: S1, S2, S5, PAUSED, S2-429, S3, S4, BOTS3 (3 bots, an S2 burst each), PAID (paid broadcasts at 1000/s), PAID-BC (PAID posted as two broadcasts), CEILING (limits out of the way), ASYNQ (CEILING sent by plain asynq servers, the baseline), idle")
 	workers := fs.String("workers", "1,3", "comma-separated worker process counts")
 	scales := fs.String("scales", "10,1", "comma-separated time scales (1 = real Telegram timing)")
 	seed := fs.Uint64("seed", 1, "shuffle seed")
@@ -173,6 +175,13 @@ const header = "| scenario | scale | workers | messages | drain | min drain | ra
 func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scenario string, workers int, scale float64, seed uint64) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
 	defer cancel()
+	if strings.EqualFold(scenario, "ASYNQ") {
+		runDir, err := os.MkdirTemp(dir, "run-")
+		if err != nil {
+			return "", err
+		}
+		return asynqBaseline(ctx, redisBin, runDir, workers, seed)
+	}
 	r, err := startRig(ctx, redisBin, bins, dir, scenario, workers, scale)
 	if err != nil {
 		return "", err
