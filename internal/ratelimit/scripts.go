@@ -232,15 +232,15 @@ local function taskOf(member) return string.match(member, '^[^|]*|[^|]*|(.*)$') 
 // (Ask.Unpaid: an edit).
 //
 // An unpaid message while the paid windows are on is held to the free
-// ones (ARGV[1]), as Telegram holds it: its member carries a 'u', its
-// bot-wide slot is appended to the shared bot log where both the paid and
-// the free windows hold (up to a free span after the end of a paid
-// schedule), and its Go has paid = 0. Nothing is later placed before it:
-// an append-only log never is, fit in a smaller one starts after the
-// newest unpaid slot, a priority message neither takes its slot nor moves
-// it (an unpaid priority message takes no other's either), and a 429
-// gives its chat new turns rather than other slots. The paid sends after
-// it resume at the paid rate, counting it.
+// ones (ARGV[1]), as Telegram holds it: its member carries a 'u' (when the
+// bot has paid windows at all), its bot-wide slot is appended to the
+// shared bot log where both the paid and the free windows hold (up to a
+// free span after the end of a paid schedule), and its Go has paid = 0.
+// Nothing is later placed before it: an append-only log never is, fit in
+// a smaller one starts after the newest unpaid slot, a priority message
+// neither takes its slot nor moves it (an unpaid priority message takes no
+// other's either), and a 429 gives its chat new turns rather than other
+// slots. The paid sends after it resume at the paid rate, counting it.
 //
 // Returns {kind, wait µs, progress or false, member, now µs, reservation,
 // paid, charged}:
@@ -381,7 +381,7 @@ end
 if not member then
   local p = ''
   if pw.maxn > 0 then p = 'p' end
-  if ARGV[24] == '1' then p = p .. 'u' end
+  if ARGV[24] == '1' and ARGV[18] ~= '' then p = p .. 'u' end
   member = ARGV[10] .. '|' .. num(now) .. p .. '|' .. ARGV[9]
 end
 
