@@ -93,7 +93,10 @@
 // day, and a day's Stars budget, once spent, writes the mark until
 // midnight. StopPaid writes it when Telegram refuses a paid send, and gives
 // up the slots reserved ahead at the paid rate, so nothing goes above the
-// free limit while paid broadcasts are off.
+// free limit while paid broadcasts are off. An Ask.Unpaid (an edit, which
+// cannot carry the flag) keeps to the free limit while they are on: its
+// slot is appended where the free windows hold, and the paid sends resume
+// after it.
 //
 // # 429: pauses
 //

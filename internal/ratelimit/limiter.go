@@ -203,6 +203,11 @@ type Ask struct {
 	// caller could not use (Confirm said the slot moved, or it woke too
 	// late).
 	Resume string
+	// Unpaid says the message cannot be sent with allow_paid_broadcast
+	// (editMessageText and editMessageCaption do not take it): while paid
+	// broadcasts are on its bot-wide slot is still where the bot's free
+	// windows (Config.Bot) hold, and its Decision.Paid is false.
+	Unpaid bool
 }
 
 // Acquire asks for a send slot for one message.
@@ -215,9 +220,12 @@ func (l *Limiter) Acquire(ctx context.Context, a Ask) (Decision, error) {
 	if slices.Contains(l.cfg.Lanes, a.Queue) {
 		lane = "1"
 	}
-	withProgress := "0"
+	withProgress, unpaid := "0", "0"
 	if a.Progress {
 		withProgress = "1"
+	}
+	if a.Unpaid {
+		unpaid = "1"
 	}
 	sleepMax := l.cfg.SleepMax
 	if a.SleepMax > 0 {
@@ -237,7 +245,7 @@ func (l *Limiter) Acquire(ctx context.Context, a Ask) (Decision, error) {
 		l.bot, l.queues[a.Queue], l.chatArg(chat), prio,
 		us(l.cfg.EffectiveGuard()), us(sleepMax), us(l.cfg.SleepMax/2), l.resvTTL.Milliseconds(),
 		a.TaskID, keys.NormChat(chat), l.ks.ChatSendsPrefix(), l.private, l.group, withProgress, l.ks.ReservationPrefix(),
-		a.Resume, us(goAhead), l.paidBot, l.paid.Free, l.paid.budgetSends(), nextMidnight(time.Now()), us(l.paid.freePer()), lane,
+		a.Resume, us(goAhead), l.paidBot, l.paid.Free, l.paid.budgetSends(), nextMidnight(time.Now()), us(l.paid.freePer()), lane, unpaid,
 	).Slice()
 	if err != nil {
 		return Decision{}, fmt.Errorf("ratelimit: acquire: %w", err)

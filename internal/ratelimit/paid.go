@@ -14,6 +14,16 @@ import (
 // broadcasts (Bot API 7.11: allow_paid_broadcast, up to 1,000 messages a
 // second, 0.1 Telegram Stars for each send beyond the free ones in a
 // second). Chat and group limits do not change.
+//
+// A request that cannot carry allow_paid_broadcast (Ask.Unpaid: an edit)
+// is held by Telegram to the free windows even while the paid ones are
+// on, and every send counts in them, so at the paid rate they are always
+// full. Such an ask gets a bot-wide slot where the free windows
+// (Config.Bot) hold over the same bot log, up to a free span after the end
+// of the paid schedule, with Decision.Paid false. No later slot goes before
+// it (the log is append-only, or fit starts after it; a priority message
+// neither takes nor moves it), so the free window around it stays as it
+// was decided; the paid sends after it resume at the paid rate.
 type Paid struct {
 	// Limit paces the bot while paid broadcasts are on, e.g.
 	// Per(1000, time.Second). Config.Bot paces it when they are off.

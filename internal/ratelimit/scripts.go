@@ -29,6 +29,12 @@ local tm = redis.call('TIME')
 local now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
 local function num(x) return string.format('%.0f', x) end
 
+-- A member's id is its creation time with flags: 'p' a priority message,
+-- 'u' one sent without allow_paid_broadcast (an edit).
+local function flagsOf(member) return string.match(member, '^[^|]*|%d*(%a*)|') or '' end
+local function priorityOf(member) return string.find(flagsOf(member), 'p', 1, true) ~= nil end
+local function unpaidOf(member) return string.find(flagsOf(member), 'u', 1, true) ~= nil end
+
 -- wins parses "n:span:g;..." (µs) into a list of {n, span, g}: n sends per
 -- span, each at least span+g after the one n places back. It also gives the
 -- largest n and the longest span.
@@ -98,7 +104,7 @@ end
 -- rangeMax sends are append-only (earliest): reading the entries that can
 -- bind would cost O(N) per decision, and the caller then never leaves a gap
 -- in them (see stage 3 of the acquire script).
-local function fit(key, w, t)
+local function fit(key, w, t, floor)
   if w.maxn == 0 then return t end
   if w.maxn > rangeMax then return earliest(key, w, t) end
   local reach = 0
@@ -106,6 +112,14 @@ local function fit(key, w, t)
   local lim = 4 * w.maxn
   local e = redis.call('ZREVRANGEBYSCORE', key, '+inf', '(' .. num(t - reach), 'WITHSCORES', 'LIMIT', 0, lim)
   local m = #e / 2
+  if floor then
+    -- An unpaid slot was placed where the free windows hold: a slot
+    -- inserted before it would crowd them, so none goes before it.
+    for i = 1, 2 * m, 2 do
+      local x = tonumber(e[i + 1])
+      if x >= t and unpaidOf(e[i]) then t = x + 1 end
+    end
+  end
   -- s: the scores read, oldest first.
   local s = {}
   for i = m, 1, -1 do s[#s + 1] = tonumber(e[2 * i]) end
@@ -213,7 +227,20 @@ local function taskOf(member) return string.match(member, '^[^|]*|[^|]*|(.*)$') 
 // ARGV[21] the next UTC midnight, ms, ARGV[22] the span (µs) the free sends
 // count over, ARGV[23] "1" when the task's queue is a lane (Config.Lanes)
 // with no limit of its own: its queue log then keeps each bot-wide window
-// of N at N - max(1, 3% of N), so the bot always has room for the others.
+// of N at N - max(1, 3% of N), so the bot always has room for the others,
+// ARGV[24] "1" when the message cannot be sent with allow_paid_broadcast
+// (Ask.Unpaid: an edit).
+//
+// An unpaid message while the paid windows are on is held to the free
+// ones (ARGV[1]), as Telegram holds it: its member carries a 'u' (when the
+// bot has paid windows at all), its bot-wide slot is appended to the
+// shared bot log where both the paid and the free windows hold (up to a
+// free span after the end of a paid schedule), and its Go has paid = 0.
+// Nothing is later placed before it: an append-only log never is, fit in
+// a smaller one starts after the newest unpaid slot, a priority message
+// neither takes its slot nor moves it (an unpaid priority message takes no
+// other's either), and a 429 gives its chat new turns rather than other
+// slots. The paid sends after it resume at the paid rate, counting it.
 //
 // Returns {kind, wait µs, progress or false, member, now µs, reservation,
 // paid, charged}:
@@ -253,7 +280,14 @@ local goAhead = tonumber(ARGV[17])
 local pb, pc = tonumber(st[3] or 0), tonumber(st[4] or 0)
 local paid = ARGV[18] ~= '' and not st[7]
 local bw, qw, cw, pw = wins(ARGV[1]), wins(ARGV[2]), wins(ARGV[3]), wins(ARGV[4])
-if paid then bw = wins(ARGV[18]) end
+-- fw: the free windows, which hold a request without allow_paid_broadcast
+-- (unpaid) even while the paid ones pace the others.
+local fw, unpaid = bw, false
+if paid then
+  bw = wins(ARGV[18])
+  bw.longest = math.max(bw.longest, fw.longest)
+  unpaid = ARGV[24] == '1'
+end
 if ARGV[23] == '1' and qw.maxn == 0 then
   -- A lane (a broadcast) takes its queue turns a little below the bot's
   -- rate: the rest of every window is left to the other queues, whose
@@ -296,7 +330,7 @@ end
 local function goAt(s, member)
   if held then redis.call('DEL', KEYS[5]) end
   local rv = 'g|' .. num(s) .. '|' .. member
-  if not paid then return {1, num(math.max(s - now, 0)), progress, member, num(now), rv, 0, 0} end
+  if not paid or unpaid then return {1, num(math.max(s - now, 0)), progress, member, num(now), rv, 0, 0} end
   -- Telegram charges the sends beyond the free ones in any second: this
   -- one is charged when the second (ARGV[22]) up to its slot already holds
 -- that many.
@@ -347,6 +381,7 @@ end
 if not member then
   local p = ''
   if pw.maxn > 0 then p = 'p' end
+  if ARGV[24] == '1' and ARGV[18] ~= '' then p = p .. 'u' end
   member = ARGV[10] .. '|' .. num(now) .. p .. '|' .. ARGV[9]
 end
 
@@ -368,8 +403,7 @@ if stage == 'n' and cw.maxn > 0 then
     local f = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. num(now), '+inf', 'WITHSCORES')
     local ms, ts = {}, {}
     for i = 1, #f, 2 do
-      local mid = string.match(f[i], '^[^|]*|([^|]*)|')
-      if mid and string.sub(mid, -1) ~= 'p' then
+      if chatOf(f[i]) and not priorityOf(f[i]) then
         ms[#ms + 1] = f[i]
         ts[#ts + 1] = tonumber(f[i + 1])
       end
@@ -426,15 +460,26 @@ if unturned and cs > now and goAhead > 0 and cs - now <= goAhead then
   return reserve('c', cs, member)
 end
 
+-- place is the bot-wide slot at or after t. An unpaid message while the
+-- paid windows are on is appended where the free windows hold too: Telegram
+-- counts every send in them, and at the paid rate the second before the
+-- end of the schedule holds far more than they allow, so its slot comes up
+-- to a free window's span after that end, and the messages asking after it
+-- are placed after it. In an append-only log nothing goes in the gap left;
+-- fit keeps out of it (floor).
+local function place(t)
+  if bw.maxn == 0 then return t end
+  if unpaid then return earliest(KEYS[1], fw, earliest(KEYS[1], bw, t)) end
+  return fit(KEYS[1], bw, t, paid)
+end
 local sb
 -- An append-only bot log (windows above rangeMax sends) never takes a slot
 -- past the next free one: the gap before it could not be filled.
-if goAhead == 0 or cs - now > goAhead or bw.maxn > rangeMax then
+if goAhead == 0 or cs - now > goAhead or bw.maxn > rangeMax or unpaid then
   -- The caller comes back for a slot that is not now. When an earlier
   -- message of the chat went out late and the chat's spacing ends after
   -- the bot's next free slot, it comes back then, holding no bot-wide slot.
-  sb = math.max(now, pb, pc)
-  if bw.maxn > 0 then sb = fit(KEYS[1], bw, sb) end
+  sb = place(math.max(now, pb, pc))
   if cs > sb then
     -- The chat's last send holds it back: when stage 1 did not write its
     -- turn, its turn is now when that spacing ends, and the chat's next
@@ -447,8 +492,7 @@ else
   -- that fits at or after its chat's spacing, between slots promised to
   -- others or after them, so waiting a little for its chat neither pushes
   -- the end of the schedule nor leaves slots before it unused.
-  sb = math.max(cs, pb)
-  if bw.maxn > 0 then sb = fit(KEYS[1], bw, sb) end
+  sb = place(math.max(cs, pb))
 end
 
 local s = sb
@@ -459,18 +503,26 @@ local s = sb
 -- next one's slot, and its last a new slot at the end of the schedule. The
 -- bot's log keeps the same times plus one at its end, so the bot-wide
 -- windows hold, and so do that chat's order and windows.
-if pw.maxn > 0 and bw.maxn > 0 and sb > now and earliest(KEYS[7], pw, now) <= now then
+if pw.maxn > 0 and bw.maxn > 0 and sb > now and not unpaid and earliest(KEYS[7], pw, now) <= now then
   local lo = math.max(now + 1, cs)
   local c = redis.call('ZRANGEBYSCORE', KEYS[1], num(lo), '(' .. num(sb), 'WITHSCORES', 'LIMIT', 0, 16)
   for i = 1, #c, 2 do
     local x = tonumber(c[i + 1])
-    local mchat, mid = string.match(c[i], '^([^|]*)|([^|]*)|')
-    if mchat and string.sub(mid, -1) ~= 'p' and mchat ~= ARGV[10] then
-      local ck = ARGV[11] .. mchat
-      local mw = wins(ARGV[12])
+    local mchat = chatOf(c[i])
+    local ck, mw, f = nil, nil, {}
+    if mchat and not priorityOf(c[i]) and mchat ~= ARGV[10] then
+      ck = ARGV[11] .. mchat
+      mw = wins(ARGV[12])
       if string.match(mchat, '^[-@]') then mw = wins(ARGV[13]) end
-      local f = {c[i], x}
+      f = {c[i], x}
       if mw.maxn > 0 then f = redis.call('ZRANGEBYSCORE', ck, num(x), '+inf', 'WITHSCORES') end
+      -- While the paid windows are on, an unpaid slot keeps its place: moved
+      -- to the next one's, it could land where the free windows are full.
+      for j = 1, #f, 2 do
+        if paid and unpaidOf(f[j]) then f = {} break end
+      end
+    end
+    if #f > 0 then
       local k = #f / 2
       local last = f[2 * k - 1]
       redis.call('ZREM', KEYS[1], last)
@@ -574,7 +626,13 @@ if head ~= '' then
   redis.call('ZREM', KEYS[4], head)
   local bw = wins(ARGV[9])
   local g = redis.call('ZRANGEBYSCORE', KEYS[4], num(now - guard), '+inf', 'WITHSCORES')
-  if botPaused == 1 and ce <= be and #g > 0 and bw.maxn > 0 then
+  -- An unpaid message (an edit) takes no other message's slot: its own was
+  -- placed where the free windows hold, another's may not be.
+  local swap = not unpaidOf(head)
+  for i = 1, #g, 2 do
+    if unpaidOf(g[i]) then swap = false end
+  end
+  if swap and botPaused == 1 and ce <= be and #g > 0 and bw.maxn > 0 then
     -- The whole schedule has moved behind the pause. The refused message
     -- takes its chat's first slot, each of the chat's messages the next
     -- one's, and the last a new slot at the end: the chat keeps its order

@@ -143,14 +143,16 @@ type delivery struct {
 type turn struct {
 	slot, resume string
 	by           time.Time
-	// paid and charged are the decision's (ratelimit.Decision), made at at.
-	paid, charged bool
-	at            time.Time
+	// paid and charged are the decision's (ratelimit.Decision), made at at;
+	// unpaid says it was asked for as one (ratelimit.Ask.Unpaid), whose
+	// paid says nothing of whether paid broadcasts are on.
+	paid, charged, unpaid bool
+	at                    time.Time
 }
 
-// turnOf is the turn of a Go decision, to be sent by by.
-func turnOf(dc ratelimit.Decision, by time.Time) turn {
-	return turn{slot: dc.Slot, resume: dc.Resume, by: by, paid: dc.Paid, charged: dc.Charged, at: dc.At}
+// turnOf is the turn of a Go decision for ask, to be sent by by.
+func turnOf(ask ratelimit.Ask, dc ratelimit.Decision, by time.Time) turn {
+	return turn{slot: dc.Slot, resume: dc.Resume, by: by, paid: dc.Paid, charged: dc.Charged, unpaid: ask.Unpaid, at: dc.At}
 }
 
 // Handle implements broker.Handler: it sends the message's parts, each at
@@ -517,7 +519,10 @@ func (h *handler) confirmSent(ctx context.Context, r *run) error {
 // time by which the send must leave (zero: no bound; see turn).
 func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bool) (record string, t turn, err error) {
 	queue, id, lim, chat := r.Queue, r.ID, r.bot.limiter, d.chat
-	ask := ratelimit.Ask{Chat: chat, Queue: queue, TaskID: id, Progress: progress, Ahead: true, Resume: d.resume}
+	// An edit cannot carry allow_paid_broadcast: its slot must keep to the
+	// bot's free limit.
+	ask := ratelimit.Ask{Chat: chat, Queue: queue, TaskID: id, Progress: progress, Ahead: true, Resume: d.resume,
+		Unpaid: d.edit && d.prog.done == 0}
 	d.resume = ""
 	select {
 	case h.waiters <- struct{}{}:
@@ -549,7 +554,7 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 		h.metrics.RateWait.Observe(dc.Wait.Seconds())
 		if dc.Kind == ratelimit.Go && dc.Wait <= 0 {
 			if !lt.tooLate(time.Since(asked)) {
-				return record, turnOf(dc, lt.by(asked)), nil
+				return record, turnOf(ask, dc, lt.by(asked)), nil
 			}
 			// The answer took longer than half the guard: the slot is in
 			// the past by then, and the sends reserved after it count
@@ -572,7 +577,7 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 			case k == ratelimit.Blocked, k == ratelimit.Cancelled:
 				return "", turn{}, h.stopped(ctx, r, k)
 			case k == ratelimit.Go && !lt.tooLate(time.Since(due)):
-				return record, turnOf(dc, lt.by(due)), nil
+				return record, turnOf(ask, dc, lt.by(due)), nil
 			}
 		}
 		// Again (or a slot that moved): ask once more with the reservation

@@ -90,12 +90,13 @@ func maxTime(a, b time.Time) time.Time {
 // notePaid takes the paid broadcast of the turn a part is sent in: the
 // part goes with allow_paid_broadcast when the slot was given under the
 // paid limit and it is a send (an edit cannot carry the flag). A change of
-// the bot's paid state is logged and shown in herald_paid_on.
+// the bot's paid state is logged and shown in herald_paid_on; a turn asked
+// for as unpaid (an edit's) does not tell it.
 func (h *handler) notePaid(ctx context.Context, r *run, d *delivery, tn turn) {
 	w := r.bot.paid
 	edit := d.edit && d.prog.done == 0
 	d.paid, d.charged = tn.paid && !edit, tn.charged && !edit
-	if !w.configured {
+	if !w.configured || tn.unpaid {
 		return
 	}
 	changed, from := w.observe(tn.paid, tn.at)
