@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -92,34 +91,11 @@ func asynqBaseline(ctx context.Context, redisBin, dir string, workers int, seed 
 func enqueuePlain(ctx context.Context, opt asynq.RedisClientOpt, ms []fleet.Message) error {
 	c := asynq.NewClient(opt)
 	defer c.Close()
-	ch := make(chan fleet.Message)
-	errc := make(chan error, 16)
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for m := range ch {
-				body := url.Values{"chat_id": {m.Chat}, "text": {m.Text}}.Encode()
-				if _, err := c.EnqueueContext(ctx, asynq.NewTask("send", []byte(body))); err != nil {
-					errc <- err
-					return
-				}
-			}
-		}()
-	}
-	var err error
-loop:
-	for _, m := range ms {
-		select {
-		case ch <- m:
-		case err = <-errc:
-			break loop
-		}
-	}
-	close(ch)
-	wg.Wait()
-	return err
+	return fleet.Each(ctx, ms, 16, func(m fleet.Message) error {
+		body := url.Values{"chat_id": {m.Chat}, "text": {m.Text}}.Encode()
+		_, err := c.EnqueueContext(ctx, asynq.NewTask("send", []byte(body)))
+		return err
+	})
 }
 
 // plainSender is the baseline's handler: one sendMessage per task, an

@@ -201,25 +201,35 @@ func (o Outcome) Percentile(p float64) time.Duration {
 // as it will take them, and returns when all are accepted.
 func (f *Fleet) PostAll(ctx context.Context, ms []Message, parallel int) (time.Time, error) {
 	start := time.Now()
+	err := Each(ctx, ms, parallel, func(m Message) error {
+		body := map[string]any{"chat": m.Chat, "text": m.Text}
+		if m.Queue != "" {
+			body["queue"] = m.Queue
+		}
+		if m.Coalesce {
+			body["coalesce"] = true
+		}
+		if m.Bot != "" {
+			body["bot"] = m.Bot
+		}
+		_, _, err := f.Post(ctx, body)
+		return err
+	})
+	return start, err
+}
+
+// Each calls do for every message of ms from parallel goroutines and
+// returns the first error, after which no further message is handed out.
+func Each(ctx context.Context, ms []Message, parallel int, do func(Message) error) error {
 	ch := make(chan Message)
 	errc := make(chan error, parallel)
 	var wg sync.WaitGroup
-	for i := 0; i < parallel; i++ {
+	for range parallel {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for m := range ch {
-				body := map[string]any{"chat": m.Chat, "text": m.Text}
-				if m.Queue != "" {
-					body["queue"] = m.Queue
-				}
-				if m.Coalesce {
-					body["coalesce"] = true
-				}
-				if m.Bot != "" {
-					body["bot"] = m.Bot
-				}
-				if _, _, err := f.Post(ctx, body); err != nil {
+				if err := do(m); err != nil {
 					errc <- err
 					return
 				}
@@ -246,7 +256,7 @@ loop:
 		default:
 		}
 	}
-	return start, err
+	return err
 }
 
 // Deliver posts ms with 32 parallel clients, waits until the fake has
