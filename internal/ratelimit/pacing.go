@@ -28,8 +28,8 @@ type Pacing struct {
 	PaidOff bool `json:"-"`
 }
 
-// Pacing is the limiter's own pacing, as Publish writes it.
-func (l *Limiter) Pacing() Pacing {
+// pacing is the limiter's own pacing, as Publish writes it.
+func (l *Limiter) pacing() Pacing {
 	return Pacing{Bot: l.cfg.Bot, Paid: l.paid.Limit, Lanes: l.cfg.Lanes}
 }
 
@@ -37,7 +37,7 @@ func (l *Limiter) Pacing() Pacing {
 // processes. Every worker writes the same value when the fleet shares its
 // settings; otherwise the last to start wins.
 func (l *Limiter) Publish(ctx context.Context) error {
-	b, err := json.Marshal(l.Pacing())
+	b, err := json.Marshal(l.pacing())
 	if err != nil {
 		return fmt.Errorf("ratelimit: encode the pacing of bot %q: %w", l.name, err)
 	}
