@@ -10,6 +10,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/test/fleet"
 	"github.com/herald-dev/herald/test/redistest"
@@ -55,7 +56,7 @@ func asynqBaseline(ctx context.Context, redisBin, dir string, workers int, seed 
 	start := time.Now()
 	var servers []*asynq.Server
 	for range workers {
-		s := asynq.NewServer(opt, asynq.Config{Concurrency: 64, Logger: quietLogger{}, LogLevel: asynq.FatalLevel})
+		s := broker.PlainServer(srv.Addr, 64)
 		if err := s.Start(asynq.HandlerFunc(send)); err != nil {
 			return "", err
 		}
@@ -119,12 +120,3 @@ func plainSender(endpoint string) func(context.Context, *asynq.Task) error {
 		return nil
 	}
 }
-
-// quietLogger drops asynq's log lines.
-type quietLogger struct{}
-
-func (quietLogger) Debug(...any) {}
-func (quietLogger) Info(...any)  {}
-func (quietLogger) Warn(...any)  {}
-func (quietLogger) Error(...any) {}
-func (quietLogger) Fatal(...any) {}
