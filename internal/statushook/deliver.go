@@ -105,15 +105,16 @@ func describe(resp answer, err error) string {
 	return msg
 }
 
-// delivered counts a 2xx and ends the endpoint's run of failures.
+// delivered ends the endpoint's run of failures and then counts a 2xx, so
+// that a delivery the metric shows has its endpoint's state written.
 func (a *attempts) delivered(ctx context.Context, s step) {
-	a.metrics.deliveries.WithLabelValues(outcomeDelivered).Inc()
-	a.metrics.latency.Observe(max(a.now().Sub(s.job.At), 0).Seconds())
 	if s.standing.failing {
 		if err := a.health.success(ctx, s.endpoint); err != nil {
 			a.log.Warn("callback delivered; clearing the endpoint's failures failed", "endpoint", s.endpoint, "error", err)
 		}
 	}
+	a.metrics.deliveries.WithLabelValues(outcomeDelivered).Inc()
+	a.metrics.latency.Observe(max(a.now().Sub(s.job.At), 0).Seconds())
 }
 
 // gone disables the endpoint after a 410 and archives the event.
