@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,24 +51,7 @@ func TestBroadcastLaneBelowAlerts(t *testing.T) {
 		t.Fatal(err)
 	}
 	const alertText = "CRITICAL: db-1 is down"
-	code, out = call(t, s.Fleet, http.MethodPost, s.Fleet.APIBase+"/v1/messages",
-		[]byte(`{"chat":"-1001000000777","text":"`+alertText+`","queue":"critical"}`), nil)
-	posted := time.Now()
-	if code != http.StatusAccepted {
-		t.Fatalf("POST /v1/messages: %d %s", code, out)
-	}
-	var alert telegramfake.Message
-	waitFor(t, s.Ctx, "the critical message", func() bool {
-		for _, m := range s.Fake.Messages() {
-			if m.Text == alertText {
-				alert = m
-				return true
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-		return false
-	})
-	latency := alert.At.Sub(posted)
+	alert, latency := postAndWait(t, s, `{"chat":"-1001000000777","text":"`+alertText+`","queue":"critical"}`, alertText)
 	before := 0
 	for _, m := range s.Fake.Messages() {
 		if m.At.Before(alert.At) && m.Text != alertText {
@@ -86,30 +70,14 @@ func TestBroadcastLaneBelowAlerts(t *testing.T) {
 	// either: the broadcast is a lane (HERALD_LANE_QUEUES) and leaves part
 	// of every bot-wide window to the other queues.
 	const noticeText = "deploy finished"
-	code, out = call(t, s.Fleet, http.MethodPost, s.Fleet.APIBase+"/v1/messages",
-		[]byte(`{"chat":"-1001000000778","text":"`+noticeText+`"}`), nil)
-	posted = time.Now()
-	if code != http.StatusAccepted {
-		t.Fatalf("POST /v1/messages: %d %s", code, out)
-	}
-	var notice telegramfake.Message
-	waitFor(t, s.Ctx, "the default-queue message", func() bool {
-		for _, m := range s.Fake.Messages() {
-			if m.Text == noticeText {
-				notice = m
-				return true
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-		return false
-	})
+	notice, noticeLatency := postAndWait(t, s, `{"chat":"-1001000000778","text":"`+noticeText+`"}`, noticeText)
 	left := chats
 	for _, m := range s.Fake.Messages() {
 		if m.At.Before(notice.At) && m.Text == "Launch day for you" {
 			left--
 		}
 	}
-	t.Logf("default-queue message reached the fake %s after its 202, with %d broadcast messages still to go", notice.At.Sub(posted).Round(time.Millisecond), left)
+	t.Logf("default-queue message reached the fake %s after its 202, with %d broadcast messages still to go", noticeLatency.Round(time.Millisecond), left)
 	if left < chats/10 {
 		t.Errorf("the default-queue message went out with %d of %d broadcast messages left: it waited for the broadcast", left, chats)
 	}
@@ -148,4 +116,28 @@ func TestBroadcastLaneBelowAlerts(t *testing.T) {
 	if code != http.StatusAccepted || !json.Valid([]byte(out)) || !strings.Contains(out, `"duplicate":true`) {
 		t.Errorf("repeated POST: %d %s", code, out)
 	}
+}
+
+// postAndWait posts body to /v1/messages and waits until the fake holds
+// the message whose text is text; it returns that message and the time
+// from the 202 to its arrival at the fake.
+func postAndWait(t *testing.T, s *fleettest.Stack, body, text string) (telegramfake.Message, time.Duration) {
+	t.Helper()
+	code, out := call(t, s.Fleet, http.MethodPost, s.Fleet.APIBase+"/v1/messages", []byte(body), nil)
+	posted := time.Now()
+	if code != http.StatusAccepted {
+		t.Fatalf("POST /v1/messages: %d %s", code, out)
+	}
+	var got telegramfake.Message
+	waitFor(t, s.Ctx, "the message "+strconv.Quote(text), func() bool {
+		for _, m := range s.Fake.Messages() {
+			if m.Text == text {
+				got = m
+				return true
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+		return false
+	})
+	return got, got.At.Sub(posted)
 }
