@@ -203,7 +203,7 @@ func (h *handler) Handle(ctx context.Context, t broker.Task) error {
 		}
 		h.notePaid(ctx, r, d, tn)
 		var sent telegram.Sent
-		if d.edit && d.prog.done == 0 {
+		if d.editing() {
 			sent, err = r.bot.editor.Edit(sctx, d.editOf())
 			if te, ok := telegram.AsError(err); ok && te.Reason == telegram.ReasonMessageGone {
 				// The thread's message was deleted or is too old to edit:
@@ -256,6 +256,10 @@ func (h *handler) load(r *run, d *delivery, record string) (done bool) {
 	r.log.Info("task was already sent; not sending again", "parts", d.prog.done)
 	return true
 }
+
+// editing says the part about to go is the edit of the thread's first
+// message rather than a send.
+func (d *delivery) editing() bool { return d.edit && d.prog.done == 0 }
 
 // part is the next message to send.
 func (d *delivery) part() telegram.Message {
@@ -522,7 +526,7 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 	// An edit cannot carry allow_paid_broadcast: its slot must keep to the
 	// bot's free limit.
 	ask := ratelimit.Ask{Chat: chat, Queue: queue, TaskID: id, Progress: progress, Ahead: true, Resume: d.resume,
-		Unpaid: d.edit && d.prog.done == 0}
+		Unpaid: d.editing()}
 	d.resume = ""
 	select {
 	case h.waiters <- struct{}{}:

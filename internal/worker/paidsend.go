@@ -94,7 +94,7 @@ func maxTime(a, b time.Time) time.Time {
 // for as unpaid (an edit's) does not tell it.
 func (h *handler) notePaid(ctx context.Context, r *run, d *delivery, tn turn) {
 	w := r.bot.paid
-	edit := d.edit && d.prog.done == 0
+	edit := d.editing()
 	d.paid, d.charged = tn.paid && !edit, tn.charged && !edit
 	if !w.configured || tn.unpaid {
 		return
