@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -48,6 +49,7 @@ func asynqBaseline(ctx context.Context, redisBin, dir string, workers int, seed 
 		return "", err
 	}
 	cpuBefore, _ := stats.cpu(ctx)
+	beforeBy, _ := stats.breakdown(ctx)
 	opt := asynq.RedisClientOpt{Addr: srv.Addr}
 	if err := enqueuePlain(ctx, opt, ms); err != nil {
 		return "", err
@@ -76,6 +78,14 @@ func asynqBaseline(ctx context.Context, redisBin, dir string, workers int, seed 
 		return "", err
 	}
 	cpuAfter, _ := stats.cpu(ctx)
+	if verbose {
+		afterBy, _ := stats.breakdown(ctx)
+		for name, n := range afterBy {
+			if d := n - beforeBy[name]; d > 0 {
+				fmt.Fprintf(os.Stderr, "ASYNQ %s: %d\n", name, d)
+			}
+		}
+	}
 	o := fleet.Tally(ms, fake.Messages(), fake.Stats(), start)
 	n := float64(max(o.Delivered, 1))
 	cmds, rate := float64(after-before)/n, n/drain.Seconds()
