@@ -76,7 +76,7 @@ func grantOf(t testing.TB, paid, unpaid bool) ratelimit.Grant {
 	if err != nil || d.Kind != ratelimit.Go || !d.Grant().Valid() {
 		t.Fatalf("limiter gave %+v, %v; want a grant", d, err)
 	}
-	if d.Grant().Paid() != paid {
+	if d.Grant().Paid() != (paid && !unpaid) {
 		t.Fatalf("grant paid = %v, want %v", d.Grant().Paid(), paid)
 	}
 	return d.Grant()
