@@ -588,6 +588,7 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 			case err != nil:
 				return "", turn{}, h.finish(ctx, r, decide(storeError{err}, r.situation()))
 			case k == ratelimit.Blocked, k == ratelimit.Cancelled:
+				h.giveBack(ctx, r, ask, dc.Resume)
 				return "", turn{}, h.stopped(ctx, r, k)
 			case k == ratelimit.Go && !lt.tooLate(time.Since(due)):
 				return record, turnOf(ask, dc, lt.by(due)), nil
@@ -597,6 +598,23 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 		// held in memory; the slot is confirmed only then, so a pause that a
 		// 429 wrote meanwhile holds this send back too.
 		ask.Resume = dc.Resume
+	}
+}
+
+// giveBack returns the slot a message held in memory (resume) and will not
+// use, stopped by a mark: asked again with it, the limiter finds the mark
+// and gives the slot and the turns back, so that no message waits behind a
+// send that will never happen. Best effort: a slot not given back only
+// spaces the next sends more.
+func (h *handler) giveBack(ctx context.Context, r *run, ask ratelimit.Ask, resume string) {
+	if resume == "" {
+		return
+	}
+	ask.Resume, ask.Progress = resume, false
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if _, err := r.bot.limiter.Acquire(gctx, ask); err != nil {
+		r.log.Debug("could not give back the slot of a stopped message", "error", err)
 	}
 }
 
