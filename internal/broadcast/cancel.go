@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/keys"
 )
@@ -33,6 +34,13 @@ func (s *Service) Cancel(ctx context.Context, id, by string, may func(from strin
 	if err := s.mark(ctx, rec.Bot, open, by); err != nil {
 		return Status{}, unavailable(fmt.Errorf("cancel broadcast %s: %w", id, err))
 	}
+	// The marked messages that wait in Redis for their slots go to the
+	// head of the queue now: a worker settles each as cancelled at once
+	// (one limiter call, no request) rather than when its slot would have
+	// come, so the counts settle in seconds. The marks alone already stop
+	// every send: a failure here only leaves them to settle when their
+	// slots come, so it does not fail the cancel.
+	_, _ = broker.PromoteNow(ctx, s.rdb, rec.Queue, open)
 	c.Queued -= len(open)
 	c.Cancelling += len(open)
 	return s.status(ctx, rec, list, c)
@@ -59,5 +67,8 @@ func (s *Service) mark(ctx context.Context, bot string, ids []string, by string)
 			return err
 		}
 	}
+	// Workers holding marked messages in memory look at their marks now;
+	// a lost notice only leaves them to their slots.
+	_ = s.rdb.Publish(ctx, keys.StopChannel(), bot).Err()
 	return nil
 }

@@ -200,3 +200,53 @@ func (p *promoter) promoteDue(ctx context.Context) {
 		p.wake(q)
 	}
 }
+
+// promoteChunk is how many promotions one pipeline of PromoteNow sends.
+const promoteChunk = 500
+
+// PromoteNow makes the tasks ids of queue that wait in its retry set (a
+// snooze: a deferral for a slot, a retry's backoff) pending at once, at the
+// head of the queue, and wakes a worker: what a cancel needs so that its
+// marked tasks are settled now rather than when their slots would have
+// come. Tasks not in the retry set (pending, held by a worker, settled) are
+// left alone; the promoter of the worker that snoozed one finds it gone and
+// does nothing. It returns how many it moved; the work is one script run
+// per id, pipelined promoteChunk at a time.
+func PromoteNow(ctx context.Context, rdb redis.UniversalClient, queue string, ids []string) (int, error) {
+	moved := 0
+	for start := 0; start < len(ids); start += promoteChunk {
+		part := ids[start:min(start+promoteChunk, len(ids))]
+		now := strconv.FormatInt(time.Now().UnixNano(), 10)
+		cmds := make([]*redis.Cmd, 0, len(part))
+		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, id := range part {
+				cmds = append(cmds, promoteScript.EvalSha(ctx, p, []string{taskKey(queue, id), retryKey(queue), PendingKey(queue)}, id, now))
+			}
+			return nil
+		})
+		if err != nil && !isNoScript(err) {
+			return moved, err
+		}
+		for _, c := range cmds {
+			if n, err := c.Int(); err == nil {
+				moved += n
+			}
+		}
+		if err != nil {
+			// Redis does not hold the script yet (a new or failed-over
+			// master): run them one by one, which loads it. Those already
+			// moved answer 0.
+			for _, id := range part {
+				n, err := promoteScript.Run(ctx, rdb, []string{taskKey(queue, id), retryKey(queue), PendingKey(queue)}, id, now).Int()
+				if err != nil {
+					return moved, err
+				}
+				moved += n
+			}
+		}
+	}
+	if moved > 0 {
+		_ = Notify(ctx, rdb, queue)
+	}
+	return moved, nil
+}

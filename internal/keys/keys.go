@@ -150,6 +150,11 @@ func (s Space) ChatID(username string) string { return s.prefix() + "chatid:" + 
 // Migrations maps a group chat id to the supergroup id Telegram migrated it to.
 func (s Space) Migrations() string { return s.prefix() + "migrated" }
 
+// StopChannel is the pub/sub channel on which a cancel says that marks
+// were written that stop messages (Space.Cancel): workers wake the
+// messages they hold waiting for a slot to look at their marks.
+func StopChannel() string { return prefix + "stops" }
+
 // Failures is the durable stream of permanent failures (asynq keeps only a
 // bounded number of archived tasks).
 func Failures() string { return prefix + "failures" }

@@ -113,9 +113,12 @@ func (s *Store) reopen(ctx context.Context, bot, taskID string, r Record) error 
 
 // markCancel asks the worker that holds taskID to settle it as cancelled
 // rather than send it.
+// The mark is announced (keys.StopChannel) so that a worker holding the
+// message in memory looks at it now rather than at its slot.
 func (s *Store) markCancel(ctx context.Context, bot, taskID, by string) error {
 	if err := s.rdb.Set(ctx, keys.Bot(bot).Cancel(taskID), by, s.retention).Err(); err != nil {
 		return fmt.Errorf("ledger: cancel %s: %w", taskID, err)
 	}
+	_ = s.rdb.Publish(ctx, keys.StopChannel(), bot).Err() // a lost notice only waits for the slot
 	return nil
 }

@@ -84,6 +84,9 @@ type handler struct {
 	// events stores the status callbacks of messages that name a
 	// callback URL.
 	events *statushook.Emitter
+	// stops wakes the messages waiting for their slots when a cancel is
+	// announced; nil: they look at their marks at their slots only.
+	stops *stopWatch
 
 	migrations migrationCache
 }
@@ -576,8 +579,11 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 			continue
 		}
 		due := asked.Add(dc.Wait)
-		if err := h.sleep(ctx, dc.Wait); err != nil {
+		if k, err := h.sleepUntil(ctx, r, chat, due); err != nil {
 			return "", turn{}, h.sleepCut(ctx, r, dc.Resume, due, err)
+		} else if k != 0 {
+			h.giveBack(ctx, r, ask, dc.Resume)
+			return "", turn{}, h.stopped(ctx, r, k)
 		}
 		if dc.Kind == ratelimit.Go {
 			// The slot was handed out ahead: use it unless it moved (a 429
@@ -706,6 +712,14 @@ var errStopping = errors.New("worker is stopping")
 
 // sleep waits for d, the end of ctx or the process's shutdown.
 func (h *handler) sleep(ctx context.Context, d time.Duration) error {
+	return h.sleepOr(ctx, d, nil)
+}
+
+// errNotice ends a sleep that a stop notice woke (stopWatch).
+var errNotice = errors.New("a cancel was announced")
+
+// sleepOr is sleep that a notice on wake also ends (errNotice).
+func (h *handler) sleepOr(ctx context.Context, d time.Duration, wake <-chan struct{}) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -713,8 +727,35 @@ func (h *handler) sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	case <-h.stopping:
 		return errStopping
+	case <-wake:
+		return errNotice
 	case <-t.C:
 		return nil
+	}
+}
+
+// sleepUntil sleeps until due, waking at each announced cancel to look at
+// the message's marks (Limiter.Marks): it returns the mark's kind when one
+// stops the message, 0 when due has come. Its slot is not touched: after
+// due the caller confirms it as before.
+func (h *handler) sleepUntil(ctx context.Context, r *run, chat string, due time.Time) (ratelimit.Kind, error) {
+	for {
+		var wake <-chan struct{}
+		if h.stops != nil {
+			wake = h.stops.notices()
+		}
+		err := h.sleepOr(ctx, time.Until(due), wake)
+		if !errors.Is(err, errNotice) {
+			return 0, err
+		}
+		k, err := r.bot.limiter.Marks(ctx, chat, r.ID)
+		if err != nil {
+			r.log.Debug("could not look at the message's marks; they are looked at again at its slot", "error", err)
+			continue
+		}
+		if k != 0 {
+			return k, nil
+		}
 	}
 }
 

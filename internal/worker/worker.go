@@ -278,6 +278,7 @@ func New(cfg Config) (*Worker, error) {
 		retryAfterUnit: cfg.RetryAfterUnit,
 		recordWindow:   srvCfg.RecoveryWindow(),
 		waiters:        make(chan struct{}, cfg.waiterPlaces()), waitLong: cfg.WaitLong, stopping: make(chan struct{}),
+		stops:          newStopWatch(rdb),
 	}
 	metrics.initBots(cfg.BotNames())
 	metrics.initPaid(cfg.paidBots())
@@ -296,7 +297,8 @@ func New(cfg Config) (*Worker, error) {
 		rdb.Close()
 		return nil, err
 	}
-	return &Worker{cfg: cfg, rdb: rdb, srv: srv, handler: h, Metrics: metrics, digests: digestTasks{h: h, d: dg}}, nil
+	return &Worker{cfg: cfg, rdb: rdb, srv: srv, handler: h, Metrics: metrics, digests: digestTasks{h: h, d: dg},
+		components: []Component{h.stops}}, nil
 }
 
 // Client is the worker's Redis client (closed when Run returns).
