@@ -278,7 +278,7 @@ func New(cfg Config) (*Worker, error) {
 		retryAfterUnit: cfg.RetryAfterUnit,
 		recordWindow:   srvCfg.RecoveryWindow(),
 		waiters:        make(chan struct{}, cfg.waiterPlaces()), waitLong: cfg.WaitLong, stopping: make(chan struct{}),
-		stops:          newStopWatch(rdb),
+		stops: newStopWatch(rdb),
 	}
 	metrics.initBots(cfg.BotNames())
 	metrics.initPaid(cfg.paidBots())
