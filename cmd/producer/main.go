@@ -94,7 +94,8 @@ func run() int {
 	case "healthcheck":
 		return app.Healthcheck(ctx, cfg.Server.Listen, os.Stderr)
 	case "check":
-		// The init step of docker-compose.yml: settings and secrets only.
+		// The init step of docker-compose.yml: settings, secrets and the
+		// files serve and `producer feeds` load, without serving.
 		if err := app.CheckProducer(cfg, os.Getenv); err != nil {
 			fmt.Fprintln(os.Stderr, "producer check:", err)
 			return 2
