@@ -7,6 +7,11 @@
 // when Herald would refuse it. An Alertmanager configuration goes through
 // Debian's amtool check-config when it is installed.
 //
+// A JSON block is an answer Herald gives or a value it stores: marked with
+// <!-- example: json PKG.Type --> right before its fence, it is decoded
+// into that Go type with unknown fields refused, so every field it shows
+// is one Herald writes; unmarked, it must be valid JSON.
+//
 // A block that is only part of a file (one route, one key) is marked with
 // the line <!-- example: fragment --> right before its fence; it is then
 // only required to be valid YAML or JSON. Use it sparingly.
@@ -28,14 +33,26 @@ import (
 
 	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/app"
+	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/feeds"
+	"github.com/herald-dev/herald/internal/heartbeat"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/settings"
 )
 
 // fragmentMarker, on the line before a fence, exempts its block from
-// loading.
-const fragmentMarker = "<!-- example: fragment -->"
+// loading; jsonMarker names the Go type of a JSON block.
+const (
+	fragmentMarker = "<!-- example: fragment -->"
+	jsonMarker     = "<!-- example: json "
+)
+
+// jsonTypes are the types a JSON block may name, by package.Name.
+var jsonTypes = map[string]func() any{
+	"chats.Block":         func() any { return new(chats.Block) },
+	"heartbeat.Heartbeat": func() any { return new(heartbeat.Heartbeat) },
+	"alerts.Dispatched":   func() any { return new(alerts.Dispatched) },
+}
 
 // example is one fenced block of a page.
 type example struct {
@@ -44,6 +61,7 @@ type example struct {
 	lang     string // yaml or json
 	text     string
 	fragment bool
+	goType   string // named by a json marker
 }
 
 func (e example) String() string { return fmt.Sprintf("%s:%d (```%s)", e.page, e.line, e.lang) }
@@ -79,7 +97,11 @@ func blocks(page, text string) []example {
 		case cur != nil:
 			cur.text += line + "\n"
 		case line == "```yaml" || line == "```json":
-			cur = &example{page: page, line: i + 1, lang: strings.TrimPrefix(line, "```"), fragment: strings.TrimSpace(prev) == fragmentMarker}
+			marker := strings.TrimSpace(prev)
+			cur = &example{page: page, line: i + 1, lang: strings.TrimPrefix(line, "```"), fragment: marker == fragmentMarker}
+			if t, ok := strings.CutPrefix(marker, jsonMarker); ok {
+				cur.goType = strings.TrimSpace(strings.TrimSuffix(t, "-->"))
+			}
 		}
 		if strings.TrimSpace(line) != "" {
 			prev = line
@@ -142,10 +164,7 @@ func TestDocsExamplesLoad(t *testing.T) {
 func check(t *testing.T, ex example) string {
 	t.Helper()
 	if ex.lang == "json" {
-		if !json.Valid([]byte(ex.text)) {
-			t.Errorf("%s: not valid JSON", ex)
-		}
-		return "json"
+		return checkJSON(t, ex)
 	}
 	var top map[string]any
 	if err := yaml.Unmarshal([]byte(ex.text), &top); err != nil && !ex.fragment {
@@ -266,4 +285,27 @@ func amtoolCheck(t *testing.T, text string) error {
 		return fmt.Errorf("amtool check-config: %v\n%s", err, out.String())
 	}
 	return nil
+}
+
+// checkJSON decodes a JSON block into the type its marker names, refusing
+// fields the type does not have; an unmarked block must be valid JSON.
+func checkJSON(t *testing.T, ex example) string {
+	t.Helper()
+	if ex.goType == "" {
+		if !json.Valid([]byte(ex.text)) {
+			t.Errorf("%s: not valid JSON", ex)
+		}
+		return "json"
+	}
+	mk, ok := jsonTypes[ex.goType]
+	if !ok {
+		t.Errorf("%s names the type %s, which this test does not know: add it to jsonTypes", ex, ex.goType)
+		return "json"
+	}
+	dec := json.NewDecoder(strings.NewReader(ex.text))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(mk()); err != nil {
+		t.Errorf("%s is not a %s: %v", ex, ex.goType, err)
+	}
+	return "json " + ex.goType
 }
