@@ -1,6 +1,6 @@
-// Package docs checks that every example in docs/*.md loads: each fenced
-// ```yaml and ```json block is taken out of its page and handed to the code
-// that loads that kind of file. A routing file (routes, schedules,
+// Package docs checks that every example in docs/*.md and README.md loads:
+// each fenced ```yaml and ```json block is taken out of its page and handed
+// to the code that loads that kind of file. A routing file (routes, schedules,
 // escalation policies, generic webhooks), a tokens file and a feed list go
 // through app.CheckProducer, which loads them with the loaders `producer
 // serve` and `producer feeds` use, so an example is refused here exactly
@@ -66,20 +66,23 @@ type example struct {
 
 func (e example) String() string { return fmt.Sprintf("%s:%d (```%s)", e.page, e.line, e.lang) }
 
-// examples extracts the yaml and json blocks of every page under docs/.
+// examples extracts the yaml and json blocks of every page under docs/
+// and of README.md.
 func examples(t *testing.T) []example {
 	t.Helper()
 	pages, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
 	if err != nil || len(pages) == 0 {
 		t.Fatalf("no docs/*.md found (%v)", err)
 	}
+	pages = append(pages, filepath.Join("..", "..", "README.md"))
 	var out []example
 	for _, p := range pages {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, blocks("docs/"+filepath.Base(p), string(b))...)
+		rel, _ := filepath.Rel(filepath.Join("..", ".."), p)
+		out = append(out, blocks(filepath.ToSlash(rel), string(b))...)
 	}
 	return out
 }
