@@ -37,7 +37,7 @@ func newOnCall(cfg settings.Producer, rdb redis.UniversalClient, enq *jobs.Enque
 	catalog := func() escalation.Catalog { return router.Table().Catalog() }
 	overrides := escalation.NewOverrides(rdb)
 	ecfg := escalation.Config{Redis: rdb, Messages: enq, Catalog: catalog, Overrides: overrides,
-		Deliveries: deliveries{ledger.NewStore(rdb, cfg.Ledger)}, CheckInterval: cfg.Escalation.CheckInterval, Logger: log.With("component", "escalation"),
+		Deliveries: deliveries{ledger.NewStore(rdb, cfg.Ledger)}, CheckInterval: cfg.Escalation.CheckInterval, Lease: cfg.Escalation.Lease, Logger: log.With("component", "escalation"),
 		Metrics: escalation.NewMetrics(reg)}
 	if st != nil {
 		ecfg.Silences = silenceCheck{st}

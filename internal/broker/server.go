@@ -165,6 +165,7 @@ type Server struct {
 	promoter  *promoter
 	sweeper   *leaseSweeper // nil when the sweep is off
 	reclaimer *reclaimer
+	leases    *leaseWatch
 	srv       *asynq.Server
 	ready     atomic.Bool
 }
@@ -187,6 +188,8 @@ func NewServer(rdb redis.UniversalClient, cfg ServerConfig) (*Server, error) {
 	rdb.AddHook(newSettleHook())
 	rdb.AddHook(heartbeatHook())
 	rdb.AddHook(doneHook())
+	s.leases = newLeaseWatch(cfg.LeaseRecoveryAfter)
+	rdb.AddHook(s.leases.hook())
 	s.waker.SetClient(rdb)
 	rdb.AddHook(newDigestWakeHook(s.notify))
 	s.promoter = newPromoter(rdb, s.waker.WakeQueue, cfg.Logger)
@@ -316,7 +319,9 @@ func (s *Server) notify(ctx context.Context, queue string) {
 func (s *Server) wrap(h Handler) asynq.Handler {
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
 		task := taskOf(ctx, t)
-		err := h.Handle(ctx, task)
+		s.leases.start(task.ID)
+		defer s.leases.done(task.ID)
+		err := h.Handle(withLease(ctx, s.leases, task.ID), task)
 		if d, ok := promoted(err); ok {
 			s.promoter.PromoteAt(task.Queue, task.ID, time.Now().Add(d))
 		}

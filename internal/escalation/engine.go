@@ -18,9 +18,10 @@ const (
 	// DefaultCheckInterval is how often an engine looks for due steps and
 	// for the delivery of the messages it sent.
 	DefaultCheckInterval = time.Second
-	// defaultLease is how long a claimed escalation is the claimant's:
-	// one that dies mid-step is taken over after it.
-	defaultLease = 30 * time.Second
+	// DefaultLease is how long a claimed escalation is the claimant's:
+	// one that dies mid-step is taken over after it
+	// (HERALD_ESCALATION_LEASE).
+	DefaultLease = 30 * time.Second
 	// defaultBatch is the most escalations one claim takes.
 	defaultBatch = 100
 )
@@ -92,7 +93,7 @@ func (c Config) withDefaults() Config {
 		c.CheckInterval = DefaultCheckInterval
 	}
 	if c.Lease <= 0 {
-		c.Lease = defaultLease
+		c.Lease = DefaultLease
 	}
 	if c.BatchSize <= 0 {
 		c.BatchSize = defaultBatch

@@ -10,6 +10,7 @@ import (
 const (
 	EnvCheckInterval    = "HERALD_ESCALATION_CHECK_INTERVAL"
 	EnvAnnounceInterval = "HERALD_ONCALL_ANNOUNCE_INTERVAL"
+	EnvLease            = "HERALD_ESCALATION_LEASE"
 )
 
 // Bounds of the intervals.
@@ -28,6 +29,15 @@ type Settings struct {
 	// AnnounceInterval is the announcer's (default
 	// DefaultAnnounceInterval).
 	AnnounceInterval time.Duration
+	// Lease is how long a producer that claimed a due step holds it
+	// (default DefaultLease): a producer that dies mid-step has its step
+	// taken over by another once the lease runs out, so a step comes at
+	// most about this late after a producer kill. The same trade as the
+	// worker's lease recovery: shorter takes over sooner, but a producer
+	// paused longer than the lease (a GC pause, a Redis failover) loses
+	// its step to another, which then takes it again; the step's messages
+	// are enqueued under idempotency keys, so they are not sent twice.
+	Lease time.Duration
 }
 
 // WithDefaults fills the zero settings.
@@ -37,6 +47,9 @@ func (s Settings) WithDefaults() Settings {
 	}
 	if s.AnnounceInterval == 0 {
 		s.AnnounceInterval = DefaultAnnounceInterval
+	}
+	if s.Lease == 0 {
+		s.Lease = DefaultLease
 	}
 	return s
 }
@@ -50,6 +63,9 @@ func (s *Settings) Specs() []config.Spec {
 		config.NewSpec(EnvAnnounceInterval, config.FmtDur(DefaultAnnounceInterval),
 			"How often each producer looks for on-call handoffs to announce in their schedules' chats.",
 			config.DurationVar(&s.AnnounceInterval)),
+		config.NewSpec(EnvLease, config.FmtDur(DefaultLease),
+			"How long a producer holds an escalation step it took: a producer that dies mid-step has the step taken over by another after this. Between 5s and 10m, and at least three check intervals.",
+			config.DurationVar(&s.Lease)),
 	}
 }
 
@@ -65,4 +81,12 @@ func (s Settings) Check(p *config.Problems) {
 				config.FmtDur(minInterval), config.FmtDur(maxInterval), config.FmtDur(c.def), config.FmtDur(c.d))
 		}
 	}
+	if s.Lease < minLease || s.Lease > maxInterval || s.Lease < 3*s.CheckInterval {
+		p.Add(EnvLease, "must be between %s and %s and at least three times %s (%s), so that a live producer renews nothing it could lose between two looks; got %s",
+			config.FmtDur(minLease), config.FmtDur(maxInterval), EnvCheckInterval, config.FmtDur(s.CheckInterval), config.FmtDur(s.Lease))
+	}
 }
+
+// minLease is the shortest escalation lease: a step's work (a few
+// enqueues and one script) must fit well inside it.
+const minLease = 5 * time.Second

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+
+	"github.com/herald-dev/herald/internal/broker"
 )
 
 // TooLateError is a cancel of a message that is sent, or being sent, or a
@@ -86,6 +88,9 @@ func (m *Messages) rerun(ctx context.Context, f found) (Status, error) {
 	if err := m.insp.RunTask(f.task.Queue, f.st.ID); err != nil {
 		return Status{}, fmt.Errorf("ledger: run %s: %w", f.st.ID, err)
 	}
+	// Wake an idle worker as a new message does; without it the task
+	// waited for an idle poll (up to 10 s). A lost notice only delays it.
+	_ = broker.Notify(ctx, m.store.rdb, f.task.Queue)
 	st := f.st
 	st.State, st.SettledAt = StateQueued, nil
 	return st, nil

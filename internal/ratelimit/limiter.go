@@ -77,6 +77,8 @@ type Decision struct {
 	// Charged: a paid Go beyond the free sends in the second up to its
 	// slot, which Telegram bills (StarsPerCharged).
 	Charged bool
+	// grant is a Go's permission to send (Grant); only Acquire sets it.
+	grant Grant
 }
 
 // slotMicros is the slot of a Go decision, in Redis microseconds.
@@ -250,7 +252,11 @@ func (l *Limiter) Acquire(ctx context.Context, a Ask) (Decision, error) {
 	if err != nil {
 		return Decision{}, fmt.Errorf("ratelimit: acquire: %w", err)
 	}
-	return parseDecision(res)
+	d, err := parseDecision(res)
+	if err == nil && d.Kind == Go {
+		d.grant = Grant{slot: d.Slot, ok: true, paid: d.Paid, unpaid: a.Unpaid}
+	}
+	return d, err
 }
 
 // Confirm tells whether the slot of a Go with a wait is still the

@@ -52,3 +52,39 @@ func TestMarksStopASendWithoutTakingASlot(t *testing.T) {
 		t.Fatalf("confirm after a block = %v, %v; want blocked", k, err)
 	}
 }
+
+// TestCancelGivesBackItsSlot: a message cancelled while it held a slot
+// ahead (a reservation stored in Redis, or held in memory and passed back)
+// gives the slot back: the next message takes it instead of waiting behind
+// a send that will never happen.
+func TestCancelGivesBackItsSlot(t *testing.T) {
+	t.Parallel()
+	for _, held := range []bool{false, true} {
+		b := setup(t, ratelimit.Config{Bot: ratelimit.Per(1, time.Second), Private: ratelimit.Per(1, time.Second), SleepMax: 5 * time.Second})
+		ks := keys.Bot("")
+		if d, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: "1", Queue: "default", TaskID: "a"}); err != nil || d.Kind != ratelimit.Go {
+			t.Fatalf("first = %+v, %v", d, err)
+		}
+		// The second message's slot is a second away: it waits for it,
+		// in Redis (deferred) or in memory (Ahead).
+		ask := ratelimit.Ask{Chat: "2", Queue: "default", TaskID: "b", Ahead: held}
+		wait, err := b.lim.Acquire(b.ctx, ask)
+		if err != nil || wait.Wait <= 0 {
+			t.Fatalf("second = %+v, %v; want a wait", wait, err)
+		}
+		if err := b.rdb.Set(b.ctx, ks.Cancel("b"), "api", time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+		ask.Resume = wait.Resume
+		if d, err := b.lim.Acquire(b.ctx, ask); err != nil || d.Kind != ratelimit.Cancelled {
+			t.Fatalf("cancelled = %+v, %v", d, err)
+		}
+		third, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: "3", Queue: "default", TaskID: "c", Ahead: true})
+		if err != nil || third.Kind == ratelimit.Cancelled || third.Wait > wait.Wait+50*time.Millisecond {
+			t.Fatalf("held=%v: next message = %+v, %v; want at most the cancelled one's wait (%v)", held, third, err, wait.Wait)
+		}
+		if third.Wait < wait.Wait-time.Second/2 {
+			t.Fatalf("held=%v: next message waits %v; the first send's window still binds (%v)", held, third.Wait, wait.Wait)
+		}
+	}
+}

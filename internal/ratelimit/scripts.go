@@ -247,7 +247,8 @@ local function taskOf(member) return string.match(member, '^[^|]*|[^|]*|(.*)$') 
 // kind 1 = send after wait (0: now; member names the slot, for Penalize; now
 // is the decision's time), 2 = sleep wait then ask again, 3 = defer the task
 // by wait (it comes back lead µs before its slot), 4 = the chat blocked the
-// bot, 5 = the message was cancelled (neither takes a slot). The reservation comes
+// bot, 5 = the message was cancelled (neither takes a slot, and the turns
+// and slot a reservation held for it are given back). The reservation comes
 // with a wait that the caller holds in memory (go-ahead > 0); it passes it
 // back as ARGV[16]. A Go under the paid windows has paid = 1 (send with
 // allow_paid_broadcast) and charged = 1 when its slot is beyond ARGV[19]
@@ -273,9 +274,18 @@ local guard = tonumber(ARGV[5])
 local st = redis.call('MGET', KEYS[5], KEYS[6], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12])
 local r, progress = st[1], false
 if ARGV[14] == '1' then progress = st[2] end
-if st[5] then return {4, '0', progress} end
-if st[6] then return {5, '0', progress} end
 if not r and ARGV[16] ~= '' then r = ARGV[16] end
+if st[5] or st[6] then
+  -- A message that will not be sent gives back the turns and the slot it
+  -- reserved, so that no other message waits behind them.
+  if r then
+    local m = string.match(r, '^%a|%d+|(.*)$')
+    if m then for i = 1, 4 do redis.call('ZREM', KEYS[i], m) end end
+    if st[1] then redis.call('DEL', KEYS[5]) end
+  end
+  if st[5] then return {4, '0', progress} end
+  return {5, '0', progress}
+end
 local goAhead = tonumber(ARGV[17])
 local pb, pc = tonumber(st[3] or 0), tonumber(st[4] or 0)
 local paid = ARGV[18] ~= '' and not st[7]

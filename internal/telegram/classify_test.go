@@ -197,7 +197,7 @@ func TestSendClassifiesEveryOutcome(t *testing.T) {
 			}
 			c, logs := newTestClient(t, tc.server(t), timeout)
 
-			sent, err := c.Send(context.Background(), Message{Chat: "42", Text: "hi"})
+			sent, err := c.Send(context.Background(), slot(t), Message{Chat: "42", Text: "hi"})
 			if err == nil {
 				t.Fatalf("Send succeeded with %+v, want an error", sent)
 			}
@@ -233,7 +233,7 @@ func TestSendClassifiesEveryOutcome(t *testing.T) {
 func TestSendReturnsSent(t *testing.T) {
 	t.Parallel()
 	c, _ := newTestClient(t, jsonServer(200, okSendBody)(t), 0)
-	got, err := c.Send(context.Background(), Message{Chat: "-100123", Text: "hi"})
+	got, err := c.Send(context.Background(), slot(t), Message{Chat: "-100123", Text: "hi"})
 	if err != nil {
 		t.Fatalf("Send: %v", err)
 	}
@@ -247,7 +247,7 @@ func TestSendUndecodableResultIsNotAnError(t *testing.T) {
 	// Telegram said ok: reporting an error would make the worker send the
 	// message again.
 	c, logs := newTestClient(t, jsonServer(200, `{"ok":true,"result":"unexpected"}`)(t), 0)
-	got, err := c.Send(context.Background(), Message{Chat: "1", Text: "hi"})
+	got, err := c.Send(context.Background(), slot(t), Message{Chat: "1", Text: "hi"})
 	if err != nil || got != (Sent{}) {
 		t.Fatalf("Send = %+v, %v; want zero Sent and nil error", got, err)
 	}
@@ -259,7 +259,7 @@ func TestSendUndecodableResultIsNotAnError(t *testing.T) {
 func TestTransportErrorUnwraps(t *testing.T) {
 	t.Parallel()
 	c, _ := newTestClient(t, closedPort(t), 0)
-	_, err := c.Send(context.Background(), Message{Chat: "1", Text: "hi"})
+	_, err := c.Send(context.Background(), slot(t), Message{Chat: "1", Text: "hi"})
 	if !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Errorf("errors.Is(%v, ECONNREFUSED) = false", err)
 	}
@@ -276,7 +276,7 @@ func TestSendContextDoneBeforeSending(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 
-	_, err := c.Send(ctx, Message{Chat: "1", Text: "hi"})
+	_, err := c.Send(ctx, slot(t), Message{Chat: "1", Text: "hi"})
 	if err != context.Canceled {
 		t.Errorf("Send error = %#v, want context.Canceled itself", err)
 	}
@@ -308,7 +308,7 @@ func TestSendCallerCancelsAfterWrite(t *testing.T) {
 		cancel()
 	}()
 
-	_, err := c.Send(ctx, Message{Chat: "1", Text: "shutdown"})
+	_, err := c.Send(ctx, slot(t), Message{Chat: "1", Text: "shutdown"})
 	e, ok := AsError(err)
 	if !ok {
 		t.Fatalf("error %v is not *Error", err)
@@ -337,7 +337,7 @@ func TestSendReusesConnection(t *testing.T) {
 	})
 	c, _ := newTestClient(t, srv.URL, 0)
 	for range 3 {
-		if _, err := c.Send(context.Background(), Message{Chat: "1", Text: "hi"}); err != nil {
+		if _, err := c.Send(context.Background(), slot(t), Message{Chat: "1", Text: "hi"}); err != nil {
 			t.Fatalf("Send: %v", err)
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/herald-dev/herald/internal/ratelimit"
 )
 
 // Client sends Bot API requests for one bot. It is safe for concurrent use.
@@ -60,10 +62,18 @@ func New(cfg Config) (*Client, error) {
 // otherwise; either way errors.Is reports the context error. If Telegram
 // accepted the message but its reply could not be decoded, Send returns a
 // zero Sent and a nil error, so that the message is not sent twice.
-func (c *Client) Send(ctx context.Context, m Message) (Sent, error) {
-	if err := ctx.Err(); err != nil {
+//
+// g is the limiter's grant of a slot for this message: without a valid one
+// Send returns ErrNoSlot and sends nothing. The message goes with
+// allow_paid_broadcast exactly when the slot was given under the paid limit
+// (Grant.Paid), whatever m.AllowPaidBroadcast says, and not after g's
+// send-by time (ErrLate).
+func (c *Client) Send(ctx context.Context, g ratelimit.Grant, m Message) (Sent, error) {
+	ctx, err := granted(ctx, g)
+	if err != nil {
 		return Sent{}, err
 	}
+	m.AllowPaidBroadcast = g.Paid()
 	params, perr := m.params()
 	if perr != nil {
 		return Sent{}, perr

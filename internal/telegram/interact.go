@@ -12,6 +12,7 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 	"github.com/herald-dev/herald/internal/keys"
+	"github.com/herald-dev/herald/internal/ratelimit"
 )
 
 // Edit changes a message the bot sent: its text (editMessageText), or the
@@ -34,9 +35,18 @@ type Edit struct {
 // modified") succeeds: the message already reads as asked. A message that
 // is gone or can no longer be edited fails with ReasonMessageGone; other
 // failures are classified like Send's.
-func (c *Client) Edit(ctx context.Context, e Edit) (Sent, error) {
-	if err := ctx.Err(); err != nil {
+//
+// Like Send, Edit needs the limiter's grant of a slot (ErrNoSlot without
+// one); an edit cannot carry allow_paid_broadcast, so a slot given under
+// the paid limit is refused too (ErrPaidSlot): the edit must fit the free
+// windows.
+func (c *Client) Edit(ctx context.Context, g ratelimit.Grant, e Edit) (Sent, error) {
+	ctx, err := granted(ctx, g)
+	if err != nil {
 		return Sent{}, err
+	}
+	if g.Paid() {
+		return Sent{}, ErrPaidSlot
 	}
 	chat, perr := normalizeChat(e.Chat)
 	if perr != nil {

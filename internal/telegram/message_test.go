@@ -94,7 +94,7 @@ func TestSendFormFields(t *testing.T) {
 			t.Parallel()
 			base, reqs := captureServer(t)
 			c, _ := newTestClient(t, base+tc.apiPath, 0)
-			if _, err := c.Send(context.Background(), tc.msg); err != nil {
+			if _, err := c.Send(context.Background(), slot(t), tc.msg); err != nil {
 				t.Fatalf("Send: %v", err)
 			}
 			got := <-reqs
@@ -139,7 +139,7 @@ func TestSendRejectsInvalidMessages(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := c.Send(context.Background(), tc.msg)
+			_, err := c.Send(context.Background(), slot(t), tc.msg)
 			e, ok := AsError(err)
 			if !ok {
 				t.Fatalf("error %v is not *Error", err)

@@ -18,7 +18,7 @@ func TestPaidBroadcastParameter(t *testing.T) {
 	url, reqs := captureServer(t)
 	c, _ := newTestClient(t, url, 0)
 	for _, paid := range []bool{true, false} {
-		if _, err := c.Send(context.Background(), Message{Chat: "42", Text: "news", AllowPaidBroadcast: paid}); err != nil {
+		if _, err := c.Send(context.Background(), paidSlot(t, paid), Message{Chat: "42", Text: "news"}); err != nil {
 			t.Fatal(err)
 		}
 		form := (<-reqs).form
@@ -57,7 +57,7 @@ func TestPaidRefusalClassified(t *testing.T) {
 		})
 		c, _ := newTestClient(t, srv.URL, 0)
 		for _, paid := range []bool{true, false} {
-			_, err := c.Send(context.Background(), Message{Chat: "42", Text: "news", AllowPaidBroadcast: paid})
+			_, err := c.Send(context.Background(), paidSlot(t, paid), Message{Chat: "42", Text: "news"})
 			te, ok := AsError(err)
 			want := tc.plain
 			if paid {
@@ -84,7 +84,7 @@ func TestPaidRefusalsOfTheFake(t *testing.T) {
 		c, _ := newTestClient(t, fake.URL(), 0)
 		var last error
 		for i := range 31 {
-			if _, last = c.Send(context.Background(), Message{Chat: strconv.Itoa(i + 1), Text: "news", AllowPaidBroadcast: true}); last != nil {
+			if _, last = c.Send(context.Background(), paidSlot(t, true), Message{Chat: strconv.Itoa(i + 1), Text: "news"}); last != nil {
 				break
 			}
 		}

@@ -84,7 +84,7 @@ func TestErrorsNeverContainToken(t *testing.T) {
 				timeout = 10 * time.Second
 			}
 			c, logs := newTestClient(t, tc.server(t), timeout)
-			_, err := c.Send(context.Background(), Message{Chat: "1", Text: "hi"})
+			_, err := c.Send(context.Background(), slot(t), Message{Chat: "1", Text: "hi"})
 			e, ok := AsError(err)
 			if !ok {
 				t.Fatalf("error %v is not *Error", err)

@@ -24,7 +24,7 @@ func TestSendByGivesUpBeforeWriting(t *testing.T) {
 	ctx := context.Background()
 	m := Message{Chat: "42", Text: "disk full"}
 
-	_, err := c.Send(WithSendBy(ctx, time.Now().Add(-time.Millisecond)), m)
+	_, err := c.Send(WithSendBy(ctx, time.Now().Add(-time.Millisecond)), slot(t), m)
 	if !errors.Is(err, ErrLate) {
 		t.Fatalf("late send: %v, want ErrLate", err)
 	}
@@ -34,7 +34,7 @@ func TestSendByGivesUpBeforeWriting(t *testing.T) {
 	if n := requests.Load(); n != 0 {
 		t.Fatalf("late send: %d requests reached the server, want 0", n)
 	}
-	sent, err := c.Send(WithSendBy(ctx, time.Now().Add(time.Minute)), m)
+	sent, err := c.Send(WithSendBy(ctx, time.Now().Add(time.Minute)), slot(t), m)
 	if err != nil || sent.MessageID != 7 || requests.Load() != 1 {
 		t.Fatalf("send in time: %+v, %v, %d requests; want message 7 and 1 request", sent, err, requests.Load())
 	}

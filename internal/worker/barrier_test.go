@@ -15,6 +15,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/internal/worker"
@@ -70,9 +71,9 @@ type countingSender struct {
 	calls atomic.Int64
 }
 
-func (s *countingSender) Send(ctx context.Context, m telegram.Message) (telegram.Sent, error) {
+func (s *countingSender) Send(ctx context.Context, g ratelimit.Grant, m telegram.Message) (telegram.Sent, error) {
 	s.calls.Add(1)
-	return s.Sender.Send(ctx, m)
+	return s.Sender.Send(ctx, g, m)
 }
 
 // barrierBundle is a worker on the Redis at addr with durable settings

@@ -24,16 +24,18 @@ import (
 	"github.com/herald-dev/herald/internal/telegram"
 )
 
-// Sender delivers one message to Telegram. *telegram.Client implements it;
-// its errors are *telegram.Error.
+// Sender delivers one message to Telegram in the slot the limiter granted
+// it (telegram.ErrNoSlot without one). *telegram.Client implements it; its
+// errors are *telegram.Error.
 type Sender interface {
-	Send(ctx context.Context, m telegram.Message) (telegram.Sent, error)
+	Send(ctx context.Context, g ratelimit.Grant, m telegram.Message) (telegram.Sent, error)
 }
 
-// editor edits a message the bot sent. *telegram.Client implements it; a
-// Sender that does not turns thread edits into replies.
+// editor edits a message the bot sent, in a slot granted as unpaid.
+// *telegram.Client implements it; a Sender that does not turns thread
+// edits into replies.
 type editor interface {
-	Edit(ctx context.Context, e telegram.Edit) (telegram.Sent, error)
+	Edit(ctx context.Context, g ratelimit.Grant, e telegram.Edit) (telegram.Sent, error)
 }
 
 // chatResolver finds the numeric id of a chat named by @username (getChat).
@@ -137,12 +139,12 @@ type delivery struct {
 	paidRefusals  int
 }
 
-// turn is the slot a part is sent in: the limiter's name for it, its
-// reservation (to ask again with when the send gives up), and the time by
-// which the request must leave (zero: no bound).
+// turn is the slot a part is sent in: the limiter's grant of it (its
+// name, its paid flag and the time by which the request must leave) and
+// its reservation, to ask again with when the send gives up.
 type turn struct {
-	slot, resume string
-	by           time.Time
+	grant  ratelimit.Grant
+	resume string
 	// paid and charged are the decision's (ratelimit.Decision), made at at;
 	// unpaid says it was asked for as one (ratelimit.Ask.Unpaid), whose
 	// paid says nothing of whether paid broadcasts are on.
@@ -152,7 +154,7 @@ type turn struct {
 
 // turnOf is the turn of a Go decision for ask, to be sent by by.
 func turnOf(ask ratelimit.Ask, dc ratelimit.Decision, by time.Time) turn {
-	return turn{slot: dc.Slot, resume: dc.Resume, by: by, paid: dc.Paid, charged: dc.Charged, unpaid: ask.Unpaid, at: dc.At}
+	return turn{grant: dc.Grant().Until(by), resume: dc.Resume, paid: dc.Paid, charged: dc.Charged, unpaid: ask.Unpaid, at: dc.At}
 }
 
 // Handle implements broker.Handler: it sends the message's parts, each at
@@ -187,24 +189,25 @@ func (h *handler) Handle(ctx context.Context, t broker.Task) error {
 		return err
 	}
 	for !d.loaded || d.prog.done < len(d.texts) {
+		// Every way out of the turn-taking but a granted slot ends the
+		// attempt here (a cancel or a blocked chat settles the message, a
+		// long wait defers it, a lost lease or a shutdown hands it back):
+		// nothing goes on to the send without the slot.
 		record, tn, err := h.waitTurn(ctx, r, d, !d.loaded)
 		if err != nil {
-			return err
-		}
-		slot := tn.slot
-		sctx := ctx
-		if !tn.by.IsZero() {
-			// Not later than half a guard after the slot: the other half
-			// is for the trip to Telegram.
-			sctx = telegram.WithSendBy(ctx, tn.by)
+			return ended(err)
 		}
 		if !d.loaded && h.load(r, d, record) {
 			return h.announce(ctx, r, d)
 		}
+		if err := h.leaseHeld(ctx, r, tn); err != nil {
+			return err
+		}
 		h.notePaid(ctx, r, d, tn)
+		slot := tn.grant.Slot()
 		var sent telegram.Sent
 		if d.editing() {
-			sent, err = r.bot.editor.Edit(sctx, d.editOf())
+			sent, err = r.bot.editor.Edit(ctx, tn.grant, d.editOf())
 			if te, ok := telegram.AsError(err); ok && te.Reason == telegram.ReasonMessageGone {
 				// The thread's message was deleted or is too old to edit:
 				// send this one as a new message, at the next slot.
@@ -213,12 +216,18 @@ func (h *handler) Handle(ctx context.Context, t broker.Task) error {
 				continue
 			}
 		} else {
-			sent, err = r.bot.sender.Send(sctx, d.part())
+			sent, err = r.bot.sender.Send(ctx, tn.grant, d.part())
 		}
 		if err == nil {
 			d.lates = 0
 			h.delivered(ctx, r, d, sent)
 			continue
+		}
+		if errors.Is(err, telegram.ErrNoSlot) || errors.Is(err, telegram.ErrPaidSlot) {
+			// A bug, caught before any request left: retry the message
+			// rather than send it outside the limiter.
+			r.log.Error("a send was attempted without its slot; nothing was sent", "error", err)
+			return h.finish(ctx, r, r.situation().retry("no_slot", err))
 		}
 		if errors.Is(err, telegram.ErrLate) {
 			// The process was too busy to send in time: nothing left. Give
@@ -272,7 +281,7 @@ func (d *delivery) part() telegram.Message {
 		ProtectContent:      d.msg.ProtectContent,
 		MessageThreadID:     d.msg.MessageThreadID,
 		DisableLinkPreview:  d.msg.DisableLinkPreview,
-		AllowPaidBroadcast:  d.paid,
+		// allow_paid_broadcast comes from the slot's grant (telegram.Client.Send).
 	}
 	switch {
 	case i == 0:
@@ -579,6 +588,7 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 			case err != nil:
 				return "", turn{}, h.finish(ctx, r, decide(storeError{err}, r.situation()))
 			case k == ratelimit.Blocked, k == ratelimit.Cancelled:
+				h.giveBack(ctx, r, ask, dc.Resume)
 				return "", turn{}, h.stopped(ctx, r, k)
 			case k == ratelimit.Go && !lt.tooLate(time.Since(due)):
 				return record, turnOf(ask, dc, lt.by(due)), nil
@@ -588,6 +598,23 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 		// held in memory; the slot is confirmed only then, so a pause that a
 		// 429 wrote meanwhile holds this send back too.
 		ask.Resume = dc.Resume
+	}
+}
+
+// giveBack returns the slot a message held in memory (resume) and will not
+// use, stopped by a mark: asked again with it, the limiter finds the mark
+// and gives the slot and the turns back, so that no message waits behind a
+// send that will never happen. Best effort: a slot not given back only
+// spaces the next sends more.
+func (h *handler) giveBack(ctx context.Context, r *run, ask ratelimit.Ask, resume string) {
+	if resume == "" {
+		return
+	}
+	ask.Resume, ask.Progress = resume, false
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if _, err := r.bot.limiter.Acquire(gctx, ask); err != nil {
+		r.log.Debug("could not give back the slot of a stopped message", "error", err)
 	}
 }
 
@@ -698,8 +725,22 @@ func (h *handler) deferTask(queue string, wait time.Duration) error {
 	return broker.Snooze(wait, "rate limited")
 }
 
+// errSettled ends an attempt whose message was settled without a send (a
+// cancel): the task is done. It never leaves the handler (ended).
+var errSettled = errors.New("the message is settled; nothing to send")
+
+// ended is the task's outcome for an attempt that the turn-taking ended:
+// nil (done) for a message it settled, the outcome itself otherwise.
+func ended(err error) error {
+	if errors.Is(err, errSettled) {
+		return nil
+	}
+	return err
+}
+
 // stopped settles a message that a mark stopped before its send: archived
-// as chat_blocked, or cancelled.
+// as chat_blocked, or cancelled. Its error always ends the attempt
+// (errSettled for a cancel).
 func (h *handler) stopped(ctx context.Context, r *run, k ratelimit.Kind) error {
 	if k == ratelimit.Blocked {
 		return h.archive(ctx, r, ledger.ReasonChatBlocked, h.blockedError(ctx, r))
@@ -708,8 +749,11 @@ func (h *handler) stopped(ctx context.Context, r *run, k ratelimit.Kind) error {
 	r.log.Info("the message was cancelled; not sending it")
 	rec := h.settledRecord(r, ledger.StateCancelled)
 	rec.Reason = "cancelled"
+	if d := r.d; d != nil && d.loaded {
+		d.prog.settled = &rec
+	}
 	h.settle(ctx, r, rec)
-	return nil
+	return errSettled
 }
 
 // block marks the chat of a send that Telegram refused with a 403 for good

@@ -12,6 +12,7 @@ import (
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ledger"
+	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/internal/worker"
@@ -27,8 +28,8 @@ type killingSender struct {
 	accepted chan struct{}
 }
 
-func (k *killingSender) Send(ctx context.Context, m telegram.Message) (telegram.Sent, error) {
-	sent, err := k.Sender.Send(ctx, m)
+func (k *killingSender) Send(ctx context.Context, g ratelimit.Grant, m telegram.Message) (telegram.Sent, error) {
+	sent, err := k.Sender.Send(ctx, g, m)
 	if err == nil {
 		k.once.Do(func() {
 			k.srv.Kill()
