@@ -1,5 +1,5 @@
 // Command producer accepts messages for Telegram and stores them as tasks in
-// Redis: `producer` (or `producer serve`) runs the HTTP API and the web UI,
+// Redis. `producer` (or `producer serve`) runs the HTTP API and the web UI,
 // `producer send --chat ID "text"` enqueues one message from the shell,
 // `producer broadcast --chats-file FILE "text"` one message to each chat of
 // a list (and `producer broadcast status|cancel ID` reads or cancels it),
@@ -8,7 +8,7 @@
 // `producer unblock BOT CHAT` clears that mark,
 // `producer feeds --config feeds.yaml` polls RSS and Atom feeds, and
 // `producer healthcheck` probes a running API (for container health checks),
-// and `producer check` validates the settings and secrets without serving.
+// and `producer check` validates the settings, secrets and files without serving.
 // Configuration comes from the environment, overridden by flags; run
 // `producer -h` for the list.
 //
@@ -94,7 +94,8 @@ func run() int {
 	case "healthcheck":
 		return app.Healthcheck(ctx, cfg.Server.Listen, os.Stderr)
 	case "check":
-		// The init step of docker-compose.yml: settings and secrets only.
+		// The init step of docker-compose.yml: settings, secrets and the
+		// files serve and `producer feeds` load, without serving.
 		if err := app.CheckProducer(cfg, os.Getenv); err != nil {
 			fmt.Fprintln(os.Stderr, "producer check:", err)
 			return 2

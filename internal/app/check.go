@@ -2,18 +2,21 @@ package app
 
 import (
 	"errors"
+	"log/slog"
 	"regexp"
 	"strings"
 
+	"github.com/herald-dev/herald/internal/feeds"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/telegram"
 )
 
 // CheckProducer reports whether `producer serve` would start with cfg as far
-// as its settings go: the API's tokens are set and readable (their files
-// exist, are not empty and this user may read them; the tokens file reads
-// without a mistake). It also refuses a bot token in
+// as its settings and files go: the API's tokens are set and readable (their
+// files exist, are not empty and this user may read them; the tokens file
+// reads without a mistake), and the routing file and the feed list load as
+// serve and `producer feeds` load them (checkProducerFiles). It also refuses a bot token in
 // the producer's environment (getenv), the default bot's or that of any bot
 // HERALD_BOTS lists: the producer faces the internet and never needs one.
 // It uses no network. Compose runs it as an init step (`producer check`),
@@ -34,8 +37,31 @@ func CheckProducer(cfg settings.Producer, getenv func(string) string) error {
 	if err := cfg.ValidateServe(); err != nil {
 		return err
 	}
-	_, err := cfg.Keyring.Build()
-	return err
+	return checkProducerFiles(cfg)
+}
+
+// checkProducerFiles loads what the producer reads from files, with the
+// code that loads them to serve: the secrets and the tokens file
+// (readProducerSecrets), the routing file with its schedules, escalation
+// policies and generic webhooks (LoadRoutes), the webhook receivers'
+// secrets, and the feed list of HERALD_FEEDS_FILE when set (as `producer
+// feeds` reads it). Every file at fault is reported.
+func checkProducerFiles(cfg settings.Producer) error {
+	var errs []error
+	sec, err := readProducerSecrets(cfg)
+	errs = append(errs, err)
+	if _, err := LoadRoutes(cfg); err != nil {
+		errs = append(errs, err)
+	}
+	if err == nil {
+		_, err := newWebhooks(cfg, sec, unrouted{}, nil, slog.New(slog.DiscardHandler))
+		errs = append(errs, err)
+	}
+	if cfg.Feeds.Path != "" {
+		_, err := feeds.LoadConfig(cfg.Feeds.Path)
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // botTokenShape is what @BotFather hands out: the bot's numeric id, a colon

@@ -18,7 +18,7 @@
 // Secrets are never echoed: SecretSpec masks them in Render and LogAttrs,
 // and SecretPair reads a value or its _FILE variant without showing
 // either in an error. Describe, Usage and MarkdownTable document a list of
-// specs, which is how the README's tables are generated and checked.
+// specs, which is how docs/CONFIGURATION.md's tables are generated and checked.
 //
 // The package imports no other Herald package (test/surface checks it).
 package config

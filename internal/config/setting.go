@@ -179,7 +179,7 @@ func Usage(w io.Writer, settings []Setting) error {
 }
 
 // MarkdownTable renders settings as a Markdown table with the columns
-// Environment, Flag, Default and Description, for the README.
+// Environment, Flag, Default and Description, for docs/CONFIGURATION.md.
 func MarkdownTable(settings []Setting) string {
 	var b strings.Builder
 	b.WriteString("| Environment | Flag | Default | Description |\n")

@@ -134,6 +134,32 @@ func TestEngineFailedStepMovesOn(t *testing.T) {
 	}
 }
 
+// A DM to someone who blocked the bot fails as the worker archives a
+// message to any chat that blocked it (ledger.ReasonChatBlocked); the
+// thread says the person blocked the bot, not that the bot left a chat.
+func TestEngineBlockedDMSaysTheUserBlockedTheBot(t *testing.T) {
+	r := newRig(t, threePolicy())
+	e := r.engine(nil)
+	r.start("1", "db-critical")
+	r.check(e)
+	r.clock.add(2 * time.Minute)
+	r.check(e) // step 2: Alice's DM
+	var task string
+	for _, m := range r.out.sent() {
+		if m.Chat == "1001" {
+			task = jobs.IdempotencyID("", m.IdempotencyKey)
+		}
+	}
+	r.dl.set(task, Outcome{Settled: true, Failed: true, Reason: "chat_blocked"}) // ledger.ReasonChatBlocked
+	r.clock.add(5 * time.Second)
+	r.check(e)
+	notes := r.out.to(homeChat)
+	if len(notes) < 3 || !strings.Contains(notes[2], "Could not reach @alice (on call in primary): they blocked the bot") ||
+		strings.Contains(notes[2], "member of the chat") {
+		t.Fatalf("the thread has %q", notes)
+	}
+}
+
 // Nobody on call: the step says so and the next follows at once.
 func TestEngineNobodyOnCall(t *testing.T) {
 	pol := threePolicy()

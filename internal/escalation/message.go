@@ -197,8 +197,13 @@ func endNote(p Policy, firing time.Duration) string {
 	return fmt.Sprintf("⏹ Escalation ended: nobody acknowledged after %d steps (%s firing).", len(p.Steps)*(p.Repeat+1), span(firing))
 }
 
-// explain turns a failed message's reason into words.
-func explain(reason string) string {
+// explain turns a failed message's reason into words; dm is set for a
+// direct message to a person, whose chat the worker marks blocked
+// (chat_blocked) when they block the bot.
+func explain(reason string, dm bool) string {
+	if dm && (reason == "chat_blocked" || reason == "kicked") {
+		reason = "blocked"
+	}
 	switch reason {
 	case "blocked":
 		return "they blocked the bot (or deleted their account)"

@@ -33,7 +33,8 @@ const (
 // Read reads an escalation_policies: list, the value of f, recording every
 // problem in w, each at its line and column with its fix. schedules are
 // the schedules of the same file: on_call targets must name one, and users
-// may be named by the id or @username of a user of theirs. The result is
+// may be named by the id or @username of a user of theirs (in users:, a
+// layer or an override). The result is
 // only meaningful when w has no problems.
 //
 //	escalation_policies:
@@ -44,12 +45,16 @@ const (
 //	      - notify: [{on_call: primary}]          # whoever is on call in the schedule
 //	        wait: 4m
 //	      - notify: [{user: "@carol"}, {user: {id: 1005, name: Erin}}]  # direct messages
+//	        wait: 10m               # the last step too, when the steps repeat
 //	    repeat: 1                   # take the steps once more when nobody acknowledged
 //	    repeat_interval: 30m        # then re-notify the last step every 30m (critical alerts)
 func Read(w *yamlstrict.Walker, f yamlstrict.Field, schedules []oncall.Schedule) []Policy {
 	r := &reader{w: w, schedules: map[string]bool{}, byID: map[int64]oncall.User{}, byName: map[string]oncall.User{}}
 	for _, s := range schedules {
 		r.schedules[s.Name] = true
+		for _, u := range s.Users {
+			r.know(u)
+		}
 		for _, l := range s.Layers {
 			for _, u := range l.Users {
 				r.know(u)

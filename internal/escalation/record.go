@@ -99,10 +99,12 @@ type position struct {
 	Failed  int `json:"f,omitempty"`
 }
 
-// pending is a message of a step, by its task id, and whom it went to.
+// pending is a message of a step, by its task id, and whom it went to;
+// DM marks a direct message to a person (a user or on_call target).
 type pending struct {
 	Task  string `json:"t"`
 	Label string `json:"l"`
+	DM    bool   `json:"d,omitempty"`
 }
 
 // encode is the position's JSON.

@@ -121,7 +121,7 @@ func (t *take) notify(ctx context.Context) (bool, error) {
 			return false, err
 		}
 		reached = append(reached, label)
-		next.Pending = append(next.Pending, pending{Task: res.TaskID, Label: label})
+		next.Pending = append(next.Pending, pending{Task: res.TaskID, Label: label, DM: tg.kind() != kindChat})
 	}
 	if err := t.note(ctx, pos, "note", stepNote(t.pol, pos, t.elapsed(), reached, missed)); err != nil {
 		return false, err
@@ -234,7 +234,7 @@ func (t *take) watch(ctx context.Context) (bool, error) {
 			next.Pending = append(next.Pending, p)
 		case out.Failed:
 			next.Failed++
-			failures = append(failures, p.Label+": "+explain(out.Reason))
+			failures = append(failures, p.Label+": "+explain(out.Reason, p.DM))
 			failedTasks += p.Task + ","
 		default:
 			next.Reached++

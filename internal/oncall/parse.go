@@ -123,7 +123,7 @@ func (p *scheduleParser) schedule(n *yaml.Node, path string) (s Schedule, nameNo
 	}
 	s.Chat, s.Topic = p.chat(n, path, m)
 	if f, ok := m["users"]; ok {
-		p.userList(f, false)
+		s.Users = p.userList(f, false)
 	}
 	f, ok := m["layers"]
 	items := p.w.List(f.Value, f.Path)

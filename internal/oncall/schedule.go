@@ -24,6 +24,9 @@ type Schedule struct {
 	// Overrides are in the order they were made; each hides every layer,
 	// and a later one hides an earlier one where both are in force.
 	Overrides []Override
+	// Users are the people of the schedule's users: list, on call or not:
+	// an escalation policy may name them by id or @username too.
+	Users []User
 }
 
 // Validate checks every layer and override; the error names the one at

@@ -14,7 +14,7 @@
 // pass the components' Configs on as loaded.
 //
 // WorkerSettings and ProducerSettings describe every setting; the
-// README's tables are generated from them
-// (go test ./internal/settings -run ReadmeConfig -update-readme) and a
+// tables of docs/CONFIGURATION.md are generated from them
+// (go test ./internal/settings -run ConfigDoc -update) and a
 // test keeps them current.
 package settings

@@ -15,7 +15,7 @@ import (
 )
 
 // TestDocumentedDefaultsMatchWithDefaults holds every setting's documented
-// default (the Default of its spec: the README's column and the flag help)
+// default (the Default of its spec: docs/CONFIGURATION.md's column and the flag help)
 // to what WithDefaults gives its field, one setting at a time, so that the
 // two cannot drift apart again. Each default is parsed with the setting's
 // own binding into a fresh copy of the defaults, which must come out

@@ -27,7 +27,7 @@ const (
 // Figures the worker's settings own. Every other default and bound belongs to the component that uses
 // it (worker, broker, ratelimit, digest, jobs, telegram): the settings below
 // fill, check and document theirs from that component's constants, so a
-// figure changed there changes here and in the README's table too.
+// figure changed there changes here and in docs/CONFIGURATION.md's table too.
 const (
 	// DefaultWorkerListen is where the health and metrics server listens;
 	// no component serves it. Loopback only: /metrics asks for no token, so

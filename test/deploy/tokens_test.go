@@ -223,7 +223,9 @@ func TestTokensFileRecipe(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	getenv := inSecretsDir(rawEnv(service(t, p, svcProducerCheck)), secrets)
+	// producer check also loads the routing file the example .env names
+	// (/etc/herald/routes.yaml, a copy of deploy/routes.example.yaml).
+	getenv := inConfigDir(t, inSecretsDir(rawEnv(service(t, p, svcProducerCheck)), secrets))
 	cfg, err := settings.LoadProducer(nil, getenv)
 	if err != nil {
 		t.Fatal(err)
@@ -243,5 +245,28 @@ func TestTokensFileRecipe(t *testing.T) {
 	r.Header.Set("Authorization", "Bearer "+grafana)
 	if got, ok := k.Identify(r); !ok || got.Name == "api" || got.Name == "admin" {
 		t.Errorf("the token of the example's sha256 entry identifies as %+v (known %v)", got, ok)
+	}
+}
+
+// heraldConfigDir is where compose mounts ./deploy in the producer.
+const heraldConfigDir = "/etc/herald/"
+
+// inConfigDir reads the files under /etc/herald from a folder holding
+// what the guide puts in ./deploy: routes.yaml and feeds.yaml, copies of
+// the examples.
+func inConfigDir(t *testing.T, getenv func(string) string) func(string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, example := range map[string]string{"routes.yaml": "deploy/routes.example.yaml", "feeds.yaml": "deploy/feeds.example.yaml"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(readRepoFile(t, example)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return func(k string) string {
+		v := getenv(k)
+		if rest, ok := strings.CutPrefix(v, heraldConfigDir); ok {
+			return filepath.Join(dir, rest)
+		}
+		return v
 	}
 }

@@ -352,10 +352,10 @@ func TestOneSpecPerSetting(t *testing.T) {
 }
 
 // settingsOfBinaries lists the settings the producer and the worker
-// document, from the README's generated tables.
+// document, from docs/CONFIGURATION.md's generated tables.
 func settingsOfBinaries(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root(t), "README.md"))
+	b, err := os.ReadFile(filepath.Join(root(t), "docs", "CONFIGURATION.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
