@@ -228,7 +228,7 @@ func newMounts(cfg settings.Producer, rdb redis.UniversalClient, reg prometheus.
 		{Pattern: "/v1/silences/", Handler: st.Handler(), Scope: httpapi.ScopeOperate},
 		{Pattern: "/v1/webhooks/", Handler: hooks, SelfAuth: true},
 	}
-	mounts = append(mounts, inbound.Mounts(inbound.Config{Dispatcher: dispatcher, Keyring: sec.keyring, MaxBodyBytes: cfg.WebhookBodyLimit(), Logger: log})...)
+	mounts = append(mounts, inbound.Mounts(inbound.Config{Dispatcher: dispatcher, Keyring: sec.keyring, Redis: rdb, MaxBodyBytes: cfg.WebhookBodyLimit(), Logger: log})...)
 	// Blocked chats: reading takes a sender's token, clearing operate.
 	blocked := chats.NewStore(rdb, chats.WithMetrics(chats.NewMetrics(reg)))
 	mounts = append(mounts, producer.ChatMounts(blocked, cfg.BotNames(), log)...)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/producer"
@@ -37,6 +39,10 @@ type Config struct {
 	// a 503 to the sender, who retries. Nil: acknowledgements are
 	// answered as the service answers them and nothing else happens.
 	Acknowledge func(ctx context.Context, source, key string) error
+	// Redis, when set, remembers firing alerts by key for the closes that
+	// carry nothing else (Opsgenie's close, PagerDuty's resolve without
+	// payload), so they read and route as the alert they end. Optional.
+	Redis redis.UniversalClient
 	// MaxBodyBytes bounds a request body; default DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// Logger receives one line per request; default slog.Default().
@@ -56,6 +62,7 @@ func Mounts(cfg Config) []producer.Mount {
 type server struct {
 	cfg  Config
 	gate *httpapi.BodyGate
+	mem  memory
 }
 
 func newHandler(cfg Config) http.Handler {
@@ -71,7 +78,7 @@ func newHandler(cfg Config) http.Handler {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
-	s := &server{cfg: cfg, gate: httpapi.NewBodyGate(0, 0)}
+	s := &server{cfg: cfg, gate: httpapi.NewBodyGate(0, 0), mem: memory{rdb: cfg.Redis, log: cfg.Logger}}
 	mux := http.NewServeMux()
 	for _, f := range []*format{slackFormat(), discordFormat(), teamsFormat(), pagerDutyFormat(), opsgenieFormat(), ntfyFormat(), gotifyFormat()} {
 		for _, p := range f.patterns {
@@ -117,6 +124,9 @@ type outcome struct {
 	ack    string
 	// dedupKey is echoed by PagerDuty's answer.
 	dedupKey string
+	// bare marks a resolution that carries only its key: it takes the
+	// wording and labels of the firing alert when remembered.
+	bare bool
 	// stored is what the dispatcher answered.
 	stored alerts.Dispatched
 }
@@ -182,6 +192,11 @@ func (s *server) act(ctx context.Context, source string, o *outcome) *httpapi.Er
 	if len(o.alerts) == 0 {
 		return nil
 	}
+	if o.bare {
+		for i := range o.alerts {
+			s.mem.recall(ctx, &o.alerts[i])
+		}
+	}
 	if e := webhooks.Fit(o.alerts, source+" notification"); e != nil {
 		return e
 	}
@@ -190,6 +205,11 @@ func (s *server) act(ctx context.Context, source string, o *outcome) *httpapi.Er
 		return webhooks.DispatchError(err)
 	}
 	o.stored = res
+	for _, a := range o.alerts {
+		if a.Status != alerts.StatusResolved {
+			s.mem.keep(ctx, a)
+		}
+	}
 	return nil
 }
 

@@ -136,7 +136,7 @@ func decodeOpsgenie(q *request) (outcome, *httpapi.Error) {
 		Body:   joinBlocks(body.Note, byLine(body.User)),
 		Labels: labelsOf(q.token, "source", body.Source),
 	}
-	return outcome{alerts: []alerts.Alert{a}}, nil
+	return outcome{alerts: []alerts.Alert{a}, bare: true}, nil
 }
 
 func byLine(user string) string {

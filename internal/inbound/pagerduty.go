@@ -130,6 +130,7 @@ func decodePagerDuty(q *request) (outcome, *httpapi.Error) {
 	a.Key = k
 	a.Fingerprint = key(k, ev.EventAction, digest(a.Title+"\x00"+a.Body))
 	o.alerts = []alerts.Alert{a}
+	o.bare = ev.EventAction == "resolve" && ev.Payload == nil
 	return o, nil
 }
 
