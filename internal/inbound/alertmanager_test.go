@@ -239,4 +239,3 @@ func assertThreaded(t *testing.T, r string, ms []telegramfake.Message) {
 		seen[m.ReplyTo.MessageID] = true
 	}
 }
-
