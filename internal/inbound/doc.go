@@ -19,7 +19,8 @@
 // opsgenie.go, ntfy.go, gotify.go), each with its paths, auth, decoding
 // and answers; inbound.go holds the request steps they share, auth.go how
 // a credential becomes a Herald token, text.go the conversion of Slack
-// mrkdwn and Markdown to plain text.
+// mrkdwn and Markdown to plain text, memory.go the firing alerts kept in
+// Redis for the closes that carry only a key.
 //
 // Every request follows the same steps: find the credential where the
 // service's clients put it (the URL path for Slack, Discord and Teams, the
@@ -43,7 +44,10 @@
 // Opsgenie's alias — it is the alert's Key, so a resolve or close joins the
 // firing message's thread (reply or edit, per the route's on_resolve).
 // Slack, Discord, Teams, ntfy and Gotify give none: each post is its own
-// message. Acknowledge events (PagerDuty acknowledge, Opsgenie
+// message. A close that carries nothing but the key (Opsgenie's close, a
+// PagerDuty resolve without payload) takes the title, severity and labels
+// its firing alert was dispatched with (Config.Redis), so it reads and
+// routes as that alert. Acknowledge events (PagerDuty acknowledge, Opsgenie
 // acknowledge) are answered as the service answers and passed to
 // Config.Acknowledge when set; nothing is sent for them otherwise.
 //
