@@ -55,7 +55,7 @@ var acceptedCases = []struct {
 	{name: "opsgenie close (Uptime Kuma)", post: post{path: "/v1/inbound/opsgenie/v2/alerts/shop/close?identifierType=alias", body: "uptimekuma_opsgenie_up_close.json", header: map[string]string{"Authorization": "GenieKey " + sendSecret}},
 		status: 202, answer: `~"requestId":"`, title: "Closed: shop", status2: alerts.StatusResolved, keyed: true},
 	{name: "opsgenie acknowledge", post: post{path: "/v1/inbound/opsgenie/v2/alerts/shop/acknowledge?identifierType=alias", body: `{}`, header: map[string]string{"Authorization": "GenieKey " + sendSecret}},
-		status: 202, answer: `~"took":`, ack: true, noDispatch: true},
+		status: 202, answer: `~"took":0`, ack: true, noDispatch: true},
 	{name: "ntfy JSON publish (Uptime Kuma)", post: post{path: "/v1/inbound/ntfy", body: "uptimekuma_ntfy_down.json", header: map[string]string{"Authorization": "Bearer " + sendSecret}},
 		status: 200, answer: `~"event":"message"`, title: "shop Down [Uptime-Kuma]", severity: alerts.SeverityCritical, bodyHas: []string{"Request failed with status code 503", "Open shop: https://shop.example.com"}, labels: map[string]string{"topic": "alerts", "tags": "red_circle,prod", "token": "tools"}},
 	{name: "ntfy PUT with headers", post: post{method: http.MethodPut, path: "/v1/inbound/ntfy/backups", body: "**Backup** failed on `nas`", header: map[string]string{"Authorization": "Bearer " + sendSecret, "Title": "Backup failed", "Priority": "high", "Tags": "warning,skull", "Click": "https://nas.example/backup", "Markdown": "yes"}},
@@ -262,5 +262,24 @@ func TestDiscordWaitAnswerIsAMessage(t *testing.T) {
 	}
 	if m["webhook_id"] != "77" || m["content"] != "c" {
 		t.Fatalf("answer %s", w.Body)
+	}
+}
+
+// TestOpsgenieSeverityWithoutPriority checks that a create without a
+// priority takes a severity word among its details (Alertmanager's
+// labels), and P3's warning without one.
+func TestOpsgenieSeverityWithoutPriority(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	h := testHandler(t, rec)
+	auth := map[string]string{"Authorization": "GenieKey " + sendSecret}
+	for _, body := range []string{`{"message":"a","details":{"severity":"critical"}}`, `{"message":"b"}`, `{"message":"c","priority":"P5","details":{"severity":"critical"}}`} {
+		if w := (post{path: "/v1/inbound/opsgenie/v2/alerts", body: body, header: auth}).do(h); w.Code != http.StatusAccepted {
+			t.Fatalf("%d %s", w.Code, w.Body)
+		}
+	}
+	as := rec.alerts()
+	if as[0].Severity != alerts.SeverityCritical || as[1].Severity != alerts.SeverityWarning || as[2].Severity != alerts.SeverityInfo {
+		t.Fatalf("severities %s %s %s, want critical warning info", as[0].Severity, as[1].Severity, as[2].Severity)
 	}
 }

@@ -112,9 +112,10 @@ type format struct {
 type request struct {
 	r     *http.Request
 	body  []byte
-	token string // the Herald token's name
-	now   time.Time
-	id    string // a request id, for answers that carry one
+	token string    // the Herald token's name
+	now   time.Time // Config.Clock's time, for the answers' dates
+	start time.Time // the monotonic start, for the answers' durations
+	id    string    // a request id, for answers that carry one
 }
 
 // outcome is what a post asks for: alerts to dispatch, or a key to
@@ -143,7 +144,7 @@ func (s *server) serve(f *format, w http.ResponseWriter, r *http.Request) {
 		}
 		f.fail(w, e)
 	}
-	q := &request{r: r, now: s.cfg.Clock(), id: newID()}
+	q := &request{r: r, now: s.cfg.Clock(), start: time.Now(), id: newID()}
 	if r.ContentLength > s.cfg.MaxBodyBytes {
 		w.Header().Set("Connection", "close")
 		reject(httpapi.Errorf(http.StatusRequestEntityTooLarge, httpapi.CodeBodyTooLarge, "body exceeds %d bytes", s.cfg.MaxBodyBytes))

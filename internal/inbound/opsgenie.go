@@ -104,7 +104,7 @@ func opsgenieFormat() *format {
 // took is the request's handling time in seconds, to the millisecond, as
 // Opsgenie reports it.
 func took(q *request) float64 {
-	return float64(time.Since(q.now).Milliseconds()) / 1000
+	return float64(time.Since(q.start).Milliseconds()) / 1000
 }
 
 func decodeOpsgenie(q *request) (outcome, *httpapi.Error) {
@@ -172,6 +172,11 @@ func decodeOpsgenieCreate(q *request) (outcome, *httpapi.Error) {
 		Source: "opsgenie", Status: alerts.StatusFiring, Key: k,
 		Title:    c.Message,
 		Severity: webhooks.MapSeverity(firstOf(c.Priority, "P3"), alerts.SeverityWarning),
+	}
+	if c.Priority == "" {
+		// No priority (Opsgenie would take P3): a severity among the
+		// details, where Alertmanager puts its labels, says more.
+		a.Severity = webhooks.MapSeverity(c.Details["severity"], a.Severity)
 	}
 	a.Fingerprint = key(k, "create", digest(c.Message+"\x00"+c.Description))
 	a.Labels = labelsOf(q.token, "entity", c.Entity, "source", c.Source, "tags", strings.Join(c.Tags, ","), "priority", firstOf(c.Priority, "P3"))
