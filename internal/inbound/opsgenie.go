@@ -22,7 +22,8 @@ import (
 // sent as Opsgenie's clients send it, "Authorization: GenieKey <key>", the
 // key being a Herald API token. alias is the alert's thread key (the
 // message's digest when absent), priority P1…P5 its severity (P1
-// critical, P2 and P3 warning, P4 and P5 info; P3 by default), tags a
+// critical, P2 and P3 warning, P4 and P5 info; without a priority, a
+// "severity" word among the details, else P3), tags a
 // "tags" label joined by commas, details labels (so Alertmanager's
 // labels, which it sends there, stay routable), entity and source labels
 // too. Opsgenie answers 202 {"result": "Request will be processed",
