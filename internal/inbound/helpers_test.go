@@ -58,7 +58,7 @@ func (r *recorder) alerts() []alerts.Alert {
 	return out
 }
 
-func testHandler(t *testing.T, rec *recorder) http.Handler {
+func testHandler(t testing.TB, rec *recorder) http.Handler {
 	t.Helper()
 	k, err := httpapi.NewKeyring(httpapi.NewToken("tools", sendSecret, httpapi.ScopeSend), httpapi.NewToken("ops", operateSecret, httpapi.ScopeOperate))
 	if err != nil {
@@ -96,7 +96,7 @@ func (p post) do(h http.Handler) *httptest.ResponseRecorder {
 	return w
 }
 
-func fixture(t *testing.T, name string) string {
+func fixture(t testing.TB, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
