@@ -56,6 +56,8 @@ var acceptedCases = []struct {
 		status: 202, answer: `~"requestId":"`, title: "Closed: shop", status2: alerts.StatusResolved, keyed: true},
 	{name: "opsgenie acknowledge", post: post{path: "/v1/inbound/opsgenie/v2/alerts/shop/acknowledge?identifierType=alias", body: `{}`, header: map[string]string{"Authorization": "GenieKey " + sendSecret}},
 		status: 202, answer: `~"took":0`, ack: true, noDispatch: true},
+	{name: "opsgenie update message (Alertmanager update_alerts)", post: post{method: http.MethodPut, path: "/v1/inbound/opsgenie/v2/alerts/g1/message?identifierType=alias", body: `{"message":"new"}`, header: map[string]string{"Authorization": "GenieKey " + sendSecret}},
+		status: 202, answer: `~"result":"Request will be processed"`, noDispatch: true},
 	{name: "ntfy JSON publish (Uptime Kuma)", post: post{path: "/v1/inbound/ntfy", body: "uptimekuma_ntfy_down.json", header: map[string]string{"Authorization": "Bearer " + sendSecret}},
 		status: 200, answer: `~"event":"message"`, title: "shop Down [Uptime-Kuma]", severity: alerts.SeverityCritical, bodyHas: []string{"Request failed with status code 503", "Open shop: https://shop.example.com"}, labels: map[string]string{"topic": "alerts", "tags": "red_circle,prod", "token": "tools"}},
 	{name: "ntfy PUT with headers", post: post{method: http.MethodPut, path: "/v1/inbound/ntfy/backups", body: "**Backup** failed on `nas`", header: map[string]string{"Authorization": "Bearer " + sendSecret, "Title": "Backup failed", "Priority": "high", "Tags": "warning,skull", "Click": "https://nas.example/backup", "Markdown": "yes"}},

@@ -16,7 +16,9 @@ import (
 
 // Opsgenie Alert API: under /v1/inbound/opsgenie/, the paths of
 // api.opsgenie.com — POST v2/alerts creates, POST
-// v2/alerts/{identifier}/close and …/acknowledge close and acknowledge,
+// v2/alerts/{identifier}/close and …/acknowledge close and acknowledge
+// (…/message, …/description and …/notes, which only edit Opsgenie's own
+// view, are accepted and send nothing),
 // identifierType=alias (Herald keys alerts by alias; id and tiny are taken
 // as the alias too, since Herald hands out no Opsgenie ids). The key is
 // sent as Opsgenie's clients send it, "Authorization: GenieKey <key>", the
@@ -69,7 +71,7 @@ func opsgenieFormat() *format {
 	base := Prefix + "opsgenie/v2/alerts"
 	return &format{
 		name:     "opsgenie",
-		patterns: []string{"POST " + base, "POST " + base + "/{identifier}/{action}"},
+		patterns: []string{"POST " + base, "POST " + base + "/{identifier}/{action}", "PUT " + base + "/{identifier}/{action}"},
 		credential: func(r *http.Request, _ []byte) string {
 			h := r.Header.Get("Authorization")
 			if len(h) > 9 && strings.EqualFold(h[:9], "geniekey ") {
@@ -113,7 +115,14 @@ func decodeOpsgenie(q *request) (outcome, *httpapi.Error) {
 	if action == "" {
 		return decodeOpsgenieCreate(q)
 	}
-	if action != "close" && action != "acknowledge" {
+	switch {
+	case q.r.Method == http.MethodPost && (action == "close" || action == "acknowledge"):
+	case action == "message" || action == "description" || action == "notes":
+		// Alertmanager's update_alerts and notes edit an alert in
+		// Opsgenie's UI; a chat already holds the message. Accepted as
+		// Opsgenie accepts them, nothing sent.
+		return outcome{}, nil
+	default:
 		return outcome{}, httpapi.Errorf(http.StatusNotFound, httpapi.CodeNotFound, "No handler found for path: %s", q.r.URL.Path)
 	}
 	switch t := q.r.URL.Query().Get("identifierType"); t {
