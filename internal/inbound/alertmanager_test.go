@@ -51,12 +51,12 @@ receivers:
       - api_url: '{{BASE}}/v1/inbound/slack/{{TOKEN}}'
         channel: '#ops'
         send_resolved: true
-        text: '*{{ "{{" }} .CommonLabels.alertname {{ "}}" }}* on _{{ "{{" }} .CommonLabels.instance {{ "}}" }}_ <!here> <https://runbook.example/disk|runbook>'
+        text: '*{{ .CommonLabels.alertname }}* on _{{ .CommonLabels.instance }}_ <!here> <https://runbook.example/disk|runbook>'
   - name: discord
     discord_configs:
       - webhook_url: '{{BASE}}/v1/inbound/discord/api/webhooks/1001/{{TOKEN}}'
         send_resolved: true
-        message: '**{{ "{{" }} .CommonLabels.alertname {{ "}}" }}** on ` + "`" + `{{ "{{" }} .CommonLabels.instance {{ "}}" }}` + "`" + `'
+        message: '**{{ .CommonLabels.alertname }}** on ` + "`" + `{{ .CommonLabels.instance }}` + "`" + `'
   - name: pagerduty
     pagerduty_configs:
       - routing_key: '{{TOKEN}}'
@@ -170,6 +170,14 @@ func TestAlertmanagerReceivers(t *testing.T) {
 		if len(ms) != 2*len(names) {
 			t.Fatalf("%s: %d messages, want %d", r, len(ms), 2*len(names))
 		}
+		if r == "slack" || r == "discord" {
+			// The receivers' own text, mrkdwn and Markdown, rendered.
+			for _, want := range []string{"DiskFull on db-1", "DiskSlow on db-1"} {
+				if c := countHolding(t, ms, want); c != 2 {
+					t.Errorf("%s: %d messages hold %q, want 2", r, c, want)
+				}
+			}
+		}
 		for _, n := range names {
 			if c := countHolding(t, ms, n); c != 2 {
 				t.Errorf("%s: %d messages name %s, want 2 (firing and resolved)", r, c, n)
@@ -183,6 +191,14 @@ func TestAlertmanagerReceivers(t *testing.T) {
 		}
 		if r == "pagerduty" || r == "opsgenie" {
 			assertThreaded(t, r, ms)
+		}
+		for _, m := range ms[:len(names)] {
+			// Every sender's firing grade reads as critical: Slack's
+			// danger, Discord's red, PagerDuty's error, the severity
+			// label among Opsgenie's details.
+			if text := visible(t, m); !strings.HasPrefix(text, "🚨") {
+				t.Errorf("%s: a firing message is not marked critical: %s", r, text)
+			}
 		}
 	}
 	if st := s.Fake.Stats(); st.TooMany != 0 {

@@ -285,3 +285,19 @@ func TestOpsgenieSeverityWithoutPriority(t *testing.T) {
 		t.Fatalf("severities %s %s %s, want critical warning info", as[0].Severity, as[1].Severity, as[2].Severity)
 	}
 }
+
+// TestSlackAttachmentTitleOnce checks that the first attachment's title,
+// the alert's title, is not repeated in the body when the sender pads it
+// (Alertmanager's default title ends in a space).
+func TestSlackAttachmentTitleOnce(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	w := post{path: "/v1/inbound/slack/" + sendSecret, body: `{"attachments":[{"title":"[FIRING:1] DiskFull db-1 ","text":"details"}]}`}.do(testHandler(t, rec))
+	if w.Code != http.StatusOK {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	a := rec.alerts()[0]
+	if a.Title != "[FIRING:1] DiskFull db-1" || strings.Contains(a.Body, "FIRING") || a.Body != "details" {
+		t.Fatalf("title %q body %q", a.Title, a.Body)
+	}
+}

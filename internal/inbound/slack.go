@@ -155,7 +155,7 @@ func slackAlert(p *slackPayload) alerts.Alert {
 			a.URL = at.TitleLink
 			header = firstOf(header, slackText(at.Title))
 		}
-		parts = append(parts, slackAttachmentText(at, i > 0 || header != slackText(at.Title)))
+		parts = append(parts, slackAttachmentText(at, i > 0 || header != strings.TrimSpace(slackText(at.Title))))
 		a.ImageURL = firstOf(a.ImageURL, at.ImageURL)
 	}
 	switch {
@@ -270,13 +270,14 @@ func colorSeverity(c string) alerts.Severity {
 	return rgbSeverity(int(n>>16&0xff), int(n>>8&0xff), int(n&0xff))
 }
 
-// rgbSeverity classes a colour: strong red critical, orange and yellow
-// warning, the rest (greens, blues, greys) info.
+// rgbSeverity classes a colour: reds (red well above green and blue:
+// Slack's danger, Discord's and Alertmanager's reds) critical, oranges and
+// yellows warning, the rest (greens, blues, greys) info.
 func rgbSeverity(r, g, b int) alerts.Severity {
 	switch {
-	case r >= 0xb0 && g < 0x70 && b < 0x90:
+	case r >= 0x90 && g <= r/2 && b <= r/2:
 		return alerts.SeverityCritical
-	case r >= 0xc0 && g >= 0x70 && b < 0x80:
+	case r >= 0xc0 && g > r/2 && b < 0x80:
 		return alerts.SeverityWarning
 	}
 	return alerts.SeverityInfo

@@ -1,6 +1,10 @@
 package inbound
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/herald-dev/herald/internal/alerts"
+)
 
 func TestSlackText(t *testing.T) {
 	t.Parallel()
@@ -38,6 +42,19 @@ func TestMarkdownText(t *testing.T) {
 	} {
 		if got := markdownText(in); got != want {
 			t.Errorf("markdownText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestColorSeverity(t *testing.T) {
+	t.Parallel()
+	for c, want := range map[string]alerts.Severity{
+		"danger": alerts.SeverityCritical, "#FF0000": alerts.SeverityCritical, "992D22": alerts.SeverityCritical, "e74c3c": alerts.SeverityCritical,
+		"warning": alerts.SeverityWarning, "#FF9900": alerts.SeverityWarning, "f1c40f": alerts.SeverityWarning, "": alerts.SeverityWarning,
+		"good": alerts.SeverityInfo, "00e804": alerts.SeverityInfo, "2ECC71": alerts.SeverityInfo, "95A5A6": alerts.SeverityInfo, "0076D7": alerts.SeverityInfo,
+	} {
+		if got := colorSeverity(c); got != want {
+			t.Errorf("colorSeverity(%q) = %s, want %s", c, got, want)
 		}
 	}
 }
