@@ -28,6 +28,7 @@ import (
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/heartbeat"
 	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/inbound"
 	"github.com/herald-dev/herald/internal/interact"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ledger"
@@ -227,6 +228,7 @@ func newMounts(cfg settings.Producer, rdb redis.UniversalClient, reg prometheus.
 		{Pattern: "/v1/silences/", Handler: st.Handler(), Scope: httpapi.ScopeOperate},
 		{Pattern: "/v1/webhooks/", Handler: hooks, SelfAuth: true},
 	}
+	mounts = append(mounts, inbound.Mounts(inbound.Config{Dispatcher: dispatcher, Keyring: sec.keyring, Redis: rdb, MaxBodyBytes: cfg.WebhookBodyLimit(), Logger: log})...)
 	// Blocked chats: reading takes a sender's token, clearing operate.
 	blocked := chats.NewStore(rdb, chats.WithMetrics(chats.NewMetrics(reg)))
 	mounts = append(mounts, producer.ChatMounts(blocked, cfg.BotNames(), log)...)

@@ -46,7 +46,9 @@ func (a *api) settled(next http.Handler) http.Handler {
 			sw.WriteHeader(http.StatusOK)
 		}
 		if sw.err != nil {
-			a.cfg.Logger.Warn("answering 503: the request's writes were not confirmed", "path", r.URL.Path, "error", sw.err)
+			// The route pattern, not the path: some paths hold a credential
+			// (the inbound formats put the token where each service does).
+			a.cfg.Logger.Warn("answering 503: the request's writes were not confirmed", "route", r.Pattern, "error", sw.err)
 		}
 	})
 }

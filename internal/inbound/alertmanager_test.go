@@ -1,0 +1,257 @@
+package inbound_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herald-dev/herald/internal/telegramfake"
+)
+
+// alertmanagerBinary returns Debian's prometheus-alertmanager (or an
+// alertmanager on PATH), skipping the test when there is none unless
+// HERALD_REQUIRE_ALERTMANAGER is set.
+func alertmanagerBinary(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"prometheus-alertmanager", "alertmanager"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("HERALD_REQUIRE_ALERTMANAGER") != "" {
+		t.Fatal("alertmanager not found and HERALD_REQUIRE_ALERTMANAGER is set: apt-get install -y prometheus-alertmanager")
+	}
+	t.Skip("alertmanager not installed (apt-get install -y prometheus-alertmanager); set HERALD_REQUIRE_ALERTMANAGER=1 to fail instead")
+	return ""
+}
+
+// amConfig points Alertmanager's Slack, Discord, PagerDuty and Opsgenie
+// receivers at Herald, every alert its own group, resolutions sent.
+const amConfig = `route:
+  receiver: slack
+  group_by: ['...']
+  group_wait: 100ms
+  group_interval: 1s
+  repeat_interval: 1h
+  routes:
+    - {receiver: slack, continue: true}
+    - {receiver: discord, continue: true}
+    - {receiver: pagerduty, continue: true}
+    - {receiver: opsgenie, continue: true}
+receivers:
+  - name: slack
+    slack_configs:
+      - api_url: '{{BASE}}/v1/inbound/slack/{{TOKEN}}'
+        channel: '#ops'
+        send_resolved: true
+        text: '*{{ .CommonLabels.alertname }}* on _{{ .CommonLabels.instance }}_ <!here> <https://runbook.example/disk|runbook>'
+  - name: discord
+    discord_configs:
+      - webhook_url: '{{BASE}}/v1/inbound/discord/api/webhooks/1001/{{TOKEN}}'
+        send_resolved: true
+        message: '**{{ .CommonLabels.alertname }}** on ` + "`" + `{{ .CommonLabels.instance }}` + "`" + `'
+  - name: pagerduty
+    pagerduty_configs:
+      - routing_key: '{{TOKEN}}'
+        url: '{{BASE}}/v1/inbound/pagerduty/v2/enqueue'
+        send_resolved: true
+  - name: opsgenie
+    opsgenie_configs:
+      - api_key: '{{TOKEN}}'
+        api_url: '{{BASE}}/v1/inbound/opsgenie/'
+        send_resolved: true
+`
+
+// startAlertmanager runs the binary with cfg on a free loopback port and
+// returns its base URL once ready.
+func startAlertmanager(ctx context.Context, t *testing.T, bin, cfg string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "am.yml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	logf, err := os.Create(filepath.Join(dir, "am.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "am.yml"), "--storage.path="+dir,
+		"--web.listen-address="+addr, "--cluster.listen-address=", "--log.level=debug")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(dir, "am.log"))
+			t.Logf("alertmanager log:\n%s", tail(string(b), 6000))
+		}
+	})
+	base := "http://" + addr
+	for {
+		if resp, err := http.Get(base + "/-/ready"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return base
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("alertmanager did not get ready")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// pushAlerts posts alerts to Alertmanager's API v2, ended when resolved.
+func pushAlerts(t *testing.T, am string, resolved bool, names ...string) {
+	t.Helper()
+	now := time.Now().UTC()
+	var list []map[string]any
+	for _, n := range names {
+		a := map[string]any{
+			"labels":       map[string]string{"alertname": n, "instance": "db-1", "severity": "critical"},
+			"annotations":  map[string]string{"summary": n + " on db-1", "description": "free space below 3%"},
+			"startsAt":     now.Add(-time.Minute).Format(time.RFC3339),
+			"generatorURL": "http://prometheus.example/graph",
+		}
+		if resolved {
+			a["endsAt"] = now.Format(time.RFC3339)
+		}
+		list = append(list, a)
+	}
+	body, _ := json.Marshal(list)
+	if code, answer := postJSON(t, am+"/api/v2/alerts", body, nil); code != http.StatusOK {
+		t.Fatalf("alertmanager refused the alerts: %d %s", code, answer)
+	}
+}
+
+// TestAlertmanagerReceivers runs Debian's Alertmanager with its Slack,
+// Discord, PagerDuty and Opsgenie receivers pointed at Herald: two alerts
+// fire and resolve, and each arrives once per receiver, readable, with
+// PagerDuty's and Opsgenie's resolutions replying in their firing
+// message's thread.
+func TestAlertmanagerReceivers(t *testing.T) {
+	bin := alertmanagerBinary(t)
+	s := startStack(t)
+	cfg := strings.NewReplacer("{{BASE}}", s.Fleet.APIBase, "{{TOKEN}}", s.Fleet.APIToken).Replace(amConfig)
+	am := startAlertmanager(s.Ctx, t, bin, cfg)
+	names := []string{"DiskFull", "DiskSlow"}
+	receivers := []string{"slack", "discord", "pagerduty", "opsgenie"}
+
+	pushAlerts(t, am, false, names...)
+	waitPerChat(t, s.Ctx, s.Fake, receivers, len(names))
+	pushAlerts(t, am, true, names...)
+	waitPerChat(t, s.Ctx, s.Fake, receivers, 2*len(names))
+
+	for _, r := range receivers {
+		ms := inChat(s.Fake, chats[r])
+		if len(ms) != 2*len(names) {
+			t.Fatalf("%s: %d messages, want %d", r, len(ms), 2*len(names))
+		}
+		if r == "slack" || r == "discord" {
+			// The receivers' own text, mrkdwn and Markdown, rendered.
+			for _, want := range []string{"DiskFull on db-1", "DiskSlow on db-1"} {
+				if c := countHolding(t, ms, want); c != 2 {
+					t.Errorf("%s: %d messages hold %q, want 2", r, c, want)
+				}
+			}
+		}
+		for _, n := range names {
+			if c := countHolding(t, ms, n); c != 2 {
+				t.Errorf("%s: %d messages name %s, want 2 (firing and resolved)", r, c, n)
+			}
+		}
+		for i, m := range ms {
+			assertReadable(t, visible(t, m))
+			if i == 0 || i == len(ms)-1 {
+				t.Logf("%s, message %d:\n%s", r, i+1, visible(t, m))
+			}
+		}
+		if r == "pagerduty" || r == "opsgenie" {
+			assertThreaded(t, r, ms)
+		}
+		for _, m := range ms[:len(names)] {
+			// Every sender's firing grade reads as critical: Slack's
+			// danger, Discord's red, PagerDuty's error, the severity
+			// label among Opsgenie's details.
+			if text := visible(t, m); !strings.HasPrefix(text, "🚨") {
+				t.Errorf("%s: a firing message is not marked critical: %s", r, text)
+			}
+		}
+	}
+	if st := s.Fake.Stats(); st.TooMany != 0 {
+		t.Fatalf("%d 429s", st.TooMany)
+	}
+}
+
+// waitPerChat waits until every receiver's chat holds n messages; a few
+// seconds more show that no extra one follows.
+func waitPerChat(t *testing.T, ctx context.Context, fake *telegramfake.Server, receivers []string, n int) {
+	t.Helper()
+	err := fake.WaitUntil(ctx, func() bool {
+		for _, r := range receivers {
+			if len(inChat(fake, chats[r])) < n {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		for _, r := range receivers {
+			t.Logf("%s: %d messages", r, len(inChat(fake, chats[r])))
+		}
+		t.Fatalf("waiting for %d messages per receiver: %v", n, err)
+	}
+}
+
+// countHolding counts the messages whose visible text names an alert.
+func countHolding(t *testing.T, ms []telegramfake.Message, name string) int {
+	n := 0
+	for _, m := range ms {
+		if strings.Contains(visible(t, m), name) {
+			n++
+		}
+	}
+	return n
+}
+
+// assertThreaded checks that the second half of a chat's messages (the
+// resolutions) each reply to one of the first half (the firing ones), each
+// to a different one.
+func assertThreaded(t *testing.T, r string, ms []telegramfake.Message) {
+	t.Helper()
+	firing := map[int]bool{}
+	for _, m := range ms[:len(ms)/2] {
+		firing[m.MessageID] = true
+	}
+	seen := map[int]bool{}
+	for _, m := range ms[len(ms)/2:] {
+		if m.ReplyTo == nil || !firing[m.ReplyTo.MessageID] || seen[m.ReplyTo.MessageID] {
+			t.Errorf("%s: resolution %d is not a reply to its own firing message (reply_to %+v): %s", r, m.MessageID, m.ReplyTo, visible(t, m))
+			continue
+		}
+		seen[m.ReplyTo.MessageID] = true
+	}
+}
