@@ -23,6 +23,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/botapi"
 	"github.com/herald-dev/herald/internal/broadcast"
 	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/durable"
@@ -170,6 +171,7 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 	}
 	mounts = append(mounts, callbackMounts(events)...)
 	mounts = append(mounts, broadcastMounts(cfg, rdb, enq, events, log)...)
+	mounts = append(mounts, botapi.Mounts(botapi.Config{Enqueuer: enq, Keyring: sec.keyring, Ledger: ledger.NewStore(rdb, cfg.Ledger), Bots: cfg.BotNames(), MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: log})...)
 	oc, err := newOnCall(cfg, rdb, enq, router, st, reg, log)
 	if err != nil {
 		return fail(err)
