@@ -171,7 +171,6 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 	}
 	mounts = append(mounts, callbackMounts(events)...)
 	mounts = append(mounts, broadcastMounts(cfg, rdb, enq, events, log)...)
-	mounts = append(mounts, botapi.Mounts(botapi.Config{Enqueuer: enq, Keyring: sec.keyring, Ledger: ledger.NewStore(rdb, cfg.Ledger), Bots: cfg.BotNames(), MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: log})...)
 	oc, err := newOnCall(cfg, rdb, enq, router, st, reg, log)
 	if err != nil {
 		return fail(err)
@@ -232,6 +231,7 @@ func newMounts(cfg settings.Producer, rdb redis.UniversalClient, reg prometheus.
 	// Blocked chats: reading takes a sender's token, clearing operate.
 	blocked := chats.NewStore(rdb, chats.WithMetrics(chats.NewMetrics(reg)))
 	mounts = append(mounts, producer.ChatMounts(blocked, cfg.BotNames(), log)...)
+	mounts = append(mounts, botapi.Mounts(botapi.Config{Enqueuer: NewEnqueuer(rdb, cfg), Keyring: sec.keyring, Ledger: ledger.NewStore(rdb, cfg.Ledger), Bots: cfg.BotNames(), MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: log})...)
 	tg, err := cfg.Telegram.Value()
 	if err != nil || tg == "" {
 		return mounts, err

@@ -12,9 +12,9 @@ import (
 	"github.com/herald-dev/herald/internal/markup"
 )
 
-// PlaceholderMessageID is result.message_id when the answer came before
+// placeholderMessageID is result.message_id when the answer came before
 // the message was sent: Telegram numbers a chat's messages from 1.
-const PlaceholderMessageID = 0
+const placeholderMessageID = 0
 
 // answer writes the Message a send returns: with the message_id Telegram
 // gave when the message was sent within the wait, with the failure when it
@@ -121,7 +121,7 @@ type keyboardJS struct {
 // as addressed, the text without its markup, the time of storing.
 func messageOf(bot string, msg jobs.SendMessage) message {
 	me := botUser(bot)
-	out := message{ThreadID: msg.MessageThreadID, From: &me, Date: msg.CreatedAt.Unix()}
+	out := message{MessageID: placeholderMessageID, ThreadID: msg.MessageThreadID, From: &me, Date: msg.CreatedAt.Unix()}
 	if id, err := strconv.ParseInt(msg.Chat, 10, 64); err == nil {
 		out.Chat = chat{ID: id, Type: chatType(msg.Chat)}
 	} else {
