@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
@@ -48,6 +50,8 @@ type Config struct {
 	MaxWaiting int
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// Registerer receives the front's metrics; nil means none.
+	Registerer prometheus.Registerer
 }
 
 // withDefaults fills the zero fields.

@@ -17,12 +17,29 @@ import (
 type handler struct {
 	cfg     Config
 	waiting chan struct{} // one slot per answer waiting for its send
+	metrics *metrics
 }
 
 func newHandler(cfg Config) *handler {
 	cfg = cfg.withDefaults()
-	return &handler{cfg: cfg, waiting: make(chan struct{}, cfg.MaxWaiting)}
+	return &handler{cfg: cfg, waiting: make(chan struct{}, cfg.MaxWaiting), metrics: newMetrics(cfg.Registerer)}
 }
+
+// statusWriter remembers the status of the answer, for the metrics.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.code == 0 {
+		s.code = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // call is one request to the front, its path read.
 type call struct {
@@ -57,13 +74,16 @@ func parsePath(path string) (call, bool) {
 	return c, true
 }
 
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	w := &statusWriter{ResponseWriter: rw}
 	c, ok := parsePath(r.URL.Path)
 	if !ok {
 		writeRefusal(w, errNotFound)
+		h.metrics.request("", "", w.code)
 		return
 	}
 	p, rf := h.authenticate(c)
+	defer func() { h.metrics.request(c.method, p.Name, w.code) }()
 	if rf != nil {
 		writeRefusal(w, rf)
 		return

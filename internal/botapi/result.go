@@ -35,11 +35,17 @@ func (h *handler) answer(w http.ResponseWriter, r *http.Request, c call, msg job
 			out.Date = rec.Settled / 1000
 		}
 	case ok && rec.State == ledger.StateFailed:
+		h.metrics.answers.WithLabelValues(answerFailed).Inc()
 		writeRefusal(w, failure(rec))
 		return
 	case ok:
 		note.State = string(rec.State)
 	}
+	result := answerPlaceholder
+	if out.MessageID != placeholderMessageID {
+		result = answerSent
+	}
+	h.metrics.answers.WithLabelValues(result).Inc()
 	writeResult(w, out, note)
 }
 

@@ -8,6 +8,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -74,6 +75,34 @@ func TestGoLibrarySendsThroughTheFront(t *testing.T) {
 		msg.Text != "disk full on db-1" || msg.From == nil || msg.From.ID != bot.Self.ID {
 		t.Errorf("the answer parsed as %+v (chat %+v), want message_id %d", msg, msg.Chat, got.MessageID)
 	}
+	for series, want := range map[string]string{
+		`herald_botapi_requests_total{code="200",method="getMe",token="uptime"}`:       "1",
+		`herald_botapi_requests_total{code="200",method="sendMessage",token="uptime"}`: "1",
+		`herald_botapi_answers_total{result="sent"}`:                                   "1",
+		`herald_botapi_answers_total{result="placeholder"}`:                            "0",
+	} {
+		if got := s.scrape(t, series); got != want {
+			t.Errorf("%s = %q, want %s", series, got, want)
+		}
+	}
+}
+
+// scrape returns the value of one series of the producer's /metrics ("" if
+// absent).
+func (s *stack) scrape(t *testing.T, series string) string {
+	t.Helper()
+	resp, err := http.Get(s.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // testPNG is a small PNG image.
