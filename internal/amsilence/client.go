@@ -108,12 +108,15 @@ func (c *Client) Find(ctx context.Context, base, comment string) (string, error)
 func endpoint(base string) string { return strings.TrimRight(base, "/") + "/api/v2/silences" }
 
 // do sends one request and decodes a 200's JSON answer into out. An error
-// names the URL and the status, not the answer's body beyond 200 bytes.
-func (c *Client) do(ctx context.Context, method, url string, body []byte, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+// names the URL (its password redacted) and the status, and no more than
+// 200 bytes of the answer's body.
+func (c *Client) do(ctx context.Context, method, target string, body []byte, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("amsilence: %w", err)
 	}
+	// Errors show the URL without a password it may carry.
+	url := req.URL.Redacted()
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
