@@ -102,18 +102,41 @@ func TestAcknowledgeSilencesInAlertmanager(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
+	// An alert of the same route from another source is acknowledged
+	// without a silence in Alertmanager.
+	req, _ := http.NewRequest(http.MethodPost, api.URL+"/v1/alerts", strings.NewReader(`{"title": "queue slow", "key": "q1", "labels": {"alertname": "QueueSlow"}}`))
+	req.Header.Set("Authorization", "Bearer "+apiToken)
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("POST /v1/alerts: %v %v", resp, err)
+	}
+	if text := pressAck(ctx, t, fake, "queue slow", "Acknowledged by @bob_ops"); strings.Contains(text, "Alertmanager") {
+		t.Errorf("an API alert's acknowledgement mentions Alertmanager: %q", text)
+	}
 	postAlert(t, amURL, `[{"labels": {"alertname": "DiskFull", "instance": "db-1"}, "annotations": {"summary": "disk full"}}]`)
+	text := pressAck(ctx, t, fake, "DiskFull", "Silenced in Alertmanager for 2h")
+	if !strings.Contains(text, "Acknowledged by @bob_ops") {
+		t.Errorf("edited message %q", text)
+	}
+	checkSilenced(t, amURL)
+}
+
+// pressAck waits for the message in chat 42 whose text holds about and
+// has buttons, presses its first button as @bob_ops, and waits until its
+// text holds want.
+func pressAck(ctx context.Context, t *testing.T, fake *telegramfake.Server, about, want string) string {
+	t.Helper()
 	var msg telegramfake.Message
 	if err := fake.WaitUntil(ctx, func() bool {
 		for _, m := range fake.Messages() {
-			if m.ChatID == 42 && m.ReplyMarkup != nil {
+			if m.ChatID == 42 && m.ReplyMarkup != nil && strings.Contains(m.Text, about) {
 				msg = m
 				return true
 			}
 		}
 		return false
 	}); err != nil {
-		t.Fatalf("no alert message with a button: %v (%+v)", err, fake.Messages())
+		t.Fatalf("no message about %s with a button: %v (%+v)", about, err, fake.Messages())
 	}
 	data := msg.ReplyMarkup.InlineKeyboard[0][0].CallbackData
 	if _, err := fake.Press("", 42, msg.MessageID, telegramfake.User{ID: 2001, FirstName: "Bob", Username: "bob_ops"}, data); err != nil {
@@ -123,14 +146,11 @@ func TestAcknowledgeSilencesInAlertmanager(t *testing.T) {
 	if err := fake.WaitUntil(ctx, func() bool {
 		m, _ := fake.Lookup(42, msg.MessageID)
 		text = m.Current().Text
-		return strings.Contains(text, "Silenced in Alertmanager for 2h")
+		return strings.Contains(text, want)
 	}); err != nil {
-		t.Fatalf("the message does not say it was silenced in Alertmanager: %v: %q", err, text)
+		t.Fatalf("the message about %s does not say %q: %v: %q", about, want, err, text)
 	}
-	if !strings.Contains(text, "Acknowledged by @bob_ops") {
-		t.Errorf("edited message %q", text)
-	}
-	checkSilenced(t, amURL)
+	return text
 }
 
 // checkSilenced checks that Alertmanager holds one active silence of the
