@@ -77,6 +77,9 @@ func parsePath(path string) (call, bool) {
 func (h *handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	w := &statusWriter{ResponseWriter: rw}
 	c, ok := parsePath(r.URL.Path)
+	// The path carries a credential: whatever logs the request's path
+	// after this (the API's wrappers share its URL) sees it masked.
+	r.URL.Path, r.URL.RawPath = maskedPath(r.URL.Path, c.token), ""
 	if !ok {
 		writeRefusal(w, errNotFound)
 		h.metrics.request("", "", w.code)
@@ -117,6 +120,20 @@ func (h *handler) authenticate(c call) (httpapi.Principal, *refusal) {
 		return p, &refusal{Code: http.StatusNotFound, Description: "Not Found: this Herald has no bot " + cmpBot(c.bot)}
 	}
 	return p, nil
+}
+
+// maskedPath is path with the credential after "bot" replaced by "***":
+// the segment "bot"+token, or, in a path that did not parse (token ""),
+// every segment after the prefix that starts with "bot".
+func maskedPath(path, token string) string {
+	segs := strings.Split(path, "/")
+	for i, s := range segs {
+		rest, ok := strings.CutPrefix(s, "bot")
+		if ok && i > 1 && rest != "" && (token == "" || rest == token) {
+			segs[i] = "bot***"
+		}
+	}
+	return strings.Join(segs, "/")
 }
 
 // cmpBot is the name of the bot a path names ("" is the default bot).

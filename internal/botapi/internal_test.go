@@ -38,6 +38,20 @@ func TestParsePath(t *testing.T) {
 	}
 }
 
+func TestMaskedPath(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ path, token, want string }{
+		{"/telegram/botS3CRET/sendMessage", "S3CRET", "/telegram/bot***/sendMessage"},
+		{"/telegram/bots/botS3CRET/getMe", "S3CRET", "/telegram/bots/bot***/getMe"},
+		{"/telegram/x/y/botS3CRET/getMe", "", "/telegram/x/y/bot***/getMe"},
+	}
+	for _, c := range cases {
+		if got := maskedPath(c.path, c.token); got != c.want {
+			t.Errorf("maskedPath(%q) = %q, want %q", c.path, got, c.want)
+		}
+	}
+}
+
 func TestLegacyMarkdown(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ in, want, err string }{
@@ -120,6 +134,9 @@ func TestPlaceholderWhenNotSentInTime(t *testing.T) {
 	body := w.Body.String()
 	if w.Code != http.StatusOK || !strings.Contains(body, `"message_id":0,`) || !strings.Contains(body, `"state":"queued"`) {
 		t.Fatalf("answer %d %s", w.Code, body)
+	}
+	if strings.Contains(r.URL.Path, "kuma-secret") || r.URL.Path != "/telegram/bot***/sendMessage" {
+		t.Errorf("the request's path is %q after the front: the credential must be masked", r.URL.Path)
 	}
 	id := w.Header().Get("Herald-Message-Id")
 	if n, err := rdb.Exists(context.Background(), "asynq:{default}:t:"+id).Result(); err != nil || n != 1 {
