@@ -29,7 +29,12 @@ func (h *handler) answer(w http.ResponseWriter, r *http.Request, c call, msg job
 		out.MessageID = rec.MessageIDs[0]
 		if id, err := strconv.ParseInt(rec.Chat, 10, 64); err == nil {
 			out.Chat.ID = id
-			out.Chat.Type = chatType(rec.Chat)
+			if out.SenderChat != nil {
+				// A channel named by @username: its id is known now.
+				out.SenderChat = &out.Chat
+			} else {
+				out.Chat.Type = chatType(rec.Chat)
+			}
 		}
 		if rec.Settled > 0 {
 			out.Date = rec.Settled / 1000
@@ -101,14 +106,16 @@ func failure(rec ledger.Record) *refusal {
 
 // message is Telegram's Message object as the front fills it.
 type message struct {
-	MessageID int         `json:"message_id"`
-	ThreadID  int         `json:"message_thread_id,omitempty"`
-	From      *user       `json:"from,omitempty"`
-	Chat      chat        `json:"chat"`
-	Date      int64       `json:"date"`
-	Text      string      `json:"text,omitempty"`
-	Caption   string      `json:"caption,omitempty"`
-	Markup    *keyboardJS `json:"reply_markup,omitempty"`
+	MessageID int   `json:"message_id"`
+	ThreadID  int   `json:"message_thread_id,omitempty"`
+	From      *user `json:"from,omitempty"`
+	// SenderChat is the channel of a channel post, which has no From.
+	SenderChat *chat       `json:"sender_chat,omitempty"`
+	Chat       chat        `json:"chat"`
+	Date       int64       `json:"date"`
+	Text       string      `json:"text,omitempty"`
+	Caption    string      `json:"caption,omitempty"`
+	Markup     *keyboardJS `json:"reply_markup,omitempty"`
 }
 
 // chat is Telegram's Chat object as far as the message names it.
@@ -134,6 +141,7 @@ func messageOf(bot string, msg jobs.SendMessage) message {
 		// Only a channel or a public supergroup has a @username a bot
 		// can send to; its id is known once the message is sent.
 		out.Chat = chat{Type: "channel", Username: strings.TrimPrefix(msg.Chat, "@")}
+		out.From, out.SenderChat = nil, &out.Chat
 	}
 	text := msg.Text
 	if mode, err := markup.ParseMode(msg.ParseMode); err == nil {

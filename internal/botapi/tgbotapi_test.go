@@ -75,10 +75,19 @@ func TestGoLibrarySendsThroughTheFront(t *testing.T) {
 		msg.Text != "disk full on db-1" || msg.From == nil || msg.From.ID != bot.Self.ID {
 		t.Errorf("the answer parsed as %+v (chat %+v), want message_id %d", msg, msg.Chat, got.MessageID)
 	}
+	ch, err := bot.Send(tgbotapi.NewMessageToChannel("@herald_alerts", "up"))
+	if err != nil {
+		t.Fatalf("Send to a channel: %v", err)
+	}
+	got = s.waitFor(t, 2)[1]
+	if !ch.Chat.IsChannel() || ch.Chat.UserName != "herald_alerts" || ch.Chat.ID != got.ChatID || ch.SenderChat == nil ||
+		ch.SenderChat.ID != got.ChatID || ch.From != nil || ch.MessageID != got.MessageID {
+		t.Errorf("channel post parsed as %+v (chat %+v), the fake sent %+v", ch, ch.Chat, got)
+	}
 	for series, want := range map[string]string{
 		`herald_botapi_requests_total{code="200",method="getMe",token="uptime"}`:       "1",
-		`herald_botapi_requests_total{code="200",method="sendMessage",token="uptime"}`: "1",
-		`herald_botapi_answers_total{result="sent"}`:                                   "1",
+		`herald_botapi_requests_total{code="200",method="sendMessage",token="uptime"}`: "2",
+		`herald_botapi_answers_total{result="sent"}`:                                   "2",
 		`herald_botapi_answers_total{result="placeholder"}`:                            "0",
 	} {
 		if got := s.scrape(t, series); got != want {
