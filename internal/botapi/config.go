@@ -45,8 +45,9 @@ type Config struct {
 	// ResultWait bounds how long an answer waits for the message to be
 	// sent; 0: DefaultResultWait; negative: never wait.
 	ResultWait time.Duration
-	// MaxWaiting bounds the answers waiting at once; the others answer at
-	// once with the placeholder. 0: DefaultMaxWaiting.
+	// MaxWaiting bounds the answers waiting at once, a quarter of them
+	// (at least one) per Herald token; the others answer at once with the
+	// placeholder. 0: DefaultMaxWaiting.
 	MaxWaiting int
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger

@@ -16,13 +16,13 @@ import (
 // handler serves the front.
 type handler struct {
 	cfg     Config
-	waiting chan struct{} // one slot per answer waiting for its send
+	waiting *waitSlots // the answers waiting for their send
 	metrics *metrics
 }
 
 func newHandler(cfg Config) *handler {
 	cfg = cfg.withDefaults()
-	return &handler{cfg: cfg, waiting: make(chan struct{}, cfg.MaxWaiting), metrics: newMetrics(cfg.Registerer)}
+	return &handler{cfg: cfg, waiting: newWaitSlots(cfg.MaxWaiting), metrics: newMetrics(cfg.Registerer)}
 }
 
 // statusWriter remembers the status of the answer, for the metrics.
@@ -189,7 +189,7 @@ func (h *handler) send(w http.ResponseWriter, r *http.Request, c call, p httpapi
 		writeRefusal(w, &refusal{Code: http.StatusServiceUnavailable, Description: "Service Unavailable: the message may not be stored; retry later"})
 		return
 	}
-	h.answer(w, r, c, msg, res)
+	h.answer(w, r, c, p, msg, res)
 }
 
 // enqueueRefusal words an enqueue error as Telegram would (nil for none).

@@ -52,6 +52,29 @@ func TestMaskedPath(t *testing.T) {
 	}
 }
 
+func TestWaitSlots(t *testing.T) {
+	t.Parallel()
+	s := newWaitSlots(8) // 2 per token
+	if !s.take("a") || !s.take("a") || s.take("a") {
+		t.Fatal("token a: want 2 slots, then none")
+	}
+	for _, tok := range []string{"b", "b", "c", "c", "d", "d"} {
+		if !s.take(tok) {
+			t.Fatalf("token %s refused below both bounds", tok)
+		}
+	}
+	if s.take("e") {
+		t.Fatal("a ninth slot was given")
+	}
+	s.release("a")
+	if !s.take("e") || s.take("a") {
+		t.Fatal("a released slot goes to the next taker; a stays at its bound")
+	}
+	if one := newWaitSlots(2); !one.take("x") || one.take("x") || !one.take("y") {
+		t.Fatal("with 2 slots, each token gets 1")
+	}
+}
+
 func TestLegacyMarkdown(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ in, want, err string }{

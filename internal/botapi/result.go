@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/markup"
@@ -19,10 +20,10 @@ const placeholderMessageID = 0
 // answer writes the Message a send returns: with the message_id Telegram
 // gave when the message was sent within the wait, with the failure when it
 // failed for good, else with the placeholder.
-func (h *handler) answer(w http.ResponseWriter, r *http.Request, c call, msg jobs.SendMessage, res jobs.Result) {
+func (h *handler) answer(w http.ResponseWriter, r *http.Request, c call, p httpapi.Principal, msg jobs.SendMessage, res jobs.Result) {
 	note := &heraldNote{ID: res.TaskID, State: string(ledger.StateQueued)}
 	out := messageOf(c.bot, msg)
-	rec, ok := h.await(r.Context(), cmpBot(c.bot), res)
+	rec, ok := h.await(r.Context(), cmpBot(c.bot), p.Name, res)
 	switch {
 	case ok && rec.State == ledger.StateSent && len(rec.MessageIDs) > 0:
 		note.State = string(rec.State)
@@ -55,19 +56,15 @@ func (h *handler) answer(w http.ResponseWriter, r *http.Request, c call, msg job
 }
 
 // await polls the ledger for the record of the message just stored, for up
-// to Config.ResultWait, while a waiting slot is free. It returns false when
-// the message did not settle in time (or nothing may wait). A Redis error
-// ends the wait: the message is stored, and the answer says so.
-func (h *handler) await(ctx context.Context, bot string, res jobs.Result) (ledger.Record, bool) {
-	if h.cfg.Ledger == nil || h.cfg.ResultWait < 0 || res.Coalesced {
+// to Config.ResultWait, when a waiting slot is free for the token. It
+// returns false when the message did not settle in time (or nothing may
+// wait). A Redis error ends the wait: the message is stored, and the
+// answer says so.
+func (h *handler) await(ctx context.Context, bot, token string, res jobs.Result) (ledger.Record, bool) {
+	if h.cfg.Ledger == nil || h.cfg.ResultWait < 0 || res.Coalesced || !h.waiting.take(token) {
 		return ledger.Record{}, false
 	}
-	select {
-	case h.waiting <- struct{}{}:
-		defer func() { <-h.waiting }()
-	default:
-		return ledger.Record{}, false
-	}
+	defer h.waiting.release(token)
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.ResultWait)
 	defer cancel()
 	pause := 10 * time.Millisecond
