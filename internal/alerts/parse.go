@@ -17,7 +17,7 @@ import (
 var (
 	topKeys         = []string{"defaults", "routes", "webhooks", "schedules", "escalation_policies"}
 	defaultsKeys    = []string{"bot", "parse_mode", "template", "queue", "coalesce", "disable_notification", "disable_link_preview", "on_resolve", "buttons", "allowed_users"}
-	routeKeys       = []string{"name", "default", "match", "destinations", "bot", "parse_mode", "template", "queue", "coalesce", "disable_notification", "disable_link_preview", "quiet_hours", "on_resolve", "buttons", "allowed_users", "escalation"}
+	routeKeys       = []string{"name", "default", "match", "destinations", "bot", "parse_mode", "template", "queue", "coalesce", "disable_notification", "disable_link_preview", "quiet_hours", "on_resolve", "buttons", "allowed_users", "escalation", "alertmanager"}
 	matchKeys       = []string{"source", "severity", "labels"}
 	destinationKeys = []string{"chat", "thread"}
 	webhookKeys     = []string{"name", "title", "body", "url", "severity", "status", "source", "fingerprint", "key", "image_url", "labels"}

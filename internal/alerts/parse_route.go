@@ -60,6 +60,9 @@ func (p *parser) route(n *yaml.Node, at string, def options) *route {
 	if f, ok := m["escalation"]; ok {
 		r.escalation = p.routeEscalation(f, o)
 	}
+	if f, ok := m["alertmanager"]; ok {
+		r.alertmanager = p.alertmanager(f, r.buttons, who)
+	}
 	if f, ok := m["destinations"]; ok {
 		r.destinations = p.destinations(f)
 	} else {

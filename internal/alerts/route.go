@@ -41,6 +41,9 @@ type route struct {
 	// escalation names the escalation policy of the route's firing
 	// alerts; "" none.
 	escalation string
+	// alertmanager, when set, silences the route's Alertmanager alerts in
+	// their Alertmanager on an acknowledgement (parse_alertmanager.go).
+	alertmanager *alertmanagerAck
 }
 
 // The values of on_resolve.

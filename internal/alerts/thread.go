@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -121,7 +122,7 @@ func (r *Router) attachButtons(ctx context.Context, o *outgoing) error {
 	if len(actions) == 0 {
 		return nil
 	}
-	kb, err := callbacks.Keyboard(ctx, r.cfg.Redis, callbacks.Subject{
+	subj := callbacks.Subject{
 		Bot:       m.Bot,
 		Chat:      m.Chat,
 		ThreadKey: m.Thread.Key,
@@ -132,7 +133,11 @@ func (r *Router) attachButtons(ctx context.Context, o *outgoing) error {
 		Matchers:  matchers,
 		Allowed:   rt.allowed,
 		Actions:   actions,
-	}, jobs.ThreadRetention)
+	}
+	if am := rt.alertmanager; am != nil && a.Source == alertmanagerSource && slices.Contains(actions, callbacks.Ack) {
+		subj.Alertmanager, subj.AlertmanagerSilence = am.url, am.silence
+	}
+	kb, err := callbacks.Keyboard(ctx, r.cfg.Redis, subj, jobs.ThreadRetention)
 	if err != nil {
 		return fmt.Errorf("%w: alerts: store what the buttons of route %q act on: %w", jobs.ErrUnavailable, rt.name, err)
 	}

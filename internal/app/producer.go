@@ -23,6 +23,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/botapi"
 	"github.com/herald-dev/herald/internal/broadcast"
 	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/durable"
@@ -232,6 +233,7 @@ func newMounts(cfg settings.Producer, rdb redis.UniversalClient, reg prometheus.
 	// Blocked chats: reading takes a sender's token, clearing operate.
 	blocked := chats.NewStore(rdb, chats.WithMetrics(chats.NewMetrics(reg)))
 	mounts = append(mounts, producer.ChatMounts(blocked, cfg.BotNames(), log)...)
+	mounts = append(mounts, botapi.Mounts(botapi.Config{Enqueuer: NewEnqueuer(rdb, cfg), Keyring: sec.keyring, Ledger: ledger.NewStore(rdb, cfg.Ledger), Bots: cfg.BotNames(), MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: log, Registerer: reg})...)
 	tg, err := cfg.Telegram.Value()
 	if err != nil || tg == "" {
 		return mounts, err

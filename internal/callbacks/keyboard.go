@@ -85,6 +85,12 @@ type Subject struct {
 	Allowed []string `json:"allowed,omitempty"`
 	// Actions are the buttons shown, a subset of Actions in their order.
 	Actions []string `json:"actions"`
+	// Alertmanager, when set, is the URL of the Alertmanager the alert
+	// came from (its route's alertmanager.url): an acknowledgement also
+	// creates a silence of the alert's labels there, lasting
+	// AlertmanagerSilence.
+	Alertmanager        string        `json:"alertmanager,omitempty"`
+	AlertmanagerSilence time.Duration `json:"alertmanager_silence,omitempty"`
 }
 
 // Allows reports whether the user with id and username (without '@') may

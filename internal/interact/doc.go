@@ -61,6 +61,12 @@
 // (escalation.Store.Acknowledge), and the line says how long after the
 // alert fired it came.
 //
+// When the alert came from Alertmanager and its route names that
+// Alertmanager (callbacks.Subject.Alertmanager), the first acknowledgement
+// also creates a silence of the alert's labels there (alertmanager.go,
+// through amsilence), and a second line says so, or that it failed; a
+// failure leaves the acknowledgement standing and is not retried.
+//
 // # Chats that block the bot
 //
 // The same update tasks carry my_chat_member updates, which Telegram sends

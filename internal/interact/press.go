@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/amsilence"
 	"github.com/herald-dev/herald/internal/backoff"
 	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/callbacks"
@@ -115,6 +116,10 @@ type handlerConfig struct {
 	// stale. A recorded press is retried until it is done, however long
 	// Redis or the silences store fail.
 	MaxRetry int
+	// Alertmanager creates the silences an acknowledgement makes in the
+	// Alertmanager an alert came from (callbacks.Subject.Alertmanager);
+	// default an amsilence.Client.
+	Alertmanager amSilencer
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Metrics count the presses; nil: unregistered ones.
@@ -151,6 +156,9 @@ func (c handlerConfig) withDefaults() handlerConfig {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Alertmanager == nil {
+		c.Alertmanager = &amsilence.Client{}
 	}
 	if c.Chats == nil && c.Redis != nil {
 		c.Chats = chats.NewStore(c.Redis)
@@ -541,6 +549,9 @@ func (h *handler) acknowledge(ctx context.Context, p *press, rec *record) error 
 		return h.retry(p, "redis", err)
 	}
 	rec.answer, rec.line = answerAcknowledged, ackLine(p.by(), now, h.cfg.Now(), fired)
+	if line := h.silenceAtSource(ctx, p, now); line != "" {
+		rec.line += "\n" + line
+	}
 	h.count(p, p.action, outcomeAccepted)
 	p.log.Info("alert acknowledged")
 	return nil

@@ -1,0 +1,112 @@
+package botapi_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/herald-dev/herald/internal/app"
+	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/internal/redisconn"
+	"github.com/herald-dev/herald/internal/settings"
+	"github.com/herald-dev/herald/internal/telegram"
+	"github.com/herald-dev/herald/internal/telegramfake"
+	"github.com/herald-dev/herald/internal/worker"
+	"github.com/herald-dev/herald/test/redistest"
+)
+
+// The Herald credentials of the stack: sendToken has the send scope (the
+// tokens file's "uptime"), opsToken only operate.
+const (
+	sendToken = "uptime-kuma-credential-0123456789"
+	opsToken  = "ops-credential-without-send-0123"
+)
+
+// stack is a producer API on a loopback port, one worker and the fake Bot
+// API at ten times Telegram's speed, on a real redis-server.
+type stack struct {
+	url  string // the producer's base URL
+	fake *telegramfake.Server
+	ctx  context.Context
+}
+
+const scale = 10
+
+func startStack(t *testing.T) *stack {
+	t.Helper()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	fake, err := telegramfake.Start(telegramfake.Config{TimeScale: scale})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fake.Close() })
+	log := slog.New(slog.DiscardHandler)
+	startWorker(t, srv.URL(), fake, log)
+	cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()},
+		Keyring: httpapi.KeyringConfig{TokensFile: tokensFile(t)}}.WithDefaults()
+	p, err := app.NewProducer(cfg, rdb, asynq.RedisClientOpt{Addr: srv.Addr}, app.NewRegistry(), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	api := httptest.NewServer(p.Handler())
+	t.Cleanup(api.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return &stack{url: api.URL, fake: fake, ctx: ctx}
+}
+
+// tokensFile writes the stack's tokens file.
+func tokensFile(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, secret := range map[string]string{"uptime": sendToken, "ops": opsToken} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(secret), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := filepath.Join(dir, "tokens.yaml")
+	yaml := "tokens:\n  - {name: uptime, scopes: [send], file: uptime}\n  - {name: ops, scopes: [operate], file: ops}\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// startWorker runs a worker with the limits scaled as the fake's.
+func startWorker(t *testing.T, redisURL string, fake *telegramfake.Server, log *slog.Logger) {
+	t.Helper()
+	client, err := telegram.New(telegram.Config{Token: telegramfake.DefaultToken, APIURL: fake.URL(), Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wcfg := settings.Worker{Redis: redisconn.Config{URL: redisURL}}.WithDefaults()
+	wcfg.Worker.Limits = ratelimit.Config{
+		Bot:     ratelimit.Per(30, time.Second/scale),
+		Private: ratelimit.Per(1, time.Second/scale),
+		Group:   ratelimit.Per(1, time.Second/scale).And(ratelimit.Per(20, time.Minute/scale)),
+	}
+	wcfg.Worker.BackoffBase, wcfg.Worker.BackoffCap = 100*time.Millisecond, time.Second
+	w, err := app.NewWorker(wcfg, map[string]worker.Sender{"default": client}, prometheus.NewRegistry(), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("worker.Run: %v", err)
+		}
+	})
+}
