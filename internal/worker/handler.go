@@ -206,45 +206,51 @@ func (h *handler) Handle(ctx context.Context, t broker.Task) error {
 		if err := h.leaseHeld(ctx, r, tn); err != nil {
 			return err
 		}
-		h.notePaid(ctx, r, d, tn)
-		slot := tn.grant.Slot()
-		var sent telegram.Sent
-		if d.editing() {
-			sent, err = r.bot.editor.Edit(ctx, tn.grant, d.editOf())
-			if te, ok := telegram.AsError(err); ok && te.Reason == telegram.ReasonMessageGone {
-				// The thread's message was deleted or is too old to edit:
-				// send this one as a new message, at the next slot.
-				r.log.Info("the thread's message can no longer be edited; sending a new one", "message_id", d.thread)
-				d.edit, d.thread = false, 0
-				continue
-			}
-		} else {
-			sent, err = r.bot.sender.Send(ctx, tn.grant, d.part())
-		}
-		if err == nil {
-			d.lates = 0
-			h.delivered(ctx, r, d, sent)
-			continue
-		}
-		if errors.Is(err, telegram.ErrNoSlot) || errors.Is(err, telegram.ErrPaidSlot) {
-			// A bug, caught before any request left: retry the message
-			// rather than send it outside the limiter.
-			r.log.Error("a send was attempted without its slot; nothing was sent", "error", err)
-			return h.finish(ctx, r, r.situation().retry("no_slot", err))
-		}
-		if errors.Is(err, telegram.ErrLate) {
-			// The process was too busy to send in time: nothing left. Give
-			// the slot up and take a new one.
-			d.lates++
-			d.resume = tn.resume
-			h.metrics.LateSlots.Inc()
-			continue
-		}
-		if err := h.recover(ctx, r, d, slot, err); err != nil {
+		if err := h.sendPart(ctx, r, d, tn); err != nil {
 			return err
 		}
 	}
 	return h.announce(ctx, r, d)
+}
+
+// sendPart sends (or edits in) the part due in the turn tn granted. It
+// returns nil when the delivery goes on (the part went, or it takes a new
+// turn), or the attempt's outcome.
+func (h *handler) sendPart(ctx context.Context, r *run, d *delivery, tn turn) error {
+	h.notePaid(ctx, r, d, tn)
+	var sent telegram.Sent
+	var err error
+	if d.editing() {
+		sent, err = r.bot.editor.Edit(ctx, tn.grant, d.editOf())
+		if te, ok := telegram.AsError(err); ok && te.Reason == telegram.ReasonMessageGone {
+			// The thread's message was deleted or is too old to edit:
+			// send this one as a new message, at the next slot.
+			r.log.Info("the thread's message can no longer be edited; sending a new one", "message_id", d.thread)
+			d.edit, d.thread = false, 0
+			return nil
+		}
+	} else {
+		sent, err = r.bot.sender.Send(ctx, tn.grant, d.part())
+	}
+	switch {
+	case err == nil:
+		d.lates = 0
+		h.delivered(ctx, r, d, sent)
+		return nil
+	case errors.Is(err, telegram.ErrNoSlot), errors.Is(err, telegram.ErrPaidSlot):
+		// A bug, caught before any request left: retry the message
+		// rather than send it outside the limiter.
+		r.log.Error("a send was attempted without its slot; nothing was sent", "error", err)
+		return h.finish(ctx, r, r.situation().retry("no_slot", err))
+	case errors.Is(err, telegram.ErrLate):
+		// The process was too busy to send in time: nothing left. Give
+		// the slot up and take a new one.
+		d.lates++
+		d.resume = tn.resume
+		h.metrics.LateSlots.Inc()
+		return nil
+	}
+	return h.recover(ctx, r, d, tn.grant.Slot(), err)
 }
 
 // load reads the progress record that came with the first slot and splits
