@@ -95,9 +95,6 @@ type options struct {
 	// fakeUnlimited switches the fake's limits off; stopped leaves the
 	// worker to testBundle.start.
 	fakeUnlimited, stopped bool
-	// wrap, when set, wraps the default bot's Bot API client: a test's
-	// hand on each request the worker makes.
-	wrap func(worker.Sender) worker.Sender
 }
 
 // telegramLimits are Telegram's documented windows in its own time, with
@@ -159,9 +156,6 @@ func setupTB(t testing.TB, o options) *testBundle {
 			t.Fatal(err)
 		}
 		sender = c
-		if o.wrap != nil {
-			sender = o.wrap(c)
-		}
 	} else {
 		bots = map[string]worker.Sender{}
 		for i, name := range o.bots {

@@ -1,20 +1,23 @@
 package worker_test
 
 import (
-	"context"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ledger"
-	"github.com/herald-dev/herald/internal/ratelimit"
-	"github.com/herald-dev/herald/internal/telegram"
-	"github.com/herald-dev/herald/internal/worker"
 )
 
 // Cancel is final: a message a worker holds while it waits for its slot
@@ -133,22 +136,25 @@ func TestCancelWhileHeldSendsNothing(t *testing.T) {
 	}
 }
 
-// wireSender holds the request of the message whose text is hold on the
-// wire until release is closed: the cancel comes while Telegram has it.
-type wireSender struct {
-	worker.Sender
+// wireProxy stands between the worker and the fake Bot API and holds the
+// request whose text is hold once it has arrived (the client has sent it:
+// it is on the wire), until release is closed.
+type wireProxy struct {
 	hold    string
 	onWire  chan struct{}
 	release chan struct{}
 	once    sync.Once
+	target  atomic.Pointer[url.URL]
 }
 
-func (s *wireSender) Send(ctx context.Context, g ratelimit.Grant, m telegram.Message) (telegram.Sent, error) {
-	if m.Text == s.hold {
-		s.once.Do(func() { close(s.onWire) })
-		<-s.release
+func (p *wireProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if strings.Contains(string(body), url.QueryEscape(p.hold)) || strings.Contains(string(body), p.hold) {
+		p.once.Do(func() { close(p.onWire) })
+		<-p.release
 	}
-	return s.Sender.Send(ctx, g, m)
+	httputil.NewSingleHostReverseProxy(p.target.Load()).ServeHTTP(w, r)
 }
 
 // A cancel that comes while the request is on the wire cannot stop it: the
@@ -156,12 +162,21 @@ func (s *wireSender) Send(ctx context.Context, g ratelimit.Grant, m telegram.Mes
 // says sent, truthfully, with no later overwrite.
 func TestCancelOnTheWireEndsSent(t *testing.T) {
 	t.Parallel()
-	ws := &wireSender{hold: "on the wire", onWire: make(chan struct{}), release: make(chan struct{})}
-	b := setup(t, options{wrap: func(s worker.Sender) worker.Sender { ws.Sender = s; return ws }})
+	wp := &wireProxy{hold: "on the wire", onWire: make(chan struct{}), release: make(chan struct{})}
+	proxy := httptest.NewServer(wp)
+	t.Cleanup(proxy.Close)
+	t.Cleanup(func() { wp.once.Do(func() {}); closeOnce(wp.release) })
+	b := setup(t, options{apiURL: proxy.URL, stopped: true})
+	target, err := url.Parse(b.fake.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wp.target.Store(target)
+	b.start(t)
 	msgs := b.messages()
 	id := b.send(t, jobs.SendMessage{Chat: "4343", Text: "on the wire"}, "").TaskID
 	select {
-	case <-ws.onWire:
+	case <-wp.onWire:
 	case <-b.ctx.Done():
 		t.Fatal("the send never started")
 	}
@@ -169,7 +184,7 @@ func TestCancelOnTheWireEndsSent(t *testing.T) {
 	if err != nil || !st.Cancelling || st.State != ledger.StateSending {
 		t.Fatalf("cancel of a message on the wire: %+v, %v; want sending with cancelling set", st, err)
 	}
-	close(ws.release)
+	closeOnce(wp.release)
 	if state := b.settledState(t, msgs, id); state != ledger.StateSent {
 		t.Fatalf("the message Telegram accepted settled %s, want sent", state)
 	}
@@ -181,6 +196,19 @@ func TestCancelOnTheWireEndsSent(t *testing.T) {
 		t.Fatalf("Telegram got the message %d times, want 1", n)
 	}
 	b.checkNoExtraRequests(t)
+}
+
+var closeMu sync.Mutex
+
+// closeOnce closes c unless it is closed already.
+func closeOnce(c chan struct{}) {
+	closeMu.Lock()
+	defer closeMu.Unlock()
+	select {
+	case <-c:
+	default:
+		close(c)
+	}
 }
 
 // Cancels at random moments across a stream to a few chats: whatever the
