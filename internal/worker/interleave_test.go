@@ -124,8 +124,8 @@ func TestNoRequestWithoutASlot(t *testing.T) {
 		}
 	}
 	fs := b.fake.Stats()
-	t.Logf("states %v; fake: %d requests, %d accepted, %d 429s (%d injected), %d inside a wait, %d paid, %d charged",
-		states, fs.Requests, fs.Accepted, fs.TooMany, injected, fs.InsideWait, fs.PaidSends, fs.ChargedSends)
+	t.Logf("states %v; fake: %d requests, %d accepted, %d 429s (%d injected; bot-wide %d, by chat %v), %d inside a wait, %d paid, %d charged",
+		states, fs.Requests, fs.Accepted, fs.TooMany, injected, fs.TooManyBot, fs.TooManyByChat, fs.InsideWait, fs.PaidSends, fs.ChargedSends)
 	if fs.Requests != fs.Accepted+fs.TooMany {
 		t.Errorf("%d requests for %d messages sent and %d 429s: a request went out that was neither", fs.Requests, fs.Accepted, fs.TooMany)
 	}
