@@ -1,6 +1,7 @@
 package producer
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -207,6 +208,10 @@ func (a *broadcastsAPI) fail(w http.ResponseWriter, invalid string, err error) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "no broadcast that this token may see: unknown, or older than "+ledger.EnvRetention)
 	case errors.Is(err, broadcast.ErrOff):
 		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, err.Error())
+	case errors.Is(err, context.Canceled):
+		// The client left: the work stopped; nobody reads the answer.
+		a.log.Info("broadcast: the client left; its request stopped")
+		writeError(w, http.StatusRequestTimeout, "client_left", "the request was cancelled")
 	default:
 		a.log.Error("broadcast: Redis failed; answering 503", "error", err)
 		w.Header().Set("Retry-After", "1")
