@@ -3,6 +3,7 @@ package producer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -188,7 +189,11 @@ func (a *broadcastsAPI) deleteAudience(w http.ResponseWriter, r *http.Request) {
 // decode reads a request body within the broadcasts' body limit,
 // answering the error itself.
 func (a *broadcastsAPI) decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	if err := httpapi.DecodeJSON(w, r, a.svc.MaxBodyBytes(), v); err != nil {
+	// Lists are counted before they are decoded: a body of millions of
+	// chats costs a scan, not their decoding.
+	hint := fmt.Sprintf(" (%s): split the broadcast", broadcast.EnvMaxChats)
+	bounds := map[string]httpapi.Bound{"chats": {Max: a.svc.MaxChats(), Hint: hint}, "values": {Max: a.svc.MaxChats(), Hint: hint}}
+	if err := httpapi.DecodeJSONBounded(w, r, a.svc.MaxBodyBytes(), bounds, v); err != nil {
 		var he *httpapi.Error
 		errors.As(err, &he)
 		httpapi.WriteError(w, he)
