@@ -41,6 +41,10 @@ func (s *Service) MaxBodyBytes() int64 { return s.cfg.MaxBodyBytes }
 // (HERALD_BROADCAST_MAX_CHATS), repeats included.
 func (s *Service) MaxChats() int { return s.cfg.MaxChats }
 
+// MaxTextLen is the longest text, and so template, in UTF-16 code units
+// (HERALD_MAX_TEXT_LEN).
+func (s *Service) MaxTextLen() int { return s.enq.MaxTextLen() }
+
 // ErrNotFound is a broadcast that is not known (any more).
 var ErrNotFound = errors.New("no such broadcast")
 

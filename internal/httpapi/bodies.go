@@ -33,21 +33,27 @@ var largeTurns = make(chan struct{}, LargeReads)
 // longer than maxBytes is refused before a byte is read; one longer than
 // LargeBody (declared, or found so while reading) waits for a turn before
 // the rest is read. release ends the turn: call it once the body is
-// decoded (it is never nil). Errors are *Error: 413, 408 (the client
-// left), 503 (no turn in time), 400.
-func readBounded(w http.ResponseWriter, r *http.Request, maxBytes int64) (body []byte, release func(), err error) {
+// decoded (it is never nil). A member over its bound (boundsScanner)
+// ends the read with a 400 naming it. Errors are *Error: 413, 408 (the
+// client left), 503 (no turn in time), 400.
+func readBounded(w http.ResponseWriter, r *http.Request, maxBytes int64, bounds map[string]Bound) (body []byte, release func(), err error) {
 	release = func() {}
 	if r.ContentLength > maxBytes {
 		closeAfter(w)
 		return nil, release, Errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "body exceeds %d bytes", maxBytes)
 	}
-	rd := http.MaxBytesReader(w, r.Body, maxBytes)
+	raw := http.MaxBytesReader(w, r.Body, maxBytes)
+	var rd io.Reader = raw
+	if len(bounds) > 0 {
+		// A member over its bound ends the read there.
+		rd = scanningReader{r: raw, s: newBoundsScanner(bounds)}
+	}
 	var buf bytes.Buffer
 	if r.ContentLength <= LargeBody {
 		// Up to LargeBody without a turn; one byte more tells a larger body.
 		buf.Grow(int(max(r.ContentLength, 0)) + bytes.MinRead)
 		if _, err := buf.ReadFrom(io.LimitReader(rd, LargeBody+1)); err != nil {
-			return nil, release, bodyError(err)
+			return nil, release, readFailed(w, raw, err)
 		}
 		if buf.Len() <= LargeBody {
 			return buf.Bytes(), release, nil
@@ -63,9 +69,25 @@ func readBounded(w http.ResponseWriter, r *http.Request, maxBytes int64) (body [
 	buf.Grow(int(max(r.ContentLength, 0)) + bytes.MinRead)
 	if _, err := buf.ReadFrom(rd); err != nil {
 		release()
-		return nil, func() {}, bodyError(err)
+		return nil, func() {}, readFailed(w, raw, err)
 	}
 	return buf.Bytes(), release, nil
+}
+
+// readFailed is the *Error of a failed read. A body refused for a member
+// over its bound is read on to its end, into nothing (at most its
+// maxBytes, no memory kept): a client still sending when the connection
+// closed could miss the answer. Other failures close the connection.
+func readFailed(w http.ResponseWriter, raw io.Reader, err error) *Error {
+	e := bodyError(err)
+	var bound *Error
+	if errors.As(err, &bound) {
+		if _, err := io.Copy(io.Discard, raw); err == nil {
+			return e
+		}
+	}
+	closeAfter(w)
+	return e
 }
 
 // largeTurn waits for a large body's turn: at most LargeWait, and no
@@ -86,8 +108,13 @@ func largeTurn(ctx context.Context) (release func(), err *Error) {
 
 // bodyError is the *Error of a failed body read.
 func bodyError(err error) *Error {
-	var tooLarge *http.MaxBytesError
+	var (
+		tooLarge *http.MaxBytesError
+		already  *Error
+	)
 	switch {
+	case errors.As(err, &already):
+		return already
 	case errors.As(err, &tooLarge):
 		return Errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "body exceeds %d bytes", tooLarge.Limit)
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.Canceled):

@@ -17,7 +17,7 @@ import (
 // never count, and one entry over the limit is refused naming the field.
 func TestCheckBounds(t *testing.T) {
 	t.Parallel()
-	bounds := map[string]Bound{"chats": {Max: 3, Hint: ": split"}, "values": {Max: 2}}
+	bounds := map[string]Bound{"chats": {Max: 3, Hint: ": split"}, "values": {Max: 2}, "text": {MaxBytes: 6}}
 	for _, c := range []struct {
 		in    string
 		field string // "" when accepted
@@ -35,8 +35,22 @@ func TestCheckBounds(t *testing.T) {
 		{`{"other":[1,2,3,4,5],"chats":"1,2,3,4"}`, ""},
 		{`{"chats":[1,2,3,4`, "chats"}, // malformed, but over the limit already
 		{`{"chats":["\"],[\"", "x\\", 3]}`, ""},
+		{`{"text":"123456"}`, ""},
+		{`{"text":"1234567"}`, "text"},
+		{`{"text":"\"\"\"\""}`, "text"},
+		{`{"TEXT":["a","b","c","d","e"],"chats":"123456789"}`, ""},
+		{`{"values":{"text":"123456789"},"x":"text"}`, ""},
 	} {
 		err := checkBounds([]byte(c.in), bounds)
+		// Read a byte at a time, as a body may arrive, it says the same.
+		s := newBoundsScanner(bounds)
+		var split *Error
+		for i := 0; i < len(c.in) && split == nil; i++ {
+			split = s.scan([]byte{c.in[i]})
+		}
+		if (split == nil) != (err == nil) {
+			t.Errorf("%s: %v at once, %v a byte at a time", c.in, err, split)
+		}
 		switch {
 		case c.field == "" && err != nil:
 			t.Errorf("%s: refused: %v", c.in, err)

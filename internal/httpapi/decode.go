@@ -38,19 +38,17 @@ func DecodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) e
 	return DecodeJSONBounded(w, r, maxBytes, nil, v)
 }
 
-// DecodeJSONBounded is DecodeJSON refusing, before decoding, a top-level
-// array or object that holds more entries than its bound (checkBounds).
+// DecodeJSONBounded is DecodeJSON refusing, as the body is read and before
+// it is decoded, a top-level member over its bound: an array or object
+// with more entries, a string of more bytes (boundsScanner).
 func DecodeJSONBounded(w http.ResponseWriter, r *http.Request, maxBytes int64, bounds map[string]Bound, v any) error {
 	if e := checkJSONContentType(r); e != nil {
 		return e
 	}
-	body, release, err := readBounded(w, r, maxBytes)
+	body, release, err := readBounded(w, r, maxBytes, bounds)
 	defer release()
 	if err != nil {
 		return err
-	}
-	if e := checkBounds(body, bounds); e != nil {
-		return e
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

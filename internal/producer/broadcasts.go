@@ -192,7 +192,9 @@ func (a *broadcastsAPI) decode(w http.ResponseWriter, r *http.Request, v any) bo
 	// Lists are counted before they are decoded: a body of millions of
 	// chats costs a scan, not their decoding.
 	hint := fmt.Sprintf(" (%s): split the broadcast", broadcast.EnvMaxChats)
-	bounds := map[string]httpapi.Bound{"chats": {Max: a.svc.MaxChats(), Hint: hint}, "values": {Max: a.svc.MaxChats(), Hint: hint}}
+	bounds := map[string]httpapi.Bound{"chats": {Max: a.svc.MaxChats(), Hint: hint}, "values": {Max: a.svc.MaxChats(), Hint: hint},
+		// A UTF-16 unit takes at most 6 bytes as sent (\uXXXX).
+		"text": {MaxBytes: 6 * a.svc.MaxTextLen(), Hint: fmt.Sprintf(" (%s is %d UTF-16 code units)", jobs.EnvMaxTextLen, a.svc.MaxTextLen())}}
 	if err := httpapi.DecodeJSONBounded(w, r, a.svc.MaxBodyBytes(), bounds, v); err != nil {
 		var he *httpapi.Error
 		errors.As(err, &he)
