@@ -43,12 +43,36 @@ var forbiddenRanges = []struct {
 	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking (198.18.0.0/15)"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved (240.0.0.0/4)"},
 	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64 (64:ff9b::/96)"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "local-use NAT64 (64:ff9b:1::/48)"},
 }
 
 // forbiddenReason returns why ip may not be called, or "" when it may.
-// IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) are judged as IPv4.
+// An address with a zone id is refused (a zone names an interface of this
+// machine, and no range matches a zoned address). An IPv6 address that
+// carries an IPv4 address is judged by that address too: IPv4-mapped
+// (::ffff:a.b.c.d, judged as IPv4), IPv4-compatible (::a.b.c.d), NAT64
+// (64:ff9b::/96, refused whole, and the local-use 64:ff9b:1::/48), 6to4
+// (2002::/16) and Teredo (2001::/32: its server and its client), so that
+// a network that routes these forms cannot be made to reach what the
+// IPv4 checks refuse.
 func forbiddenReason(ip netip.Addr) string {
+	if ip.Zone() != "" {
+		return "scoped (an IPv6 zone id)"
+	}
 	ip = ip.Unmap()
+	if r := plainReason(ip); r != "" {
+		return r
+	}
+	for _, e := range embeddedIPv4(ip) {
+		if r := plainReason(e.addr); r != "" {
+			return r + " embedded in " + e.form
+		}
+	}
+	return ""
+}
+
+// plainReason judges ip by the ranges it falls in itself.
+func plainReason(ip netip.Addr) string {
 	switch {
 	case !ip.IsValid():
 		return "invalid"
@@ -71,6 +95,38 @@ func forbiddenReason(ip netip.Addr) string {
 		}
 	}
 	return ""
+}
+
+// embedded is an IPv4 address an IPv6 address carries, and the form.
+type embedded struct {
+	addr netip.Addr
+	form string
+}
+
+var (
+	compatPrefix = netip.MustParsePrefix("::/96")
+	sixToFour    = netip.MustParsePrefix("2002::/16")
+	teredo       = netip.MustParsePrefix("2001::/32")
+)
+
+// embeddedIPv4 lists the IPv4 addresses that ip, an IPv6 address, carries
+// in the forms that translate or tunnel to IPv4.
+func embeddedIPv4(ip netip.Addr) []embedded {
+	if !ip.Is6() {
+		return nil
+	}
+	b := ip.As16()
+	v4 := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{b[i], b[i+1], b[i+2], b[i+3]}) }
+	switch {
+	case compatPrefix.Contains(ip):
+		return []embedded{{v4(12), "an IPv4-compatible address (::a.b.c.d)"}}
+	case sixToFour.Contains(ip):
+		return []embedded{{v4(2), "a 6to4 address (2002::/16)"}}
+	case teredo.Contains(ip):
+		client := netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})
+		return []embedded{{v4(4), "a Teredo address's server (2001::/32)"}, {client, "a Teredo address's client (2001::/32)"}}
+	}
+	return nil
 }
 
 // isLocalName reports whether a host name always means this machine:
