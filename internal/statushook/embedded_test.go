@@ -29,7 +29,7 @@ func TestEmbeddedIPv4Refused(t *testing.T) {
 		{"[2002:a9fe:a9fe::1]", "link-local embedded in a 6to4"},
 		{"[2001:0:7f00:1::1]", "loopback embedded in a Teredo address's server"},
 		{"[2001:0:808:808:0:0:f5ff:fffe]", "private (RFC 1918) embedded in a Teredo address's client"}, // client 10.0.0.1
-		{"[2001:0:808:808::80ff:fefe]", "loopback embedded in a Teredo address's client"},            // client 127.0.1.1
+		{"[2001:0:808:808::80ff:fefe]", "loopback embedded in a Teredo address's client"},              // client 127.0.1.1
 		{"[fe80::1%25eth0]", "zone id"},
 		{"[64:ff9b::7f00:1%25eth0]", "zone id"},
 		{"[2606:4700::1%25lo]", "zone id"},
