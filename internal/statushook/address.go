@@ -3,7 +3,9 @@ package statushook
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 )
 
@@ -138,15 +140,27 @@ func isLocalName(host string) bool {
 
 // AllowList names the addresses and host names that callbacks may reach
 // although they are loopback, link-local or private: a test receiver, a
-// receiver inside the same network. The zero value allows nothing.
+// receiver inside the same network. An entry that names a port permits
+// that port only. The zero value allows nothing.
 type AllowList struct {
-	prefixes []netip.Prefix
-	hosts    map[string]bool
+	prefixes []allowedPrefix
+	hosts    map[string][]uint16 // host name → its ports; 0 is any port
 }
 
+// allowedPrefix is a range of the list and its port (0: any port).
+type allowedPrefix struct {
+	prefix netip.Prefix
+	port   uint16
+}
+
+// anyPort is the port of an entry that names none.
+const anyPort = 0
+
 // ParseAllowList reads entries that are each a CIDR ("10.1.0.0/16"), an
-// address ("127.0.0.1", "::1") or a host name ("receiver.internal"). A host
-// name is matched exactly, case-insensitively, against the URL's host, and
+// address ("127.0.0.1", "::1") or a host name ("receiver.internal"), with
+// a port after an address or a name ("127.0.0.1:8080", "[::1]:8080",
+// "receiver.internal:9000") to permit that port alone. A host name is
+// matched exactly, case-insensitively, against the URL's host, and
 // permits whatever it resolves to.
 func ParseAllowList(entries []string) (AllowList, error) {
 	var a AllowList
@@ -156,34 +170,51 @@ func ParseAllowList(entries []string) (AllowList, error) {
 			continue
 		}
 		if p, err := netip.ParsePrefix(e); err == nil {
-			a.prefixes = append(a.prefixes, p.Masked())
+			a.prefixes = append(a.prefixes, allowedPrefix{prefix: p.Masked()})
 			continue
 		}
-		if ip, err := netip.ParseAddr(e); err == nil {
-			a.prefixes = append(a.prefixes, netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen()))
+		port := uint16(anyPort)
+		if ap, err := netip.ParseAddrPort(e); err == nil && ap.Port() != 0 {
+			e, port = ap.Addr().String(), ap.Port()
+		} else if h, ps, err := net.SplitHostPort(e); err == nil {
+			n, err := strconv.ParseUint(ps, 10, 16)
+			if err != nil || n == 0 {
+				return AllowList{}, fmt.Errorf("allow-list entry %q has a port that is not from 1 to 65535", raw)
+			}
+			e, port = h, uint16(n)
+		}
+		if ip, err := netip.ParseAddr(e); err == nil && ip.Zone() == "" {
+			a.prefixes = append(a.prefixes, allowedPrefix{prefix: netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen()), port: port})
 			continue
 		}
-		if strings.ContainsAny(e, "/:[] ") {
-			return AllowList{}, fmt.Errorf("allow-list entry %q is neither a CIDR, an address nor a host name", raw)
+		if e == "" || strings.ContainsAny(e, "/:[]% ") {
+			return AllowList{}, fmt.Errorf("allow-list entry %q is neither a CIDR, an address nor a host name (with a port or not)", raw)
 		}
 		if a.hosts == nil {
-			a.hosts = map[string]bool{}
+			a.hosts = map[string][]uint16{}
 		}
-		a.hosts[strings.ToLower(strings.TrimSuffix(e, "."))] = true
+		name := strings.ToLower(strings.TrimSuffix(e, "."))
+		a.hosts[name] = append(a.hosts[name], port)
 	}
 	return a, nil
 }
 
-// allowsHost reports whether the host name is on the list.
-func (a AllowList) allowsHost(host string) bool {
-	return a.hosts[strings.ToLower(strings.TrimSuffix(host, "."))]
+// allowsHost reports whether the host name is on the list for port.
+func (a AllowList) allowsHost(host string, port uint16) bool {
+	for _, p := range a.hosts[strings.ToLower(strings.TrimSuffix(host, "."))] {
+		if p == anyPort || p == port {
+			return true
+		}
+	}
+	return false
 }
 
-// allowsIP reports whether ip falls in one of the listed ranges.
-func (a AllowList) allowsIP(ip netip.Addr) bool {
+// allowsIP reports whether ip, on port, falls in one of the listed
+// ranges.
+func (a AllowList) allowsIP(ip netip.Addr, port uint16) bool {
 	ip = ip.Unmap()
 	for _, p := range a.prefixes {
-		if p.Contains(ip) {
+		if p.prefix.Contains(ip) && (p.port == anyPort || p.port == port) {
 			return true
 		}
 	}
@@ -191,9 +222,9 @@ func (a AllowList) allowsIP(ip netip.Addr) bool {
 }
 
 // checkIP returns an *AddressError when host's address ip may not be
-// called.
-func (a AllowList) checkIP(host string, ip netip.Addr) error {
-	if a.allowsIP(ip) {
+// called on port.
+func (a AllowList) checkIP(host string, ip netip.Addr, port uint16) error {
+	if a.allowsIP(ip, port) {
 		return nil
 	}
 	if reason := forbiddenReason(ip); reason != "" {
