@@ -70,7 +70,20 @@ type Alert struct {
 	ImageURL string `json:"image_url,omitempty"`
 	// Time is when the event happened; zero means when Herald received it.
 	Time time.Time `json:"time,omitempty"`
+	// Owner is the API token that sent the alert when that token may
+	// reach only what it opened (a token without the operate scope: see
+	// api.go, ownAlerts); "" for the alerts of webhooks, heartbeats,
+	// feeds and operate-scope tokens. It is part of the alert's
+	// identity, so a token's resolution reaches its own alert's thread
+	// and escalation only.
+	Owner string `json:"-"`
 }
+
+// ownerSpace starts the identity of an owned alert: "by/<token>/<key>".
+// Token names hold no "/", so no two tokens' identities meet; an
+// operate-scope token reaches a token's alert by spelling its identity
+// so (as its message's thread key shows it).
+const ownerSpace = "by/"
 
 // Limits on alert fields, generous enough for real senders and small enough
 // that one alert cannot fill a queue.
@@ -173,11 +186,20 @@ func webURL(s string) bool {
 }
 
 // Identity is the alert's Key, or when it has none a key derived from its
-// source, title and labels: "auto:" and 32 hex digits. Alerts that repeat
+// source, title and labels: "auto:" and 32 hex digits; after
+// "by/<owner>/" when it has an Owner. Alerts that repeat
 // with the same source, title and labels share it, so a sender whose
 // resolved notification has another title than the firing one should set
 // Key.
 func (a *Alert) Identity() string {
+	if a.Owner != "" {
+		return ownerSpace + a.Owner + "/" + a.baseIdentity()
+	}
+	return a.baseIdentity()
+}
+
+// baseIdentity is Identity without the owner.
+func (a *Alert) baseIdentity() string {
 	if a.Key != "" {
 		return a.Key
 	}

@@ -88,6 +88,7 @@ func (h *apiHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, herr)
 		return
 	}
+	ownAlerts(r, batch)
 	res, err := h.d.Dispatch(r.Context(), batch)
 	var verr *jobs.ValidationError
 	switch {
@@ -233,4 +234,20 @@ func invalidAlert(err error, prefix string) *httpapi.Error {
 func isZeroAlert(a *Alert) bool {
 	return a.Title == "" && a.Body == "" && a.Severity == "" && a.Status == "" && a.Source == "" &&
 		a.URL == "" && len(a.Labels) == 0 && a.Fingerprint == "" && a.Key == "" && a.ImageURL == "" && a.Time.IsZero()
+}
+
+// ownAlerts makes the alerts of a token without the operate scope its
+// own (Alert.Owner): their threads and escalations are apart from every
+// other token's, as their messages' threads are, so that another token's
+// resolution with the same key neither closes the thread nor stops the
+// escalation. An operate-scope token's alerts, and those of a request
+// without a token (authentication off), keep the shared identity.
+func ownAlerts(r *http.Request, batch []Alert) {
+	p, ok := httpapi.PrincipalFrom(r.Context())
+	if !ok || p.Name == "" || p.Has(httpapi.ScopeOperate) {
+		return
+	}
+	for i := range batch {
+		batch[i].Owner = p.Name
+	}
 }

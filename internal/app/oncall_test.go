@@ -86,7 +86,7 @@ type oncallStack struct {
 	restart func(i int)
 }
 
-func newOnCallStack(t *testing.T) *oncallStack {
+func newOnCallStack(t *testing.T, opts ...func(*settings.Producer)) *oncallStack {
 	t.Helper()
 	const scale = 10
 	srv := redistest.Start(t)
@@ -129,6 +129,9 @@ func newOnCallStack(t *testing.T) *oncallStack {
 	s := &oncallStack{fake: fake, rdb: rdb}
 	cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()}, Keyring: httpapi.KeyringConfig{APIToken: "t"},
 		Routes: alerts.RoutesConfig{File: file}, Escalation: escalation.Settings{CheckInterval: 100 * time.Millisecond}}.WithDefaults()
+	for _, o := range opts {
+		o(&cfg)
+	}
 	start := func() *Producer {
 		p, err := NewProducer(cfg, rdb, asynq.RedisClientOpt{Addr: srv.Addr}, NewRegistry(), log)
 		if err != nil {
@@ -154,9 +157,15 @@ func newOnCallStack(t *testing.T) *oncallStack {
 // alert posts a critical alert to producer i.
 func (s *oncallStack) alert(t *testing.T, i int, key, team string) {
 	t.Helper()
-	body := fmt.Sprintf(`{"title": "disk full %s", "severity": "critical", "key": %q, "labels": {"team": %q}}`, key, key, team)
+	s.alertAs(t, i, "t", key, team, "firing")
+}
+
+// alertAs posts a critical alert of status to producer i with token.
+func (s *oncallStack) alertAs(t *testing.T, i int, token, key, team, status string) {
+	t.Helper()
+	body := fmt.Sprintf(`{"title": "disk full %s", "severity": "critical", "key": %q, "labels": {"team": %q}, "status": %q}`, key, key, team, status)
 	req := httptest.NewRequest(http.MethodPost, "/v1/alerts", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer t")
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	s.producers[i%len(s.producers)].Handler().ServeHTTP(rec, req)

@@ -177,11 +177,11 @@ func TestRawMessageCannotHijackAlertThread(t *testing.T) {
 	t.Parallel()
 	s := newThreadStack(t)
 	s.post(t, tokenA, "/v1/alerts", `{"title":"DiskFull on db-1","key":"disk-db1"}`)
-	alertID := s.opened(t, "alert/disk-db1/default")
+	alertID := s.opened(t, "alert/by/api/disk-db1/default")
 	alertText := s.lookup(t, alertID).Text
 	n := 1
 	for _, mode := range []string{"edit", "reply", "open"} {
-		body := `{"chat":"` + threadChat + `","text":"false alarm","thread":{"key":"alert/disk-db1/default","mode":"` + mode + `"}}`
+		body := `{"chat":"` + threadChat + `","text":"false alarm","thread":{"key":"alert/by/api/disk-db1/default","mode":"` + mode + `"}}`
 		want := http.StatusForbidden
 		if mode == "open" {
 			want = http.StatusBadRequest
@@ -202,11 +202,11 @@ func TestRawMessageCannotHijackAlertThread(t *testing.T) {
 	if a := s.lookup(t, alertID); a.Edited != 0 || a.Text != alertText {
 		t.Fatalf("the alert's message was edited: %+v", a)
 	}
-	if got := s.opened(t, "alert/disk-db1/default"); got != alertID {
+	if got := s.opened(t, "alert/by/api/disk-db1/default"); got != alertID {
 		t.Fatalf("the alert's thread now holds message %d, want %d", got, alertID)
 	}
 	// The operator's note: tokenB (admin) carries the operate scope.
-	s.message(t, tokenB, "false alarm (ops)", "alert/disk-db1/default", "edit")
+	s.message(t, tokenB, "false alarm (ops)", "alert/by/api/disk-db1/default", "edit")
 	for {
 		if a := s.lookup(t, alertID); a.LastEdit != nil && a.LastEdit.Text == "false alarm (ops)" {
 			break

@@ -39,7 +39,7 @@ func TestAlertThreadsWired(t *testing.T) {
 	if w.Code != http.StatusAccepted {
 		t.Fatalf("alert: %d %s", w.Code, w.Body)
 	}
-	if v, err := rdb.Get(context.Background(), keys.Bot("").Thread("42", "alert/disk/db-1/default")).Result(); err != nil || v != "pending" {
+	if v, err := rdb.Get(context.Background(), keys.Bot("").Thread("42", "alert/by/api/disk/db-1/default")).Result(); err != nil || v != "pending" {
 		t.Fatalf("thread record = %q (%v), want pending", v, err)
 	}
 }

@@ -27,11 +27,14 @@ func (s *Service) Create(ctx context.Context, req Request) (Result, error) {
 	if !s.enq.Accepts(jobs.QueueBroadcast) {
 		return Result{}, ErrOff
 	}
+	if err := checkSizes(req, s.enq.MaxTextLen(), s.cfg.MaxChats); err != nil {
+		return Result{}, err
+	}
 	list, repeats, err := s.chatsOf(ctx, req)
 	if err != nil {
 		return Result{}, err
 	}
-	msgs, parts, err := s.render(req, list, time.Now())
+	msgs, parts, err := s.render(ctx, req, list, time.Now())
 	if err != nil {
 		return Result{}, err
 	}
@@ -122,7 +125,7 @@ func (s *Service) chatsOf(ctx context.Context, req Request) ([]string, int, erro
 
 // render builds each chat's message, validated as POST /v1/messages
 // validates one (markup included), and the most parts one of them has.
-func (s *Service) render(req Request, list []string, now time.Time) ([]jobs.SendMessage, int, error) {
+func (s *Service) render(ctx context.Context, req Request, list []string, now time.Time) ([]jobs.SendMessage, int, error) {
 	base := jobs.SendMessage{Bot: req.Bot, ParseMode: req.ParseMode, DisableNotification: req.DisableNotification,
 		DisableLinkPreview: req.DisableLinkPreview, ProtectContent: req.ProtectContent, Photo: req.Photo,
 		Buttons: req.Buttons, From: req.From, CallbackURL: req.CallbackURL,
@@ -151,6 +154,9 @@ func (s *Service) render(req Request, list []string, now time.Time) ([]jobs.Send
 	values := valuesByChat(req.Values)
 	parts := 1
 	for i, c := range list {
+		if err := stopped(ctx, i); err != nil {
+			return nil, 0, err
+		}
 		text, missing := tmpl.render(values[keys.NormChat(c)], req.Defaults, mode)
 		if missing != "" {
 			return nil, 0, fieldErrors{{Field: "values", Message: fmt.Sprintf(

@@ -37,6 +37,14 @@ func New(rdb redis.UniversalClient, enq *jobs.Enqueuer, blocked *chats.Store, lg
 // MaxBodyBytes is the body limit of the broadcasts' requests.
 func (s *Service) MaxBodyBytes() int64 { return s.cfg.MaxBodyBytes }
 
+// MaxChats is the most chats a broadcast or audience may list
+// (HERALD_BROADCAST_MAX_CHATS), repeats included.
+func (s *Service) MaxChats() int { return s.cfg.MaxChats }
+
+// MaxTextLen is the longest text, and so template, in UTF-16 code units
+// (HERALD_MAX_TEXT_LEN).
+func (s *Service) MaxTextLen() int { return s.enq.MaxTextLen() }
+
 // ErrNotFound is a broadcast that is not known (any more).
 var ErrNotFound = errors.New("no such broadcast")
 

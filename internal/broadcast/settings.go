@@ -29,8 +29,8 @@ const (
 
 // Config holds the broadcasts' settings.
 type Config struct {
-	// MaxChats is the most chats (after removing repeats) one broadcast
-	// or audience may list (HERALD_BROADCAST_MAX_CHATS, default
+	// MaxChats is the most chats one broadcast or audience may list,
+	// repeats included (the list is checked before it is decoded) (HERALD_BROADCAST_MAX_CHATS, default
 	// [DefaultMaxChats]).
 	MaxChats int
 	// MaxBodyBytes bounds the body of POST /v1/broadcasts and PUT

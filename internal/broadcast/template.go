@@ -2,6 +2,8 @@ package broadcast
 
 import (
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/herald-dev/herald/internal/markup"
 )
@@ -13,6 +15,12 @@ import (
 // digits or _; any other "{{" is text. There is nothing else: no
 // conditions, loops or functions, so a template cannot fail to run or run
 // long, and what it renders is checked like any message's text.
+//
+// Parsing is one pass: after a "{{" the parser reads white space, a name,
+// white space and "}}", and stops at the first byte that does not fit, so
+// no byte is read more than twice (once looking for "{{", once inside a
+// placeholder), and text segments are slices of the template, never
+// copies. Its length is checked before it is parsed (Service.Create).
 
 // segment is one piece of a template: literal text, or a placeholder.
 type segment struct {
@@ -25,53 +33,78 @@ type template []segment
 
 // parseTemplate splits s into text and placeholders.
 func parseTemplate(s string) template {
+	t, _ := parse(s)
+	return t
+}
+
+// parse is parseTemplate, also returning how many bytes it examined (the
+// tests hold it to a small multiple of len(s)).
+func parse(s string) (template, int) {
 	var t template
-	for {
-		i := strings.Index(s, "{{")
+	steps, lit := 0, 0 // lit: start of the text not yet in t
+	for from := 0; ; {
+		i := strings.Index(s[from:], "{{")
 		if i < 0 {
+			steps += len(s) - from
 			break
 		}
-		j := strings.Index(s[i+2:], "}}")
-		if j < 0 {
-			break
-		}
-		key := strings.TrimSpace(s[i+2 : i+2+j])
-		if !validKey(key) {
-			t = t.add(segment{text: s[:i+2]})
-			s = s[i+2:]
+		at := from + i
+		steps += i + 2
+		key, end, n := placeholder(s, at+2)
+		steps += n
+		if key == "" {
+			from = at + 2 // "{{" that opens no placeholder is text
 			continue
 		}
-		t = t.add(segment{text: s[:i]})
-		t = append(t, segment{key: key})
-		s = s[i+2+j+2:]
-	}
-	return t.add(segment{text: s})
-}
-
-// add appends a text segment, merged with a text segment before it.
-func (t template) add(s segment) template {
-	if s.text == "" {
-		return t
-	}
-	if n := len(t); n > 0 && t[n-1].key == "" {
-		t[n-1].text += s.text
-		return t
-	}
-	return append(t, s)
-}
-
-// validKey reports whether k is a placeholder's name.
-func validKey(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i, c := range k {
-		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
-		if !letter && (i == 0 || c < '0' || c > '9') {
-			return false
+		if at > lit {
+			t = append(t, segment{text: s[lit:at]})
 		}
+		t = append(t, segment{key: key})
+		from, lit = end, end
 	}
-	return true
+	if lit < len(s) {
+		t = append(t, segment{text: s[lit:]})
+	}
+	return t, steps
+}
+
+// placeholder reads, from s[i:], white space, a name, white space and
+// "}}". It returns the name and the index after "}}", or "" when s[i:]
+// does not hold that; n is how many bytes it examined.
+func placeholder(s string, i int) (key string, end, n int) {
+	start := i
+	i = skipSpace(s, i)
+	k := i
+	for i < len(s) && keyByte(s[i], i == k) {
+		i++
+	}
+	key = s[k:i]
+	i = skipSpace(s, i)
+	n = i - start
+	if key == "" || !strings.HasPrefix(s[i:], "}}") {
+		return "", 0, n + 1
+	}
+	return key, i + 2, n + 2
+}
+
+// skipSpace returns the index of the first rune at or after i that is not
+// white space (as strings.TrimSpace counts it).
+func skipSpace(s string, i int) int {
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		i += size
+	}
+	return i
+}
+
+// keyByte reports whether c may be a name's byte: a letter, _ or (not
+// first) a digit.
+func keyByte(c byte, first bool) bool {
+	letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
+	return letter || !first && c >= '0' && c <= '9'
 }
 
 // plain reports whether the template has no placeholder: every chat gets

@@ -15,10 +15,14 @@ import (
 // commandOnCall is the command a chat asks who is on call with.
 const commandOnCall = "/oncall"
 
+// notHere answers /oncall in a group no schedule announces in.
+const notHere = "On-call is answered in the chats Herald's on-call schedules announce in (a schedule's chat: in the routing file), and to the people of the schedules in their private chats."
+
 // Commands answers the bot commands of on-call in a chat: "/oncall" (the
 // schedules announced in the chat, or all when none is), "/oncall NAME".
-// Groups may ask; a private chat only when it is someone's of a schedule
-// (anyone may find the bot, and the schedules name people).
+// A group or channel may ask when a schedule announces in it (its chat:);
+// a private chat when it is someone's of a schedule (anyone may find the
+// bot, or add it to a group, and the schedules name people).
 // It reads the schedules the producers published (Snapshot) and the
 // overrides in Redis, so a worker answers without the routing file.
 type Commands struct {
@@ -48,10 +52,17 @@ func (c *Commands) Answer(ctx context.Context, chat, text string) (reply string,
 	if len(names) == 0 {
 		return "No on-call schedules are set up (schedules: in Herald's routing file).", true, nil
 	}
-	if id, err := strconv.ParseInt(chat, 10, 64); err == nil && id > 0 && !member(cat, id) {
-		// A private chat: anyone may find the bot, and the schedules name
-		// people. Groups the bot was added to may ask.
-		return "Only the people of Herald's on-call schedules may ask here.", true, nil
+	here := schedulesOf(cat, chat)
+	if id, err := strconv.ParseInt(chat, 10, 64); err == nil && id > 0 {
+		if !member(cat, id) {
+			// A private chat: anyone may find the bot, and the schedules
+			// name people.
+			return "Only the people of Herald's on-call schedules may ask here.", true, nil
+		}
+	} else if len(here) == 0 {
+		// A group or channel no schedule announces in: anyone may add the
+		// bot to a group of theirs.
+		return notHere, true, nil
 	}
 	pick := names
 	if len(args) > 0 {
@@ -59,7 +70,7 @@ func (c *Commands) Answer(ctx context.Context, chat, text string) (reply string,
 			return "There is no schedule " + args[0] + ". Schedules: " + strings.Join(names, ", "), true, nil
 		}
 		pick = args[:1]
-	} else if here := schedulesOf(cat, chat); len(here) > 0 {
+	} else if len(here) > 0 {
 		pick = here
 	}
 	now := c.now()

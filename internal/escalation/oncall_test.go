@@ -148,6 +148,13 @@ func TestCommandsOnCall(t *testing.T) {
 	if r, _, _ := c.Answer(ctx, "4242", "/oncall"); r != "Only the people of Herald's on-call schedules may ask here." {
 		t.Errorf("a stranger in a private chat: %q", r)
 	}
+	// A group no schedule announces in, which anyone may add the bot
+	// to, learns nothing of the schedules' people.
+	for _, chat := range []string{"-1009", "-1001234567890", "@some_channel"} {
+		if r, ok, _ := c.Answer(ctx, chat, "/oncall primary"); !ok || strings.Contains(r, "Carol") || !strings.Contains(r, "schedules announce in") {
+			t.Errorf("/oncall in %s, a chat of no schedule: %q", chat, r)
+		}
+	}
 	if _, ok, _ := c.Answer(ctx, "-1005", "/oncallers"); ok {
 		t.Error("/oncallers taken for /oncall")
 	}

@@ -33,14 +33,22 @@ func checkJSONContentType(r *http.Request) *Error {
 // types, trailing data, bodies over maxBytes, and keys that encoding/json
 // would silently merge (a key given twice, or in two letter cases: see
 // CheckKeys). The returned error, when not nil, is an *Error that names the
-// field at fault.
+// field at fault. A body over LargeBody waits for its turn (bodies.go).
 func DecodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) error {
+	return DecodeJSONBounded(w, r, maxBytes, nil, v)
+}
+
+// DecodeJSONBounded is DecodeJSON refusing, as the body is read and before
+// it is decoded, a top-level member over its bound: an array or object
+// with more entries, a string of more bytes (boundsScanner).
+func DecodeJSONBounded(w http.ResponseWriter, r *http.Request, maxBytes int64, bounds map[string]Bound, v any) error {
 	if e := checkJSONContentType(r); e != nil {
 		return e
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	body, release, err := readBounded(w, r, maxBytes, bounds)
+	defer release()
 	if err != nil {
-		return jsonError(err)
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

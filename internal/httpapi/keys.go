@@ -47,6 +47,11 @@ func walkKeys(dec *json.Decoder, t reflect.Type, path string) (*jobs.FieldError,
 	if err != nil {
 		return nil, errMalformed
 	}
+	return walkValue(dec, tok, t, path)
+}
+
+// walkValue reads the rest of the JSON value that starts with tok.
+func walkValue(dec *json.Decoder, tok json.Token, t reflect.Type, path string) (*jobs.FieldError, error) {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -59,7 +64,14 @@ func walkKeys(dec *json.Decoder, t reflect.Type, path string) (*jobs.FieldError,
 			elem = t.Elem()
 		}
 		for i := 0; dec.More(); i++ {
-			if fe, err := walkKeys(dec, elem, fmt.Sprintf("%s[%d]", path, i)); fe != nil || err != nil {
+			tok, err := dec.Token()
+			if err != nil {
+				return nil, errMalformed
+			}
+			if _, ok := tok.(json.Delim); !ok {
+				continue // a scalar holds no keys: no path to build
+			}
+			if fe, err := walkValue(dec, tok, elem, path+"["+strconv.Itoa(i)+"]"); fe != nil || err != nil {
 				return fe, err
 			}
 		}

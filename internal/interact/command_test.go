@@ -16,10 +16,10 @@ import (
 const oncallGroup = -1004242
 
 // publishSchedules stores a schedule as the producers publish it: Alice
-// on call for good.
+// on call for good, announced in oncallGroup (where /oncall is asked).
 func publishSchedules(t *testing.T, h *harness) {
 	t.Helper()
-	src := "schedules:\n  - name: primary\n    time_zone: UTC\n    layers:\n      - {users: [{id: 1001, name: Alice, username: alice}], shift: weekly, handoff: \"09:00\", start: 2026-01-05}\n"
+	src := "schedules:\n  - name: primary\n    time_zone: UTC\n    chat: \"-1004242\"\n    layers:\n      - {users: [{id: 1001, name: Alice, username: alice}], shift: weekly, handoff: \"09:00\", start: 2026-01-05}\n"
 	if err := h.rdb.Set(h.ctx, keys.OnCallSchedules(), src, 0).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -88,3 +88,7 @@ func (e *Enqueuer) EnqueueBatch(ctx context.Context, queue string, items []Batch
 // Accepts reports whether queue is one of the queues messages may go to
 // (HERALD_QUEUES).
 func (e *Enqueuer) Accepts(queue string) bool { return contains(e.cfg.Queues, queue) }
+
+// MaxTextLen is the longest text accepted, in UTF-16 code units
+// (HERALD_MAX_TEXT_LEN).
+func (e *Enqueuer) MaxTextLen() int { return e.cfg.Limits.MaxTextLen }

@@ -1,7 +1,9 @@
 package producer
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -187,7 +189,13 @@ func (a *broadcastsAPI) deleteAudience(w http.ResponseWriter, r *http.Request) {
 // decode reads a request body within the broadcasts' body limit,
 // answering the error itself.
 func (a *broadcastsAPI) decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	if err := httpapi.DecodeJSON(w, r, a.svc.MaxBodyBytes(), v); err != nil {
+	// Lists are counted before they are decoded: a body of millions of
+	// chats costs a scan, not their decoding.
+	hint := fmt.Sprintf(" (%s): split the broadcast", broadcast.EnvMaxChats)
+	bounds := map[string]httpapi.Bound{"chats": {Max: a.svc.MaxChats(), Hint: hint}, "values": {Max: a.svc.MaxChats(), Hint: hint},
+		// A UTF-16 unit takes at most 6 bytes as sent (\uXXXX).
+		"text": {MaxBytes: 6 * a.svc.MaxTextLen(), Hint: fmt.Sprintf(" (%s is %d UTF-16 code units)", jobs.EnvMaxTextLen, a.svc.MaxTextLen())}}
+	if err := httpapi.DecodeJSONBounded(w, r, a.svc.MaxBodyBytes(), bounds, v); err != nil {
 		var he *httpapi.Error
 		errors.As(err, &he)
 		httpapi.WriteError(w, he)
@@ -207,6 +215,10 @@ func (a *broadcastsAPI) fail(w http.ResponseWriter, invalid string, err error) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "no broadcast that this token may see: unknown, or older than "+ledger.EnvRetention)
 	case errors.Is(err, broadcast.ErrOff):
 		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, err.Error())
+	case errors.Is(err, context.Canceled):
+		// The client left: the work stopped; nobody reads the answer.
+		a.log.Info("broadcast: the client left; its request stopped")
+		writeError(w, http.StatusRequestTimeout, "client_left", "the request was cancelled")
 	default:
 		a.log.Error("broadcast: Redis failed; answering 503", "error", err)
 		w.Header().Set("Retry-After", "1")

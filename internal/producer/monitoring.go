@@ -3,13 +3,15 @@ package producer
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/herald-dev/herald/internal/httpapi"
 )
 
 // monitoring serves the web UI by credential: a token with the admin scope
-// gets the read-write UI, every other token (senders' too) the read-only one
-// and a 403 for anything that could change state. Without a read-write UI
+// gets the read-write UI, one with the operate scope the read-only one and
+// a 403 for anything that could change state, and a sender's token the
+// UI's pages and the queues' counts, never a message (monitoringscope.go). Without a read-write UI
 // everyone reads only. Without authentication (local mode) everyone gets
 // the read-write UI; cross-origin requests are refused for everyone by
 // httpapi.SameOrigin.
@@ -18,7 +20,7 @@ func (a *api) monitoring() http.Handler {
 	if rw == nil {
 		rw = ro // read-only mode: the UI itself refuses every change
 	}
-	k := a.cfg.Keyring
+	k, root := a.cfg.Keyring, strings.TrimSuffix(a.cfg.MonitoringPath, "/")
 	if k.Open() {
 		return rw
 	}
@@ -29,6 +31,8 @@ func (a *api) monitoring() http.Handler {
 			httpapi.Unauthorized(w, "missing or wrong token: log in with an API token (basic auth, the token as password); one with the admin scope may change things")
 		case p.Has(httpapi.ScopeAdmin):
 			rw.ServeHTTP(w, r)
+		case !p.Has(httpapi.ScopeOperate) && !countsOnly(strings.TrimPrefix(r.URL.Path, root)):
+			payloadsNeedOperate(w, p.Name)
 		case r.Method != http.MethodGet && r.Method != http.MethodHead:
 			msg := fmt.Sprintf("token %q only reads the web UI: log in with a token that has the admin scope (HERALD_ADMIN_TOKEN) to change anything", p.Name)
 			if !k.Grants(httpapi.ScopeAdmin) {

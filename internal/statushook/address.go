@@ -3,7 +3,9 @@ package statushook
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 )
 
@@ -43,12 +45,36 @@ var forbiddenRanges = []struct {
 	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking (198.18.0.0/15)"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved (240.0.0.0/4)"},
 	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64 (64:ff9b::/96)"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "local-use NAT64 (64:ff9b:1::/48)"},
 }
 
 // forbiddenReason returns why ip may not be called, or "" when it may.
-// IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) are judged as IPv4.
+// An address with a zone id is refused (a zone names an interface of this
+// machine, and no range matches a zoned address). An IPv6 address that
+// carries an IPv4 address is judged by that address too: IPv4-mapped
+// (::ffff:a.b.c.d, judged as IPv4), IPv4-compatible (::a.b.c.d), NAT64
+// (64:ff9b::/96, refused whole, and the local-use 64:ff9b:1::/48), 6to4
+// (2002::/16) and Teredo (2001::/32: its server and its client), so that
+// a network that routes these forms cannot be made to reach what the
+// IPv4 checks refuse.
 func forbiddenReason(ip netip.Addr) string {
+	if ip.Zone() != "" {
+		return "scoped (an IPv6 zone id)"
+	}
 	ip = ip.Unmap()
+	if r := plainReason(ip); r != "" {
+		return r
+	}
+	for _, e := range embeddedIPv4(ip) {
+		if r := plainReason(e.addr); r != "" {
+			return r + " embedded in " + e.form
+		}
+	}
+	return ""
+}
+
+// plainReason judges ip by the ranges it falls in itself.
+func plainReason(ip netip.Addr) string {
 	switch {
 	case !ip.IsValid():
 		return "invalid"
@@ -73,6 +99,38 @@ func forbiddenReason(ip netip.Addr) string {
 	return ""
 }
 
+// embedded is an IPv4 address an IPv6 address carries, and the form.
+type embedded struct {
+	addr netip.Addr
+	form string
+}
+
+var (
+	compatPrefix = netip.MustParsePrefix("::/96")
+	sixToFour    = netip.MustParsePrefix("2002::/16")
+	teredo       = netip.MustParsePrefix("2001::/32")
+)
+
+// embeddedIPv4 lists the IPv4 addresses that ip, an IPv6 address, carries
+// in the forms that translate or tunnel to IPv4.
+func embeddedIPv4(ip netip.Addr) []embedded {
+	if !ip.Is6() {
+		return nil
+	}
+	b := ip.As16()
+	v4 := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{b[i], b[i+1], b[i+2], b[i+3]}) }
+	switch {
+	case compatPrefix.Contains(ip):
+		return []embedded{{v4(12), "an IPv4-compatible address (::a.b.c.d)"}}
+	case sixToFour.Contains(ip):
+		return []embedded{{v4(2), "a 6to4 address (2002::/16)"}}
+	case teredo.Contains(ip):
+		client := netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})
+		return []embedded{{v4(4), "a Teredo address's server (2001::/32)"}, {client, "a Teredo address's client (2001::/32)"}}
+	}
+	return nil
+}
+
 // isLocalName reports whether a host name always means this machine:
 // "localhost" and the names under it (RFC 6761).
 func isLocalName(host string) bool {
@@ -82,15 +140,27 @@ func isLocalName(host string) bool {
 
 // AllowList names the addresses and host names that callbacks may reach
 // although they are loopback, link-local or private: a test receiver, a
-// receiver inside the same network. The zero value allows nothing.
+// receiver inside the same network. An entry that names a port permits
+// that port only. The zero value allows nothing.
 type AllowList struct {
-	prefixes []netip.Prefix
-	hosts    map[string]bool
+	prefixes []allowedPrefix
+	hosts    map[string][]uint16 // host name → its ports; 0 is any port
 }
 
+// allowedPrefix is a range of the list and its port (0: any port).
+type allowedPrefix struct {
+	prefix netip.Prefix
+	port   uint16
+}
+
+// anyPort is the port of an entry that names none.
+const anyPort = 0
+
 // ParseAllowList reads entries that are each a CIDR ("10.1.0.0/16"), an
-// address ("127.0.0.1", "::1") or a host name ("receiver.internal"). A host
-// name is matched exactly, case-insensitively, against the URL's host, and
+// address ("127.0.0.1", "::1") or a host name ("receiver.internal"), with
+// a port after an address or a name ("127.0.0.1:8080", "[::1]:8080",
+// "receiver.internal:9000") to permit that port alone. A host name is
+// matched exactly, case-insensitively, against the URL's host, and
 // permits whatever it resolves to.
 func ParseAllowList(entries []string) (AllowList, error) {
 	var a AllowList
@@ -100,34 +170,51 @@ func ParseAllowList(entries []string) (AllowList, error) {
 			continue
 		}
 		if p, err := netip.ParsePrefix(e); err == nil {
-			a.prefixes = append(a.prefixes, p.Masked())
+			a.prefixes = append(a.prefixes, allowedPrefix{prefix: p.Masked()})
 			continue
 		}
-		if ip, err := netip.ParseAddr(e); err == nil {
-			a.prefixes = append(a.prefixes, netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen()))
+		port := uint16(anyPort)
+		if ap, err := netip.ParseAddrPort(e); err == nil && ap.Port() != 0 {
+			e, port = ap.Addr().String(), ap.Port()
+		} else if h, ps, err := net.SplitHostPort(e); err == nil {
+			n, err := strconv.ParseUint(ps, 10, 16)
+			if err != nil || n == 0 {
+				return AllowList{}, fmt.Errorf("allow-list entry %q has a port that is not from 1 to 65535", raw)
+			}
+			e, port = h, uint16(n)
+		}
+		if ip, err := netip.ParseAddr(e); err == nil && ip.Zone() == "" {
+			a.prefixes = append(a.prefixes, allowedPrefix{prefix: netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen()), port: port})
 			continue
 		}
-		if strings.ContainsAny(e, "/:[] ") {
-			return AllowList{}, fmt.Errorf("allow-list entry %q is neither a CIDR, an address nor a host name", raw)
+		if e == "" || strings.ContainsAny(e, "/:[]% ") {
+			return AllowList{}, fmt.Errorf("allow-list entry %q is neither a CIDR, an address nor a host name (with a port or not)", raw)
 		}
 		if a.hosts == nil {
-			a.hosts = map[string]bool{}
+			a.hosts = map[string][]uint16{}
 		}
-		a.hosts[strings.ToLower(strings.TrimSuffix(e, "."))] = true
+		name := strings.ToLower(strings.TrimSuffix(e, "."))
+		a.hosts[name] = append(a.hosts[name], port)
 	}
 	return a, nil
 }
 
-// allowsHost reports whether the host name is on the list.
-func (a AllowList) allowsHost(host string) bool {
-	return a.hosts[strings.ToLower(strings.TrimSuffix(host, "."))]
+// allowsHost reports whether the host name is on the list for port.
+func (a AllowList) allowsHost(host string, port uint16) bool {
+	for _, p := range a.hosts[strings.ToLower(strings.TrimSuffix(host, "."))] {
+		if p == anyPort || p == port {
+			return true
+		}
+	}
+	return false
 }
 
-// allowsIP reports whether ip falls in one of the listed ranges.
-func (a AllowList) allowsIP(ip netip.Addr) bool {
+// allowsIP reports whether ip, on port, falls in one of the listed
+// ranges.
+func (a AllowList) allowsIP(ip netip.Addr, port uint16) bool {
 	ip = ip.Unmap()
 	for _, p := range a.prefixes {
-		if p.Contains(ip) {
+		if p.prefix.Contains(ip) && (p.port == anyPort || p.port == port) {
 			return true
 		}
 	}
@@ -135,9 +222,9 @@ func (a AllowList) allowsIP(ip netip.Addr) bool {
 }
 
 // checkIP returns an *AddressError when host's address ip may not be
-// called.
-func (a AllowList) checkIP(host string, ip netip.Addr) error {
-	if a.allowsIP(ip) {
+// called on port.
+func (a AllowList) checkIP(host string, ip netip.Addr, port uint16) error {
+	if a.allowsIP(ip, port) {
 		return nil
 	}
 	if reason := forbiddenReason(ip); reason != "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -50,7 +51,11 @@ func (d *guardedDialer) DialContext(ctx context.Context, network, addr string) (
 	if err != nil {
 		return nil, fmt.Errorf("callback address %q: %w", addr, err)
 	}
-	hostAllowed := d.allow.allowsHost(host)
+	pn, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return nil, fmt.Errorf("callback address %q: the port is not a number", addr)
+	}
+	hostAllowed := d.allow.allowsHost(host, uint16(pn))
 	ips, err := d.resolve(ctx, network, host, hostAllowed)
 	if err != nil {
 		return nil, err
@@ -58,7 +63,7 @@ func (d *guardedDialer) DialContext(ctx context.Context, network, addr string) (
 	var errs []error
 	for _, ip := range ips {
 		if !hostAllowed {
-			if err := d.allow.checkIP(host, ip); err != nil {
+			if err := d.allow.checkIP(host, ip, uint16(pn)); err != nil {
 				errs = append(errs, err)
 				continue
 			}
@@ -107,5 +112,5 @@ func (d *guardedDialer) control(_, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return fmt.Errorf("callback connect to %q: not a numeric address: %w", address, err)
 	}
-	return d.allow.checkIP(ap.Addr().String(), ap.Addr())
+	return d.allow.checkIP(ap.Addr().String(), ap.Addr(), ap.Port())
 }

@@ -62,7 +62,7 @@ func (p Policy) ValidateURL(raw string) (*url.URL, error) {
 		return bad("is not a URL: %v", err)
 	}
 	switch {
-	case u.Scheme == "http" && !p.AllowHTTP && !p.allowedHost(u.Hostname()):
+	case u.Scheme == "http" && !p.AllowHTTP && !p.allowedHost(u):
 		return bad("must use https (plain http is accepted only for hosts on the allow-list, %s)", EnvAllow)
 	case u.Scheme != "https" && u.Scheme != "http":
 		return bad("must be an https URL, not %q", u.Scheme)
@@ -76,7 +76,7 @@ func (p Policy) ValidateURL(raw string) (*url.URL, error) {
 	if err := p.checkPort(u); err != nil {
 		return nil, err
 	}
-	if err := p.checkHost(u.Hostname()); err != nil {
+	if err := p.checkHost(u.Hostname(), urlPort(u)); err != nil {
 		return nil, &URLError{Field: CallbackURLField, Reason: err.Error(), Err: err}
 	}
 	return u, nil
@@ -95,7 +95,7 @@ func (p Policy) checkPort(u *url.URL) error {
 	if err != nil || port < 1 || port > 65535 {
 		return &URLError{Field: CallbackURLField, Reason: fmt.Sprintf("port %q is not from 1 to 65535", ps)}
 	}
-	if port < 1024 && port != 80 && port != 443 && !p.allowedHost(u.Hostname()) {
+	if port < 1024 && port != 80 && port != 443 && !p.allowedHost(u) {
 		return &URLError{Field: CallbackURLField,
 			Reason: fmt.Sprintf("port %d is refused: below 1024 only 80 and 443 are allowed", port)}
 	}
@@ -104,21 +104,35 @@ func (p Policy) checkPort(u *url.URL) error {
 
 // checkHost refuses an address literal in a forbidden range and a
 // localhost name, unless the allow-list permits it.
-func (p Policy) checkHost(host string) error {
+func (p Policy) checkHost(host string, port uint16) error {
 	if ip, err := netip.ParseAddr(host); err == nil {
-		return p.Allow.checkIP(host, ip)
+		return p.Allow.checkIP(host, ip, port)
 	}
-	if isLocalName(host) && !p.Allow.allowsHost(host) {
+	if isLocalName(host) && !p.Allow.allowsHost(host, port) {
 		return &AddressError{Host: host, Reason: "loopback (localhost name)"}
 	}
 	return nil
 }
 
-// allowedHost reports whether the host, a name or a literal, is on the
-// allow-list.
-func (p Policy) allowedHost(host string) bool {
+// allowedHost reports whether u's host, a name or a literal, is on the
+// allow-list for u's port.
+func (p Policy) allowedHost(u *url.URL) bool {
+	host, port := u.Hostname(), urlPort(u)
 	if ip, err := netip.ParseAddr(host); err == nil {
-		return p.Allow.allowsIP(ip)
+		return p.Allow.allowsIP(ip, port)
 	}
-	return p.Allow.allowsHost(host)
+	return p.Allow.allowsHost(host, port)
+}
+
+// urlPort is u's port: the one it names, or its scheme's (443, 80); 0
+// when it names none that is valid (checkPort reports it).
+func urlPort(u *url.URL) uint16 {
+	if ps := u.Port(); ps != "" {
+		n, _ := strconv.ParseUint(ps, 10, 16)
+		return uint16(n)
+	}
+	if u.Scheme == "http" {
+		return 80
+	}
+	return 443
 }

@@ -115,7 +115,7 @@ func TestWebUI(t *testing.T) {
 	t.Logf("archived task %s: %s", s.archived.ID, s.archived.LastErr)
 
 	t.Run("API formats the payload and hides the bot token", func(t *testing.T) {
-		status, _, body := get(t, base+"/monitoring/api/queues/"+s.archived.Queue+"/archived_tasks", "Bearer "+apiToken)
+		status, _, body := get(t, base+"/monitoring/api/queues/"+s.archived.Queue+"/archived_tasks", "Bearer "+adminToken)
 		if status != http.StatusOK {
 			t.Fatalf("archived_tasks: status %d: %s", status, body)
 		}

@@ -14,12 +14,14 @@ import (
 	"github.com/herald-dev/herald/test/fleet/fleettest"
 )
 
-// oncallOnlyRoutes is a routing file with one schedule (Alice on call)
-// and a route for the alerts nobody sends here.
+// oncallOnlyRoutes is a routing file with one schedule (Alice on call),
+// announced in the group that asks (oncallGroup), and a route for the
+// alerts nobody sends here.
 const oncallOnlyRoutes = `
 schedules:
   - name: primary
     time_zone: Europe/Berlin
+    chat: "-1003000000002"
     layers:
       - {users: [{id: 1001, name: Alice, username: alice_oncall}], shift: weekly, handoff: "09:00", start: 2026-01-05}
 routes:
