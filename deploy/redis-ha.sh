@@ -18,10 +18,12 @@
 #
 # Environment (the compose file sets it):
 #   NODE_IP        this node's fixed address
+#   NODE_PORT      its port; 6379 for data, 26379 for sentinel by default
 #   FIRST_MASTER   the master's address when no sentinel answers
 #   SENTINELS      the sentinels, "ip:port ip:port ..."
 #   MASTER_NAME    the name the sentinels monitor
 #   QUORUM, DOWN_AFTER_MS, FAILOVER_TIMEOUT_MS   sentinel only
+#   SENTINEL_CONF  where the sentinel's file goes; /tmp/sentinel.conf
 #
 # It runs under the image's entrypoint (docker-entrypoint.sh), which drops
 # to the redis user; POSIX sh, for busybox (Alpine) and dash (Debian).
@@ -29,6 +31,10 @@ set -u
 
 role=${1:?usage: redis-ha.sh data|sentinel [redis-server options...]}
 shift
+case $role in
+sentinel) NODE_PORT=${NODE_PORT:-26379} ;;
+*) NODE_PORT=${NODE_PORT:-6379} ;;
+esac
 
 # ask_master prints "ip port" of the master most sentinels name, or nothing.
 ask_master() {
@@ -36,7 +42,7 @@ ask_master() {
 	i=0
 	for s in $SENTINELS; do
 		i=$((i + 1))
-		[ "${s%:*}" = "$NODE_IP" ] && continue
+		[ "$s" = "$NODE_IP:$NODE_PORT" ] && continue
 		timeout 1 redis-cli --raw -h "${s%:*}" -p "${s##*:}" \
 			SENTINEL get-master-addr-by-name "$MASTER_NAME" >"$dir/$i" 2>/dev/null &
 	done
@@ -61,7 +67,7 @@ fi
 
 case $role in
 data)
-	if [ "$master_ip" = "$NODE_IP" ]; then
+	if [ "$master_ip:$master_port" = "$NODE_IP:$NODE_PORT" ]; then
 		echo "redis-ha: starting $NODE_IP as the master" >&2
 	else
 		echo "redis-ha: starting $NODE_IP as a replica of $master_ip:$master_port" >&2
@@ -70,7 +76,7 @@ data)
 	exec docker-entrypoint.sh redis-server "$@" --replica-announce-ip "$NODE_IP"
 	;;
 sentinel)
-	conf=/tmp/sentinel.conf
+	conf=${SENTINEL_CONF:-/tmp/sentinel.conf}
 	# The sentinel rewrites this file (epochs, known nodes), so it must be
 	# writable by the user the entrypoint drops to.
 	cat >"$conf" <<EOF
