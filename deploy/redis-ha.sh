@@ -9,7 +9,7 @@
 # is before they start. A data node then starts as a replica of that master
 # (`--replicaof`), or as the master when the answer is its own address; a
 # sentinel monitors that master. The answer given by most sentinels wins.
-# When no sentinel answers within a second (the group's first start, or
+# When no sentinel answers in ASK_ROUNDS rounds (the group's first start, or
 # every sentinel down), the node falls back to FIRST_MASTER, the address the
 # group started with.
 #
@@ -24,6 +24,7 @@
 #   MASTER_NAME    the name the sentinels monitor
 #   QUORUM, DOWN_AFTER_MS, FAILOVER_TIMEOUT_MS   sentinel only
 #   SENTINEL_CONF  where the sentinel's file goes; /tmp/sentinel.conf
+#   ASK_TIMEOUT, ASK_ROUNDS   seconds per question (2), rounds (3)
 #
 # It runs under the image's entrypoint (docker-entrypoint.sh), which drops
 # to the redis user; POSIX sh, for busybox (Alpine) and dash (Debian).
@@ -36,21 +37,32 @@ sentinel) NODE_PORT=${NODE_PORT:-26379} ;;
 *) NODE_PORT=${NODE_PORT:-6379} ;;
 esac
 
-# ask_master prints "ip port" of the master most sentinels name, or nothing.
+# ask_master prints "ip port" of the master most sentinels name, or
+# nothing. It asks every sentinel at once, each for up to ASK_TIMEOUT
+# seconds, in up to ASK_ROUNDS rounds until one answers, and reports on
+# stderr why a sentinel gave no answer.
 ask_master() {
 	dir=$(mktemp -d)
-	i=0
-	for s in $SENTINELS; do
-		i=$((i + 1))
-		[ "$s" = "$NODE_IP:$NODE_PORT" ] && continue
-		timeout 1 redis-cli --raw -h "${s%:*}" -p "${s##*:}" \
-			SENTINEL get-master-addr-by-name "$MASTER_NAME" >"$dir/$i" 2>/dev/null &
+	round=0
+	while [ "$round" -lt "${ASK_ROUNDS:-3}" ]; do
+		round=$((round + 1))
+		i=0
+		for s in $SENTINELS; do
+			i=$((i + 1))
+			[ "$s" = "$NODE_IP:$NODE_PORT" ] && continue
+			timeout "${ASK_TIMEOUT:-2}" redis-cli --raw -h "${s%:*}" -p "${s##*:}" \
+				SENTINEL get-master-addr-by-name "$MASTER_NAME" >"$dir/$i.out" 2>"$dir/$i.err" ||
+				echo "redis-ha: round $round: no answer from $s (exit $?) $(cat "$dir/$i.err")" >>"$dir/log" &
+		done
+		wait
+		for f in "$dir"/*.out; do
+			[ -f "$f" ] && awk 'NR == 1 { ip = $0 } NR == 2 { print ip, $0 }' "$f"
+		done | grep -E '^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+ [0-9]+$' |
+			sort | uniq -c | sort -rn | awk 'NR == 1 { print $2, $3 }' >"$dir/answer"
+		[ -s "$dir/answer" ] && break
 	done
-	wait
-	for f in "$dir"/*; do
-		[ -f "$f" ] && awk 'NR == 1 { ip = $0 } NR == 2 { print ip, $0 }' "$f"
-	done | grep -E '^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+ [0-9]+$' |
-		sort | uniq -c | sort -rn | awk 'NR == 1 { print $2, $3 }'
+	[ -f "$dir/log" ] && cat "$dir/log" >&2
+	cat "$dir/answer"
 	rm -rf "$dir"
 }
 

@@ -98,6 +98,7 @@ func TestReplicatedRedisLayer(t *testing.T) {
 		}
 		for flag, want := range map[string]string{
 			"--min-replicas-to-write": "1", "--min-replicas-max-lag": "10", "--appendonly": "yes",
+			"--repl-diskless-sync-delay": "0",
 		} {
 			if i := slices.Index(cmd, flag); i < 0 || i+1 >= len(cmd) || cmd[i+1] != want {
 				t.Errorf("%s command %q: %s should be %s", name, cmd, flag, want)

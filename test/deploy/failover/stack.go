@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"time"
 )
 
 // stack runs docker and docker compose against the project.
@@ -68,6 +69,15 @@ func (s *stack) replicaOf(ctx context.Context, service, master string) bool {
 	}
 	return strings.Contains(out, "role:slave") && strings.Contains(out, "master_host:"+master+"\r") &&
 		strings.Contains(out, "master_link_status:up")
+}
+
+// startedAt is when the service's container last started.
+func (s *stack) startedAt(ctx context.Context, service string) (time.Time, error) {
+	out, err := exec.CommandContext(ctx, "docker", "inspect", "-f", "{{.State.StartedAt}}", container(service)).Output()
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.Parse(time.RFC3339Nano, strings.TrimSpace(string(out)))
 }
 
 // tilts counts the +tilt lines in the sentinels' logs.
