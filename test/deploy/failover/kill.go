@@ -39,10 +39,18 @@ func killOnce(ctx context.Context, st *stack, tr *traffic, tiltsBefore int) (kil
 	if out, err := exec.CommandContext(ctx, "docker", "kill", container(k.killed)).CombinedOutput(); err != nil {
 		return k, fmt.Errorf("docker kill: %w: %s", err, out)
 	}
+	// Recovered: the sentinels name another master, and a message sent
+	// after that was delivered.
 	deadline := k.at.Add(90 * time.Second)
-	for !tr.deliveredSince(k.at) {
+	var switched time.Time
+	for switched.IsZero() || !tr.deliveredSince(switched) {
 		if time.Now().After(deadline) {
-			return k, fmt.Errorf("nothing sent after the kill was delivered within 90 s")
+			return k, fmt.Errorf("no new master, or nothing sent after it delivered, within 90 s")
+		}
+		if switched.IsZero() {
+			if m, err := st.master(ctx); err == nil && m != from {
+				switched = time.Now()
+			}
 		}
 		if err := sleep(ctx, 50*time.Millisecond); err != nil {
 			return k, err
@@ -109,9 +117,9 @@ func (t *traffic) deliveredSince(at time.Time) bool {
 	return false
 }
 
-// window reads the requests sent from at to until: how many got no 202, when the
-// first 202 after the last of those came, the slowest 202, and when the
-// first of them reached the fake.
+// window reads the requests sent from at to until: how many got no 202,
+// when the first 202 after the last of those came, the slowest 202, and
+// when the first message accepted after the last refusal reached the fake.
 func (t *traffic) window(at, until time.Time) (refused int, api, slowest, delivering time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -133,14 +141,16 @@ func (t *traffic) window(at, until time.Time) (refused int, api, slowest, delive
 			continue
 		}
 		slowest = max(slowest, r.done.Sub(r.sent))
-		if r.deliveries > 0 && (first < 0 || r.seen.Sub(at) < first) {
-			first = r.seen.Sub(at)
-		}
 	}
 	for _, r := range t.reqs {
-		if r.answered && r.code == 202 && r.sent.After(lastRefused) && !r.sent.Before(at) {
+		if !r.answered || r.code != 202 || !r.sent.After(lastRefused) || r.sent.Before(at) {
+			continue
+		}
+		if api == 0 {
 			api = r.done.Sub(at)
-			break
+		}
+		if r.deliveries > 0 && (first < 0 || r.seen.Sub(at) < first) {
+			first = r.seen.Sub(at)
 		}
 	}
 	return refused, api, slowest, first
