@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,18 @@ import (
 
 // replicatedFile layers a Sentinel group under the base compose file.
 const replicatedFile = "docker-compose.replicated.yml"
+
+// netInternal is the base file's network without a route out.
+const netInternal = "internal"
+
+// redisHAMount is where the replicated layer mounts deploy/redis-ha.sh.
+const redisHAMount = "/etc/herald/redis-ha.sh"
+
+// The replicated layer's Redis data nodes and sentinels.
+var (
+	dataNodes    = []string{svcRedis, "redis-replica-1", "redis-replica-2"}
+	sentinelSvcs = []string{"sentinel-1", "sentinel-2", "sentinel-3"}
+)
 
 // loadReplicated loads the base file with the replicated layer on top, as
 // `docker compose -f docker-compose.yml -f docker-compose.replicated.yml`
@@ -48,14 +61,14 @@ func loadReplicated(t *testing.T) *types.Project {
 }
 
 // TestReplicatedRedisLayer: every Herald service reaches Redis through the
-// three sentinels and waits for a replica; every data node refuses writes
-// without a replica (min-replicas-to-write) and keeps its AOF; the
-// sentinels monitor the base file's redis service under the name the URL
-// asks for.
+// sentinels and waits for a replica; every data node refuses writes
+// without a replica (min-replicas-to-write) and keeps its AOF; every node
+// and sentinel starts through deploy/redis-ha.sh, which picks the master
+// (TestRedisHAFollowsTheSentinels).
 func TestReplicatedRedisLayer(t *testing.T) {
 	t.Parallel()
 	p := loadReplicated(t)
-	sentinels := []string{"sentinel-1", "sentinel-2", "sentinel-3"}
+	sentinels := sentinelSvcs
 	for _, name := range []string{svcProducer, svcProducerCheck, svcWorker, svcWorkerCheck, svcFeeds} {
 		s := service(t, p, name)
 		env := rawEnv(s)
@@ -65,11 +78,6 @@ func TestReplicatedRedisLayer(t *testing.T) {
 		}
 		if !strings.HasPrefix(raw, "redis-sentinel://") || !strings.HasSuffix(raw, "?master=herald") {
 			t.Errorf("%s %s = %q, want the sentinels and master=herald", name, redisconn.EnvURL, raw)
-		}
-		for _, sn := range sentinels {
-			if !strings.Contains(raw, sn+":26379") {
-				t.Errorf("%s %s lacks %s", name, redisconn.EnvURL, sn)
-			}
 		}
 		if got := env(redisconn.EnvWaitReplicas); got != "1" {
 			t.Errorf("%s %s = %q, want 1", name, redisconn.EnvWaitReplicas, got)
@@ -83,87 +91,117 @@ func TestReplicatedRedisLayer(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{svcRedis, "redis-replica-1", "redis-replica-2"} {
+	for _, name := range dataNodes {
 		cmd := service(t, p, name).Command
+		if len(cmd) < 3 || cmd[0] != "sh" || cmd[1] != redisHAMount || cmd[2] != "data" {
+			t.Errorf("%s command %q does not start with sh %s data", name, cmd, redisHAMount)
+		}
 		for flag, want := range map[string]string{
 			"--min-replicas-to-write": "1", "--min-replicas-max-lag": "10", "--appendonly": "yes",
-			"--replica-announce-ip": name,
+			"--repl-diskless-sync-delay": "0",
 		} {
 			if i := slices.Index(cmd, flag); i < 0 || i+1 >= len(cmd) || cmd[i+1] != want {
 				t.Errorf("%s command %q: %s should be %s", name, cmd, flag, want)
 			}
 		}
-		if name != svcRedis {
-			if i := slices.Index(cmd, "--replicaof"); i < 0 || i+2 >= len(cmd) || cmd[i+1] != svcRedis || cmd[i+2] != "6379" {
-				t.Errorf("%s command %q does not replicate redis:6379", name, cmd)
+		// redis-ha.sh adds these from what the sentinels say.
+		for _, flag := range []string{"--replicaof", "--slaveof", "--replica-announce-ip"} {
+			if slices.Contains(cmd, flag) {
+				t.Errorf("%s command %q sets %s; redis-ha.sh sets it from the sentinels' answer", name, cmd, flag)
 			}
 		}
 	}
 	for _, sn := range sentinels {
-		script := strings.Join(service(t, p, sn).Command, " ")
-		for _, line := range []string{"sentinel resolve-hostnames yes", "sentinel monitor herald redis 6379 2", "--sentinel"} {
-			if !strings.Contains(script, line) {
-				t.Errorf("%s command lacks %q: %s", sn, line, script)
-			}
+		if cmd := service(t, p, sn).Command; !slices.Equal(cmd, []string{"sh", redisHAMount, "sentinel"}) {
+			t.Errorf("%s command %q, want sh %s sentinel", sn, cmd, redisHAMount)
 		}
 	}
 }
 
-// TestReplicatedNetworks: every data node and sentinel of the replicated
-// layer is on a network that is not internal, beside the base file's
-// internal one. On Docker 20.10 the embedded DNS of an internal-only
-// network answers a name it does not know (the killed master's) after
-// about 20 s, and the failover aborts (issue 31). That routed network is
-// theirs alone: no port is published on it, and no Herald service or
-// Prometheus joins it; the Herald services still reach the sentinels.
-func TestReplicatedNetworks(t *testing.T) {
+// TestReplicatedFixedAddresses: a failover resolves no host name. The
+// internal network has a fixed subnet; every Redis data node and sentinel
+// has a fixed address in it, outside the pool (ip_range) of the containers
+// without one, and sits on internal networks only; what redis-ha.sh reads
+// (NODE_IP, FIRST_MASTER, SENTINELS) and every Herald service's REDIS_URL
+// name those addresses, never a host name (issue 40: lookups of the killed
+// master's name sent the sentinels into TILT).
+func TestReplicatedFixedAddresses(t *testing.T) {
 	t.Parallel()
 	p := loadReplicated(t)
-	nodes := []string{svcRedis, "redis-replica-1", "redis-replica-2", "sentinel-1", "sentinel-2", "sentinel-3"}
-	routed := map[string]bool{} // the nodes' networks that are not internal
-	for _, name := range nodes {
+	subnet, pool := internalSubnet(t, p)
+	addr := map[string]string{} // service -> its fixed address
+	seen := map[string]string{}
+	for _, name := range append(slices.Clone(dataNodes), sentinelSvcs...) {
 		s := service(t, p, name)
-		var own []string
 		for n := range s.Networks {
 			if !p.Networks[n].Internal {
-				own = append(own, n)
-				routed[n] = true
+				t.Errorf("%s is on %s, a network with a route out; the Redis group needs none", name, n)
 			}
-		}
-		if len(own) == 0 {
-			t.Errorf("%s networks = %v: only internal ones; on Docker 20.10 its lookups of a vanished name take 20 s and a failover aborts", name, keys(s.Networks))
 		}
 		if len(s.Ports) != 0 {
 			t.Errorf("%s publishes %+v; the Redis group must not be reachable from the host", name, s.Ports)
 		}
-	}
-	for _, name := range nodes[1:] {
-		a, b := service(t, p, svcRedis), service(t, p, name)
-		shared := false
-		for n := range a.Networks {
-			if _, ok := b.Networks[n]; ok && !p.Networks[n].Internal {
-				shared = true
-			}
+		nc := s.Networks[netInternal]
+		var ip net.IP
+		if nc != nil {
+			ip = net.ParseIP(nc.Ipv4Address)
 		}
-		if !shared {
-			t.Errorf("%s shares no routed network with redis", name)
+		switch {
+		case ip == nil || !subnet.Contains(ip):
+			t.Errorf("%s has no fixed ipv4_address in %s on %s", name, subnet, netInternal)
+			continue
+		case pool.Contains(ip):
+			t.Errorf("%s address %s lies in ip_range %s, where Docker hands out addresses to other containers", name, ip, pool)
+		case seen[ip.String()] != "":
+			t.Errorf("%s and %s share %s", name, seen[ip.String()], ip)
 		}
-	}
-	for _, name := range []string{svcProducer, svcWorker, svcFeeds} {
-		s := service(t, p, name)
-		for n := range s.Networks {
-			if routed[n] {
-				t.Errorf("%s is on %s, the Redis group's routed network; it reaches the sentinels on internal", name, n)
-			}
+		seen[ip.String()], addr[name] = name, ip.String()
+		env := rawEnv(s)
+		if got := env("NODE_IP"); got != ip.String() {
+			t.Errorf("%s NODE_IP = %q, want its address %s", name, got, ip)
 		}
-		reach := false
-		for n := range s.Networks {
-			if _, ok := service(t, p, "sentinel-1").Networks[n]; ok {
-				reach = true
-			}
+		if got := env("FIRST_MASTER"); got != addr[svcRedis] {
+			t.Errorf("%s FIRST_MASTER = %q, want redis's address %s", name, got, addr[svcRedis])
 		}
-		if !reach {
-			t.Errorf("%s shares no network with the sentinels", name)
+		if !slices.ContainsFunc(s.Volumes, func(v types.ServiceVolumeConfig) bool {
+			return v.Type == types.VolumeTypeBind && v.Source == filepath.Join(p.WorkingDir, redisHAScript) && v.Target == redisHAMount && v.ReadOnly
+		}) {
+			t.Errorf("%s does not mount %s read-only at %s: %+v", name, redisHAScript, redisHAMount, s.Volumes)
 		}
 	}
+	var want []string
+	for _, sn := range sentinelSvcs {
+		want = append(want, addr[sn]+":26379")
+	}
+	for _, name := range append(slices.Clone(dataNodes), sentinelSvcs...) {
+		if got := strings.Fields(rawEnv(service(t, p, name))("SENTINELS")); !slices.Equal(got, want) {
+			t.Errorf("%s SENTINELS = %q, want the sentinels' addresses %q", name, got, want)
+		}
+	}
+	wantURL := "redis-sentinel://" + strings.Join(want, ",") + "/0?master=herald"
+	for _, name := range []string{svcProducer, svcProducerCheck, svcWorker, svcWorkerCheck, svcFeeds} {
+		if got := rawEnv(service(t, p, name))(redisconn.EnvURL); got != wantURL {
+			t.Errorf("%s %s = %q, want %q (the sentinels by address)", name, redisconn.EnvURL, got, wantURL)
+		}
+	}
+}
+
+// internalSubnet returns the subnet the replicated layer gives the
+// internal network and the ip_range inside it.
+func internalSubnet(t *testing.T, p *types.Project) (subnet, pool *net.IPNet) {
+	t.Helper()
+	n := p.Networks[netInternal]
+	if !n.Internal || n.Ipam.Config == nil || len(n.Ipam.Config) != 1 {
+		t.Fatalf("network %s: internal %v, ipam %+v; want internal with one fixed subnet", netInternal, n.Internal, n.Ipam)
+	}
+	c := n.Ipam.Config[0]
+	_, subnet, err := net.ParseCIDR(c.Subnet)
+	if err != nil {
+		t.Fatalf("network %s subnet %q: %v", netInternal, c.Subnet, err)
+	}
+	_, pool, err = net.ParseCIDR(c.IPRange)
+	if err != nil || !subnet.Contains(pool.IP) {
+		t.Fatalf("network %s ip_range %q: %v; want a range inside %s for the containers without a fixed address", netInternal, c.IPRange, err, subnet)
+	}
+	return subnet, pool
 }

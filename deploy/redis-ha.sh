@@ -1,0 +1,110 @@
+#!/bin/sh
+# Starts one node of docker-compose.replicated.yml's Sentinel group as what
+# the group needs now, instead of what it was at the first start:
+#
+#   redis-ha.sh data [redis-server options...]   a Redis data node
+#   redis-ha.sh sentinel                         a sentinel
+#
+# Both ask the sentinels (SENTINEL get-master-addr-by-name) who the master
+# is before they start. A data node then starts as a replica of that master
+# (`--replicaof`), or as the master when the answer is its own address; a
+# sentinel monitors that master. The answer given by most sentinels wins.
+# When no sentinel answers in ASK_ROUNDS rounds (the group's first start, or
+# every sentinel down), the node falls back to FIRST_MASTER, the address the
+# group started with.
+#
+# Every address is an IPv4 address, so nothing here, in Redis or in the
+# sentinels resolves a host name: a failover never waits on DNS.
+#
+# Environment (the compose file sets it):
+#   NODE_IP        this node's fixed address
+#   NODE_PORT      its port; 6379 for data, 26379 for sentinel by default
+#   FIRST_MASTER   the master's address when no sentinel answers
+#   SENTINELS      the sentinels, "ip:port ip:port ..."
+#   MASTER_NAME    the name the sentinels monitor
+#   QUORUM, DOWN_AFTER_MS, FAILOVER_TIMEOUT_MS   sentinel only
+#   SENTINEL_CONF  where the sentinel's file goes; /tmp/sentinel.conf
+#   ASK_TIMEOUT, ASK_ROUNDS   seconds per question (2), rounds (3)
+#
+# It runs under the image's entrypoint (docker-entrypoint.sh), which drops
+# to the redis user; POSIX sh, for busybox (Alpine) and dash (Debian).
+set -u
+
+role=${1:?usage: redis-ha.sh data|sentinel [redis-server options...]}
+shift
+case $role in
+sentinel) NODE_PORT=${NODE_PORT:-26379} ;;
+*) NODE_PORT=${NODE_PORT:-6379} ;;
+esac
+
+# ask_master prints "ip port" of the master most sentinels name, or
+# nothing. It asks every sentinel at once, each for up to ASK_TIMEOUT
+# seconds, in up to ASK_ROUNDS rounds until one answers, and reports on
+# stderr why a sentinel gave no answer.
+ask_master() {
+	dir=$(mktemp -d)
+	round=0
+	while [ "$round" -lt "${ASK_ROUNDS:-3}" ]; do
+		round=$((round + 1))
+		i=0
+		for s in $SENTINELS; do
+			i=$((i + 1))
+			[ "$s" = "$NODE_IP:$NODE_PORT" ] && continue
+			timeout "${ASK_TIMEOUT:-2}" redis-cli --raw -h "${s%:*}" -p "${s##*:}" \
+				SENTINEL get-master-addr-by-name "$MASTER_NAME" >"$dir/$i.out" 2>"$dir/$i.err" ||
+				echo "redis-ha: round $round: no answer from $s (exit $?) $(cat "$dir/$i.err")" >>"$dir/log" &
+		done
+		wait
+		for f in "$dir"/*.out; do
+			[ -f "$f" ] && awk 'NR == 1 { ip = $0 } NR == 2 { print ip, $0 }' "$f"
+		done | grep -E '^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+ [0-9]+$' |
+			sort | uniq -c | sort -rn | awk 'NR == 1 { print $2, $3 }' >"$dir/answer"
+		[ -s "$dir/answer" ] && break
+	done
+	[ -f "$dir/log" ] && cat "$dir/log" >&2
+	cat "$dir/answer"
+	rm -rf "$dir"
+}
+
+answer=$(ask_master)
+if [ -n "$answer" ]; then
+	master_ip=${answer% *}
+	master_port=${answer#* }
+	echo "redis-ha: the sentinels name $master_ip:$master_port as master" >&2
+else
+	master_ip=$FIRST_MASTER
+	master_port=6379
+	echo "redis-ha: no sentinel answered; $master_ip:$master_port is the master" >&2
+fi
+
+case $role in
+data)
+	if [ "$master_ip:$master_port" = "$NODE_IP:$NODE_PORT" ]; then
+		echo "redis-ha: starting $NODE_IP as the master" >&2
+	else
+		echo "redis-ha: starting $NODE_IP as a replica of $master_ip:$master_port" >&2
+		set -- --replicaof "$master_ip" "$master_port" "$@"
+	fi
+	exec docker-entrypoint.sh redis-server "$@" --replica-announce-ip "$NODE_IP"
+	;;
+sentinel)
+	conf=${SENTINEL_CONF:-/tmp/sentinel.conf}
+	# The sentinel rewrites this file (epochs, known nodes), so it must be
+	# writable by the user the entrypoint drops to.
+	cat >"$conf" <<EOF
+sentinel resolve-hostnames no
+sentinel announce-hostnames no
+sentinel announce-ip $NODE_IP
+sentinel monitor $MASTER_NAME $master_ip $master_port $QUORUM
+sentinel down-after-milliseconds $MASTER_NAME $DOWN_AFTER_MS
+sentinel failover-timeout $MASTER_NAME $FAILOVER_TIMEOUT_MS
+sentinel parallel-syncs $MASTER_NAME 1
+EOF
+	[ "$(id -u)" = 0 ] && chown redis "$conf"
+	exec docker-entrypoint.sh redis-server "$conf" --sentinel
+	;;
+*)
+	echo "redis-ha: unknown role $role; want data or sentinel" >&2
+	exit 2
+	;;
+esac

@@ -1,0 +1,136 @@
+package deploy
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herald-dev/herald/test/redistest"
+)
+
+// redisHAScript starts every node of the replicated layer.
+const redisHAScript = "deploy/redis-ha.sh"
+
+// runRedisHA runs deploy/redis-ha.sh with env under sh, with a
+// docker-entrypoint.sh on PATH that prints its arguments one per line
+// instead of starting Redis, and returns those arguments.
+func runRedisHA(t *testing.T, env map[string]string, args ...string) []string {
+	t.Helper()
+	bin := t.TempDir()
+	stub := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done\n"
+	if err := os.WriteFile(filepath.Join(bin, "docker-entrypoint.sh"), []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", append([]string{filepath.Join(repoRoot(t), redisHAScript)}, args...)...)
+	cmd.Env = []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "MASTER_NAME=herald"}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", redisHAScript, args, err, stderr.String())
+	}
+	return strings.Split(strings.TrimSpace(string(out)), "\n")
+}
+
+// replicaOf returns what --replicaof names in a redis-server command line,
+// or "" when it has none.
+func replicaOf(argv []string) string {
+	for i, a := range argv {
+		if a == "--replicaof" && i+2 < len(argv) {
+			return argv[i+1] + ":" + argv[i+2]
+		}
+	}
+	return ""
+}
+
+// TestRedisHAFollowsTheSentinels: a data node started by redis-ha.sh is a
+// replica of the master the sentinels name now (after a failover too), the
+// master itself when they name it, and a replica of FIRST_MASTER when no
+// sentinel answers; it always announces its own address.
+func TestRedisHAFollowsTheSentinels(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("redis-cli"); err != nil {
+		t.Skip("redis-cli is not installed")
+	}
+	g := redistest.StartSentinelGroup(t, redistest.SentinelOptions{})
+	var sentinels []string
+	for _, s := range g.Sentinels {
+		sentinels = append(sentinels, s.Addr)
+	}
+	env := map[string]string{"NODE_IP": "127.0.0.1", "NODE_PORT": "1", "FIRST_MASTER": "127.0.0.9",
+		"SENTINELS": strings.Join(sentinels, " ")}
+	argv := runRedisHA(t, env, "data", "--appendonly", "yes")
+	if argv[0] != "redis-server" || replicaOf(argv) != g.Master.Addr || !strings.Contains(strings.Join(argv, " "), "--appendonly yes") ||
+		argv[len(argv)-2] != "--replica-announce-ip" || argv[len(argv)-1] != "127.0.0.1" {
+		t.Errorf("with the sentinels naming %s: %q", g.Master.Addr, argv)
+	}
+	_, port, _ := net.SplitHostPort(g.Master.Addr)
+	env["NODE_PORT"] = port
+	if argv := runRedisHA(t, env, "data"); replicaOf(argv) != "" {
+		t.Errorf("the node the sentinels name as master starts as a replica: %q", argv)
+	}
+
+	old := g.Master.Addr
+	g.Master.Kill()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	now, err := g.WaitNewMaster(ctx, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if argv := runRedisHA(t, env, "data"); replicaOf(argv) != now {
+		t.Errorf("the old master %s, restarted after the failover to %s: %q", old, now, argv)
+	}
+
+	closed, err := redistest.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env["SENTINELS"] = "127.0.0.1:" + strconv.Itoa(closed)
+	if argv := runRedisHA(t, env, "data"); replicaOf(argv) != "127.0.0.9:6379" {
+		t.Errorf("no sentinel answering: %q, want a replica of FIRST_MASTER", argv)
+	}
+}
+
+// TestRedisHASentinelConfig: a sentinel started by redis-ha.sh monitors
+// the master the other sentinels name, by address, resolves no host name
+// and announces its own address.
+func TestRedisHASentinelConfig(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("redis-cli"); err != nil {
+		t.Skip("redis-cli is not installed")
+	}
+	g := redistest.StartSentinelGroup(t, redistest.SentinelOptions{})
+	conf := filepath.Join(t.TempDir(), "sentinel.conf")
+	host, port, _ := net.SplitHostPort(g.Master.Addr)
+	argv := runRedisHA(t, map[string]string{
+		"NODE_IP": "127.0.0.1", "NODE_PORT": "1", "FIRST_MASTER": "127.0.0.9", "SENTINEL_CONF": conf,
+		"SENTINELS": g.Sentinels[0].Addr + " " + g.Sentinels[1].Addr,
+		"QUORUM":    "2", "DOWN_AFTER_MS": "2000", "FAILOVER_TIMEOUT_MS": "10000",
+	}, "sentinel")
+	if strings.Join(argv, " ") != "redis-server "+conf+" --sentinel" {
+		t.Errorf("sentinel command line %q", argv)
+	}
+	b, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"sentinel resolve-hostnames no", "sentinel announce-hostnames no", "sentinel announce-ip 127.0.0.1",
+		"sentinel monitor herald " + host + " " + port + " 2",
+		"sentinel down-after-milliseconds herald 2000", "sentinel failover-timeout herald 10000",
+	} {
+		if !strings.Contains(string(b), line+"\n") {
+			t.Errorf("%s lacks %q:\n%s", conf, line, b)
+		}
+	}
+}
