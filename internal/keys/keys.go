@@ -17,6 +17,9 @@
 //     bot's traffic, and losing a node stops only the bots it holds.
 //   - Fleet-wide ones under "{herald}": wake-ups, idempotency claims, the
 //     failure log, feeds and heartbeats.
+//
+// It also holds ClockPrelude, the Lua that the scripts reading Redis's
+// clock begin with.
 package keys
 
 import "strings"
