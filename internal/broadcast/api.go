@@ -80,7 +80,7 @@ func Mounts(svc *Service, callbacks httpapi.URLChecker, log *slog.Logger) []http
 func (a *broadcastsAPI) create(w http.ResponseWriter, r *http.Request) {
 	p, _ := httpapi.PrincipalFrom(r.Context())
 	var body broadcastRequest
-	if !a.decode(w, r, &body) {
+	if !httpapi.ReadJSON(w, r, a.svc.MaxBodyBytes(), &body) {
 		return
 	}
 	key, herr := idempotencyKey(r, body.IdempotencyKey)
@@ -156,7 +156,7 @@ func (a *broadcastsAPI) cancel(w http.ResponseWriter, r *http.Request) {
 func (a *broadcastsAPI) putAudience(w http.ResponseWriter, r *http.Request) {
 	p, _ := httpapi.PrincipalFrom(r.Context())
 	var body audienceRequest
-	if !a.decode(w, r, &body) {
+	if !httpapi.ReadJSON(w, r, a.svc.MaxBodyBytes(), &body) {
 		return
 	}
 	info, err := a.svc.PutAudience(r.Context(), p.Name, r.PathValue("name"), httpapi.ChatStrings(body.Chats))
@@ -179,18 +179,6 @@ func (a *broadcastsAPI) deleteAudience(w http.ResponseWriter, r *http.Request) {
 	default:
 		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"name": name, "deleted": true})
 	}
-}
-
-// decode reads a request body within the broadcasts' body limit,
-// answering the error itself.
-func (a *broadcastsAPI) decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	if err := httpapi.DecodeJSON(w, r, a.svc.MaxBodyBytes(), v); err != nil {
-		var he *httpapi.Error
-		errors.As(err, &he)
-		httpapi.WriteError(w, he)
-		return false
-	}
-	return true
 }
 
 // fail answers an error of the service: 400 naming the fields, 404, or

@@ -192,12 +192,7 @@ func (h *onCallAPI) override(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req overrideRequest
-	if err := httpapi.DecodeJSON(w, r, h.cfg.MaxBodyBytes, &req); err != nil {
-		var he *httpapi.Error
-		if !errors.As(err, &he) {
-			he = httpapi.Errorf(http.StatusBadRequest, httpapi.CodeInvalidJSON, "%v", err)
-		}
-		httpapi.WriteError(w, he)
+	if !httpapi.ReadJSON(w, r, h.cfg.MaxBodyBytes, &req) {
 		return
 	}
 	now := h.cfg.Now()

@@ -117,10 +117,7 @@ func (a *api) retryMessage(w http.ResponseWriter, r *http.Request) {
 func (a *api) retryFailed(w http.ResponseWriter, r *http.Request) {
 	var f ledger.Filter
 	if r.ContentLength != 0 {
-		if err := httpapi.DecodeJSON(w, r, a.cfg.MaxBodyBytes, &f); err != nil {
-			var he *httpapi.Error
-			errors.As(err, &he)
-			httpapi.WriteError(w, he)
+		if !httpapi.ReadJSON(w, r, a.cfg.MaxBodyBytes, &f) {
 			return
 		}
 	}

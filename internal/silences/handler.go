@@ -153,12 +153,7 @@ func (s *Store) view(sil Silence) view { return view{Silence: sil, State: sil.St
 func (s *Store) create(w http.ResponseWriter, r *http.Request) {
 	p, _ := httpapi.PrincipalFrom(r.Context())
 	var req createRequest
-	if err := httpapi.DecodeJSON(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
-		var he *httpapi.Error
-		if !errors.As(err, &he) {
-			he = httpapi.Errorf(http.StatusBadRequest, httpapi.CodeInvalidJSON, "%v", err)
-		}
-		httpapi.WriteError(w, he)
+	if !httpapi.ReadJSON(w, r, s.cfg.MaxBodyBytes, &req) {
 		return
 	}
 	in, fields := req.input()
