@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/markup"
@@ -113,7 +113,7 @@ func (r *Router) attachButtons(ctx context.Context, o *outgoing) error {
 	if len(matchers) == 0 {
 		actions = nil
 		for _, act := range rt.buttons {
-			if callbacks.SilenceFor(act) == 0 {
+			if buttons.SilenceFor(act) == 0 {
 				actions = append(actions, act)
 			}
 		}
@@ -121,7 +121,7 @@ func (r *Router) attachButtons(ctx context.Context, o *outgoing) error {
 	if len(actions) == 0 {
 		return nil
 	}
-	kb, err := callbacks.Keyboard(ctx, r.cfg.Redis, callbacks.Subject{
+	kb, err := buttons.Keyboard(ctx, r.cfg.Redis, buttons.Subject{
 		Bot:       m.Bot,
 		Chat:      m.Chat,
 		ThreadKey: m.Thread.Key,
@@ -163,7 +163,7 @@ const (
 // name the label. Labels a silence could not hold are left out, as are
 // those beyond its 32 matchers. An alert without labels gets none: a
 // silence of its source alone would mute every alert of that source.
-func silenceMatchers(a *Alert) []callbacks.Matcher {
+func silenceMatchers(a *Alert) []buttons.Matcher {
 	names := make([]string, 0, len(a.Labels))
 	for k := range a.Labels {
 		names = append(names, k)
@@ -174,9 +174,9 @@ func silenceMatchers(a *Alert) []callbacks.Matcher {
 		}
 		return names[i] < names[j]
 	})
-	var ms []callbacks.Matcher
+	var ms []buttons.Matcher
 	if a.Source != "" {
-		ms = append(ms, callbacks.Matcher{Name: silenceSourceName, Value: a.Source})
+		ms = append(ms, buttons.Matcher{Name: silenceSourceName, Value: a.Source})
 	}
 	labels := 0
 	for _, k := range names {
@@ -190,7 +190,7 @@ func silenceMatchers(a *Alert) []callbacks.Matcher {
 		if v == "" || len(name) > maxSilenceNameLen || len(v) > maxSilenceValueLen {
 			continue
 		}
-		ms = append(ms, callbacks.Matcher{Name: name, Value: v})
+		ms = append(ms, buttons.Matcher{Name: name, Value: v})
 		labels++
 	}
 	if labels == 0 {

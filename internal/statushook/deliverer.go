@@ -41,7 +41,7 @@ type DelivererConfig struct {
 
 // Deliverer is the callbacks' side of a worker process: an asynq server of
 // its own (its own goroutines, HERALD_CALLBACK_CONCURRENCY of them, and its
-// own wake list, keys.CallbackWakeList) that serves the callbacks' queue
+// own wake list, keys.HookWakeList) that serves the callbacks' queue
 // alone, so that callbacks and Telegram sends never wait for each other.
 // Each task is one attempt at one event: signed with its endpoint's
 // secret, posted with the guarded client (poster), and then done, retried after
@@ -77,7 +77,7 @@ func NewDeliverer(cfg DelivererConfig) (*Deliverer, error) {
 	}
 	srv, err := broker.NewServer(cfg.Client, broker.ServerConfig{
 		Queues: map[string]int{Queue: 1}, Concurrency: c.Concurrency, ShutdownTimeout: cfg.ShutdownTimeout,
-		MaxIdle: cfg.MaxIdle, LeaseRecoveryAfter: cfg.LeaseRecoveryAfter, WakeList: keys.CallbackWakeList(),
+		MaxIdle: cfg.MaxIdle, LeaseRecoveryAfter: cfg.LeaseRecoveryAfter, WakeList: keys.HookWakeList(),
 		Logger: cfg.Logger.With("component", "callbacks"),
 	})
 	if err != nil {
