@@ -70,6 +70,12 @@ func NewAPIHandler(d Dispatcher, maxBody int64, log *slog.Logger) http.Handler {
 	return &apiHandler{d: d, maxBody: maxBody, log: log, now: time.Now}
 }
 
+// Mounts are the alerts API's route (NewAPIHandler), behind a sender's
+// token.
+func Mounts(d Dispatcher, maxBody int64, log *slog.Logger) []httpapi.Mount {
+	return []httpapi.Mount{{Pattern: "/v1/alerts", Handler: NewAPIHandler(d, maxBody, log)}}
+}
+
 type apiHandler struct {
 	d       Dispatcher
 	maxBody int64

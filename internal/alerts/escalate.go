@@ -3,7 +3,7 @@ package alerts
 import (
 	"context"
 
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 	"github.com/herald-dev/herald/internal/escalation"
 )
 
@@ -46,7 +46,7 @@ func escalations(outs []outgoing) []*escalated {
 			by[k] = e
 			order = append(order, e)
 		}
-		e.homes = append(e.homes, escalation.Home{Chat: m.Chat, Topic: m.MessageThreadID, Thread: m.Thread.Key, Ref: callbacks.RefOf(m.Buttons)})
+		e.homes = append(e.homes, escalation.Home{Chat: m.Chat, Topic: m.MessageThreadID, Thread: m.Thread.Key, Ref: buttons.RefOf(m.Buttons)})
 	}
 	return order
 }

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 	"github.com/herald-dev/herald/internal/escalation"
 )
 
@@ -72,7 +72,7 @@ func TestRouterBeginsAndEndsEscalations(t *testing.T) {
 		if i >= len(want) {
 			break
 		}
-		subj, err := callbacks.Load(ctx, b.rdb, "", h.Ref)
+		subj, err := buttons.Load(ctx, b.rdb, "", h.Ref)
 		if err != nil || subj.Chat != h.Chat || subj.ThreadKey != h.Thread {
 			t.Errorf("home %d: the buttons' reference %q names %+v (%v), want the home's message's", i, h.Ref, subj, err)
 		}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 	"github.com/herald-dev/herald/internal/yamlstrict"
 )
 
@@ -37,7 +37,7 @@ var alertmanagerKeys = []string{"url", "silence"}
 
 // alertmanager reads a route's alertmanager: setting. The route must show
 // the ack button for it to act.
-func (p *parser) alertmanager(f yamlstrict.Field, buttons []string, who string) *alertmanagerAck {
+func (p *parser) alertmanager(f yamlstrict.Field, shown []string, who string) *alertmanagerAck {
 	m := p.Mapping(f.Value, f.Path, alertmanagerKeys)
 	if m == nil {
 		return nil
@@ -59,7 +59,7 @@ func (p *parser) alertmanager(f yamlstrict.Field, buttons []string, who string) 
 			am.silence = v
 		}
 	}
-	if !slices.Contains(buttons, callbacks.Ack) {
+	if !slices.Contains(shown, buttons.Ack) {
 		p.Report(f.Key, f.Path, who+" silences in Alertmanager on an Acknowledge but shows no ack button", "add ack to its buttons:, or remove alertmanager:")
 	}
 	return am

@@ -8,7 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/yamlstrict"
 )
@@ -16,9 +16,9 @@ import (
 // buttonNames maps the names buttons: takes to callbacks actions, in the
 // order the keyboard shows them.
 var buttonNames = []struct{ name, action string }{
-	{"ack", callbacks.Ack},
-	{"silence_1h", callbacks.Silence1h},
-	{"silence_24h", callbacks.Silence24h},
+	{"ack", buttons.Ack},
+	{"silence_1h", buttons.Silence1h},
+	{"silence_24h", buttons.Silence24h},
 }
 
 // buttonsFix lists the buttons there are.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 )
 
 func TestParseInteraction(t *testing.T) {
@@ -39,8 +39,8 @@ routes:
 		allowed   []string
 	}
 	wants := map[string]got{
-		"inherits":  {resolveEdit, []string{callbacks.Ack, callbacks.Silence24h}, []string{"@Alice_01", "12345"}},
-		"overrides": {resolveNew, []string{callbacks.Silence1h}, nil},
+		"inherits":  {resolveEdit, []string{buttons.Ack, buttons.Silence24h}, []string{"@Alice_01", "12345"}},
+		"overrides": {resolveNew, []string{buttons.Silence1h}, nil},
 		"none":      {resolveEdit, nil, nil},
 		"plain":     {resolveReply, nil, nil},
 	}

@@ -33,7 +33,7 @@ type route struct {
 	// one: resolveReply, resolveEdit or resolveNew.
 	onResolve string
 	// buttons are the callbacks actions of the keyboard under a firing
-	// alert's message, in callbacks.Actions order; nil: no keyboard.
+	// alert's message, in buttons.Actions order; nil: no keyboard.
 	buttons []string
 	// allowed are who may press the buttons: @usernames and numeric user
 	// ids; nil: anyone in the chat.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/markup"
@@ -114,7 +114,7 @@ func (r *Router) attachButtons(ctx context.Context, o *outgoing) error {
 	if len(matchers) == 0 {
 		actions = nil
 		for _, act := range rt.buttons {
-			if callbacks.SilenceFor(act) == 0 {
+			if buttons.SilenceFor(act) == 0 {
 				actions = append(actions, act)
 			}
 		}
@@ -122,7 +122,7 @@ func (r *Router) attachButtons(ctx context.Context, o *outgoing) error {
 	if len(actions) == 0 {
 		return nil
 	}
-	subj := callbacks.Subject{
+	subj := buttons.Subject{
 		Bot:       m.Bot,
 		Chat:      m.Chat,
 		ThreadKey: m.Thread.Key,
@@ -134,10 +134,10 @@ func (r *Router) attachButtons(ctx context.Context, o *outgoing) error {
 		Allowed:   rt.allowed,
 		Actions:   actions,
 	}
-	if am := rt.alertmanager; am != nil && a.Source == alertmanagerSource && slices.Contains(actions, callbacks.Ack) {
+	if am := rt.alertmanager; am != nil && a.Source == alertmanagerSource && slices.Contains(actions, buttons.Ack) {
 		subj.Alertmanager, subj.AlertmanagerSilence = am.url, am.silence
 	}
-	kb, err := callbacks.Keyboard(ctx, r.cfg.Redis, subj, jobs.ThreadRetention)
+	kb, err := buttons.Keyboard(ctx, r.cfg.Redis, subj, jobs.ThreadRetention)
 	if err != nil {
 		return fmt.Errorf("%w: alerts: store what the buttons of route %q act on: %w", jobs.ErrUnavailable, rt.name, err)
 	}
@@ -168,7 +168,7 @@ const (
 // name the label. Labels a silence could not hold are left out, as are
 // those beyond its 32 matchers. An alert without labels gets none: a
 // silence of its source alone would mute every alert of that source.
-func silenceMatchers(a *Alert) []callbacks.Matcher {
+func silenceMatchers(a *Alert) []buttons.Matcher {
 	names := make([]string, 0, len(a.Labels))
 	for k := range a.Labels {
 		names = append(names, k)
@@ -179,9 +179,9 @@ func silenceMatchers(a *Alert) []callbacks.Matcher {
 		}
 		return names[i] < names[j]
 	})
-	var ms []callbacks.Matcher
+	var ms []buttons.Matcher
 	if a.Source != "" {
-		ms = append(ms, callbacks.Matcher{Name: silenceSourceName, Value: a.Source})
+		ms = append(ms, buttons.Matcher{Name: silenceSourceName, Value: a.Source})
 	}
 	labels := 0
 	for _, k := range names {
@@ -195,7 +195,7 @@ func silenceMatchers(a *Alert) []callbacks.Matcher {
 		if v == "" || len(name) > maxSilenceNameLen || len(v) > maxSilenceValueLen {
 			continue
 		}
-		ms = append(ms, callbacks.Matcher{Name: name, Value: v})
+		ms = append(ms, buttons.Matcher{Name: name, Value: v})
 		labels++
 	}
 	if labels == 0 {

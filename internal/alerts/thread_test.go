@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 )
@@ -226,20 +226,20 @@ routes:
 	var actions []string
 	var ref string
 	for _, btn := range rows[0] {
-		act, rf, ok := callbacks.ParseData(btn.Data)
+		act, rf, ok := buttons.ParseData(btn.Data)
 		if !ok {
 			t.Fatalf("button %+v has no Herald callback data", btn)
 		}
 		actions, ref = append(actions, act), rf
 	}
-	if want := []string{callbacks.Ack, callbacks.Silence1h, callbacks.Silence24h}; !slices.Equal(actions, want) {
+	if want := []string{buttons.Ack, buttons.Silence1h, buttons.Silence24h}; !slices.Equal(actions, want) {
 		t.Errorf("actions %v, want %v", actions, want)
 	}
-	s, err := callbacks.Load(ctx, b.rdb, "pages", ref)
+	s, err := buttons.Load(ctx, b.rdb, "pages", ref)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantMatchers := []callbacks.Matcher{
+	wantMatchers := []buttons.Matcher{
 		{Name: "source", Value: "alertmanager"},
 		{Name: "alertname", Value: "High5xx"},
 		{Name: "service", Value: "api"},
@@ -253,7 +253,7 @@ routes:
 		!slices.Equal(s.Actions, actions) {
 		t.Errorf("subject %+v", s)
 	}
-	if ttl := b.mr.TTL(keys.Bot("pages").Callback(ref)); ttl != jobs.ThreadRetention {
+	if ttl := b.mr.TTL(keys.Bot("pages").ButtonSubject(ref)); ttl != jobs.ThreadRetention {
 		t.Errorf("subject kept for %v, want %v", ttl, jobs.ThreadRetention)
 	}
 
@@ -378,7 +378,7 @@ func TestSilenceMatchers(t *testing.T) {
 	t.Parallel()
 	labels := map[string]string{"alertname": "A", "zone": "z", "source": "s", "labels.x": "y", "empty": "", "big": strings.Repeat("v", MaxLabelLen+1)}
 	got := silenceMatchers(&Alert{Source: "grafana", Labels: labels})
-	want := []callbacks.Matcher{
+	want := []buttons.Matcher{
 		{Name: "source", Value: "grafana"}, {Name: "alertname", Value: "A"},
 		{Name: "labels.labels.x", Value: "y"}, {Name: "labels.source", Value: "s"}, {Name: "zone", Value: "z"},
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/telegram"
+	"github.com/herald-dev/herald/internal/webhooks"
 )
 
 // CheckProducer reports whether `producer serve` would start with cfg as far
@@ -54,7 +55,8 @@ func checkProducerFiles(cfg settings.Producer) error {
 		errs = append(errs, err)
 	}
 	if err == nil {
-		_, err := newWebhooks(cfg, sec, unrouted{}, nil, slog.New(slog.DiscardHandler))
+		s := surfaces{cfg: cfg, sec: sec, dispatcher: unrouted{}, log: slog.New(slog.DiscardHandler)}
+		_, err := webhooks.Handler(s.webhooks())
 		errs = append(errs, err)
 	}
 	if cfg.Feeds.Path != "" {

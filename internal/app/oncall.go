@@ -10,9 +10,9 @@ import (
 
 	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/escalation"
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ledger"
-	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/silences"
 )
@@ -24,7 +24,7 @@ import (
 type onCall struct {
 	engine    *escalation.Engine
 	announcer *escalation.Announcer
-	mounts    []producer.Mount
+	mounts    []httpapi.Mount
 }
 
 // newOnCall builds the on-call side on the router's table. Every
@@ -52,7 +52,7 @@ func newOnCall(cfg settings.Producer, rdb redis.UniversalClient, enq *jobs.Enque
 	if err != nil {
 		return nil, err
 	}
-	mounts, err := producer.OnCallMounts(producer.OnCallConfig{Roster: roster, MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: log})
+	mounts, err := escalation.Mounts(escalation.APIConfig{Roster: roster, MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: log})
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -156,7 +157,7 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 	}
 	fail := func(err error) (*Producer, error) { cleanup(); return nil, err }
 
-	hbAPI, checker, err := newHeartbeats(cfg, rdb, dispatcher, log)
+	hbMounts, checker, err := newHeartbeats(cfg, rdb, dispatcher, log)
 	if err != nil {
 		return fail(err)
 	}
@@ -166,17 +167,15 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 	if err != nil {
 		return fail(err)
 	}
-	mounts, err := newMounts(cfg, rdb, reg, log, sec, dispatcher, router, st, hbAPI)
-	if err != nil {
-		return fail(err)
-	}
-	mounts = append(mounts, callbackMounts(events)...)
-	mounts = append(mounts, broadcastMounts(cfg, rdb, enq, events, log)...)
 	oc, err := newOnCall(cfg, rdb, enq, router, st, reg, log)
 	if err != nil {
 		return fail(err)
 	}
-	mounts = append(mounts, oc.mounts...)
+	s := surfaces{cfg: cfg, rdb: rdb, reg: reg, log: log, sec: sec, enq: enq, dispatcher: dispatcher, router: router, silences: st, events: events}
+	mounts, err := s.mounts(hbMounts, oc)
+	if err != nil {
+		return fail(err)
+	}
 	metricsHandler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	if sec.metrics != "" {
 		metricsHandler = httpapi.RequireToken(sec.metrics, metricsHandler)
@@ -207,63 +206,72 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 		log: log, cleanup: cleanup}, nil
 }
 
-// newMounts builds the API's endpoints beyond /v1/messages, each behind
-// the scope it needs: alerts and heartbeats take a sender's token, silences
-// the operate scope, and the webhook receivers (and, with its secret,
-// Telegram's posts of button presses) authenticate each request themselves.
-func newMounts(cfg settings.Producer, rdb redis.UniversalClient, reg prometheus.Registerer, log *slog.Logger, sec producerSecrets,
-	dispatcher alerts.Dispatcher, router *alerts.Router, st *silences.Store, hbAPI http.Handler) ([]producer.Mount, error) {
-	hooks, err := newWebhooks(cfg, sec, dispatcher, router, log)
+// surfaces are what the API's endpoints beyond /v1/messages are built on.
+type surfaces struct {
+	cfg        settings.Producer
+	rdb        redis.UniversalClient
+	reg        prometheus.Registerer
+	log        *slog.Logger
+	sec        producerSecrets
+	enq        *jobs.Enqueuer
+	dispatcher alerts.Dispatcher
+	router     *alerts.Router
+	silences   *silences.Store
+	events     *statushook.Emitter
+}
+
+// mounts lists the API's endpoints beyond /v1/messages. Each domain
+// package exports its routes with the scope each takes (httpapi.Mount; see
+// internal/httpapi's doc): adding a surface is one line here. hb are the
+// heartbeats' routes and oc the on-call side, built with their loops.
+func (s surfaces) mounts(hb []httpapi.Mount, oc *onCall) ([]httpapi.Mount, error) {
+	cfg, log := s.cfg, s.log
+	hooks, err := webhooks.Mounts(s.webhooks())
 	if err != nil {
 		return nil, err
 	}
-	alertsAPI := alerts.NewAPIHandler(dispatcher, cfg.Server.MaxBodyBytes, log)
-	mounts := []producer.Mount{
-		{Pattern: "/v1/alerts", Handler: alertsAPI},
-		{Pattern: "/v1/heartbeats", Handler: hbAPI},
-		{Pattern: "/v1/heartbeats/", Handler: hbAPI},
-		// Deleting a heartbeat ends its overdue alerts, as a silence would.
-		{Pattern: "DELETE /v1/heartbeats/{name}", Handler: hbAPI, Scope: httpapi.ScopeOperate},
-		// Silences mute what others send: a sender's token may not.
-		{Pattern: "/v1/silences", Handler: st.Handler(), Scope: httpapi.ScopeOperate},
-		{Pattern: "/v1/silences/", Handler: st.Handler(), Scope: httpapi.ScopeOperate},
-		{Pattern: "/v1/webhooks/", Handler: hooks, SelfAuth: true},
-	}
-	mounts = append(mounts, inbound.Mounts(inbound.Config{Dispatcher: dispatcher, Keyring: sec.keyring, Redis: rdb, MaxBodyBytes: cfg.WebhookBodyLimit(), Logger: log})...)
-	// Blocked chats: reading takes a sender's token, clearing operate.
-	blocked := chats.NewStore(rdb, chats.WithMetrics(chats.NewMetrics(reg)))
-	mounts = append(mounts, producer.ChatMounts(blocked, cfg.BotNames(), log)...)
-	mounts = append(mounts, botapi.Mounts(botapi.Config{Enqueuer: NewEnqueuer(rdb, cfg), Keyring: sec.keyring, Ledger: ledger.NewStore(rdb, cfg.Ledger), Bots: cfg.BotNames(), MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: log, Registerer: reg})...)
-	tg, err := cfg.Telegram.Value()
-	if err != nil || tg == "" {
-		return mounts, err
-	}
-	recv, err := interact.ForProducer(interact.ProducerConfig{Redis: rdb, Queues: cfg.Enqueue.Queues, DefaultQueue: cfg.Enqueue.DefaultQueue,
-		Secret: tg, Bots: cfg.BotNames(), MaxBodyBytes: cfg.WebhookBodyLimit(), Registerer: reg, Logger: log})
+	tg, err := s.telegram()
 	if err != nil {
 		return nil, err
 	}
-	return append(mounts, producer.Mount{Pattern: interact.WebhookPattern, Handler: recv, SelfAuth: true}), nil
+	blocked := chats.NewStore(s.rdb, chats.WithMetrics(chats.NewMetrics(s.reg)))
+	casts := broadcast.New(s.rdb, s.enq, chats.NewStore(s.rdb), ledger.NewStore(s.rdb, cfg.Ledger), cfg.Broadcast)
+	return slices.Concat(
+		alerts.Mounts(s.dispatcher, cfg.Server.MaxBodyBytes, log),
+		hb,
+		s.silences.Mounts(),
+		hooks,
+		tg,
+		chats.Mounts(blocked, cfg.BotNames(), log),
+		s.events.Mounts(),
+		broadcast.Mounts(casts, s.events, log),
+		oc.mounts,
+		inbound.Mounts(inbound.Config{Dispatcher: s.dispatcher, Keyring: s.sec.keyring, Redis: s.rdb, MaxBodyBytes: cfg.WebhookBodyLimit(), Logger: log}),
+		botapi.Mounts(botapi.Config{Enqueuer: s.enq, Keyring: s.sec.keyring, Ledger: ledger.NewStore(s.rdb, cfg.Ledger), Bots: cfg.BotNames(), MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: log, Registerer: s.reg}),
+	), nil
 }
 
-// broadcastMounts are the broadcasts' routes (POST /v1/broadcasts, its
-// status and cancel, the audiences), behind a sender's token: they store
-// through enq, skip the chats marked blocked and read the ledger's
-// records; a broadcast's callback_url is checked as a message's.
-func broadcastMounts(cfg settings.Producer, rdb redis.UniversalClient, enq *jobs.Enqueuer, events *statushook.Emitter, log *slog.Logger) []producer.Mount {
-	svc := broadcast.New(rdb, enq, chats.NewStore(rdb), ledger.NewStore(rdb, cfg.Ledger), cfg.Broadcast)
-	return producer.BroadcastMounts(svc, events, log)
-}
-
-// callbackMounts are the status callbacks' endpoint routes, behind the
-// operate scope: they show an endpoint's signing secret and enable a
-// disabled endpoint, neither of which a sender's token may.
-func callbackMounts(events *statushook.Emitter) []producer.Mount {
-	h := events.Handler()
-	return []producer.Mount{
-		{Pattern: statushook.EndpointPattern, Handler: h, Scope: httpapi.ScopeOperate},
-		{Pattern: statushook.EnablePattern, Handler: h, Scope: httpapi.ScopeOperate},
+// telegram is the receiver of Telegram's posts of button presses, when
+// the webhook's secret is set.
+func (s surfaces) telegram() ([]httpapi.Mount, error) {
+	tg, err := s.cfg.Telegram.Value()
+	if err != nil {
+		return nil, err
 	}
+	return interact.Mounts(interact.ProducerConfig{Redis: s.rdb, Queues: s.cfg.Enqueue.Queues, DefaultQueue: s.cfg.Enqueue.DefaultQueue,
+		Secret: tg, Bots: s.cfg.BotNames(), MaxBodyBytes: s.cfg.WebhookBodyLimit(), Registerer: s.reg, Logger: s.log})
+}
+
+// webhooks configures the webhook receivers (Grafana, GitHub, Sentry and,
+// with a routing file, the generic one).
+func (s surfaces) webhooks() webhooks.Config {
+	whCfg := s.cfg.Webhooks
+	whCfg.Dispatcher, whCfg.Keyring, whCfg.Logger = s.dispatcher, s.sec.keyring, s.log
+	whCfg.MaxBodyBytes = s.cfg.WebhookBodyLimit()
+	if s.router != nil {
+		whCfg.Generic = webhooks.GenericFromRouter(s.router)
+	}
+	return whCfg
 }
 
 // guardHosts is the API's handler as served. Without authentication only a
@@ -341,13 +349,13 @@ func newMonitoringUIs(cfg settings.Producer, connOpt asynq.RedisConnOpt, k *http
 	return ui, uiAdmin
 }
 
-// newHeartbeats builds the heartbeat API and the checker that alerts on
-// overdue heartbeats through dispatcher.
-func newHeartbeats(cfg settings.Producer, rdb redis.UniversalClient, dispatcher alerts.Dispatcher, log *slog.Logger) (http.Handler, *heartbeat.Checker, error) {
+// newHeartbeats builds the heartbeat API's routes and the checker that
+// alerts on overdue heartbeats through dispatcher.
+func newHeartbeats(cfg settings.Producer, rdb redis.UniversalClient, dispatcher alerts.Dispatcher, log *slog.Logger) ([]httpapi.Mount, *heartbeat.Checker, error) {
 	hbCfg := cfg.Heartbeat
 	hbCfg.Redis, hbCfg.Dispatcher, hbCfg.Logger = rdb, dispatcher, log
 	hbCfg.MaxBodyBytes = cfg.Server.MaxBodyBytes
-	hbAPI, err := heartbeat.NewHandler(hbCfg)
+	mounts, err := heartbeat.Mounts(hbCfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -355,19 +363,7 @@ func newHeartbeats(cfg settings.Producer, rdb redis.UniversalClient, dispatcher 
 	if err != nil {
 		return nil, nil, err
 	}
-	return hbAPI, checker, nil
-}
-
-// newWebhooks builds the webhook receivers (Grafana, GitHub, Sentry and,
-// with a routing file, the generic one).
-func newWebhooks(cfg settings.Producer, sec producerSecrets, dispatcher alerts.Dispatcher, router *alerts.Router, log *slog.Logger) (http.Handler, error) {
-	whCfg := cfg.Webhooks
-	whCfg.Dispatcher, whCfg.Keyring, whCfg.Logger = dispatcher, sec.keyring, log
-	whCfg.MaxBodyBytes = cfg.WebhookBodyLimit()
-	if router != nil {
-		whCfg.Generic = webhooks.GenericFromRouter(router)
-	}
-	return webhooks.Handler(whCfg)
+	return mounts, checker, nil
 }
 
 // Handler returns the HTTP API.

@@ -77,6 +77,6 @@ func (c Config) withDefaults() Config {
 
 // Mounts returns the front's endpoint for the producer's API. It
 // authenticates each request itself, from the TOKEN in its path.
-func Mounts(cfg Config) []producer.Mount {
-	return []producer.Mount{{Pattern: Prefix, Handler: newHandler(cfg), SelfAuth: true}}
+func Mounts(cfg Config) []httpapi.Mount {
+	return []httpapi.Mount{{Pattern: Prefix, Handler: newHandler(cfg), SelfAuth: true}}
 }

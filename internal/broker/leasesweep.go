@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/background"
 )
 
 // sweepLeasesScript puts active tasks whose lease has not been extended for a
@@ -109,4 +111,6 @@ func (s *leaseSweeper) Sweep(ctx context.Context) int {
 }
 
 // Run sweeps every interval until ctx ends.
-func (s *leaseSweeper) Run(ctx context.Context) { every(ctx, s.interval, func() { s.Sweep(ctx) }) }
+func (s *leaseSweeper) Run(ctx context.Context) {
+	background.Every(ctx, background.Jitter(s.interval), s.interval, func() { s.Sweep(ctx) })
+}

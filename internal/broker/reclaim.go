@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/background"
 )
 
 // reclaimSetsScript puts the tasks of stale aggregation sets back into their
@@ -107,4 +109,6 @@ func (s *reclaimer) Reclaim(ctx context.Context) int {
 }
 
 // Run reclaims every interval (±20% jitter) until ctx ends.
-func (s *reclaimer) Run(ctx context.Context) { every(ctx, s.interval, func() { s.Reclaim(ctx) }) }
+func (s *reclaimer) Run(ctx context.Context) {
+	background.Every(ctx, background.Jitter(s.interval), s.interval, func() { s.Reclaim(ctx) })
+}

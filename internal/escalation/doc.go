@@ -17,7 +17,7 @@
 // alert of such a route has its messages enqueued: their threads are the
 // escalation's homes, where every step replies ("escalated to @bob,
 // step 2 of 3"). A step's direct messages carry the buttons of the
-// alert's message (Home.Ref, callbacks.AllowDirect): the person told may
+// alert's message (Home.Ref, buttons.AllowDirect): the person told may
 // acknowledge from there. A resolution forgets it (Store.Resolve); an
 // acknowledgement of one of its messages stops it (Store.Acknowledge,
 // called by the worker's press handler, which observes

@@ -3,13 +3,13 @@ package escalation
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
-	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/background"
 	"github.com/herald-dev/herald/internal/jobs"
 )
 
@@ -130,10 +130,7 @@ type Engine struct {
 	cfg   Config
 	store *Store
 
-	mu      sync.Mutex
-	started bool
-	cancel  context.CancelFunc
-	done    chan struct{}
+	loops background.Group
 }
 
 // NewEngine validates cfg and returns an engine; Start runs it.
@@ -148,49 +145,24 @@ func NewEngine(cfg Config) (*Engine, error) {
 }
 
 // Start runs the engine in the background until Shutdown or the end of
-// ctx.
+// ctx: a check every CheckInterval (± 20%), the first after one interval.
 func (e *Engine) Start(ctx context.Context) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.started {
-		return errors.New("escalation: engine already started")
+	if err := e.loops.Start(ctx, e.loop); err != nil {
+		return fmt.Errorf("escalation: engine %w", err)
 	}
-	e.started = true
-	ctx, e.cancel = context.WithCancel(ctx)
-	e.done = make(chan struct{})
-	go e.loop(ctx)
 	return nil
 }
 
 // Shutdown stops the engine and waits for a check under way. Escalations
 // it had claimed are taken over when their leases run out.
-func (e *Engine) Shutdown() {
-	e.mu.Lock()
-	cancel, done := e.cancel, e.done
-	e.mu.Unlock()
-	if cancel == nil {
-		return
-	}
-	cancel()
-	<-done
-}
+func (e *Engine) Shutdown() { e.loops.Shutdown() }
 
 func (e *Engine) loop(ctx context.Context) {
-	defer close(e.done)
-	d := e.cfg.CheckInterval
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-timer.C:
-		}
+	background.Every(ctx, e.cfg.CheckInterval, e.cfg.CheckInterval, func() {
 		if _, err := e.Check(context.WithoutCancel(ctx)); err != nil {
 			e.cfg.Logger.Warn("escalation check failed; retrying at the next check", "error", err)
 		}
-		timer.Reset(d - d/5 + rand.N(2*d/5+1))
-	}
+	})
 }
 
 // Check takes the steps that are due now: it claims them, takes each and

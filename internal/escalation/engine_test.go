@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 	"github.com/herald-dev/herald/internal/jobs"
 )
 
@@ -349,12 +349,12 @@ func TestEngineDirectMessagesCarryTheButtons(t *testing.T) {
 	r := newRig(t, pol)
 	e := r.engine(nil)
 	ctx := context.Background()
-	subj := callbacks.Subject{Chat: homeChat, ThreadKey: "alert/alert-1/db", Text: "disk full 1", Actions: []string{callbacks.Ack, callbacks.Silence1h}}
-	kb, err := callbacks.Keyboard(ctx, r.rdb, subj, time.Hour)
+	subj := buttons.Subject{Chat: homeChat, ThreadKey: "alert/alert-1/db", Text: "disk full 1", Actions: []string{buttons.Ack, buttons.Silence1h}}
+	kb, err := buttons.Keyboard(ctx, r.rdb, subj, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := callbacks.RefOf(kb)
+	ref := buttons.RefOf(kb)
 	st := Start{Route: "db", Identity: "alert-1", Policy: pol.Name, Homes: []Home{{Chat: homeChat, Thread: subj.ThreadKey, Ref: ref}},
 		Alert: Subject{Title: "disk full 1", Severity: "critical"}, FiredAt: r.clock.time()}
 	if ok, err := r.store.Begin(ctx, st); !ok || err != nil {
@@ -382,7 +382,7 @@ func TestEngineDirectMessagesCarryTheButtons(t *testing.T) {
 		t.Errorf("the notice in another chat: %+v, want one without buttons", notice)
 	}
 	for user, want := range map[int64]bool{alice.ID: true, bob.ID: false} {
-		if ok, err := callbacks.DirectAllowed(ctx, r.rdb, "", ref, user); err != nil || ok != want {
+		if ok, err := buttons.DirectAllowed(ctx, r.rdb, "", ref, user); err != nil || ok != want {
 			t.Errorf("user %d may press in their DM: %v (%v), want %v", user, ok, err, want)
 		}
 	}

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/background"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/oncall"
@@ -46,11 +45,8 @@ type AnnouncerConfig struct {
 // handoffs were announced moves forward by compare and set. It also
 // publishes the schedules for the workers' /oncall.
 type Announcer struct {
-	cfg AnnouncerConfig
-
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	cfg   AnnouncerConfig
+	loops background.Group
 }
 
 // NewAnnouncer checks cfg and returns an announcer; Start runs it.
@@ -70,45 +66,24 @@ func NewAnnouncer(cfg AnnouncerConfig) (*Announcer, error) {
 	return &Announcer{cfg: cfg}, nil
 }
 
-// Start runs the announcer until Shutdown or the end of ctx.
+// Start runs the announcer until Shutdown or the end of ctx: a look at
+// once, then every Interval (± 20%).
 func (a *Announcer) Start(ctx context.Context) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.cancel != nil {
-		return errors.New("escalation: announcer already started")
-	}
-	ctx, a.cancel = context.WithCancel(ctx)
-	a.done = make(chan struct{})
-	go func() {
-		defer close(a.done)
-		d := a.cfg.Interval
-		timer := time.NewTimer(0)
-		defer timer.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-timer.C:
-			}
+	err := a.loops.Start(ctx, func(ctx context.Context) {
+		background.Every(ctx, 0, a.cfg.Interval, func() {
 			if err := a.Announce(context.WithoutCancel(ctx)); err != nil {
 				a.cfg.Logger.Warn("handoff announcements failed; retrying at the next look", "error", err)
 			}
-			timer.Reset(d - d/5 + rand.N(2*d/5+1))
-		}
-	}()
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("escalation: announcer %w", err)
+	}
 	return nil
 }
 
 // Shutdown stops the announcer and waits for a look under way.
-func (a *Announcer) Shutdown() {
-	a.mu.Lock()
-	cancel, done := a.cancel, a.done
-	a.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
-	}
-}
+func (a *Announcer) Shutdown() { a.loops.Shutdown() }
 
 // cursorScript moves a schedule's announcement time from the one the
 // caller read to a later one, or sets the first.

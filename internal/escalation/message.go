@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/markup"
@@ -64,25 +64,25 @@ func (t *take) direct(ctx context.Context, user int64) (jobs.SendMessage, error)
 
 // buttons are the buttons of the first of the alert's messages that has
 // some, for a direct message to user, who may press them there from now
-// on (callbacks.AllowDirect); nil when none has buttons, or what they act
+// on (buttons.AllowDirect); nil when none has buttons, or what they act
 // on is no longer stored.
 func (t *take) buttons(ctx context.Context, user int64) (*jobs.Keyboard, error) {
 	for _, h := range t.r.Homes {
 		if h.Ref == "" {
 			continue
 		}
-		subj, err := callbacks.Load(ctx, t.e.cfg.Redis, t.r.Bot, h.Ref)
+		subj, err := buttons.Load(ctx, t.e.cfg.Redis, t.r.Bot, h.Ref)
 		switch {
-		case errors.Is(err, callbacks.ErrUnknown):
+		case errors.Is(err, buttons.ErrUnknown):
 			continue
 		case err != nil:
 			return nil, err
 		}
-		kb := callbacks.Buttons(subj, h.Ref)
+		kb := buttons.Buttons(subj, h.Ref)
 		if kb == nil {
 			continue
 		}
-		if err := callbacks.AllowDirect(ctx, t.e.cfg.Redis, t.r.Bot, h.Ref, user, Retention); err != nil {
+		if err := buttons.AllowDirect(ctx, t.e.cfg.Redis, t.r.Bot, h.Ref, user, Retention); err != nil {
 			return nil, err
 		}
 		return kb, nil

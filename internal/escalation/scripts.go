@@ -1,22 +1,16 @@
 package escalation
 
-import "github.com/redis/go-redis/v9"
+import (
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/keys"
+)
 
 // Every key the scripts touch carries the {herald} tag (package keys), so
-// that on a Redis Cluster each script's keys share a slot. Times are unix
-// microseconds of Redis's own clock (TIME), so that producers with skewed
-// clocks agree, written back through string.format('%d'): tostring would
-// round a 16-digit number. The last argument of a script that reads the
-// clock is "" for TIME, or a time in µs that replaces it (tests).
-const luaPrelude = `
-local clock = ARGV[#ARGV]
-local function now_us()
-  if clock ~= nil and clock ~= '' then return tonumber(clock) end
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
-local function us(x) return string.format('%d', x) end
-`
+// that on a Redis Cluster each script's keys share a slot. The scripts that
+// read the clock begin with keys.ClockPrelude: times are unix microseconds
+// of Redis's own clock, and their last argument is "" for TIME or a time in
+// µs that replaces it (tests).
 
 // beginScript creates the escalation of a firing alert, once: while the
 // record exists (the alert fired before and has not resolved, whether the
@@ -28,7 +22,7 @@ local function us(x) return string.format('%d', x) end
 // ARGV[1] id, ARGV[2] retention ms, ARGV[3] a JSON object of the fields
 // to write, ARGV[4] the first position, ARGV[5] the clock.
 // Returns 1 when it created the escalation (due now), 0 when one exists.
-var beginScript = redis.NewScript(luaPrelude + `
+var beginScript = redis.NewScript(keys.ClockPrelude + `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local now = now_us()
 local f = cjson.decode(ARGV[3])
@@ -47,7 +41,7 @@ return 1
 // KEYS[1] the due set.
 // ARGV[1] lease µs, ARGV[2] most ids, ARGV[3] the clock.
 // Returns {now µs, lease end µs, id...}.
-var claimScript = redis.NewScript(luaPrelude + `
+var claimScript = redis.NewScript(keys.ClockPrelude + `
 local now = now_us()
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', us(now), 'LIMIT', 0, tonumber(ARGV[2]))
 local until_ = us(now + tonumber(ARGV[1]))

@@ -2,10 +2,9 @@ package heartbeat
 
 import (
 	"context"
-	"errors"
-	"math/rand/v2"
-	"sync"
-	"time"
+	"fmt"
+
+	"github.com/herald-dev/herald/internal/background"
 )
 
 // Checker looks for overdue heartbeats every CheckInterval and dispatches
@@ -18,10 +17,7 @@ type Checker struct {
 	st  *store
 	dl  *deliverer
 
-	mu      sync.Mutex
-	started bool
-	cancel  context.CancelFunc
-	done    chan struct{}
+	loops background.Group
 
 	// afterCheck, when set (by tests), is called after every check of the
 	// loop with its outcome.
@@ -53,17 +49,13 @@ func NewChecker(cfg Config) (*Checker, error) {
 }
 
 // Start runs the check loop in the background until Shutdown is called or
-// ctx ends. It returns an error if the checker was already started.
+// ctx ends: a check every CheckInterval ± 20%, so replicas started
+// together drift apart instead of racing for the same work on every tick.
+// It returns an error if the checker was already started.
 func (c *Checker) Start(ctx context.Context) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.started {
-		return errors.New("heartbeat: checker already started")
+	if err := c.loops.Start(ctx, c.loop); err != nil {
+		return fmt.Errorf("heartbeat: checker %w", err)
 	}
-	c.started = true
-	ctx, c.cancel = context.WithCancel(ctx)
-	c.done = make(chan struct{})
-	go c.loop(ctx)
 	c.cfg.Logger.Debug("heartbeat checker started", "check_interval", c.cfg.CheckInterval)
 	return nil
 }
@@ -72,42 +64,18 @@ func (c *Checker) Start(ctx context.Context) error {
 // dispatches are bounded by DispatchTimeout). A notification it had claimed
 // but not dispatched is taken over by another replica when its lease runs
 // out. Shutdown may be called more than once, and before Start.
-func (c *Checker) Shutdown() {
-	c.mu.Lock()
-	cancel, done := c.cancel, c.done
-	c.mu.Unlock()
-	if cancel == nil {
-		return
-	}
-	cancel()
-	<-done
-}
+func (c *Checker) Shutdown() { c.loops.Shutdown() }
 
 func (c *Checker) loop(ctx context.Context) {
-	defer close(c.done)
-	timer := time.NewTimer(c.jittered())
-	defer timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-timer.C:
-		}
+	d := c.cfg.CheckInterval
+	background.Every(ctx, background.Jitter(d), d, func() {
 		// A check that has begun finishes even when shutdown is asked
 		// meanwhile, so it does not leave claimed notifications behind.
 		res := c.Check(context.WithoutCancel(ctx))
 		if c.afterCheck != nil {
 			c.afterCheck(res)
 		}
-		timer.Reset(c.jittered())
-	}
-}
-
-// jittered returns CheckInterval ± 20%, so replicas started together drift
-// apart instead of racing for the same work on every tick.
-func (c *Checker) jittered() time.Duration {
-	d := c.cfg.CheckInterval
-	return d - d/5 + rand.N(2*d/5+1)
+	})
 }
 
 // Check runs one check now: it turns the overdue heartbeats down (each

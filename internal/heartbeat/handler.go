@@ -53,10 +53,10 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	for _, sig := range []string{sigStart, sigFail} {
 		mux.HandleFunc("PUT /v1/heartbeats/{name}/"+sig, h.signal(sig))
 		mux.HandleFunc("POST /v1/heartbeats/{name}/"+sig, h.signal(sig))
-		mux.HandleFunc("/v1/heartbeats/{name}/"+sig, methodNotAllowed("PUT, POST"))
+		mux.HandleFunc("/v1/heartbeats/{name}/"+sig, httpapi.MethodNotAllowed("PUT, POST"))
 	}
-	mux.HandleFunc("/v1/heartbeats/{name}", methodNotAllowed("GET, PUT, POST, DELETE"))
-	mux.HandleFunc("/v1/heartbeats", methodNotAllowed("GET"))
+	mux.HandleFunc("/v1/heartbeats/{name}", httpapi.MethodNotAllowed("GET, PUT, POST, DELETE"))
+	mux.HandleFunc("/v1/heartbeats", httpapi.MethodNotAllowed("GET"))
 	mux.HandleFunc("/v1/heartbeats/", func(w http.ResponseWriter, _ *http.Request) {
 		httpapi.WriteError(w, httpapi.Invalid("invalid heartbeat name", *validateName("")))
 	})
@@ -66,11 +66,19 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	return mux, nil
 }
 
-func methodNotAllowed(allow string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Allow", allow)
-		httpapi.WriteError(w, httpapi.Errorf(http.StatusMethodNotAllowed, httpapi.CodeMethodNotAllowed, "use %s", allow))
+// Mounts are the heartbeat API's routes (NewHandler), behind a sender's
+// token but for deleting a heartbeat: that ends its overdue alerts, as a
+// silence would, and takes the operate scope.
+func Mounts(cfg Config) ([]httpapi.Mount, error) {
+	h, err := NewHandler(cfg)
+	if err != nil {
+		return nil, err
 	}
+	return []httpapi.Mount{
+		{Pattern: "/v1/heartbeats", Handler: h},
+		{Pattern: "/v1/heartbeats/", Handler: h},
+		{Pattern: "DELETE /v1/heartbeats/{name}", Handler: h, Scope: httpapi.ScopeOperate},
+	}, nil
 }
 
 // unavailable answers 503: the request was not recorded and should be

@@ -1,6 +1,10 @@
 package heartbeat
 
-import "github.com/redis/go-redis/v9"
+import (
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/keys"
+)
 
 // Times and durations inside the scripts are unix microseconds and
 // microseconds, from Redis's own clock (TIME), so that every replica agrees
@@ -47,18 +51,9 @@ import "github.com/redis/go-redis/v9"
 // the run time that the signal ended, mr the run limit, i interval, sc
 // schedule, tz time zone, g grace, s severity, l labels.
 //
-// Every script that reads the clock takes one last argument: "" to use
-// Redis's TIME, or a time in µs that replaces it (tests drive a fake clock
-// through it).
-const luaPrelude = `
-local clock = ARGV[#ARGV]
-local function now_us()
-  if clock ~= nil and clock ~= '' then return tonumber(clock) end
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
-local function us(x) return string.format('%d', x) end
-`
+// Every script that reads the clock begins with keys.ClockPrelude and
+// takes one last argument: "" to use Redis's TIME, or a time in µs that
+// replaces it (tests drive a fake clock through it).
 
 // pingScript records a signal: a success ping, the start of a run, or a
 // failure.
@@ -73,7 +68,7 @@ local function us(x) return string.format('%d', x) end
 // grace) or "" (keep); d a fail's detail; key the schedule and zone
 // ("expr\ntz") the candidates were computed for, from the time they were
 // computed from, cands the schedule's first times after from (µs, in
-// order). ARGV[12] the clock (see luaPrelude).
+// order). ARGV[12] the clock (see keys.ClockPrelude).
 //
 // Returns {0} when the heartbeat is new and neither interval nor schedule
 // was given, {2} when it is new and the records hash already holds the most
@@ -85,7 +80,7 @@ local function us(x) return string.format('%d', x) end
 // signal ends an outage (ping) or starts one (fail), its notification and
 // any notifications of the heartbeat still waiting in the outbox, all
 // leased to the caller until the lease end (their score in the outbox).
-var pingScript = redis.NewScript(luaPrelude + `
+var pingScript = redis.NewScript(keys.ClockPrelude + `
 local name = ARGV[1]
 local now = now_us()
 local opt = cjson.decode(ARGV[11])
@@ -213,7 +208,7 @@ return {1, stored, created, us(now), us(until_), unpack(out)}
 // notifications...}: every notification due (new ones and ones whose lease
 // ran out or was released), at most batch size, each now leased to the
 // caller until the lease end (its score in the outbox).
-var checkScript = redis.NewScript(luaPrelude + `
+var checkScript = redis.NewScript(keys.ClockPrelude + `
 local now = now_us()
 local batch = tonumber(ARGV[2])
 local names = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. us(now), 'LIMIT', 0, batch)
@@ -265,7 +260,7 @@ return out
 // ARGV[4] the clock.
 // Returns the renewed lease end µs, or false when the notification is no
 // longer the caller's.
-var handoverScript = redis.NewScript(luaPrelude + `
+var handoverScript = redis.NewScript(keys.ClockPrelude + `
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not score or tonumber(score) ~= tonumber(ARGV[2]) then return false end
 local until_ = us(now_us() + tonumber(ARGV[3]))
@@ -297,7 +292,7 @@ return existed
 // ARGV[1] a name, or "" for all, ARGV[2] the clock.
 // Returns {now µs, name, record, name, record, ...} (no pairs when the named
 // heartbeat does not exist).
-var readScript = redis.NewScript(luaPrelude + `
+var readScript = redis.NewScript(keys.ClockPrelude + `
 local out = {us(now_us())}
 if ARGV[1] == '' then
   for _, v in ipairs(redis.call('HGETALL', KEYS[1])) do table.insert(out, v) end

@@ -66,6 +66,21 @@ func DecodeJSONBounded(w http.ResponseWriter, r *http.Request, maxBytes int64, b
 	return nil
 }
 
+// ReadJSON is DecodeJSON for a handler: it answers a bad body itself (the
+// 4xx naming the field) and returns false, after which the handler returns.
+func ReadJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) bool {
+	err := DecodeJSON(w, r, maxBytes, v)
+	if err == nil {
+		return true
+	}
+	var he *Error
+	if !errors.As(err, &he) {
+		he = Errorf(http.StatusBadRequest, CodeInvalidJSON, "%v", err)
+	}
+	WriteError(w, he)
+	return false
+}
+
 // ReadBody returns the raw body, at most maxBytes of it, for endpoints that
 // verify a signature over the exact bytes before decoding them.
 func ReadBody(w http.ResponseWriter, r *http.Request, maxBytes int64) ([]byte, error) {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/httpapi"
-	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/webhooks"
 )
 
@@ -54,8 +53,8 @@ type Config struct {
 // Mounts returns the receivers as the producer's API mounts them: every
 // path under Prefix, each request authenticated by the receiver itself. It
 // panics when cfg lacks its Dispatcher or Keyring, a wiring mistake.
-func Mounts(cfg Config) []producer.Mount {
-	return []producer.Mount{{Pattern: Prefix, Handler: newHandler(cfg), SelfAuth: true}}
+func Mounts(cfg Config) []httpapi.Mount {
+	return []httpapi.Mount{{Pattern: Prefix, Handler: newHandler(cfg), SelfAuth: true}}
 }
 
 // server holds the defaulted config the formats share.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 	"github.com/herald-dev/herald/internal/silences"
 )
 
@@ -36,7 +36,7 @@ func TestDuplicateDoesNotAnswerFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	msg := h.sendAlert(t, subject("pages", "fp-answer-once"))
-	q := h.press(t, msg, alice, callbacks.Silence1h)
+	q := h.press(t, msg, alice, buttons.Silence1h)
 	first := make(chan error, 1)
 	task := pressTask(t, "first", q, messageJSON(q.MessageID, q.ChatID, ""))
 	go func() { first <- handler.Handle(h.ctx, task) }()
@@ -64,7 +64,7 @@ func TestDuplicateDoesNotAnswerFirst(t *testing.T) {
 	}
 
 	// A refused press brought by two tasks is answered by the first only.
-	qr := h.press(t, msg, bob, callbacks.Ack)
+	qr := h.press(t, msg, bob, buttons.Ack)
 	for _, id := range []string{"r1", "r2", "r1"} {
 		if err := handler.Handle(h.ctx, pressTask(t, id, qr, messageJSON(qr.MessageID, 999, ""))); err != nil {
 			t.Fatalf("task %s: %v", id, err)

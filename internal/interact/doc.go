@@ -31,8 +31,8 @@
 // # Handling a press
 //
 // The worker's handler (press.go) reads the button's data
-// (callbacks.ParseData), loads what it acts on (callbacks.Load) and checks
-// who pressed (callbacks.Subject.Allows) and where (the alert's own chat,
+// (buttons.ParseData), loads what it acts on (buttons.Load) and checks
+// who pressed (buttons.Subject.Allows) and where (the alert's own chat,
 // not a copy of the message elsewhere; or the presser's private chat with
 // the bot when an escalation sent them the buttons there, which acts on
 // the alert's message alike, where.go). The checks fail closed: a press

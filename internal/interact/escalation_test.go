@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
@@ -28,7 +28,7 @@ func TestAcknowledgeStopsEscalation(t *testing.T) {
 		t.Fatalf("Begin = %v, %v", ok, err)
 	}
 	msg := h.sendAlert(t, s)
-	h.press(t, msg, alice, callbacks.Ack)
+	h.press(t, msg, alice, buttons.Ack)
 	cur := h.current(t, msg, "the acknowledgement", func(e telegramfake.Edit) bool { return hasLine(e.Text, "Acknowledged by @alice") })
 	// The escalation's record knows the firing time (4 minutes ago) and
 	// wins over the subject's.
@@ -42,7 +42,7 @@ func TestAcknowledgeStopsEscalation(t *testing.T) {
 }
 
 // escalationID is the id of the escalation whose home is s's thread.
-func escalationID(t *testing.T, h *harness, s callbacks.Subject) string {
+func escalationID(t *testing.T, h *harness, s buttons.Subject) string {
 	t.Helper()
 	id, err := h.rdb.Get(h.ctx, keys.EscalationHome(s.Bot, s.Chat, s.ThreadKey)).Result()
 	if err != nil {
@@ -58,7 +58,7 @@ func TestAcknowledgeSaysHowLongAfterFiring(t *testing.T) {
 	s := subject("pages", "fp-fired")
 	s.Fired = time.Now().Add(-90 * time.Minute)
 	msg := h.sendAlert(t, s)
-	h.press(t, msg, alice, callbacks.Ack)
+	h.press(t, msg, alice, buttons.Ack)
 	cur := h.current(t, msg, "the acknowledgement", func(e telegramfake.Edit) bool { return hasLine(e.Text, "Acknowledged by @alice") })
 	if !regexp.MustCompile(`, 1h 30m after firing$`).MatchString(cur.Text) {
 		t.Errorf("edited text %q", cur.Text)
@@ -68,18 +68,18 @@ func TestAcknowledgeSaysHowLongAfterFiring(t *testing.T) {
 // dmCopy sends the buttons of the alert message msg to user's private
 // chat, as an escalation's direct message does, and returns the DM as the
 // fake holds it. allow records that the user may press them there.
-func dmCopy(t *testing.T, h *harness, s callbacks.Subject, msg telegramfake.Message, user telegramfake.User, allow bool) telegramfake.Message {
+func dmCopy(t *testing.T, h *harness, s buttons.Subject, msg telegramfake.Message, user telegramfake.User, allow bool) telegramfake.Message {
 	t.Helper()
-	_, ref, _ := callbacks.ParseData(msg.ReplyMarkup.InlineKeyboard[0][0].CallbackData)
+	_, ref, _ := buttons.ParseData(msg.ReplyMarkup.InlineKeyboard[0][0].CallbackData)
 	if allow {
-		if err := callbacks.AllowDirect(h.ctx, h.rdb, s.Bot, ref, user.ID, time.Hour); err != nil {
+		if err := buttons.AllowDirect(h.ctx, h.rdb, s.Bot, ref, user.ID, time.Hour); err != nil {
 			t.Fatal(err)
 		}
 	}
 	chat := strconv.FormatInt(user.ID, 10)
 	text := "🚨 Escalated to you: disk full (" + chat + ")"
 	if _, err := h.edits.Enqueue(h.ctx, jobs.Request{Message: jobs.SendMessage{Bot: s.Bot, Chat: chat, Text: text,
-		Buttons: callbacks.Buttons(s, ref)}}); err != nil {
+		Buttons: buttons.Buttons(s, ref)}}); err != nil {
 		t.Fatal(err)
 	}
 	var dm telegramfake.Message
@@ -114,12 +114,12 @@ func TestAcknowledgeFromADirectMessage(t *testing.T) {
 	}
 	msg := h.sendAlert(t, s)
 	stranger := dmCopy(t, h, s, msg, bob, false)
-	q := h.press(t, stranger, bob, callbacks.Ack)
+	q := h.press(t, stranger, bob, buttons.Ack)
 	if a := h.answered(t, "pages", q.ID); a.Answer.Text != answerRefused {
 		t.Errorf("a press in a DM the escalation did not send answered %q, want %q", a.Answer.Text, answerRefused)
 	}
 	dm := dmCopy(t, h, s, msg, alice, true)
-	q = h.press(t, dm, alice, callbacks.Ack)
+	q = h.press(t, dm, alice, buttons.Ack)
 	if a := h.answered(t, "pages", q.ID); a.Answer.Text != answerAcknowledged {
 		t.Errorf("the press in Alice's DM answered %q, want %q", a.Answer.Text, answerAcknowledged)
 	}
@@ -129,7 +129,7 @@ func TestAcknowledgeFromADirectMessage(t *testing.T) {
 	if !regexp.MustCompile(`✅ Acknowledged by @alice at \d\d:\d\d UTC, 2m after firing`).MatchString(cur.Text) {
 		t.Errorf("edited text %q", cur.Text)
 	}
-	if acts := keyboardActions(cur); slices.Contains(acts, callbacks.Ack) || len(acts) != 2 {
+	if acts := keyboardActions(cur); slices.Contains(acts, buttons.Ack) || len(acts) != 2 {
 		t.Errorf("the alert's message keeps the buttons %v, want the silences only", acts)
 	}
 	rec, err := h.rdb.HGetAll(h.ctx, keys.Escalation(escalationID(t, h, s))).Result()

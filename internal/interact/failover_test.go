@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/telegram"
 )
@@ -72,7 +72,7 @@ func TestPollerFailoverAfterKill(t *testing.T) {
 	killed := time.Now()
 	_ = deadRedis.Close()
 	kill()
-	q := h.press(t, msg, alice, callbacks.Ack)
+	q := h.press(t, msg, alice, buttons.Ack)
 
 	var next time.Time
 	h.waitFor(t, "the standby's first getUpdates", func() bool { next = liveLog.firstAfter(killed); return !next.IsZero() })

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/jobs"
@@ -198,21 +198,21 @@ func (h *harness) newPoller(t *testing.T, owner string) *poller {
 }
 
 // subject is an alert's subject for bot with all buttons.
-func subject(bot, key string) callbacks.Subject {
-	return callbacks.Subject{
+func subject(bot, key string) buttons.Subject {
+	return buttons.Subject{
 		Bot: bot, Chat: testChat, ThreadKey: key,
 		Text: "<b>FIRING</b> disk full on db-1 &amp; db-2", ParseMode: "HTML",
 		Alert:    "DiskFull on db-1",
-		Matchers: []callbacks.Matcher{{Name: "source", Value: "grafana"}, {Name: "labels.alertname", Value: "DiskFull"}},
-		Actions:  callbacks.Actions,
+		Matchers: []buttons.Matcher{{Name: "source", Value: "grafana"}, {Name: "labels.alertname", Value: "DiskFull"}},
+		Actions:  buttons.Actions,
 	}
 }
 
 // sendAlert sends the message of s with its buttons, opening its thread,
 // and returns it as the fake holds it.
-func (h *harness) sendAlert(t *testing.T, s callbacks.Subject) telegramfake.Message {
+func (h *harness) sendAlert(t *testing.T, s buttons.Subject) telegramfake.Message {
 	t.Helper()
-	kb, err := callbacks.Keyboard(h.ctx, h.rdb, s, jobs.ThreadRetention)
+	kb, err := buttons.Keyboard(h.ctx, h.rdb, s, jobs.ThreadRetention)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func (h *harness) press(t *testing.T, msg telegramfake.Message, user telegramfak
 	cur, _ := h.fake.Lookup(msg.ChatID, msg.MessageID)
 	for _, row := range cur.Current().ReplyMarkup.InlineKeyboard {
 		for _, b := range row {
-			if a, _, ok := callbacks.ParseData(b.CallbackData); ok && a == action {
+			if a, _, ok := buttons.ParseData(b.CallbackData); ok && a == action {
 				q, err := h.fake.Press(msg.Bot, msg.ChatID, msg.MessageID, user, b.CallbackData)
 				if err != nil {
 					t.Fatal(err)
@@ -330,7 +330,7 @@ func keyboardActions(e telegramfake.Edit) []string {
 	}
 	for _, row := range e.ReplyMarkup.InlineKeyboard {
 		for _, b := range row {
-			a, _, _ := callbacks.ParseData(b.CallbackData)
+			a, _, _ := buttons.ParseData(b.CallbackData)
 			out = append(out, a)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/markup"
 	"github.com/herald-dev/herald/internal/silences"
@@ -103,13 +103,13 @@ func editText(text, parseMode string, lines []string, limit int) (string, string
 
 // remainingButtons are the subject's buttons that still make sense, with
 // the data of ref: all but Acknowledge once the thread is acknowledged.
-func remainingButtons(s callbacks.Subject, ref string, acknowledged bool) *jobs.Keyboard {
+func remainingButtons(s buttons.Subject, ref string, acknowledged bool) *jobs.Keyboard {
 	var row []jobs.Button
 	for _, a := range s.Actions {
-		if a == callbacks.Ack && acknowledged {
+		if a == buttons.Ack && acknowledged {
 			continue
 		}
-		row = append(row, jobs.Button{Text: callbacks.Label(a), Data: callbacks.Data(a, ref)})
+		row = append(row, jobs.Button{Text: buttons.Label(a), Data: buttons.Data(a, ref)})
 	}
 	if len(row) == 0 {
 		return nil

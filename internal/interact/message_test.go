@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 	"github.com/herald-dev/herald/internal/markup"
 )
 
@@ -49,12 +49,12 @@ func TestClockAndButtons(t *testing.T) {
 	if got := clock(now.Add(24*time.Hour), now); got != "Mar 2 14:02 UTC" {
 		t.Errorf("next day: %q", got)
 	}
-	s := callbacks.Subject{Actions: []string{callbacks.Ack, callbacks.Silence1h}}
+	s := buttons.Subject{Actions: []string{buttons.Ack, buttons.Silence1h}}
 	kb := remainingButtons(s, "r1", true)
-	if rows := kb.Rows(); len(rows) != 1 || len(rows[0]) != 1 || rows[0][0].Data != callbacks.Data(callbacks.Silence1h, "r1") {
+	if rows := kb.Rows(); len(rows) != 1 || len(rows[0]) != 1 || rows[0][0].Data != buttons.Data(buttons.Silence1h, "r1") {
 		t.Errorf("buttons after an acknowledgement %+v", rows)
 	}
-	if kb := remainingButtons(callbacks.Subject{Actions: []string{callbacks.Ack}}, "r1", true); kb != nil {
+	if kb := remainingButtons(buttons.Subject{Actions: []string{buttons.Ack}}, "r1", true); kb != nil {
 		t.Errorf("no button left, got %+v", kb)
 	}
 	if c := silenceComment(strings.Repeat("x", 2000), time.Hour, "123"); len([]rune(c)) > 1024 || !strings.HasSuffix(c, "(Telegram press 123)") {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/background"
 	"github.com/herald-dev/herald/internal/backoff"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/telegram"
@@ -160,9 +161,7 @@ type poller struct {
 	cfg pollerConfig
 	log *slog.Logger
 
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	loops background.Group
 }
 
 // newPoller checks cfg and returns a poller; Start runs it.
@@ -180,39 +179,25 @@ func (p *poller) Owner() string { return p.cfg.Owner }
 // Start runs one loop per bot until ctx ends or Shutdown. It returns at
 // once; calling it twice is an error.
 func (p *poller) Start(ctx context.Context) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cancel != nil {
-		return errors.New("interact: Poller already started")
-	}
-	ctx, p.cancel = context.WithCancel(ctx)
+	loops := make([]func(context.Context), 0, len(p.cfg.Bots))
 	for name, bot := range p.cfg.Bots {
-		p.cfg.Metrics.Polling.WithLabelValues(name).Set(0)
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			p.run(ctx, name, bot)
-		}()
+		loops = append(loops, func(ctx context.Context) { p.run(ctx, name, bot) })
+	}
+	if err := p.loops.Start(ctx, loops...); err != nil {
+		return fmt.Errorf("interact: Poller %w", err)
 	}
 	return nil
 }
 
 // Shutdown stops polling, hands the leases back (so another process takes
 // over at once) and waits for the loops to end.
-func (p *poller) Shutdown() {
-	p.mu.Lock()
-	cancel := p.cancel
-	p.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-	p.wg.Wait()
-}
+func (p *poller) Shutdown() { p.loops.Shutdown() }
 
 // run takes the bot's lease whenever it is free and polls while it holds
 // it. A process that finds another holder tries again when that lease
 // would run out, or after AcquireEvery if sooner.
 func (p *poller) run(ctx context.Context, name string, bot bot) {
+	p.cfg.Metrics.Polling.WithLabelValues(name).Set(0)
 	log := p.log.With("bot", name)
 	sp := keys.Bot(name)
 	for ctx.Err() == nil {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/telegramfake"
 )
@@ -33,7 +33,7 @@ func TestPollerLease(t *testing.T) {
 	var queries []telegramfake.CallbackQuery
 	for _, bot := range testBots {
 		msgs[bot] = h.sendAlert(t, subject(bot, "fp-lease"))
-		q := h.press(t, msgs[bot], alice, callbacks.Ack)
+		q := h.press(t, msgs[bot], alice, buttons.Ack)
 		h.answered(t, bot, q.ID)
 		queries = append(queries, q)
 	}
@@ -61,7 +61,7 @@ func TestPollerLease(t *testing.T) {
 	if got := h.rdb.Get(h.ctx, keys.Bot("pages").UpdatesOffset()).Val(); got != offset {
 		t.Errorf("offset moved from %s to %s at the hand-over", offset, got)
 	}
-	q := h.press(t, msgs["pages"], bob, callbacks.Silence1h)
+	q := h.press(t, msgs["pages"], bob, buttons.Silence1h)
 	if got := h.answered(t, "pages", q.ID).Answer.Text; got != "Silenced for 1h" {
 		t.Errorf("press after the hand-over answered %q", got)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/herald-dev/herald/internal/amsilence"
 	"github.com/herald-dev/herald/internal/backoff"
 	"github.com/herald-dev/herald/internal/broker"
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/escalation"
@@ -235,7 +235,7 @@ type press struct {
 
 	action string
 	ref    string
-	subj   callbacks.Subject
+	subj   buttons.Subject
 	// recorded is set once the press is recorded (by this attempt or an
 	// earlier one of the task); resumed when an earlier attempt recorded
 	// it and did not finish it.
@@ -310,7 +310,7 @@ func (h *handler) Handle(ctx context.Context, t broker.Task) error {
 
 // handle checks the press and hands a permitted one to accept.
 func (h *handler) handle(ctx context.Context, p *press) error {
-	action, ref, ok := callbacks.ParseData(p.q.Data)
+	action, ref, ok := buttons.ParseData(p.q.Data)
 	if !ok {
 		p.log.Info("press of a button that is not Herald's; answered without text", "data", p.q.Data)
 		h.count(p, "none", outcomeUnknown)
@@ -318,9 +318,9 @@ func (h *handler) handle(ctx context.Context, p *press) error {
 	}
 	p.action, p.ref = action, ref
 	p.log = p.log.With("action", action, "ref", ref)
-	subj, err := callbacks.Load(ctx, h.rdb, p.bot, ref)
+	subj, err := buttons.Load(ctx, h.rdb, p.bot, ref)
 	switch {
-	case errors.Is(err, callbacks.ErrUnknown):
+	case errors.Is(err, buttons.ErrUnknown):
 		p.log.Info("press of an alert no longer tracked")
 		h.count(p, action, outcomeUnknown)
 		return h.answer(ctx, p, answerUntracked, false)
@@ -493,7 +493,7 @@ func boolField(b bool) string {
 
 // act does the press's action and fills in rec's answer and line.
 func (h *handler) act(ctx context.Context, p *press, rec *record) error {
-	if p.action == callbacks.Ack {
+	if p.action == buttons.Ack {
 		return h.acknowledge(ctx, p, rec)
 	}
 	return h.silence(ctx, p, rec)
@@ -580,7 +580,7 @@ func (h *handler) stopEscalation(ctx context.Context, p *press, at time.Time) (t
 
 // silence creates the silence of a silence button.
 func (h *handler) silence(ctx context.Context, p *press, rec *record) error {
-	d := callbacks.SilenceFor(p.action)
+	d := buttons.SilenceFor(p.action)
 	if h.cfg.Silences == nil {
 		p.log.Warn("silence press, but this worker has no silences store")
 		rec.answer, rec.alert = answerNoSilences, true

@@ -10,7 +10,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/broker"
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/silences"
 	"github.com/herald-dev/herald/internal/telegram"
@@ -27,7 +27,7 @@ func TestAcknowledgeByGetUpdates(t *testing.T) {
 	h := setup(t, options{poller: true})
 	msg := h.sendAlert(t, subject("pages", "fp-ack"))
 
-	q := h.press(t, msg, alice, callbacks.Ack)
+	q := h.press(t, msg, alice, buttons.Ack)
 	if got := h.answered(t, "pages", q.ID).Answer; got.Text != "Acknowledged" || got.ShowAlert {
 		t.Fatalf("answer %+v, want a plain Acknowledged", got)
 	}
@@ -40,7 +40,7 @@ func TestAcknowledgeByGetUpdates(t *testing.T) {
 	if cur.ParseMode != "HTML" {
 		t.Errorf("edited parse mode %q, want HTML", cur.ParseMode)
 	}
-	if got := keyboardActions(cur); !slices.Equal(got, []string{callbacks.Silence1h, callbacks.Silence24h}) {
+	if got := keyboardActions(cur); !slices.Equal(got, []string{buttons.Silence1h, buttons.Silence24h}) {
 		t.Errorf("buttons after the acknowledgement %v, want the silence buttons", got)
 	}
 	raw, err := h.rdb.Get(h.ctx, keys.Bot("pages").Acknowledged(testChat, "fp-ack#"+strconv.Itoa(msg.MessageID))).Bytes()
@@ -58,7 +58,7 @@ func TestAcknowledgeByGetUpdates(t *testing.T) {
 	// Alice and Bob both press Acknowledge on a second alert before its
 	// edit removes the button: the first wins, the other is told who.
 	msg2 := h.sendAlert(t, subject("pages", "fp-ack-2"))
-	qa, qb := h.press(t, msg2, alice, callbacks.Ack), h.press(t, msg2, bob, callbacks.Ack)
+	qa, qb := h.press(t, msg2, alice, buttons.Ack), h.press(t, msg2, bob, buttons.Ack)
 	aa, ab := h.answered(t, "pages", qa.ID).Answer.Text, h.answered(t, "pages", qb.ID).Answer.Text
 	first := "@alice"
 	if aa != "Acknowledged" {
@@ -79,7 +79,7 @@ func TestAcknowledgeByGetUpdates(t *testing.T) {
 	if err := h.rdb.Del(h.ctx, keys.Bot("pages").Thread(testChat, "fp-ack-3")).Err(); err != nil {
 		t.Fatal(err)
 	}
-	q3 := h.press(t, msg3, alice, callbacks.Ack)
+	q3 := h.press(t, msg3, alice, buttons.Ack)
 	h.answered(t, "pages", q3.ID)
 	h.current(t, msg3, "the acknowledgement of a resolved alert", func(e telegramfake.Edit) bool { return hasLine(e.Text, "Acknowledged by @alice") })
 	if n := len(h.fake.MessagesOf("pages")); n != 3 {
@@ -92,7 +92,7 @@ func TestAcknowledgeByGetUpdates(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := h.sendAlert(t, subject("pages", "fp-ack"))
-	q4 := h.press(t, again, bob, callbacks.Ack)
+	q4 := h.press(t, again, bob, buttons.Ack)
 	if got := h.answered(t, "pages", q4.ID).Answer.Text; got != "Acknowledged" {
 		t.Errorf("acknowledgement of the alert firing again answered %q", got)
 	}
@@ -111,7 +111,7 @@ func TestRedeliveredPressActsOnce(t *testing.T) {
 	t.Parallel()
 	h := setup(t, options{poller: true})
 	msg := h.sendAlert(t, subject("status", "fp-redeliver"))
-	q := h.press(t, msg, alice, callbacks.Ack)
+	q := h.press(t, msg, alice, buttons.Ack)
 	if err := h.fake.Redeliver("status", q.UpdateID, 5); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestPressRefused(t *testing.T) {
 	s := subject("pages", "fp-refused")
 	s.Allowed = []string{"@Alice", "777"}
 	msg := h.sendAlert(t, s)
-	q := h.press(t, msg, bob, callbacks.Silence1h)
+	q := h.press(t, msg, bob, buttons.Silence1h)
 	got := h.answered(t, "pages", q.ID).Answer
 	if got.Text != "You may not do this here" || !got.ShowAlert {
 		t.Fatalf("answer %+v, want the refusal as an alert", got)
@@ -170,7 +170,7 @@ func TestPressRefused(t *testing.T) {
 		t.Errorf("refused presses counted %v, want 1", n)
 	}
 	// Alice, named by username in another case, may.
-	qa := h.press(t, msg, alice, callbacks.Ack)
+	qa := h.press(t, msg, alice, buttons.Ack)
 	if got := h.answered(t, "pages", qa.ID).Answer.Text; got != "Acknowledged" {
 		t.Errorf("Alice's press answered %q", got)
 	}
@@ -187,14 +187,14 @@ func TestSilencePress(t *testing.T) {
 	h := setup(t, options{poller: true})
 	msg := h.sendAlert(t, subject("pages", "fp-silence"))
 	before := time.Now()
-	q := h.press(t, msg, alice, callbacks.Silence1h)
+	q := h.press(t, msg, alice, buttons.Silence1h)
 	if got := h.answered(t, "pages", q.ID).Answer.Text; got != "Silenced for 1h" {
 		t.Fatalf("answer %q", got)
 	}
 	cur := h.current(t, msg, "the silence on the message", func(e telegramfake.Edit) bool {
 		return hasLine(e.Text, "🔕 Silenced for 1h by @alice (until ")
 	})
-	if got := keyboardActions(cur); !slices.Equal(got, callbacks.Actions) {
+	if got := keyboardActions(cur); !slices.Equal(got, buttons.Actions) {
 		t.Errorf("buttons after the silence %v, want all (the alert is not acknowledged)", got)
 	}
 	list, err := h.store.List(h.ctx, silences.FilterActive)
@@ -226,7 +226,7 @@ func TestSilencePress(t *testing.T) {
 	}
 
 	// Silence 24h later and an acknowledgement: the lines pile up.
-	q2 := h.press(t, msg, bob, callbacks.Ack)
+	q2 := h.press(t, msg, bob, buttons.Ack)
 	h.answered(t, "pages", q2.ID)
 	cur = h.current(t, msg, "both lines", func(e telegramfake.Edit) bool {
 		return hasLine(e.Text, "🔕 Silenced for 1h by @alice") && hasLine(e.Text, "✅ Acknowledged by @bobby")
@@ -245,7 +245,7 @@ func TestHandlerDedupAndResume(t *testing.T) {
 	t.Parallel()
 	h := setup(t, options{})
 	msg := h.sendAlert(t, subject("pages", "fp-direct"))
-	q := h.press(t, msg, alice, callbacks.Ack)
+	q := h.press(t, msg, alice, buttons.Ack)
 	task := func(id string, q telegramfake.CallbackQuery) broker.Task {
 		return pressTask(t, id, q, messageJSON(q.MessageID, q.ChatID, ""))
 	}
@@ -270,7 +270,7 @@ func TestHandlerDedupAndResume(t *testing.T) {
 	h.current(t, msg, "the one edit", func(e telegramfake.Edit) bool { return hasLine(e.Text, "Acknowledged by @alice") })
 
 	// The same button pressed on a copy of the message in another chat.
-	qc := h.press(t, msg, bob, callbacks.Silence1h)
+	qc := h.press(t, msg, bob, buttons.Silence1h)
 	if err := h.handler.Handle(h.ctx, pressTask(t, "t-copy", qc, messageJSON(1, 999, ""))); err != nil {
 		t.Fatal(err)
 	}
@@ -283,11 +283,11 @@ func TestHandlerDedupAndResume(t *testing.T) {
 
 	// An alert no longer tracked.
 	msg2 := h.sendAlert(t, subject("pages", "fp-gone"))
-	_, ref, _ := callbacks.ParseData(msg2.ReplyMarkup.InlineKeyboard[0][0].CallbackData)
-	if err := h.rdb.Del(h.ctx, keys.Bot("pages").Callback(ref)).Err(); err != nil {
+	_, ref, _ := buttons.ParseData(msg2.ReplyMarkup.InlineKeyboard[0][0].CallbackData)
+	if err := h.rdb.Del(h.ctx, keys.Bot("pages").ButtonSubject(ref)).Err(); err != nil {
 		t.Fatal(err)
 	}
-	qg := h.press(t, msg2, alice, callbacks.Ack)
+	qg := h.press(t, msg2, alice, buttons.Ack)
 	if err := h.handler.Handle(h.ctx, task("t4", qg)); err != nil {
 		t.Fatal(err)
 	}
@@ -298,9 +298,9 @@ func TestHandlerDedupAndResume(t *testing.T) {
 	// A silence press recorded by task t5, whose silence was created but
 	// not noted before it stopped: its retry finds the silence.
 	msg3 := h.sendAlert(t, subject("pages", "fp-resume"))
-	qs := h.press(t, msg3, alice, callbacks.Silence24h)
+	qs := h.press(t, msg3, alice, buttons.Silence24h)
 	sp := keys.Bot("pages")
-	if err := h.rdb.HSet(h.ctx, sp.CallbackQuery(qs.ID), "owner", "t5", "action", callbacks.Silence24h).Err(); err != nil {
+	if err := h.rdb.HSet(h.ctx, sp.CallbackQuery(qs.ID), "owner", "t5", "action", buttons.Silence24h).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.store.Create(h.ctx, silences.Input{Matchers: []silences.Matcher{{Name: "source", Value: "grafana"}},
@@ -362,22 +362,22 @@ func TestPressChatUnsure(t *testing.T) {
 			t.Errorf("%s answered %+v, want %q as an alert", what, a, answerUnsureChat)
 		}
 	}
-	refused("a press in the channel, its id forgotten", handle(callbacks.Ack, chatJSON(msg.ChatID, "")))
-	refused("an inline-only press", handle(callbacks.Ack, ""))
-	refused("a press in a private chat of the channel's name", handle(callbacks.Ack, chatJSON(5555, "alerts_ch")))
+	refused("a press in the channel, its id forgotten", handle(buttons.Ack, chatJSON(msg.ChatID, "")))
+	refused("an inline-only press", handle(buttons.Ack, ""))
+	refused("a press in a private chat of the channel's name", handle(buttons.Ack, chatJSON(5555, "alerts_ch")))
 	if got := h.presses(t, map[string]string{"bot": "pages", "outcome": outcomeRefused}); got != 3 {
 		t.Errorf("refused presses counted %v, want 3", got)
 	}
 	if list, _ := h.store.List(h.ctx, silences.FilterAll); len(list) != 0 {
 		t.Errorf("refused presses created %d silences", len(list))
 	}
-	if a := handle(callbacks.Ack, chatJSON(msg.ChatID, "Alerts_CH")); a.Text != answerAcknowledged {
+	if a := handle(buttons.Ack, chatJSON(msg.ChatID, "Alerts_CH")); a.Text != answerAcknowledged {
 		t.Errorf("a press in the channel Telegram names @Alerts_CH answered %q", a.Text)
 	}
 	if err := h.rdb.Set(h.ctx, sp.ChatID(s.Chat), strconv.FormatInt(msg.ChatID, 10), time.Hour).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if a := handle(callbacks.Silence1h, chatJSON(msg.ChatID, "")); a.Text != "Silenced for 1h" {
+	if a := handle(buttons.Silence1h, chatJSON(msg.ChatID, "")); a.Text != "Silenced for 1h" {
 		t.Errorf("a press in the channel whose id is remembered answered %q", a.Text)
 	}
 }
@@ -411,7 +411,7 @@ func TestPresserNames(t *testing.T) {
 	h := setup(t, options{poller: true})
 	msg := h.sendAlert(t, subject("pages", "fp-names"))
 	fake := telegramfake.User{ID: 1003, FirstName: "@alice"}
-	q := h.press(t, msg, fake, callbacks.Ack)
+	q := h.press(t, msg, fake, buttons.Ack)
 	h.answered(t, "pages", q.ID)
 	cur := h.current(t, msg, "the acknowledgement", func(e telegramfake.Edit) bool { return hasLine(e.Text, "Acknowledged by ") })
 	if !hasLine(cur.Text, "✅ Acknowledged by alice (id 1003) at ") || hasLine(cur.Text, "@alice") {
@@ -423,10 +423,10 @@ func TestPresserNames(t *testing.T) {
 		t.Errorf("acknowledgement %s (%v)", raw, err)
 	}
 	// Alice, named by her username, and Eve, whose name needs escaping.
-	qa := h.press(t, msg, alice, callbacks.Silence1h)
+	qa := h.press(t, msg, alice, buttons.Silence1h)
 	h.answered(t, "pages", qa.ID)
 	eve := telegramfake.User{ID: 1004, FirstName: "<i>Eve</i>", LastName: "& co"}
-	qe := h.press(t, msg, eve, callbacks.Silence24h)
+	qe := h.press(t, msg, eve, buttons.Silence24h)
 	h.answered(t, "pages", qe.ID)
 	cur = h.current(t, msg, "both silences", func(e telegramfake.Edit) bool { return strings.Count(e.Text, "Silenced for") == 2 })
 	if !hasLine(cur.Text, "🔕 Silenced for 1h by @alice (until ") || !hasLine(cur.Text, "🔕 Silenced for 24h by &lt;i&gt;Eve&lt;/i&gt; &amp; co (id 1004) (until ") {

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"sync"
 	"time"
 
+	"github.com/herald-dev/herald/internal/background"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/telegram"
 )
@@ -93,9 +93,7 @@ type registrar struct {
 	cfg registrarConfig
 	log *slog.Logger
 
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	loops background.Group
 }
 
 // newRegistrar checks cfg and returns a registrar; Start runs it.
@@ -109,32 +107,18 @@ func newRegistrar(cfg registrarConfig) (*registrar, error) {
 
 // Start sets the webhooks in the background and returns at once.
 func (r *registrar) Start(ctx context.Context) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.cancel != nil {
-		return errors.New("interact: Registrar already started")
-	}
-	ctx, r.cancel = context.WithCancel(ctx)
+	loops := make([]func(context.Context), 0, len(r.cfg.Bots))
 	for name, bot := range r.cfg.Bots {
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			r.register(ctx, name, bot)
-		}()
+		loops = append(loops, func(ctx context.Context) { r.register(ctx, name, bot) })
+	}
+	if err := r.loops.Start(ctx, loops...); err != nil {
+		return fmt.Errorf("interact: Registrar %w", err)
 	}
 	return nil
 }
 
 // Shutdown stops the retries and waits for them.
-func (r *registrar) Shutdown() {
-	r.mu.Lock()
-	cancel := r.cancel
-	r.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-	r.wg.Wait()
-}
+func (r *registrar) Shutdown() { r.loops.Shutdown() }
 
 // register calls setWebhook for one bot until it succeeds or ctx ends.
 func (r *registrar) register(ctx context.Context, name string, bot bot) {

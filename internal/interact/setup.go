@@ -13,6 +13,7 @@ import (
 	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/escalation"
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/silences"
 )
@@ -145,4 +146,18 @@ func ForProducer(cfg ProducerConfig) (*receiver, error) {
 		return nil, err
 	}
 	return newReceiver(receiverConfig{Tasks: tasks, Secret: cfg.Secret, Bots: cfg.Bots, MaxBodyBytes: cfg.MaxBodyBytes, Logger: cfg.Logger})
+}
+
+// Mounts is the webhook receiver's route (ForProducer, at WebhookPattern),
+// which checks Telegram's secret token itself; without a Secret there is
+// no receiver and no route.
+func Mounts(cfg ProducerConfig) ([]httpapi.Mount, error) {
+	if cfg.Secret == "" {
+		return nil, nil
+	}
+	recv, err := ForProducer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return []httpapi.Mount{{Pattern: WebhookPattern, Handler: recv, SelfAuth: true}}, nil
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/internal/worker"
 )
@@ -46,7 +46,7 @@ func TestWebhook(t *testing.T) {
 	}
 
 	msg := h.sendAlert(t, subject("status", "fp-hook"))
-	q := h.press(t, msg, alice, callbacks.Ack)
+	q := h.press(t, msg, alice, buttons.Ack)
 	if got := h.answered(t, "status", q.ID).Answer.Text; got != "Acknowledged" {
 		t.Errorf("answer %q", got)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 )
 
 // Where a press comes from, as checkChat tells.
@@ -23,7 +23,7 @@ const (
 	// does.
 	chatUnsure
 	// chatDirect: the private chat of the user who pressed, where an
-	// escalation sent them the alert's buttons (callbacks.AllowDirect).
+	// escalation sent them the alert's buttons (buttons.AllowDirect).
 	// The press acts on the alert's message as one in its chat does.
 	chatDirect
 )
@@ -40,7 +40,7 @@ func (h *handler) checkChat(ctx context.Context, p *press) (chatCheck, error) {
 	if m == nil || m.Chat.ID <= 0 || m.Chat.ID != p.q.From.ID {
 		return where, nil
 	}
-	ok, err := callbacks.DirectAllowed(ctx, h.rdb, p.bot, p.ref, m.Chat.ID)
+	ok, err := buttons.DirectAllowed(ctx, h.rdb, p.bot, p.ref, m.Chat.ID)
 	switch {
 	case err != nil:
 		return 0, err

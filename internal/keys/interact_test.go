@@ -11,8 +11,8 @@ import (
 func TestInteractKeysShareTheBotSlot(t *testing.T) {
 	for _, name := range []string{"", DefaultBot, "pages"} {
 		s := Bot(name)
-		want := Slot(s.Callback("r"))
-		for _, k := range []string{s.UpdatesLease(), s.UpdatesOffset(), s.PressLines("@Chan", "fp"), s.CallbackQuery("q"), s.Acknowledged("@Chan", "fp"), s.CallbackChats("r")} {
+		want := Slot(s.ButtonSubject("r"))
+		for _, k := range []string{s.UpdatesLease(), s.UpdatesOffset(), s.PressLines("@Chan", "fp"), s.CallbackQuery("q"), s.Acknowledged("@Chan", "fp"), s.ButtonChats("r")} {
 			if !strings.Contains(k, s.HashTag()+":") {
 				t.Errorf("bot %q: key %q lacks the tag %s", name, k, s.HashTag())
 			}

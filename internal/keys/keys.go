@@ -17,6 +17,9 @@
 //     bot's traffic, and losing a node stops only the bots it holds.
 //   - Fleet-wide ones under "{herald}": wake-ups, idempotency claims, the
 //     failure log, feeds and heartbeats.
+//
+// It also holds ClockPrelude, the Lua that the scripts reading Redis's
+// clock begin with.
 package keys
 
 import "strings"
@@ -201,14 +204,14 @@ func (s Space) Thread(chat, key string) string {
 	return s.prefix() + "thread:" + NormChat(chat) + ":" + key
 }
 
-// Callback holds what the buttons of one alert's message act on
-// (internal/callbacks), by the reference their callback data carries.
-func (s Space) Callback(ref string) string { return s.prefix() + "cb:" + ref }
+// ButtonSubject holds what the buttons of one alert's message act on
+// (internal/buttons), by the reference their callback data carries.
+func (s Space) ButtonSubject(ref string) string { return s.prefix() + "cb:" + ref }
 
-// CallbackChats is the set of other chats where the buttons of a
+// ButtonChats is the set of other chats where the buttons of a
 // subject may be pressed: the direct messages an escalation sent them to
-// (internal/callbacks, AllowChat).
-func (s Space) CallbackChats(ref string) string { return s.prefix() + "cbchats:" + ref }
+// (internal/buttons, AllowChat).
+func (s Space) ButtonChats(ref string) string { return s.prefix() + "cbchats:" + ref }
 
 // CallbackQuery records one callback query (a press) by its id, so that a
 // press Telegram delivers again is acted on once.

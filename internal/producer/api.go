@@ -18,7 +18,6 @@ import (
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ledger"
-	"github.com/herald-dev/herald/internal/statushook"
 )
 
 // Config configures the API.
@@ -59,26 +58,14 @@ type Config struct {
 	// Callbacks checks a message's callback_url before it is stored
 	// (statushook.Emitter.CheckURL): an error naming the field is a 400.
 	// Nil refuses every callback_url.
-	Callbacks interface{ CheckURL(string) error }
-	// Mounts are further endpoints (the alerts API, heartbeats, webhooks).
-	Mounts []Mount
+	Callbacks httpapi.URLChecker
+	// Mounts are further endpoints, each exported by the package that owns
+	// it (the alerts API, heartbeats, webhooks, broadcasts...).
+	Mounts []httpapi.Mount
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Registerer receives the API's metrics; nil means none.
 	Registerer prometheus.Registerer
-}
-
-// Mount is one further endpoint of the API.
-type Mount struct {
-	// Pattern is a net/http ServeMux pattern, e.g. "POST /v1/alerts".
-	Pattern string
-	// Handler serves it.
-	Handler http.Handler
-	// SelfAuth marks handlers that authenticate requests themselves
-	// (signed webhooks); all others are served behind a token.
-	SelfAuth bool
-	// Scope is what the token must carry; empty means httpapi.ScopeSend.
-	Scope httpapi.Scope
 }
 
 // api is the producer's HTTP interface.
@@ -144,10 +131,7 @@ func (a *api) routes() (h http.Handler, err error) {
 		a.messageRoutes(mux)
 		allow = "GET, POST"
 	}
-	mux.HandleFunc("/v1/messages", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Allow", allow)
-		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "use "+allow)
-	})
+	mux.HandleFunc("/v1/messages", httpapi.MethodNotAllowed(allow))
 	for _, m := range a.cfg.Mounts {
 		h := a.settled(m.Handler)
 		if !m.SelfAuth {
@@ -166,9 +150,7 @@ func (a *api) routes() (h http.Handler, err error) {
 		mux.Handle(uiPath+"/", a.monitoring())
 		mux.Handle(uiPath, http.RedirectHandler(uiPath+"/", http.StatusFound))
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-		writeError(w, http.StatusNotFound, CodeNotFound, "no such endpoint; see POST /v1/messages")
-	})
+	mux.HandleFunc("/", httpapi.NotFound("no such endpoint; see POST /v1/messages"))
 	h = mux
 	if a.cfg.Keyring.Open() {
 		h = httpapi.RequireJSON(h, uiPath)
@@ -192,7 +174,7 @@ func (a *api) readyz(w http.ResponseWriter, r *http.Request) {
 		if errors.As(err, &np) {
 			msg = err.Error()
 		}
-		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, msg)
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusServiceUnavailable, httpapi.CodeUnavailable, "%s", msg))
 		return
 	}
 	_, _ = w.Write([]byte("ok\n"))
@@ -225,35 +207,6 @@ func threadSpace(p httpapi.Principal, t *jobs.Thread) (string, *httpapi.Error) {
 	return "", nil
 }
 
-// checkCallback refuses a callback_url that the callback policy does not
-// let through (loopback, private and link-local addresses unless
-// allow-listed; callbacks off), naming the field.
-func (a *api) checkCallback(raw string) *httpapi.Error { return checkCallbackURL(a.cfg.Callbacks, raw) }
-
-// urlChecker checks a callback_url (statushook.Emitter.CheckURL).
-type urlChecker interface{ CheckURL(string) error }
-
-// checkCallbackURL is checkCallback with the policy cb (nil: callbacks
-// off).
-func checkCallbackURL(cb urlChecker, raw string) *httpapi.Error {
-	if raw == "" {
-		return nil
-	}
-	var err error = errors.New("status callbacks are off: set HERALD_CALLBACK_SECRET")
-	if cb != nil {
-		err = cb.CheckURL(raw)
-	}
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	var ue *statushook.URLError
-	if errors.As(err, &ue) {
-		msg = ue.Reason
-	}
-	return httpapi.Invalid("invalid message", jobs.FieldError{Field: "callback_url", Message: msg})
-}
-
 func (a *api) handleMessage(w http.ResponseWriter, r *http.Request) int {
 	// The principal names the namespace of the message's thread: without
 	// one there is no telling whose threads it may reach.
@@ -271,8 +224,7 @@ func (a *api) handleMessage(w http.ResponseWriter, r *http.Request) int {
 	}
 	if h := r.Header.Get("Idempotency-Key"); h != "" {
 		if req.IdempotencyKey != "" && req.IdempotencyKey != h {
-			writeError(w, http.StatusBadRequest, CodeInvalidField, "conflicting idempotency keys",
-				jobs.FieldError{Field: "idempotency_key", Message: "differs from the Idempotency-Key header; send one or make them equal"})
+			httpapi.WriteError(w, httpapi.Invalid("conflicting idempotency keys", jobs.FieldError{Field: "idempotency_key", Message: "differs from the Idempotency-Key header; send one or make them equal"}))
 			return http.StatusBadRequest
 		}
 		req.IdempotencyKey = h
@@ -282,7 +234,7 @@ func (a *api) handleMessage(w http.ResponseWriter, r *http.Request) int {
 		httpapi.WriteError(w, herr)
 		return herr.Status
 	}
-	if herr := a.checkCallback(req.CallbackURL); herr != nil {
+	if herr := httpapi.CheckCallbackURL(a.cfg.Callbacks, req.CallbackURL); herr != nil {
 		httpapi.WriteError(w, herr)
 		return herr.Status
 	}
@@ -297,12 +249,12 @@ func (a *api) handleMessage(w http.ResponseWriter, r *http.Request) int {
 	var verr *jobs.ValidationError
 	switch {
 	case errors.As(err, &verr):
-		writeError(w, http.StatusBadRequest, CodeInvalidField, "invalid message", verr.Fields...)
+		httpapi.WriteError(w, httpapi.Invalid("invalid message", verr.Fields...))
 		return http.StatusBadRequest
 	case err != nil:
 		a.cfg.Logger.Error("enqueue failed; answering 503", "error", err)
 		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the queue is unavailable; nothing was stored, retry later")
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusServiceUnavailable, httpapi.CodeUnavailable, "the queue is unavailable; nothing was stored, retry later"))
 		return http.StatusServiceUnavailable
 	}
 	// A 202 (a duplicate's too) promises that the message survives a
@@ -310,13 +262,13 @@ func (a *api) handleMessage(w http.ResponseWriter, r *http.Request) int {
 	if err := a.cfg.Enqueuer.Settle(ctx, heraldSlot); err != nil {
 		a.cfg.Logger.Warn("message stored but not confirmed; answering 503", "task_id", res.TaskID, "error", err)
 		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, notStoredMessage(err))
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusServiceUnavailable, httpapi.CodeUnavailable, "%s", notStoredMessage(err)))
 		return http.StatusServiceUnavailable
 	}
 	if res.Duplicate {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	writeJSON(w, http.StatusAccepted, res)
+	httpapi.WriteJSON(w, http.StatusAccepted, res)
 	a.cfg.Logger.Debug("message accepted", "task_id", res.TaskID, "queue", res.Queue, "duplicate", res.Duplicate)
 	return http.StatusAccepted
 }

@@ -170,7 +170,7 @@ func TestIdempotency(t *testing.T) {
 		t.Parallel()
 		h, b := setup(t)
 		rec := do(h, request{body: `{"chat":"42","text":"x","idempotency_key":"a"}`, header: hdr("Idempotency-Key", "b")})
-		eb := errorBody(t, rec, http.StatusBadRequest, producer.CodeInvalidField)
+		eb := errorBody(t, rec, http.StatusBadRequest, httpapi.CodeInvalidField)
 		if _, ok := fieldMessages(eb)["idempotency_key"]; !ok {
 			t.Fatalf("fields %+v do not name idempotency_key", eb.Error.Fields)
 		}
@@ -181,7 +181,7 @@ func TestIdempotency(t *testing.T) {
 		t.Parallel()
 		h, b := setup(t)
 		rec := do(h, request{body: body, header: hdr("Idempotency-Key", "alert-\xff")})
-		eb := errorBody(t, rec, http.StatusBadRequest, producer.CodeInvalidField)
+		eb := errorBody(t, rec, http.StatusBadRequest, httpapi.CodeInvalidField)
 		if msg := fieldMessages(eb)["idempotency_key"]; !strings.Contains(msg, "UTF-8") {
 			t.Fatalf("fields %+v do not say the key must be UTF-8", eb.Error.Fields)
 		}
@@ -192,7 +192,7 @@ func TestIdempotency(t *testing.T) {
 		t.Parallel()
 		h, b := setup(t)
 		rec := do(h, request{body: body, header: hdr("Idempotency-Key", strings.Repeat("k", 257))})
-		eb := errorBody(t, rec, http.StatusBadRequest, producer.CodeInvalidField)
+		eb := errorBody(t, rec, http.StatusBadRequest, httpapi.CodeInvalidField)
 		if _, ok := fieldMessages(eb)["idempotency_key"]; !ok {
 			t.Fatalf("fields %+v do not name idempotency_key", eb.Error.Fields)
 		}
@@ -234,7 +234,7 @@ func TestAuth(t *testing.T) {
 				accepted(t, rec)
 				return
 			}
-			eb := errorBody(t, rec, http.StatusUnauthorized, producer.CodeUnauthorized)
+			eb := errorBody(t, rec, http.StatusUnauthorized, httpapi.CodeUnauthorized)
 			if !strings.Contains(eb.Error.Message, "HERALD_API_TOKEN") {
 				t.Errorf("message %q does not say which token to send", eb.Error.Message)
 			}
@@ -248,7 +248,7 @@ func TestAuth(t *testing.T) {
 	t.Run("auth comes before body checks", func(t *testing.T) {
 		t.Parallel()
 		h, b := newTestAPI(t, nil)
-		errorBody(t, do(h, request{body: `not json`, noAuth: true}), http.StatusUnauthorized, producer.CodeUnauthorized)
+		errorBody(t, do(h, request{body: `not json`, noAuth: true}), http.StatusUnauthorized, httpapi.CodeUnauthorized)
 		b.requireNoTasks(t)
 	})
 
@@ -297,7 +297,7 @@ func TestRoutes(t *testing.T) {
 		t.Parallel()
 		for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodPatch} {
 			rec := do(h, request{method: m})
-			errorBody(t, rec, http.StatusMethodNotAllowed, producer.CodeMethodNotAllowed)
+			errorBody(t, rec, http.StatusMethodNotAllowed, httpapi.CodeMethodNotAllowed)
 			if got := rec.Header().Get("Allow"); got != "POST" {
 				t.Errorf("%s: Allow %q, want POST", m, got)
 			}
@@ -306,8 +306,8 @@ func TestRoutes(t *testing.T) {
 	t.Run("unknown paths", func(t *testing.T) {
 		t.Parallel()
 		for _, p := range []string{"/", "/v2/messages", "/v1/messages/extra", "/v1/message"} {
-			errorBody(t, do(h, request{path: p, body: `{"chat":"42","text":"x"}`}), http.StatusNotFound, producer.CodeNotFound)
-			errorBody(t, do(h, request{method: http.MethodGet, path: p}), http.StatusNotFound, producer.CodeNotFound)
+			errorBody(t, do(h, request{path: p, body: `{"chat":"42","text":"x"}`}), http.StatusNotFound, httpapi.CodeNotFound)
+			errorBody(t, do(h, request{method: http.MethodGet, path: p}), http.StatusNotFound, httpapi.CodeNotFound)
 		}
 	})
 	b.requireNoTasks(t)
@@ -317,7 +317,7 @@ func TestSeveralFieldErrorsAtOnce(t *testing.T) {
 	t.Parallel()
 	h, b := newTestAPI(t, nil)
 	rec := post(h, `{"chat":"@ab","text":"  ","parse_mode":"Markdown","message_thread_id":-1,"queue":"urgent"}`)
-	eb := errorBody(t, rec, http.StatusBadRequest, producer.CodeInvalidField)
+	eb := errorBody(t, rec, http.StatusBadRequest, httpapi.CodeInvalidField)
 	got := fieldMessages(eb)
 	for _, f := range []string{"chat", "text", "parse_mode", "message_thread_id", "queue"} {
 		if msg, ok := got[f]; !ok || msg == "" {
@@ -340,7 +340,7 @@ func TestRedisDown(t *testing.T) {
 
 	for _, idem := range []string{"", "key-1"} {
 		rec := do(h, request{body: `{"chat":"42","text":"x"}`, header: hdr("Idempotency-Key", idem)})
-		eb := errorBody(t, rec, http.StatusServiceUnavailable, producer.CodeUnavailable)
+		eb := errorBody(t, rec, http.StatusServiceUnavailable, httpapi.CodeUnavailable)
 		if rec.Header().Get("Retry-After") == "" {
 			t.Errorf("503 without Retry-After")
 		}
@@ -349,9 +349,9 @@ func TestRedisDown(t *testing.T) {
 		}
 	}
 	// Input errors are still reported as such while Redis is down.
-	errorBody(t, post(h, `{"chat":"abc","text":"x"}`), http.StatusBadRequest, producer.CodeInvalidField)
+	errorBody(t, post(h, `{"chat":"abc","text":"x"}`), http.StatusBadRequest, httpapi.CodeInvalidField)
 
-	errorBody(t, do(h, request{method: http.MethodGet, path: "/readyz"}), http.StatusServiceUnavailable, producer.CodeUnavailable)
+	errorBody(t, do(h, request{method: http.MethodGet, path: "/readyz"}), http.StatusServiceUnavailable, httpapi.CodeUnavailable)
 	if rec := do(h, request{method: http.MethodGet, path: "/livez"}); rec.Code != http.StatusOK {
 		t.Fatalf("/livez with Redis down: %d", rec.Code)
 	}
@@ -387,7 +387,7 @@ func TestMonitoringAndMetricsMounts(t *testing.T) {
 		c.Registerer = reg
 	})
 
-	errorBody(t, do(h, request{method: http.MethodGet, path: "/monitoring/", noAuth: true}), http.StatusUnauthorized, producer.CodeUnauthorized)
+	errorBody(t, do(h, request{method: http.MethodGet, path: "/monitoring/", noAuth: true}), http.StatusUnauthorized, httpapi.CodeUnauthorized)
 	r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/monitoring/queues", nil)
 	r.SetBasicAuth("ops", testToken)
 	rec := httptest.NewRecorder()
@@ -401,8 +401,8 @@ func TestMonitoringAndMetricsMounts(t *testing.T) {
 	}
 
 	accepted(t, post(h, `{"chat":"42","text":"x"}`))
-	errorBody(t, post(h, `{}`), http.StatusBadRequest, producer.CodeInvalidField)
-	errorBody(t, post(h, `{}`), http.StatusBadRequest, producer.CodeInvalidField)
+	errorBody(t, post(h, `{}`), http.StatusBadRequest, httpapi.CodeInvalidField)
+	errorBody(t, post(h, `{}`), http.StatusBadRequest, httpapi.CodeInvalidField)
 
 	rec = do(h, request{method: http.MethodGet, path: "/metrics", noAuth: true})
 	if rec.Code != http.StatusOK {

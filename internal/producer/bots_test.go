@@ -10,6 +10,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/producer"
 )
@@ -65,7 +66,7 @@ func TestPostMessageBot(t *testing.T) {
 	t.Run("an unknown bot is a 400 naming the known ones", func(t *testing.T) {
 		t.Parallel()
 		h, b := newBotsAPI(t, "default", "pages", "status")
-		eb := errorBody(t, post(h, `{"chat":"42","text":"x","bot":"pagse"}`), http.StatusBadRequest, producer.CodeInvalidField)
+		eb := errorBody(t, post(h, `{"chat":"42","text":"x","bot":"pagse"}`), http.StatusBadRequest, httpapi.CodeInvalidField)
 		msg, ok := fieldMessages(eb)["bot"]
 		if !ok {
 			t.Fatalf("no error on the field bot: %+v", eb)
@@ -81,7 +82,7 @@ func TestPostMessageBot(t *testing.T) {
 	t.Run("no bot without a default bot is a 400", func(t *testing.T) {
 		t.Parallel()
 		h, b := newBotsAPI(t, "pages", "status")
-		eb := errorBody(t, post(h, `{"chat":"42","text":"x"}`), http.StatusBadRequest, producer.CodeInvalidField)
+		eb := errorBody(t, post(h, `{"chat":"42","text":"x"}`), http.StatusBadRequest, httpapi.CodeInvalidField)
 		msg := fieldMessages(eb)["bot"]
 		if !strings.Contains(msg, "is required") || !strings.Contains(msg, "pages, status") {
 			t.Errorf("bot error %q, want it to require a bot and name pages, status", msg)
@@ -96,7 +97,7 @@ func TestPostMessageBot(t *testing.T) {
 	t.Run("a malformed bot name is a 400 with the other fields", func(t *testing.T) {
 		t.Parallel()
 		h, b := newBotsAPI(t, "default")
-		eb := errorBody(t, post(h, `{"chat":"x","text":"x","bot":"Pages"}`), http.StatusBadRequest, producer.CodeInvalidField)
+		eb := errorBody(t, post(h, `{"chat":"x","text":"x","bot":"Pages"}`), http.StatusBadRequest, httpapi.CodeInvalidField)
 		fields := fieldMessages(eb)
 		if !strings.Contains(fields["bot"], "not a bot name") || fields["chat"] == "" {
 			t.Errorf("fields %v, want errors on bot and chat", fields)

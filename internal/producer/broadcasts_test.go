@@ -32,7 +32,7 @@ func newBroadcastAPI(t *testing.T) (http.Handler, *testBundle) {
 	}
 	svc := broadcast.New(b.rdb, b.enq, chats.NewStore(b.rdb), ledger.NewStore(b.rdb, ledger.Config{}), broadcast.Config{MaxChats: 1000})
 	api, err := producer.NewAPI(producer.Config{Enqueuer: b.enq, Redis: b.rdb, Keyring: k, Logger: slog.New(slog.DiscardHandler),
-		Mounts: producer.BroadcastMounts(svc, nil, slog.New(slog.DiscardHandler))})
+		Mounts: broadcast.Mounts(svc, nil, slog.New(slog.DiscardHandler))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +73,8 @@ func TestBroadcastAPI(t *testing.T) {
 	}
 
 	path := "/v1/broadcasts/" + res.ID
-	errorBody(t, do(h, request{method: "GET", path: path, header: as(otherToken)}), http.StatusNotFound, producer.CodeNotFound)
-	errorBody(t, do(h, request{method: "DELETE", path: path, header: as(otherToken)}), http.StatusNotFound, producer.CodeNotFound)
+	errorBody(t, do(h, request{method: "GET", path: path, header: as(otherToken)}), http.StatusNotFound, httpapi.CodeNotFound)
+	errorBody(t, do(h, request{method: "DELETE", path: path, header: as(otherToken)}), http.StatusNotFound, httpapi.CodeNotFound)
 	for _, tok := range []string{testToken, opsToken} {
 		rec = do(h, request{method: "GET", path: path, header: as(tok)})
 		st := decodeInto[broadcast.Status](t, rec.Body.String())
@@ -86,7 +86,7 @@ func TestBroadcastAPI(t *testing.T) {
 	if st := decodeInto[broadcast.Status](t, rec.Body.String()); rec.Code != http.StatusAccepted || st.Cancelling != 3 {
 		t.Fatalf("DELETE: %d %s", rec.Code, rec.Body)
 	}
-	errorBody(t, do(h, request{method: "PATCH", path: path}), http.StatusMethodNotAllowed, producer.CodeMethodNotAllowed)
+	errorBody(t, do(h, request{method: "PATCH", path: path}), http.StatusMethodNotAllowed, httpapi.CodeMethodNotAllowed)
 }
 
 // TestBroadcastBadInput: a 400 names the field at fault: the chat at its
@@ -103,7 +103,7 @@ func TestBroadcastBadInput(t *testing.T) {
 		{`{"chats":[1],"text":"hi","callback_url":"https://hooks.example.com/x"}`, "callback_url", "callbacks are off"},
 		{`{"chats":[1],"text":"hi","CHATS":[2]}`, "CHATS", ""},
 	} {
-		eb := errorBody(t, do(h, request{path: "/v1/broadcasts", body: c.body}), http.StatusBadRequest, producer.CodeInvalidField)
+		eb := errorBody(t, do(h, request{path: "/v1/broadcasts", body: c.body}), http.StatusBadRequest, httpapi.CodeInvalidField)
 		if msg, ok := fieldMessages(eb)[c.field]; !ok || !strings.Contains(msg, c.says) {
 			t.Errorf("%.40s: fields %v; want %s saying %q", c.body, eb.Error.Fields, c.field, c.says)
 		}
@@ -125,14 +125,14 @@ func TestAudienceAPI(t *testing.T) {
 		t.Fatalf("POST to the audience: %d %s", rec.Code, rec.Body)
 	}
 	eb := errorBody(t, do(h, request{path: "/v1/broadcasts", body: `{"audience":"beta","text":"hi"}`, header: as(otherToken)}),
-		http.StatusBadRequest, producer.CodeInvalidField)
+		http.StatusBadRequest, httpapi.CodeInvalidField)
 	if fieldMessages(eb)["audience"] == "" {
 		t.Errorf("another token's POST: %v", eb.Error.Fields)
 	}
 	if rec := do(h, request{method: "DELETE", path: "/v1/audiences/beta"}); rec.Code != http.StatusOK {
 		t.Errorf("DELETE: %d %s", rec.Code, rec.Body)
 	}
-	errorBody(t, do(h, request{method: "DELETE", path: "/v1/audiences/beta"}), http.StatusNotFound, producer.CodeNotFound)
+	errorBody(t, do(h, request{method: "DELETE", path: "/v1/audiences/beta"}), http.StatusNotFound, httpapi.CodeNotFound)
 }
 
 // TestBroadcast100kOverHTTP: POST /v1/broadcasts with 100,000 chats, on a
@@ -148,7 +148,7 @@ func TestBroadcast100kOverHTTP(t *testing.T) {
 	}
 	svc := broadcast.New(rdb, enq, chats.NewStore(rdb), ledger.NewStore(rdb, ledger.Config{}), broadcast.Config{})
 	api, err := producer.NewAPI(producer.Config{Enqueuer: enq, Redis: rdb, Keyring: k, Logger: slog.New(slog.DiscardHandler),
-		Mounts: producer.BroadcastMounts(svc, nil, slog.New(slog.DiscardHandler))})
+		Mounts: broadcast.Mounts(svc, nil, slog.New(slog.DiscardHandler))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -174,7 +174,7 @@ func isJSON(rec *httptest.ResponseRecorder) bool {
 
 // errorBody checks that rec is a JSON error answer with status and code, and
 // returns its body.
-func errorBody(tb testing.TB, rec *httptest.ResponseRecorder, status int, code string) producer.ErrorBody {
+func errorBody(tb testing.TB, rec *httptest.ResponseRecorder, status int, code string) httpapi.ErrorBody {
 	tb.Helper()
 	if rec.Code != status {
 		tb.Fatalf("status %d, want %d; body %s", rec.Code, status, rec.Body)
@@ -182,7 +182,7 @@ func errorBody(tb testing.TB, rec *httptest.ResponseRecorder, status int, code s
 	if !isJSON(rec) {
 		tb.Fatalf("Content-Type %q, want application/json; body %s", rec.Header().Get("Content-Type"), rec.Body)
 	}
-	var eb producer.ErrorBody
+	var eb httpapi.ErrorBody
 	dec := json.NewDecoder(rec.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&eb); err != nil {
@@ -201,7 +201,7 @@ func errorBody(tb testing.TB, rec *httptest.ResponseRecorder, status int, code s
 }
 
 // fieldMessages maps each reported field to its message.
-func fieldMessages(eb producer.ErrorBody) map[string]string {
+func fieldMessages(eb httpapi.ErrorBody) map[string]string {
 	out := map[string]string{}
 	for _, f := range eb.Error.Fields {
 		out[f.Field] = f.Message

@@ -49,7 +49,7 @@ func ChatCommand(ctx context.Context, cmd string, store *chats.Store, bots []str
 	} else {
 		var was bool
 		was, err = store.Unblock(ctx, bot, chat, chats.SourceAPI)
-		out = unblocked{State: chats.State{Bot: bot, Chat: chat}, WasBlocked: was}
+		out = chats.Unblocked{State: chats.State{Bot: bot, Chat: chat}, WasBlocked: was}
 	}
 	if err != nil {
 		if errors.Is(err, chats.ErrInvalid) {

@@ -29,7 +29,7 @@ func newChatsAPI(t *testing.T) (http.Handler, *chats.Store) {
 	h, _ := newTestAPI(t, func(c *producer.Config) {
 		store = chats.NewStore(c.Redis)
 		c.Keyring = testKeyring(t, testToken, chatsAdminToken)
-		c.Mounts = producer.ChatMounts(store, []string{"default", "pages"}, nil)
+		c.Mounts = chats.Mounts(store, []string{"default", "pages"}, nil)
 	})
 	return h, store
 }

@@ -1,11 +1,7 @@
 package producer
 
 import (
-	"bytes"
-	"encoding/json"
-	"reflect"
-	"strconv"
-
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 )
 
@@ -13,7 +9,7 @@ import (
 type messageRequest struct {
 	// Chat is a numeric chat id, as a JSON string ("42", "-1001234567890")
 	// or number (42, as Telegram's own API takes it), or an @channel.
-	Chat chatRef `json:"chat"`
+	Chat httpapi.ChatRef `json:"chat"`
 	// Bot names the bot that sends the message, one of HERALD_BOTS;
 	// omitted, the bot "default".
 	Bot                 string `json:"bot,omitempty"`
@@ -42,44 +38,4 @@ type messageRequest struct {
 	// CallbackURL receives the message's status events, signed per the
 	// Standard Webhooks spec (docs/STATUS.md).
 	CallbackURL string `json:"callback_url,omitempty"`
-}
-
-// chatRef is a chat as a client may send it: a JSON string (a numeric id or
-// an @username) or a JSON integer. A number is kept as its decimal digits,
-// so ids beyond 2^53 are not rounded; validation happens at enqueue.
-type chatRef string
-
-// JSONKind describes the accepted JSON forms in type errors.
-func (chatRef) JSONKind() string { return "a string (chat id or @username) or a whole number" }
-
-// UnmarshalJSON accepts a string or an integer literal.
-func (c *chatRef) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*c = chatRef(s)
-		return nil
-	case string(b) == "null":
-		return nil
-	}
-	if _, err := strconv.ParseInt(string(b), 10, 64); err == nil {
-		*c = chatRef(b)
-		return nil
-	}
-	what := "value " + string(b)
-	switch {
-	case len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')):
-		what = "number " + string(b)
-	case string(b) == "true" || string(b) == "false":
-		what = "bool"
-	case len(b) > 0 && b[0] == '{':
-		what = "object"
-	case len(b) > 0 && b[0] == '[':
-		what = "array"
-	}
-	return &json.UnmarshalTypeError{Value: what, Type: reflect.TypeFor[chatRef]()}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/herald-dev/herald/internal/durable"
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/keys"
 )
 
@@ -76,7 +77,7 @@ func (s *settleWriter) WriteHeader(code int) {
 				delete(h, k)
 			}
 			h.Set("Retry-After", "1")
-			writeError(s.ResponseWriter, http.StatusServiceUnavailable, CodeUnavailable, notStoredMessage(s.err))
+			httpapi.WriteError(s.ResponseWriter, httpapi.Errorf(http.StatusServiceUnavailable, httpapi.CodeUnavailable, "%s", notStoredMessage(s.err)))
 			return
 		}
 	}

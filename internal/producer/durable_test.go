@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/durable"
+	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/test/redistest"
@@ -50,7 +51,7 @@ func newDurableAPI(t *testing.T) *durableAPI {
 	})
 	api, err := producer.NewAPI(producer.Config{
 		Enqueuer: enq, Redis: rdb, Keyring: testKeyring(t, testToken, ""), Logger: slog.New(slog.DiscardHandler),
-		Mounts: []producer.Mount{{Pattern: "/v1/heartbeats/", Handler: hb}},
+		Mounts: []httpapi.Mount{{Pattern: "/v1/heartbeats/", Handler: hb}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +89,7 @@ func TestAcknowledgementWaitsForTheReplica(t *testing.T) {
 
 	check503 := func(what string, rec *httptest.ResponseRecorder) {
 		t.Helper()
-		var body producer.ErrorBody
+		var body httpapi.ErrorBody
 		_ = json.Unmarshal(rec.Body.Bytes(), &body)
 		if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "1" ||
 			!strings.Contains(body.Error.Message, "not yet confirmed by its replicas") {

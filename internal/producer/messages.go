@@ -59,7 +59,7 @@ func mayReach(p httpapi.Principal, st ledger.Status, want reach) bool {
 
 func (a *api) getMessage(w http.ResponseWriter, r *http.Request) {
 	if st, ok := a.lookup(w, r, r.PathValue("id"), reachRead); ok {
-		writeJSON(w, http.StatusOK, st)
+		httpapi.WriteJSON(w, http.StatusOK, st)
 	}
 }
 
@@ -71,13 +71,12 @@ func (a *api) findMessage(w http.ResponseWriter, r *http.Request) {
 		key = r.Header.Get("Idempotency-Key")
 	}
 	if key == "" {
-		writeError(w, http.StatusBadRequest, CodeInvalidField, "say which message",
-			jobs.FieldError{Field: "idempotency_key", Message: "is required: GET /v1/messages?idempotency_key=KEY, or GET /v1/messages/{id}"})
+		httpapi.WriteError(w, httpapi.Invalid("say which message", jobs.FieldError{Field: "idempotency_key", Message: "is required: GET /v1/messages?idempotency_key=KEY, or GET /v1/messages/{id}"}))
 		return
 	}
 	p, _ := httpapi.PrincipalFrom(r.Context())
 	if st, ok := a.lookup(w, r, jobs.IdempotencyID(p.Name, key), reachRead); ok {
-		writeJSON(w, http.StatusOK, st)
+		httpapi.WriteJSON(w, http.StatusOK, st)
 	}
 }
 
@@ -97,9 +96,9 @@ func (a *api) cancelMessage(w http.ResponseWriter, r *http.Request) {
 	case st.Cancelling:
 		// A worker holds it: it settles as cancelled at its next check,
 		// unless its send began.
-		writeJSON(w, http.StatusAccepted, st)
+		httpapi.WriteJSON(w, http.StatusAccepted, st)
 	default:
-		writeJSON(w, http.StatusOK, st)
+		httpapi.WriteJSON(w, http.StatusOK, st)
 	}
 }
 
@@ -110,7 +109,7 @@ func (a *api) retryMessage(w http.ResponseWriter, r *http.Request) {
 		a.ledgerError(w, id, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, st)
+	httpapi.WriteJSON(w, http.StatusAccepted, st)
 }
 
 // retryFailed answers POST /v1/messages/retry: the failed messages a
@@ -118,21 +117,16 @@ func (a *api) retryMessage(w http.ResponseWriter, r *http.Request) {
 func (a *api) retryFailed(w http.ResponseWriter, r *http.Request) {
 	var f ledger.Filter
 	if r.ContentLength != 0 {
-		if err := httpapi.DecodeJSON(w, r, a.cfg.MaxBodyBytes, &f); err != nil {
-			var he *httpapi.Error
-			errors.As(err, &he)
-			httpapi.WriteError(w, he)
+		if !httpapi.ReadJSON(w, r, a.cfg.MaxBodyBytes, &f) {
 			return
 		}
 	}
 	if f.Limit < 0 || f.Limit > ledger.MaxRetryLimit {
-		writeError(w, http.StatusBadRequest, CodeInvalidField, "invalid filter",
-			jobs.FieldError{Field: "limit", Message: "must be between 1 and 10000 (0: 1000); call again for more"})
+		httpapi.WriteError(w, httpapi.Invalid("invalid filter", jobs.FieldError{Field: "limit", Message: "must be between 1 and 10000 (0: 1000); call again for more"}))
 		return
 	}
 	if qs := a.cfg.Messages.Queues(); f.Queue != "" && !slices.Contains(qs, f.Queue) {
-		writeError(w, http.StatusBadRequest, CodeInvalidField, "invalid filter",
-			jobs.FieldError{Field: "queue", Message: "is not one of " + strings.Join(qs, ", ")})
+		httpapi.WriteError(w, httpapi.Invalid("invalid filter", jobs.FieldError{Field: "queue", Message: "is not one of " + strings.Join(qs, ", ")}))
 		return
 	}
 	out, err := a.cfg.Messages.RetryFailed(r.Context(), f)
@@ -140,7 +134,7 @@ func (a *api) retryFailed(w http.ResponseWriter, r *http.Request) {
 		a.ledgerError(w, "", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // tooLateBody is a 409's body: the error and the message's status.
@@ -155,13 +149,13 @@ func (a *api) ledgerError(w http.ResponseWriter, id string, err error) {
 	var late *ledger.TooLateError
 	switch {
 	case errors.Is(err, ledger.ErrNotFound):
-		writeError(w, http.StatusNotFound, CodeNotFound, "no message "+id+" that this token may see: unknown, or settled longer ago than "+ledger.EnvRetention)
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, httpapi.CodeNotFound, "no message %s that this token may see: unknown, or settled longer ago than %s", id, ledger.EnvRetention))
 	case errors.As(err, &late):
 		httpapi.WriteJSON(w, http.StatusConflict, tooLateBody{
 			ErrorBody: httpapi.ErrorBody{Error: httpapi.ErrorDetail{Code: httpapi.CodeTooLate, Message: "too late: " + late.Why}},
 			Status:    late.Status})
 	default:
 		a.cfg.Logger.Error("message ledger unavailable", "id", id, "error", err)
-		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the message ledger is unavailable; retry later")
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusServiceUnavailable, httpapi.CodeUnavailable, "the message ledger is unavailable; retry later"))
 	}
 }

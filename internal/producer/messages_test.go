@@ -71,16 +71,16 @@ func TestMessageLedgerAPI(t *testing.T) {
 	if st.State != ledger.StateQueued || st.Chat != "-1001234567890" || st.From != "api" || st.Bot != "default" || st.CreatedAt == nil {
 		t.Fatalf("queued message reads %+v", st)
 	}
-	errorBody(t, do(h, request{method: "GET", path: "/v1/messages/" + res.TaskID, header: as(otherToken)}), http.StatusNotFound, producer.CodeNotFound)
-	errorBody(t, do(h, request{method: "DELETE", path: "/v1/messages/" + res.TaskID, header: as(otherToken)}), http.StatusNotFound, producer.CodeNotFound)
+	errorBody(t, do(h, request{method: "GET", path: "/v1/messages/" + res.TaskID, header: as(otherToken)}), http.StatusNotFound, httpapi.CodeNotFound)
+	errorBody(t, do(h, request{method: "DELETE", path: "/v1/messages/" + res.TaskID, header: as(otherToken)}), http.StatusNotFound, httpapi.CodeNotFound)
 
 	keyed := accepted(t, do(h, request{body: `{"chat":"5","text":"k"}`, header: hdr("Idempotency-Key", "order-1")}))
 	if st := status(t, do(h, request{method: "GET", path: "/v1/messages?idempotency_key=order-1"}), http.StatusOK); st.ID != keyed.TaskID {
 		t.Fatalf("lookup by key found %q, want %q", st.ID, keyed.TaskID)
 	}
 	// The same key from another token names another message: none here.
-	errorBody(t, do(h, request{method: "GET", path: "/v1/messages?idempotency_key=order-1", header: as(otherToken)}), http.StatusNotFound, producer.CodeNotFound)
-	eb := errorBody(t, do(h, request{method: "GET", path: "/v1/messages"}), http.StatusBadRequest, producer.CodeInvalidField)
+	errorBody(t, do(h, request{method: "GET", path: "/v1/messages?idempotency_key=order-1", header: as(otherToken)}), http.StatusNotFound, httpapi.CodeNotFound)
+	eb := errorBody(t, do(h, request{method: "GET", path: "/v1/messages"}), http.StatusBadRequest, httpapi.CodeInvalidField)
 	if fieldMessages(eb)["idempotency_key"] == "" {
 		t.Fatalf("a lookup without a key: %+v; want the field named", eb)
 	}
@@ -119,7 +119,7 @@ func TestSettledRecordReadBack(t *testing.T) {
 	if err := store.Put(context.Background(), keys.DefaultBot, "m1", rec); err != nil {
 		t.Fatal(err)
 	}
-	errorBody(t, do(h, request{method: "GET", path: "/v1/messages/m1"}), http.StatusNotFound, producer.CodeNotFound)
+	errorBody(t, do(h, request{method: "GET", path: "/v1/messages/m1"}), http.StatusNotFound, httpapi.CodeNotFound)
 	st := status(t, do(h, request{method: "GET", path: "/v1/messages/m1", header: as(opsToken)}), http.StatusOK)
 	if st.State != ledger.StateSent || len(st.Parts) != 2 || st.Parts[1].MessageID != 42 || st.Parts[1].Link != "https://t.me/c/9876/42" || st.SettledAt == nil {
 		t.Fatalf("sent record reads %+v", st)
@@ -130,7 +130,7 @@ func TestSettledRecordReadBack(t *testing.T) {
 	if r.Code != http.StatusOK || json.NewDecoder(r.Body).Decode(&out) != nil || len(out.Retried) != 0 {
 		t.Fatalf("bulk retry with nothing failed: %d %s", r.Code, r.Body.String())
 	}
-	eb := errorBody(t, do(h, request{method: "POST", path: "/v1/messages/retry", body: `{"queue":"nope"}`, header: as(opsToken)}), http.StatusBadRequest, producer.CodeInvalidField)
+	eb := errorBody(t, do(h, request{method: "POST", path: "/v1/messages/retry", body: `{"queue":"nope"}`, header: as(opsToken)}), http.StatusBadRequest, httpapi.CodeInvalidField)
 	if fieldMessages(eb)["queue"] == "" {
 		t.Fatalf("unknown queue: %+v", eb)
 	}
@@ -153,7 +153,7 @@ func TestCallbackURLRefusedForInternalAddresses(t *testing.T) {
 		c.Callbacks = ev
 	})
 	for _, u := range []string{"http://127.0.0.1:9000/hook", "https://127.0.0.1/hook", "http://169.254.169.254/latest/meta-data/", "https://[::1]/x", "https://10.0.0.5/x"} {
-		eb := errorBody(t, post(h, `{"chat":"5","text":"x","callback_url":"`+u+`"}`), http.StatusBadRequest, producer.CodeInvalidField)
+		eb := errorBody(t, post(h, `{"chat":"5","text":"x","callback_url":"`+u+`"}`), http.StatusBadRequest, httpapi.CodeInvalidField)
 		if fieldMessages(eb)["callback_url"] == "" {
 			t.Errorf("%s: %+v; want the field callback_url named", u, eb)
 		}
@@ -165,7 +165,7 @@ func TestCallbackURLRefusedForInternalAddresses(t *testing.T) {
 	}
 	// Without callbacks configured, a callback_url is refused too.
 	h2, _ := newTestAPI(t, nil)
-	eb := errorBody(t, post(h2, `{"chat":"5","text":"x","callback_url":"https://app.example.com/herald"}`), http.StatusBadRequest, producer.CodeInvalidField)
+	eb := errorBody(t, post(h2, `{"chat":"5","text":"x","callback_url":"https://app.example.com/herald"}`), http.StatusBadRequest, httpapi.CodeInvalidField)
 	if !strings.Contains(fieldMessages(eb)["callback_url"], "HERALD_CALLBACK_SECRET") {
 		t.Fatalf("callbacks off: %+v", eb)
 	}

@@ -126,7 +126,7 @@ func TestLocalModeRefusesSimpleRequests(t *testing.T) {
 	})
 	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""} {
 		rec := do(h, request{body: `{"chat":"42","text":"x"}`, noAuth: true, header: http.Header{"Content-Type": {ct}}})
-		errorBody(t, rec, http.StatusUnsupportedMediaType, producer.CodeUnsupportedMedia)
+		errorBody(t, rec, http.StatusUnsupportedMediaType, httpapi.CodeUnsupportedMedia)
 	}
 	rec := do(h, request{body: `{"chat":"42","text":"x"}`, noAuth: true, header: hdr("Sec-Fetch-Site", "cross-site")})
 	errorBody(t, rec, http.StatusForbidden, httpapi.CodeCrossOrigin)
@@ -147,8 +147,8 @@ func TestMetricsToken(t *testing.T) {
 	h, _ := newTestAPI(t, func(c *producer.Config) {
 		c.Metrics, c.MetricsToken, c.Registerer = promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), "scrape-token", reg
 	})
-	errorBody(t, do(h, request{method: http.MethodGet, path: "/metrics", noAuth: true}), http.StatusUnauthorized, producer.CodeUnauthorized)
-	errorBody(t, do(h, request{method: http.MethodGet, path: "/metrics"}), http.StatusUnauthorized, producer.CodeUnauthorized)
+	errorBody(t, do(h, request{method: http.MethodGet, path: "/metrics", noAuth: true}), http.StatusUnauthorized, httpapi.CodeUnauthorized)
+	errorBody(t, do(h, request{method: http.MethodGet, path: "/metrics"}), http.StatusUnauthorized, httpapi.CodeUnauthorized)
 	rec := do(h, request{method: http.MethodGet, path: "/metrics", noAuth: true, header: hdr("Authorization", "Bearer scrape-token")})
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "herald_test_gauge 0") {
 		t.Fatalf("/metrics with its token: %d %.200s", rec.Code, rec.Body)
@@ -163,7 +163,7 @@ func TestMonitoringPathConflict(t *testing.T) {
 	for _, path := range []string{"/v1/webhooks", "/v1/messages"} {
 		_, err := producer.NewAPI(producer.Config{Enqueuer: b.enq, Redis: b.rdb, Keyring: testKeyring(t, testToken, ""),
 			Monitoring: uiStub("ui"), MonitoringPath: path,
-			Mounts: []producer.Mount{{Pattern: "/v1/webhooks/", Handler: uiStub("hooks"), SelfAuth: true}}})
+			Mounts: []httpapi.Mount{{Pattern: "/v1/webhooks/", Handler: uiStub("hooks"), SelfAuth: true}}})
 		if err == nil || !strings.Contains(err.Error(), "HERALD_MONITORING_PATH") {
 			t.Errorf("monitoring path %s: NewAPI error %v, want one naming HERALD_MONITORING_PATH", path, err)
 		}

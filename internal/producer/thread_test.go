@@ -52,7 +52,7 @@ func TestMessageThreadKeyLimit(t *testing.T) {
 	if m, _ := b.task(t, res.Queue, res.TaskID); m.Thread == nil || m.Thread.Key != "msg/api/"+key {
 		t.Fatalf("stored thread %+v", m.Thread)
 	}
-	eb := errorBody(t, post(h, `{"chat":"42","text":"x","thread":{"key":"`+key+`k","mode":"open"}}`), http.StatusBadRequest, producer.CodeInvalidField)
+	eb := errorBody(t, post(h, `{"chat":"42","text":"x","thread":{"key":"`+key+`k","mode":"open"}}`), http.StatusBadRequest, httpapi.CodeInvalidField)
 	if msg := fieldMessages(eb)["thread.key"]; !strings.Contains(msg, "the limit is 256") || len(eb.Error.Fields) != 1 {
 		t.Fatalf("fields %+v, want thread.key over the limit of 256", eb.Error.Fields)
 	}

@@ -94,13 +94,23 @@ func (s *Store) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/silences/{id}", s.get1)
 	mux.HandleFunc("DELETE /v1/silences/{id}", s.expire)
 	mux.HandleFunc("GET /v1/silences/{id}/alerts", s.caught)
-	mux.HandleFunc("/v1/silences", methodNotAllowed("GET, POST"))
-	mux.HandleFunc("/v1/silences/{id}", methodNotAllowed("GET, DELETE"))
-	mux.HandleFunc("/v1/silences/{id}/alerts", methodNotAllowed("GET"))
+	mux.HandleFunc("/v1/silences", httpapi.MethodNotAllowed("GET, POST"))
+	mux.HandleFunc("/v1/silences/{id}", httpapi.MethodNotAllowed("GET, DELETE"))
+	mux.HandleFunc("/v1/silences/{id}/alerts", httpapi.MethodNotAllowed("GET"))
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, httpapi.CodeNotFound, "no such endpoint; see /v1/silences"))
 	})
 	return requirePrincipal(mux)
+}
+
+// Mounts are the silences API's routes (Handler), behind the operate
+// scope: silences mute what others send, which a sender's token may not.
+func (s *Store) Mounts() []httpapi.Mount {
+	h := s.Handler()
+	return []httpapi.Mount{
+		{Pattern: "/v1/silences", Handler: h, Scope: httpapi.ScopeOperate},
+		{Pattern: "/v1/silences/", Handler: h, Scope: httpapi.ScopeOperate},
+	}
 }
 
 // requirePrincipal refuses with 403 a request that no authentication put
@@ -114,13 +124,6 @@ func requirePrincipal(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-func methodNotAllowed(allow string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Allow", allow)
-		httpapi.WriteError(w, httpapi.Errorf(http.StatusMethodNotAllowed, httpapi.CodeMethodNotAllowed, "use %s", allow))
-	}
 }
 
 // fail answers an error of the store: 404, 409, 400 or 503.
@@ -150,12 +153,7 @@ func (s *Store) view(sil Silence) view { return view{Silence: sil, State: sil.St
 func (s *Store) create(w http.ResponseWriter, r *http.Request) {
 	p, _ := httpapi.PrincipalFrom(r.Context())
 	var req createRequest
-	if err := httpapi.DecodeJSON(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
-		var he *httpapi.Error
-		if !errors.As(err, &he) {
-			he = httpapi.Errorf(http.StatusBadRequest, httpapi.CodeInvalidJSON, "%v", err)
-		}
-		httpapi.WriteError(w, he)
+	if !httpapi.ReadJSON(w, r, s.cfg.MaxBodyBytes, &req) {
 		return
 	}
 	in, fields := req.input()

@@ -2,7 +2,7 @@ package silences
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"time"
 )
 
@@ -15,33 +15,17 @@ import (
 // process; the scripts make sure each held message is released by one of
 // them. It returns an error if the store was already started.
 func (s *Store) Start(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.started {
-		return errors.New("silences: store already started")
+	if err := s.loops.Start(ctx, s.loop); err != nil {
+		return fmt.Errorf("silences: store %w", err)
 	}
-	s.started = true
-	ctx, s.cancel = context.WithCancel(ctx)
-	s.done = make(chan struct{})
-	go s.loop(ctx)
 	return nil
 }
 
 // Shutdown stops the loop and waits for a pass in progress to finish. It
 // may be called more than once, and before Start.
-func (s *Store) Shutdown() {
-	s.mu.Lock()
-	cancel, done := s.cancel, s.done
-	s.mu.Unlock()
-	if cancel == nil {
-		return
-	}
-	cancel()
-	<-done
-}
+func (s *Store) Shutdown() { s.loops.Shutdown() }
 
 func (s *Store) loop(ctx context.Context) {
-	defer close(s.done)
 	release := time.NewTicker(s.cfg.ReleaseInterval)
 	defer release.Stop()
 	collect := time.NewTicker(s.cfg.CollectInterval)

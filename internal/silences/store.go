@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herald-dev/herald/internal/alerts"
+	"github.com/herald-dev/herald/internal/background"
 	"github.com/herald-dev/herald/internal/durable"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
@@ -40,11 +41,10 @@ type Store struct {
 	// version of a silence is compiled once.
 	compiles atomic.Int64
 
-	// loop state (Start, Shutdown)
-	mu      sync.Mutex
-	started bool
-	cancel  context.CancelFunc
-	done    chan struct{}
+	// the loop (Start, Shutdown)
+	loops background.Group
+	// mu guards what follows.
+	mu sync.Mutex
 	// When the next held message is due, as far as this process knows
 	// (zero: none), and whether it knows (releaseDue).
 	nextDue   time.Time

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/background"
 	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/keys"
 )
@@ -41,7 +41,7 @@ type DelivererConfig struct {
 
 // Deliverer is the callbacks' side of a worker process: an asynq server of
 // its own (its own goroutines, HERALD_CALLBACK_CONCURRENCY of them, and its
-// own wake list, keys.CallbackWakeList) that serves the callbacks' queue
+// own wake list, keys.HookWakeList) that serves the callbacks' queue
 // alone, so that callbacks and Telegram sends never wait for each other.
 // Each task is one attempt at one event: signed with its endpoint's
 // secret, posted with the guarded client (poster), and then done, retried after
@@ -53,9 +53,7 @@ type Deliverer struct {
 	handle *attempts
 	log    *slog.Logger
 
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{} // closed when Run, started by Start, returned
+	loops background.Group
 }
 
 // NewDeliverer builds a Deliverer; Run (or Start) serves.
@@ -79,7 +77,7 @@ func NewDeliverer(cfg DelivererConfig) (*Deliverer, error) {
 	}
 	srv, err := broker.NewServer(cfg.Client, broker.ServerConfig{
 		Queues: map[string]int{Queue: 1}, Concurrency: c.Concurrency, ShutdownTimeout: cfg.ShutdownTimeout,
-		MaxIdle: cfg.MaxIdle, LeaseRecoveryAfter: cfg.LeaseRecoveryAfter, WakeList: keys.CallbackWakeList(),
+		MaxIdle: cfg.MaxIdle, LeaseRecoveryAfter: cfg.LeaseRecoveryAfter, WakeList: keys.HookWakeList(),
 		Logger: cfg.Logger.With("component", "callbacks"),
 	})
 	if err != nil {
@@ -113,34 +111,20 @@ func (d *Deliverer) Run(ctx context.Context) error {
 // Start runs the Deliverer in the background until ctx ends or Shutdown
 // is called (worker.Component).
 func (d *Deliverer) Start(ctx context.Context) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.cancel != nil {
-		return errors.New("statushook: Deliverer already started")
-	}
-	ctx, d.cancel = context.WithCancel(ctx)
-	d.done = make(chan struct{})
-	go func() {
-		defer close(d.done)
+	err := d.loops.Start(ctx, func(ctx context.Context) {
 		if err := d.Run(ctx); err != nil {
 			d.log.Warn("callback deliverer stopped with an error", "error", err)
 		}
-	}()
+	})
+	if err != nil {
+		return fmt.Errorf("statushook: Deliverer %w", err)
+	}
 	return nil
 }
 
 // Shutdown stops a Deliverer that Start started and waits for Run to
 // return.
-func (d *Deliverer) Shutdown() {
-	d.mu.Lock()
-	cancel, done := d.cancel, d.done
-	d.mu.Unlock()
-	if cancel == nil {
-		return
-	}
-	cancel()
-	<-done
-}
+func (d *Deliverer) Shutdown() { d.loops.Shutdown() }
 
 // Ready reports whether the Deliverer takes events.
 func (d *Deliverer) Ready() bool { return d.srv.Ready() }

@@ -3,6 +3,11 @@
 // a message is sent, failed, silenced or coalesced, or when a chat blocked
 // the bot.
 //
+// Names: "status hook" is the callback_url side (its Redis keys are
+// keys.HookWakeList and keys.HookEndpoint, under "{herald}:hook:");
+// package buttons is the other kind of callback, the callback_data of an
+// alert's inline buttons.
+//
 // It follows the Standard Webhooks specification
 // (https://www.standardwebhooks.com/, spec/standard-webhooks.md in
 // github.com/standard-webhooks/standard-webhooks):
@@ -35,7 +40,7 @@
 //     task of its own type (TaskType) in a queue of its own (Queue), the
 //     webhook-id as the task id (a repeated Emit stores nothing), and wakes
 //     an idle deliverer through the callbacks' own wake list
-//     (keys.CallbackWakeList). The producer uses it too, to check a
+//     (keys.HookWakeList). The producer uses it too, to check a
 //     callback_url (CheckURL) and to serve the endpoints' state (Handler).
 //   - Deliverer (deliverer.go, deliver.go): in every worker process, an
 //     asynq server of its own on a Redis client of its own serves that
@@ -43,7 +48,7 @@
 //     next wait (or the receiver's longer Retry-After), or the archive
 //     with a readable reason.
 //   - Endpoint health (health.go): a fleet-wide record per failing or
-//     disabled endpoint (keys.CallbackEndpoint): a 410, or failing for
+//     disabled endpoint (keys.HookEndpoint): a 410, or failing for
 //     longer than HERALD_CALLBACK_DISABLE_AFTER, disables it until the
 //     endpoint API enables it again (endpointapi.go).
 package statushook

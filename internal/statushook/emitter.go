@@ -103,6 +103,6 @@ func (e *Emitter) Emit(ctx context.Context, rawURL string, ev Event) error {
 	}
 	// Best effort: the event is stored, and an idle deliverer looks at its
 	// queue within HERALD_MAX_IDLE anyway.
-	_ = broker.NotifyList(ctx, e.rdb, keys.CallbackWakeList(), Queue)
+	_ = broker.NotifyList(ctx, e.rdb, keys.HookWakeList(), Queue)
 	return nil
 }

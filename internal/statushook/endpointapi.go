@@ -145,6 +145,17 @@ func (e *Emitter) Handler() http.Handler {
 	return mux
 }
 
+// Mounts are the endpoints' routes (Handler), behind the operate scope:
+// they show an endpoint's signing secret and enable a disabled endpoint,
+// neither of which a sender's token may.
+func (e *Emitter) Mounts() []httpapi.Mount {
+	h := e.Handler()
+	return []httpapi.Mount{
+		{Pattern: EndpointPattern, Handler: h, Scope: httpapi.ScopeOperate},
+		{Pattern: EnablePattern, Handler: h, Scope: httpapi.ScopeOperate},
+	}
+}
+
 // writeFailure answers a URL the policy refuses with 400 naming the url
 // field, anything else (Redis) with 503.
 func writeFailure(w http.ResponseWriter, err error) {

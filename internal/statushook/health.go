@@ -22,7 +22,7 @@ const (
 	disabledFailing = "failing"
 )
 
-// The fields of an endpoint's health record (keys.CallbackEndpoint).
+// The fields of an endpoint's health record (keys.HookEndpoint).
 // Times are unix milliseconds.
 const (
 	fieldFirstFailure   = "first_failure"
@@ -55,7 +55,7 @@ type standing struct {
 
 // before reads an endpoint's standing: one HMGET.
 func (h health) before(ctx context.Context, endpoint string) (standing, error) {
-	v, err := h.rdb.HMGet(ctx, keys.CallbackEndpoint(endpoint), fieldFirstFailure, fieldDisabledAt, fieldDisabledReason).Result()
+	v, err := h.rdb.HMGet(ctx, keys.HookEndpoint(endpoint), fieldFirstFailure, fieldDisabledAt, fieldDisabledReason).Result()
 	if err != nil {
 		return standing{}, err
 	}
@@ -100,7 +100,7 @@ const (
 // the run is kept without another failure. It returns one of the answers
 // of failureScript.
 func (h health) failure(ctx context.Context, endpoint string, now time.Time, reason string, limit, ttl time.Duration) (int, error) {
-	return failureScript.Run(ctx, h.rdb, []string{keys.CallbackEndpoint(endpoint)},
+	return failureScript.Run(ctx, h.rdb, []string{keys.HookEndpoint(endpoint)},
 		endpoint, now.UnixMilli(), reason, limit.Milliseconds(), max(ttl, time.Second).Milliseconds(), disabledFailing).Int()
 }
 
@@ -118,7 +118,7 @@ return 1
 
 // disable disables an endpoint (a 410) and reports whether this call did.
 func (h health) disable(ctx context.Context, endpoint string, now time.Time, reason, lastErr string) (bool, error) {
-	n, err := disableScript.Run(ctx, h.rdb, []string{keys.CallbackEndpoint(endpoint)}, endpoint, now.UnixMilli(), reason, lastErr).Int()
+	n, err := disableScript.Run(ctx, h.rdb, []string{keys.HookEndpoint(endpoint)}, endpoint, now.UnixMilli(), reason, lastErr).Int()
 	return n == 1, err
 }
 
@@ -132,13 +132,13 @@ return 0
 // success ends a run of failures; call it only when before said failing,
 // so that a healthy endpoint's delivery costs no write.
 func (h health) success(ctx context.Context, endpoint string) error {
-	return successScript.Run(ctx, h.rdb, []string{keys.CallbackEndpoint(endpoint)}).Err()
+	return successScript.Run(ctx, h.rdb, []string{keys.HookEndpoint(endpoint)}).Err()
 }
 
 // enable deletes an endpoint's record, disabled or failing, and reports
 // whether it was disabled.
 func (h health) enable(ctx context.Context, endpoint string) (bool, error) {
-	key := keys.CallbackEndpoint(endpoint)
+	key := keys.HookEndpoint(endpoint)
 	var was *redis.BoolCmd
 	_, err := h.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		was = p.HExists(ctx, key, fieldDisabledAt)
@@ -157,7 +157,7 @@ type record struct {
 
 // read returns an endpoint's record; the zero record when it has none.
 func (h health) read(ctx context.Context, endpoint string) (record, error) {
-	m, err := h.rdb.HGetAll(ctx, keys.CallbackEndpoint(endpoint)).Result()
+	m, err := h.rdb.HGetAll(ctx, keys.HookEndpoint(endpoint)).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return record{}, err
 	}

@@ -31,6 +31,10 @@ func (e *URLError) Error() string { return e.Field + ": " + e.Reason }
 // Unwrap returns the underlying error.
 func (e *URLError) Unwrap() error { return e.Err }
 
+// FieldReason is the reason alone, for an answer that names the field
+// apart (httpapi.CheckCallbackURL).
+func (e *URLError) FieldReason() string { return e.Reason }
+
 // Policy is what callback URLs may point at.
 type Policy struct {
 	// AllowHTTP permits plain http:// URLs to any host; otherwise only

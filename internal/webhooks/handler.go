@@ -68,6 +68,17 @@ func Handler(cfg Config) (http.Handler, error) {
 	return mux, nil
 }
 
+// Mounts are the webhook receivers' routes (Handler) under /v1/webhooks/:
+// each receiver authenticates its requests itself (a signature, a secret
+// or a token), so they are served without the API's token check.
+func Mounts(cfg Config) ([]httpapi.Mount, error) {
+	h, err := Handler(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return []httpapi.Mount{{Pattern: "/v1/webhooks/", Handler: h, SelfAuth: true}}, nil
+}
+
 // server holds the defaulted config the receivers share.
 type server struct {
 	cfg Config
@@ -121,10 +132,7 @@ func (s *server) route(mux *http.ServeMux, path string, rc receiver, methods ...
 		mux.HandleFunc(m+" "+path, func(w http.ResponseWriter, r *http.Request) { s.serve(rc, w, r) })
 	}
 	allow := strings.Join(methods, ", ")
-	mux.HandleFunc(path, func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Allow", allow)
-		httpapi.WriteError(w, httpapi.Errorf(http.StatusMethodNotAllowed, httpapi.CodeMethodNotAllowed, "use %s", allow))
-	})
+	mux.HandleFunc(path, httpapi.MethodNotAllowed(allow))
 }
 
 // serve runs a receiver's steps and answers. It logs one line per request.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herald-dev/herald/internal/callbacks"
+	"github.com/herald-dev/herald/internal/buttons"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/test/fleet/fleettest"
 )
@@ -222,7 +222,7 @@ func TestButtonPressesAcknowledgeAndSilence(t *testing.T) {
 	}
 	data := map[string]string{}
 	for _, b := range msg.ReplyMarkup.InlineKeyboard[0] {
-		action, _, ok := callbacks.ParseData(b.CallbackData)
+		action, _, ok := buttons.ParseData(b.CallbackData)
 		if !ok {
 			t.Fatalf("button %q carries %q", b.Text, b.CallbackData)
 		}
@@ -242,14 +242,14 @@ func TestButtonPressesAcknowledgeAndSilence(t *testing.T) {
 	}
 
 	// Mallory may not press: refused, with an alert box; nothing changes.
-	q, err := s.Fake.Press(telegramfake.DefaultBot, msg.ChatID, msg.MessageID, mallory, data[callbacks.Ack])
+	q, err := s.Fake.Press(telegramfake.DefaultBot, msg.ChatID, msg.MessageID, mallory, data[buttons.Ack])
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, s.Ctx, "the refusal", answered(q))
 
 	// Alice acknowledges; Telegram delivers her press five more times.
-	q, err = s.Fake.Press(telegramfake.DefaultBot, msg.ChatID, msg.MessageID, alice, data[callbacks.Ack])
+	q, err = s.Fake.Press(telegramfake.DefaultBot, msg.ChatID, msg.MessageID, alice, data[buttons.Ack])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestButtonPressesAcknowledgeAndSilence(t *testing.T) {
 	}
 
 	// Alice silences it for an hour.
-	q, err = s.Fake.Press(telegramfake.DefaultBot, msg.ChatID, msg.MessageID, alice, data[callbacks.Silence1h])
+	q, err = s.Fake.Press(telegramfake.DefaultBot, msg.ChatID, msg.MessageID, alice, data[buttons.Silence1h])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package producer
+package escalation_test
 
 import (
 	"context"
@@ -27,7 +27,7 @@ func onCallServer(t *testing.T, now time.Time) http.Handler {
 		Location: time.UTC, Start: time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC),
 	}}}
 	cat := escalation.Catalog{Schedules: map[string]oncall.Schedule{"primary": s}}
-	mounts, err := OnCallMounts(OnCallConfig{Roster: &escalation.Roster{Catalog: func() escalation.Catalog { return cat }, Overrides: escalation.NewOverrides(rdb)},
+	mounts, err := escalation.Mounts(escalation.APIConfig{Roster: &escalation.Roster{Catalog: func() escalation.Catalog { return cat }, Overrides: escalation.NewOverrides(rdb)},
 		MaxBodyBytes: 1 << 16, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package callbacks
+package buttons
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // An escalation also sends them to people by direct message (the same
 // buttons, the same reference): a press there acts on the alert's message
 // as one in its chat does. The chats where that is allowed are kept beside
-// the subject, in keys.Space.CallbackChats.
+// the subject, in keys.Space.ButtonChats.
 
 // RefOf is the subject reference the buttons of kb carry, "" when none
 // is Herald's.
@@ -57,7 +57,7 @@ func AllowDirect(ctx context.Context, rdb redis.Cmdable, bot, ref string, user i
 	if user <= 0 {
 		return fmt.Errorf("callbacks: AllowDirect: %d is no user id", user)
 	}
-	key := keys.Bot(bot).CallbackChats(ref)
+	key := keys.Bot(bot).ButtonChats(ref)
 	if _, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.SAdd(ctx, key, strconv.FormatInt(user, 10))
 		p.PExpire(ctx, key, ttl)
@@ -75,7 +75,7 @@ func DirectAllowed(ctx context.Context, rdb redis.Cmdable, bot, ref string, user
 	if user <= 0 {
 		return false, nil
 	}
-	ok, err := rdb.SIsMember(ctx, keys.Bot(bot).CallbackChats(ref), strconv.FormatInt(user, 10)).Result()
+	ok, err := rdb.SIsMember(ctx, keys.Bot(bot).ButtonChats(ref), strconv.FormatInt(user, 10)).Result()
 	if err != nil {
 		return false, fmt.Errorf("callbacks: look up the direct messages of the buttons: %w", err)
 	}

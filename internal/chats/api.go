@@ -1,42 +1,40 @@
-package producer
+package chats
 
 import (
 	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
-	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 )
 
-// chatsAPI serves the blocked chats of the bots (internal/chats):
+// chatsAPI serves the blocked chats of the bots:
 //
 //	GET    /v1/chats/{bot}/{chat}         what Herald knows of the chat (send scope)
 //	DELETE /v1/chats/{bot}/{chat}/block   clears its blocked mark (operate scope)
 //
 // The chat is a numeric id or an @username, as in a message.
 type chatsAPI struct {
-	store *chats.Store
+	store *Store
 	bots  []string
 	log   *slog.Logger
 }
 
-// unblocked is the answer of DELETE .../block: the chat's state now, and
-// whether it was marked blocked.
-type unblocked struct {
-	chats.State
+// Unblocked is the answer of DELETE .../block (and of `producer unblock`):
+// the chat's state now, and whether it was marked blocked.
+type Unblocked struct {
+	State
 	WasBlocked bool `json:"was_blocked"`
 }
 
-// ChatMounts are the mounts of the blocked-chats API for the bots named
+// Mounts are the routes of the blocked-chats API for the bots named
 // (HERALD_BOTS) on store: reading a chat's state takes a sender's token,
 // clearing its mark the operate scope (a sender's token would otherwise
 // undo what Telegram said).
-func ChatMounts(store *chats.Store, bots []string, log *slog.Logger) []Mount {
+func Mounts(store *Store, bots []string, log *slog.Logger) []httpapi.Mount {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -44,23 +42,13 @@ func ChatMounts(store *chats.Store, bots []string, log *slog.Logger) []Mount {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/chats/{bot}/{chat}", a.get)
 	mux.HandleFunc("DELETE /v1/chats/{bot}/{chat}/block", a.unblock)
-	mux.HandleFunc("/v1/chats/{bot}/{chat}", allowOnly("GET"))
-	mux.HandleFunc("/v1/chats/{bot}/{chat}/block", allowOnly("DELETE"))
-	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-		writeError(w, http.StatusNotFound, CodeNotFound, "no such endpoint; see GET /v1/chats/{bot}/{chat} and DELETE /v1/chats/{bot}/{chat}/block")
-	})
-	return []Mount{
+	mux.HandleFunc("/v1/chats/{bot}/{chat}", httpapi.MethodNotAllowed("GET"))
+	mux.HandleFunc("/v1/chats/{bot}/{chat}/block", httpapi.MethodNotAllowed("DELETE"))
+	mux.HandleFunc("/", httpapi.NotFound("no such endpoint; see GET /v1/chats/{bot}/{chat} and DELETE /v1/chats/{bot}/{chat}/block"))
+	return []httpapi.Mount{
 		{Pattern: "GET /v1/chats/{bot}/{chat}", Handler: mux},
 		{Pattern: "DELETE /v1/chats/{bot}/{chat}/block", Handler: mux, Scope: httpapi.ScopeOperate},
 		{Pattern: "/v1/chats/", Handler: mux},
-	}
-}
-
-// allowOnly answers 405 naming the method the path takes.
-func allowOnly(method string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Allow", method)
-		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "use "+method)
 	}
 }
 
@@ -69,14 +57,14 @@ func allowOnly(method string) http.HandlerFunc {
 func (a *chatsAPI) target(w http.ResponseWriter, r *http.Request) (bot, chat string, ok bool) {
 	bot = r.PathValue("bot")
 	if !slices.Contains(a.bots, bot) {
-		writeError(w, http.StatusNotFound, CodeNotFound, "no bot "+strconv.Quote(bot)+": HERALD_BOTS lists "+strings.Join(a.bots, ", "))
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, httpapi.CodeNotFound, "no bot %q: HERALD_BOTS lists %s", bot, strings.Join(a.bots, ", ")))
 		return "", "", false
 	}
-	bot, chat, err := chats.Normalize(bot, r.PathValue("chat"))
-	var ie *chats.InvalidError
+	bot, chat, err := Normalize(bot, r.PathValue("chat"))
+	var ie *InvalidError
 	if errors.As(err, &ie) {
-		writeError(w, http.StatusBadRequest, CodeInvalidField, "invalid chat", jobs.FieldError{Field: ie.Field,
-			Message: ie.Message + "; use a numeric chat id or an @username, as in a message"})
+		httpapi.WriteError(w, httpapi.Invalid("invalid chat", jobs.FieldError{Field: ie.Field,
+			Message: ie.Message + "; use a numeric chat id or an @username, as in a message"}))
 		return "", "", false
 	}
 	return bot, chat, err == nil
@@ -92,7 +80,7 @@ func (a *chatsAPI) get(w http.ResponseWriter, r *http.Request) {
 		a.unavailable(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, st)
+	httpapi.WriteJSON(w, http.StatusOK, st)
 }
 
 func (a *chatsAPI) unblock(w http.ResponseWriter, r *http.Request) {
@@ -100,7 +88,7 @@ func (a *chatsAPI) unblock(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	was, err := a.store.Unblock(r.Context(), bot, chat, chats.SourceAPI)
+	was, err := a.store.Unblock(r.Context(), bot, chat, SourceAPI)
 	if err != nil {
 		a.unavailable(w, err)
 		return
@@ -110,11 +98,11 @@ func (a *chatsAPI) unblock(w http.ResponseWriter, r *http.Request) {
 		by = p.Name
 	}
 	a.log.Info("blocked mark cleared through the API", "bot", bot, "chat", chat, "was_blocked", was, "token", by)
-	writeJSON(w, http.StatusOK, unblocked{State: chats.State{Bot: bot, Chat: chat}, WasBlocked: was})
+	httpapi.WriteJSON(w, http.StatusOK, Unblocked{State: State{Bot: bot, Chat: chat}, WasBlocked: was})
 }
 
 // unavailable answers 503 after a Redis error.
 func (a *chatsAPI) unavailable(w http.ResponseWriter, err error) {
 	a.log.Warn("blocked chats unavailable; answering 503", "error", err)
-	writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "Redis is unavailable; try again")
+	httpapi.WriteError(w, httpapi.Errorf(http.StatusServiceUnavailable, httpapi.CodeUnavailable, "Redis is unavailable; try again"))
 }

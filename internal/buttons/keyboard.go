@@ -1,4 +1,4 @@
-package callbacks
+package buttons
 
 import (
 	"context"
@@ -157,7 +157,7 @@ func Keyboard(ctx context.Context, rdb redis.Cmdable, s Subject, ttl time.Durati
 	if err != nil {
 		return nil, err
 	}
-	key := keys.Bot(s.Bot).Callback(ref)
+	key := keys.Bot(s.Bot).ButtonSubject(ref)
 	if err := rdb.Set(ctx, key, body, ttl).Err(); err != nil {
 		return nil, fmt.Errorf("callbacks: store subject: %w", err)
 	}
@@ -175,7 +175,7 @@ var ErrUnknown = errors.New("callbacks: no such subject")
 
 // Load reads the subject of ref in bot's key space.
 func Load(ctx context.Context, rdb redis.Cmdable, bot, ref string) (Subject, error) {
-	body, err := rdb.Get(ctx, keys.Bot(bot).Callback(ref)).Bytes()
+	body, err := rdb.Get(ctx, keys.Bot(bot).ButtonSubject(ref)).Bytes()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return Subject{}, ErrUnknown

@@ -1,4 +1,4 @@
-package producer
+package escalation
 
 import (
 	"encoding/json"
@@ -10,16 +10,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/oncall"
 )
 
-// OnCallConfig configures the on-call API.
-type OnCallConfig struct {
+// APIConfig configures the on-call API.
+type APIConfig struct {
 	// Roster answers who is on call and stores overrides. Required.
-	Roster *escalation.Roster
+	Roster *Roster
 	// MaxBodyBytes bounds a request body.
 	MaxBodyBytes int64
 	Logger       *slog.Logger
@@ -27,14 +26,14 @@ type OnCallConfig struct {
 	Now func() time.Time
 }
 
-// OnCallMounts are the endpoints of the on-call API: GET /v1/oncall (who
+// Mounts are the routes of the on-call API: GET /v1/oncall (who
 // is on call now and next, per schedule; ?at= another time), GET
 // /v1/oncall/{schedule} (one schedule, with its stored overrides), and
 // POST /v1/oncall/{schedule}/overrides (an override, with the operate
 // scope).
-func OnCallMounts(cfg OnCallConfig) ([]Mount, error) {
+func Mounts(cfg APIConfig) ([]httpapi.Mount, error) {
 	if cfg.Roster == nil {
-		return nil, errors.New("producer: OnCallConfig.Roster is required")
+		return nil, errors.New("escalation: APIConfig.Roster is required")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -43,14 +42,14 @@ func OnCallMounts(cfg OnCallConfig) ([]Mount, error) {
 		cfg.Now = time.Now
 	}
 	h := &onCallAPI{cfg: cfg}
-	return []Mount{
+	return []httpapi.Mount{
 		{Pattern: "GET /v1/oncall", Handler: http.HandlerFunc(h.list)},
 		{Pattern: "GET /v1/oncall/{schedule}", Handler: http.HandlerFunc(h.one)},
 		{Pattern: "POST /v1/oncall/{schedule}/overrides", Handler: http.HandlerFunc(h.override), Scope: httpapi.ScopeOperate},
 	}, nil
 }
 
-type onCallAPI struct{ cfg OnCallConfig }
+type onCallAPI struct{ cfg APIConfig }
 
 // userView is a user in the API.
 type userView struct {
@@ -68,7 +67,7 @@ type turnView struct {
 	End   *time.Time `json:"end,omitempty"`
 }
 
-func viewTurn(t *escalation.Turn) *turnView {
+func viewTurn(t *Turn) *turnView {
 	if t == nil {
 		return nil
 	}
@@ -95,7 +94,7 @@ type statusView struct {
 	At        time.Time      `json:"at"`
 }
 
-func viewStatus(st escalation.Status, at time.Time) statusView {
+func viewStatus(st Status, at time.Time) statusView {
 	return statusView{Schedule: st.Schedule, Chat: st.Chat, TimeZone: st.Location.String(), OnCall: viewTurn(st.Now), Next: viewTurn(st.Next), At: at.UTC()}
 }
 
@@ -193,12 +192,7 @@ func (h *onCallAPI) override(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req overrideRequest
-	if err := httpapi.DecodeJSON(w, r, h.cfg.MaxBodyBytes, &req); err != nil {
-		var he *httpapi.Error
-		if !errors.As(err, &he) {
-			he = httpapi.Errorf(http.StatusBadRequest, httpapi.CodeInvalidJSON, "%v", err)
-		}
-		httpapi.WriteError(w, he)
+	if !httpapi.ReadJSON(w, r, h.cfg.MaxBodyBytes, &req) {
 		return
 	}
 	now := h.cfg.Now()
@@ -210,7 +204,7 @@ func (h *onCallAPI) override(w http.ResponseWriter, r *http.Request) {
 	p, _ := httpapi.PrincipalFrom(r.Context())
 	err := h.cfg.Roster.Overrides.Add(r.Context(), name, ov, p.Name, now)
 	switch {
-	case errors.Is(err, escalation.ErrTooManyOverrides):
+	case errors.Is(err, ErrTooManyOverrides):
 		httpapi.WriteError(w, httpapi.Errorf(http.StatusConflict, "too_many_overrides", "the schedule holds the most overrides that have not ended; wait for some to end"))
 		return
 	case err != nil:

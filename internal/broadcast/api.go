@@ -1,4 +1,4 @@
-package producer
+package broadcast
 
 import (
 	"context"
@@ -8,13 +8,12 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/herald-dev/herald/internal/broadcast"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ledger"
 )
 
-// broadcastsAPI serves broadcasts (internal/broadcast) and the audiences
+// broadcastsAPI serves broadcasts and the audiences
 // they may name:
 //
 //	POST   /v1/broadcasts              one text to many chats; 202 once every message is stored
@@ -27,8 +26,8 @@ import (
 // only its own broadcasts (others are answered as unknown) and its own
 // audiences; the operate scope reaches every broadcast.
 type broadcastsAPI struct {
-	svc       *broadcast.Service
-	callbacks urlChecker
+	svc       *Service
+	callbacks httpapi.URLChecker
 	log       *slog.Logger
 }
 
@@ -37,8 +36,8 @@ type broadcastRequest struct {
 	Bot string `json:"bot,omitempty"`
 	// Chats are numeric ids (strings or numbers) or @usernames; Audience
 	// names an uploaded list instead.
-	Chats    []chatRef `json:"chats,omitempty"`
-	Audience string    `json:"audience,omitempty"`
+	Chats    []httpapi.ChatRef `json:"chats,omitempty"`
+	Audience string            `json:"audience,omitempty"`
 	// Text may hold {{name}} placeholders, filled per chat from Values
 	// (keyed by chat) or Defaults, escaped for the parse mode.
 	Text                string                       `json:"text"`
@@ -56,13 +55,13 @@ type broadcastRequest struct {
 
 // audienceRequest is the body of PUT /v1/audiences/{name}.
 type audienceRequest struct {
-	Chats []chatRef `json:"chats"`
+	Chats []httpapi.ChatRef `json:"chats"`
 }
 
-// BroadcastMounts are the mounts of the broadcasts' API on svc; callbacks
-// checks a broadcast's callback_url as POST /v1/messages checks a
+// Mounts are the broadcasts' routes on svc, behind a sender's token;
+// callbacks checks a broadcast's callback_url as POST /v1/messages checks a
 // message's (nil refuses every callback_url).
-func BroadcastMounts(svc *broadcast.Service, callbacks interface{ CheckURL(string) error }, log *slog.Logger) []Mount {
+func Mounts(svc *Service, callbacks httpapi.URLChecker, log *slog.Logger) []httpapi.Mount {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -73,13 +72,11 @@ func BroadcastMounts(svc *broadcast.Service, callbacks interface{ CheckURL(strin
 	mux.HandleFunc("DELETE /v1/broadcasts/{id}", a.cancel)
 	mux.HandleFunc("PUT /v1/audiences/{name}", a.putAudience)
 	mux.HandleFunc("DELETE /v1/audiences/{name}", a.deleteAudience)
-	mux.HandleFunc("/v1/broadcasts", allowOnly("POST"))
-	mux.HandleFunc("/v1/broadcasts/{id}", allowOnly("GET, DELETE"))
-	mux.HandleFunc("/v1/audiences/{name}", allowOnly("PUT, DELETE"))
-	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-		writeError(w, http.StatusNotFound, CodeNotFound, "no such endpoint; see POST /v1/broadcasts, GET|DELETE /v1/broadcasts/{id}, PUT|DELETE /v1/audiences/{name}")
-	})
-	return []Mount{{Pattern: "/v1/broadcasts", Handler: mux}, {Pattern: "/v1/broadcasts/", Handler: mux}, {Pattern: "/v1/audiences/", Handler: mux}}
+	mux.HandleFunc("/v1/broadcasts", httpapi.MethodNotAllowed("POST"))
+	mux.HandleFunc("/v1/broadcasts/{id}", httpapi.MethodNotAllowed("GET, DELETE"))
+	mux.HandleFunc("/v1/audiences/{name}", httpapi.MethodNotAllowed("PUT, DELETE"))
+	mux.HandleFunc("/", httpapi.NotFound("no such endpoint; see POST /v1/broadcasts, GET|DELETE /v1/broadcasts/{id}, PUT|DELETE /v1/audiences/{name}"))
+	return []httpapi.Mount{{Pattern: "/v1/broadcasts", Handler: mux}, {Pattern: "/v1/broadcasts/", Handler: mux}, {Pattern: "/v1/audiences/", Handler: mux}}
 }
 
 func (a *broadcastsAPI) create(w http.ResponseWriter, r *http.Request) {
@@ -90,13 +87,13 @@ func (a *broadcastsAPI) create(w http.ResponseWriter, r *http.Request) {
 	}
 	key, herr := idempotencyKey(r, body.IdempotencyKey)
 	if herr == nil {
-		herr = checkCallbackURL(a.callbacks, body.CallbackURL)
+		herr = httpapi.CheckCallbackURL(a.callbacks, body.CallbackURL)
 	}
 	if herr != nil {
 		httpapi.WriteError(w, herr)
 		return
 	}
-	res, err := a.svc.Create(r.Context(), broadcast.Request{Bot: body.Bot, Chats: chatStrings(body.Chats), Audience: body.Audience,
+	res, err := a.svc.Create(r.Context(), Request{Bot: body.Bot, Chats: httpapi.ChatStrings(body.Chats), Audience: body.Audience,
 		Text: body.Text, Values: body.Values, Defaults: body.Defaults, ParseMode: body.ParseMode,
 		DisableNotification: body.DisableNotification, DisableLinkPreview: body.DisableLinkPreview, ProtectContent: body.ProtectContent,
 		Photo: body.Photo, Buttons: body.Buttons, CallbackURL: body.CallbackURL, IdempotencyKey: key, From: p.Name})
@@ -108,7 +105,7 @@ func (a *broadcastsAPI) create(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
 	a.log.Info("broadcast accepted", "broadcast_id", res.ID, "queued", res.Queued, "blocked", res.Blocked, "duplicate", res.Duplicate, "token", p.Name)
-	writeJSON(w, http.StatusAccepted, res)
+	httpapi.WriteJSON(w, http.StatusAccepted, res)
 }
 
 // idempotencyKey is the request's key: its header or its body's, which
@@ -139,7 +136,7 @@ func (a *broadcastsAPI) get(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, "", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, st)
+	httpapi.WriteJSON(w, http.StatusOK, st)
 }
 
 func (a *broadcastsAPI) cancel(w http.ResponseWriter, r *http.Request) {
@@ -155,7 +152,7 @@ func (a *broadcastsAPI) cancel(w http.ResponseWriter, r *http.Request) {
 		// The workers settle the marked messages as they reach them.
 		code = http.StatusAccepted
 	}
-	writeJSON(w, code, st)
+	httpapi.WriteJSON(w, code, st)
 }
 
 func (a *broadcastsAPI) putAudience(w http.ResponseWriter, r *http.Request) {
@@ -164,12 +161,12 @@ func (a *broadcastsAPI) putAudience(w http.ResponseWriter, r *http.Request) {
 	if !a.decode(w, r, &body) {
 		return
 	}
-	info, err := a.svc.PutAudience(r.Context(), p.Name, r.PathValue("name"), chatStrings(body.Chats))
+	info, err := a.svc.PutAudience(r.Context(), p.Name, r.PathValue("name"), httpapi.ChatStrings(body.Chats))
 	if err != nil {
 		a.fail(w, "invalid audience", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, info)
+	httpapi.WriteJSON(w, http.StatusOK, info)
 }
 
 func (a *broadcastsAPI) deleteAudience(w http.ResponseWriter, r *http.Request) {
@@ -180,9 +177,9 @@ func (a *broadcastsAPI) deleteAudience(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		a.fail(w, "invalid audience", err)
 	case !was:
-		writeError(w, http.StatusNotFound, CodeNotFound, "no audience "+strconv.Quote(name)+" of this token")
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, httpapi.CodeNotFound, "no audience %q of this token", name))
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"name": name, "deleted": true})
+		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"name": name, "deleted": true})
 	}
 }
 
@@ -191,7 +188,7 @@ func (a *broadcastsAPI) deleteAudience(w http.ResponseWriter, r *http.Request) {
 func (a *broadcastsAPI) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	// Lists are counted before they are decoded: a body of millions of
 	// chats costs a scan, not their decoding.
-	hint := fmt.Sprintf(" (%s): split the broadcast", broadcast.EnvMaxChats)
+	hint := fmt.Sprintf(" (%s): split the broadcast", EnvMaxChats)
 	bounds := map[string]httpapi.Bound{"chats": {Max: a.svc.MaxChats(), Hint: hint}, "values": {Max: a.svc.MaxChats(), Hint: hint},
 		// A UTF-16 unit takes at most 6 bytes as sent (\uXXXX).
 		"text": {MaxBytes: 6 * a.svc.MaxTextLen(), Hint: fmt.Sprintf(" (%s is %d UTF-16 code units)", jobs.EnvMaxTextLen, a.svc.MaxTextLen())}}
@@ -210,27 +207,18 @@ func (a *broadcastsAPI) fail(w http.ResponseWriter, invalid string, err error) {
 	var verr *jobs.ValidationError
 	switch {
 	case errors.As(err, &verr):
-		writeError(w, http.StatusBadRequest, CodeInvalidField, invalid, verr.Fields...)
-	case errors.Is(err, broadcast.ErrNotFound):
-		writeError(w, http.StatusNotFound, CodeNotFound, "no broadcast that this token may see: unknown, or older than "+ledger.EnvRetention)
-	case errors.Is(err, broadcast.ErrOff):
-		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, err.Error())
+		httpapi.WriteError(w, httpapi.Invalid(invalid, verr.Fields...))
+	case errors.Is(err, ErrNotFound):
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, httpapi.CodeNotFound, "no broadcast that this token may see: unknown, or older than %s", ledger.EnvRetention))
+	case errors.Is(err, ErrOff):
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusServiceUnavailable, httpapi.CodeUnavailable, "%s", err))
 	case errors.Is(err, context.Canceled):
 		// The client left: the work stopped; nobody reads the answer.
 		a.log.Info("broadcast: the client left; its request stopped")
-		writeError(w, http.StatusRequestTimeout, "client_left", "the request was cancelled")
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusRequestTimeout, "client_left", "the request was cancelled"))
 	default:
 		a.log.Error("broadcast: Redis failed; answering 503", "error", err)
 		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "Redis is unavailable; retry later (a broadcast with its Idempotency-Key: no chat gets its message twice)")
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusServiceUnavailable, httpapi.CodeUnavailable, "Redis is unavailable; retry later (a broadcast with its Idempotency-Key: no chat gets its message twice)"))
 	}
-}
-
-// chatStrings turns the chats of a body into strings.
-func chatStrings(cs []chatRef) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = string(c)
-	}
-	return out
 }
