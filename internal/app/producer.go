@@ -32,6 +32,7 @@ import (
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/producer"
+	"github.com/herald-dev/herald/internal/quota"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/silences"
@@ -168,8 +169,8 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 	if err != nil {
 		return fail(err)
 	}
-	mounts = append(mounts, callbackMounts(events)...)
-	mounts = append(mounts, broadcastMounts(cfg, rdb, enq, events, log)...)
+	quotas := quota.NewStore(rdb, quota.NewMetrics(reg))
+	mounts = append(append(mounts, callbackMounts(events)...), broadcastMounts(cfg, rdb, enq, events, log, quotas)...)
 	oc, err := newOnCall(cfg, rdb, enq, router, st, reg, log)
 	if err != nil {
 		return fail(err)
@@ -184,7 +185,7 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: log, Registerer: reg,
 		Metrics: metricsHandler, Mounts: mounts,
 		Messages:  ledger.NewMessages(ledger.NewStore(rdb, cfg.Ledger), insp, cfg.Enqueue.Queues, cfg.BotNames()),
-		Callbacks: events,
+		Callbacks: events, Quotas: quotas,
 	}
 	var ownMetrics http.Handler
 	if cfg.Server.MetricsListen != "" {
@@ -217,7 +218,7 @@ func newMounts(cfg settings.Producer, rdb redis.UniversalClient, reg prometheus.
 	}
 	alertsAPI := alerts.NewAPIHandler(dispatcher, cfg.Server.MaxBodyBytes, log)
 	mounts := []producer.Mount{
-		{Pattern: "/v1/alerts", Handler: alertsAPI},
+		{Pattern: "/v1/alerts", Handler: alertsAPI, Quota: quota.NameAlertsPerMinute},
 		{Pattern: "/v1/heartbeats", Handler: hbAPI},
 		{Pattern: "/v1/heartbeats/", Handler: hbAPI},
 		// Deleting a heartbeat ends its overdue alerts, as a silence would.
@@ -246,9 +247,10 @@ func newMounts(cfg settings.Producer, rdb redis.UniversalClient, reg prometheus.
 // status and cancel, the audiences), behind a sender's token: they store
 // through enq, skip the chats marked blocked and read the ledger's
 // records; a broadcast's callback_url is checked as a message's.
-func broadcastMounts(cfg settings.Producer, rdb redis.UniversalClient, enq *jobs.Enqueuer, events *statushook.Emitter, log *slog.Logger) []producer.Mount {
+func broadcastMounts(cfg settings.Producer, rdb redis.UniversalClient, enq *jobs.Enqueuer, events *statushook.Emitter, log *slog.Logger,
+	quotas *quota.Store) []producer.Mount {
 	svc := broadcast.New(rdb, enq, chats.NewStore(rdb), ledger.NewStore(rdb, cfg.Ledger), cfg.Broadcast)
-	return producer.BroadcastMounts(svc, events, log)
+	return producer.BroadcastMounts(svc, events, log, quotas)
 }
 
 // callbackMounts are the status callbacks' endpoint routes, behind the

@@ -31,9 +31,15 @@ func (s *Service) Create(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	msgs, parts, err := s.render(req, list, time.Now())
+	now := time.Now()
+	msgs, parts, err := s.render(req, list, now)
 	if err != nil {
 		return Result{}, err
+	}
+	if req.Admit != nil {
+		if err := req.Admit(ctx, len(list), now); err != nil {
+			return Result{}, err
+		}
 	}
 	rec, err := s.store.claim(ctx, record{ID: broadcastID(req), Bot: botOf(req.Bot), From: req.From, Queue: jobs.QueueBroadcast,
 		State: stateStoring, Created: time.Now().UnixMilli(), Repeats: repeats, Parts: parts})

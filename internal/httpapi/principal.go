@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/herald-dev/herald/internal/quota"
 )
 
 // Scope is one kind of thing a credential may do. A token carries one or
@@ -56,7 +58,13 @@ type Principal struct {
 	Name string
 	// Scopes are what it may do.
 	Scopes []Scope
+	// Quotas are the token's limits (internal/quota); the zero Limits of a
+	// principal made elsewhere takes the defaults (Limits).
+	Quotas quota.Limits
 }
+
+// Limits are p's quotas, defaults filled in.
+func (p Principal) Limits() quota.Limits { return p.Quotas.WithDefaults() }
 
 // localPrincipal is the caller when authentication is off (local mode):
 // every scope, under the name "local".

@@ -10,6 +10,7 @@ import (
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ledger"
+	"github.com/herald-dev/herald/internal/quota"
 )
 
 // broadcastsAPI serves broadcasts (internal/broadcast) and the audiences
@@ -28,6 +29,7 @@ type broadcastsAPI struct {
 	svc       *broadcast.Service
 	callbacks urlChecker
 	log       *slog.Logger
+	quotas    *quota.Store
 }
 
 // broadcastRequest is the body of POST /v1/broadcasts.
@@ -59,12 +61,13 @@ type audienceRequest struct {
 
 // BroadcastMounts are the mounts of the broadcasts' API on svc; callbacks
 // checks a broadcast's callback_url as POST /v1/messages checks a
-// message's (nil refuses every callback_url).
-func BroadcastMounts(svc *broadcast.Service, callbacks interface{ CheckURL(string) error }, log *slog.Logger) []Mount {
+// message's (nil refuses every callback_url). quotas, when set, counts
+// each token's broadcasts, queued recipients and audiences (nil: none).
+func BroadcastMounts(svc *broadcast.Service, callbacks interface{ CheckURL(string) error }, log *slog.Logger, quotas *quota.Store) []Mount {
 	if log == nil {
 		log = slog.Default()
 	}
-	a := &broadcastsAPI{svc: svc, callbacks: callbacks, log: log}
+	a := &broadcastsAPI{svc: svc, callbacks: callbacks, log: log, quotas: quotas}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/broadcasts", a.create)
 	mux.HandleFunc("GET /v1/broadcasts/{id}", a.get)
@@ -94,10 +97,15 @@ func (a *broadcastsAPI) create(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, herr)
 		return
 	}
+	adm := a.admission(w, r)
 	res, err := a.svc.Create(r.Context(), broadcast.Request{Bot: body.Bot, Chats: chatStrings(body.Chats), Audience: body.Audience,
 		Text: body.Text, Values: body.Values, Defaults: body.Defaults, ParseMode: body.ParseMode,
 		DisableNotification: body.DisableNotification, DisableLinkPreview: body.DisableLinkPreview, ProtectContent: body.ProtectContent,
-		Photo: body.Photo, Buttons: body.Buttons, CallbackURL: body.CallbackURL, IdempotencyKey: key, From: p.Name})
+		Photo: body.Photo, Buttons: body.Buttons, CallbackURL: body.CallbackURL, IdempotencyKey: key, From: p.Name, Admit: adm.admit})
+	adm.settle(r.Context(), res, err)
+	if adm.answered {
+		return
+	}
 	if err != nil {
 		a.fail(w, "invalid broadcast", err)
 		return
@@ -162,9 +170,15 @@ func (a *broadcastsAPI) putAudience(w http.ResponseWriter, r *http.Request) {
 	if !a.decode(w, r, &body) {
 		return
 	}
+	if !a.audienceFits(w, r, len(body.Chats)) {
+		return
+	}
 	info, err := a.svc.PutAudience(r.Context(), p.Name, r.PathValue("name"), chatStrings(body.Chats))
 	if err != nil {
 		a.fail(w, "invalid audience", err)
+		return
+	}
+	if !a.keepAudience(w, r) {
 		return
 	}
 	writeJSON(w, http.StatusOK, info)
@@ -180,6 +194,7 @@ func (a *broadcastsAPI) deleteAudience(w http.ResponseWriter, r *http.Request) {
 	case !was:
 		writeError(w, http.StatusNotFound, CodeNotFound, "no audience "+strconv.Quote(name)+" of this token")
 	default:
+		a.dropAudience(r, name)
 		writeJSON(w, http.StatusOK, map[string]any{"name": name, "deleted": true})
 	}
 }
