@@ -120,6 +120,9 @@ type Producer struct {
 	routesFile string
 	log        *slog.Logger
 	cleanup    func()
+	// quotas' reserve samples Redis' memory from Start to Close.
+	quotas      *quota.Store
+	stopReserve func()
 }
 
 // NewProducer builds the producer on rdb. connOpt reaches the same Redis for
@@ -169,7 +172,7 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 	if err != nil {
 		return fail(err)
 	}
-	quotas := quota.NewStore(rdb, quota.NewMetrics(reg))
+	quotas := quota.NewStore(rdb, quota.NewMetrics(reg)).WithReserve(quota.NewReserve(rdb, cfg.Reserve, log))
 	mounts = append(append(mounts, callbackMounts(events)...), broadcastMounts(cfg, rdb, enq, events, log, quotas)...)
 	oc, err := newOnCall(cfg, rdb, enq, router, st, reg, log)
 	if err != nil {
@@ -203,7 +206,7 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 		return fail(err)
 	}
 	return &Producer{handler: guardHosts(api.Handler(), sec.keyring, cfg.Server.Listen, log), metrics: ownMetrics, router: router, checker: checker, oncall: oc, silences: st, routesFile: cfg.Routes.File,
-		log: log, cleanup: cleanup}, nil
+		log: log, cleanup: cleanup, quotas: quotas}, nil
 }
 
 // newMounts builds the API's endpoints beyond /v1/messages, each behind
@@ -389,6 +392,7 @@ func metricsOnly(h http.Handler) http.Handler {
 // also removes old silences), the escalation engine and the handoff
 // announcer until Close.
 func (p *Producer) Start(ctx context.Context) error {
+	p.stopReserve = p.quotas.StartReserve(ctx)
 	if err := p.checker.Start(ctx); err != nil {
 		return err
 	}
@@ -413,6 +417,9 @@ func reloadRoutes(r *alerts.Router, file string) error {
 // Close stops the checker and the releaser (waiting for a pass in
 // progress) and releases the producer's connections other than rdb.
 func (p *Producer) Close() {
+	if p.stopReserve != nil {
+		p.stopReserve()
+	}
 	p.checker.Shutdown()
 	p.oncall.Shutdown()
 	p.silences.Shutdown()

@@ -13,6 +13,21 @@ import (
 // CodeQuotaExceeded is the code of a 429: the token's quota is spent.
 const CodeQuotaExceeded = "quota_exceeded"
 
+// CodeReserve is the code of a 503 refusing bulk work: Redis' memory is
+// down to the reserve kept for what pages people (quota.Reserve).
+const CodeReserve = "reserve"
+
+// ReserveRetryAfter is the Retry-After of a refusal by the reserve: the
+// queues drain at the bot's rate, in seconds to minutes.
+const ReserveRetryAfter = "30"
+
+// RefuseBulk answers a request for bulk work that the reserve refused
+// (err, a *quota.ReserveError): 503 with Retry-After naming the reserve.
+func RefuseBulk(w http.ResponseWriter, err error) {
+	w.Header().Set("Retry-After", ReserveRetryAfter)
+	WriteError(w, Errorf(http.StatusServiceUnavailable, CodeReserve, "%s", err.Error()))
+}
+
 // quotaKeys are the keys of a tokens file entry's quotas:.
 var quotaKeys = []string{quota.NameQueued, quota.NameRecipients, quota.NameBroadcastsPerHour,
 	quota.NameAlertsPerMinute, quota.NameAudiences, quota.NameAudienceSize, quota.NameAudienceTTL}

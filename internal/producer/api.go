@@ -293,6 +293,10 @@ func (a *api) handleMessage(w http.ResponseWriter, r *http.Request) int {
 		httpapi.WriteError(w, herr)
 		return herr.Status
 	}
+	if err := a.bulk(req.Queue); err != nil {
+		httpapi.RefuseBulk(w, err)
+		return http.StatusServiceUnavailable
+	}
 	now := time.Now().UTC()
 	if status := take(w, r, a.cfg.Quotas, a.cfg.Logger, now, quota.Want{Name: quota.NameQueued, N: 1}); status != 0 {
 		return status

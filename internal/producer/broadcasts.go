@@ -85,6 +85,10 @@ func BroadcastMounts(svc *broadcast.Service, callbacks interface{ CheckURL(strin
 
 func (a *broadcastsAPI) create(w http.ResponseWriter, r *http.Request) {
 	p, _ := httpapi.PrincipalFrom(r.Context())
+	if err := a.quotas.Bulk(); err != nil {
+		httpapi.RefuseBulk(w, err)
+		return
+	}
 	var body broadcastRequest
 	if !a.decode(w, r, &body) {
 		return
@@ -166,6 +170,10 @@ func (a *broadcastsAPI) cancel(w http.ResponseWriter, r *http.Request) {
 
 func (a *broadcastsAPI) putAudience(w http.ResponseWriter, r *http.Request) {
 	p, _ := httpapi.PrincipalFrom(r.Context())
+	if err := a.quotas.Bulk(); err != nil {
+		httpapi.RefuseBulk(w, err)
+		return
+	}
 	var body audienceRequest
 	if !a.decode(w, r, &body) {
 		return

@@ -72,3 +72,13 @@ func (a *api) settleQuota(ctx context.Context, token string, at time.Time, res j
 		give(ctx, a.cfg.Quotas, a.cfg.Logger, token, quota.NameQueued, at, 1)
 	}
 }
+
+// bulk is the reserve's verdict (quota.Store.Bulk) on a message for
+// queue: the low and broadcast queues are bulk work; the others, and a
+// message naming none, are not.
+func (a *api) bulk(queue string) error {
+	if queue != jobs.QueueLow && queue != jobs.QueueBroadcast {
+		return nil
+	}
+	return a.cfg.Quotas.Bulk()
+}

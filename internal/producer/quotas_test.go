@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/quota"
+	"github.com/herald-dev/herald/test/redistest"
 )
 
 // newQuotaAPI is the test API with quotas: the token "api" may queue two
@@ -122,4 +124,39 @@ func TestBroadcastAndAudienceQuotas(t *testing.T) {
 	}
 	rec = do(h, request{path: "/v1/alerts", body: `{}`})
 	quotaRefusal(t, rec.Code, rec.Header(), rec.Body.Bytes(), quota.NameAlertsPerMinute, 1)
+}
+
+// TestReserveRefusesBulkOnly: with Redis' memory over its share, broadcasts,
+// audiences and the low and broadcast queues get a 503 naming the reserve;
+// the default and critical queues are still accepted.
+func TestReserveRefusesBulkOnly(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	mem := redistest.Start(t).Client(t) // a real server: INFO memory
+	res := quota.NewReserve(mem, quota.ReserveConfig{MemoryLimit: 1 << 10}.WithDefaults(), slog.New(slog.DiscardHandler))
+	if err := res.Sample(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	store := quota.NewStore(b.rdb, nil).WithReserve(res)
+	svc := broadcast.New(b.rdb, b.enq, chats.NewStore(b.rdb), ledger.NewStore(b.rdb, ledger.Config{}), broadcast.Config{MaxChats: 1000})
+	a, err := producer.NewAPI(producer.Config{Enqueuer: b.enq, Redis: b.rdb, Keyring: testKeyring(t, testToken, ""), Logger: slog.New(slog.DiscardHandler),
+		Quotas: store, Mounts: producer.BroadcastMounts(svc, nil, slog.New(slog.DiscardHandler), store)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := a.Handler()
+	for _, req := range []request{
+		{path: "/v1/broadcasts", body: `{"chats":[1],"text":"hi"}`},
+		{method: "PUT", path: "/v1/audiences/vips", body: `{"chats":[1]}`},
+		{body: `{"chat":"5","text":"x","queue":"low"}`},
+		{body: `{"chat":"5","text":"x","queue":"broadcast"}`},
+	} {
+		rec := do(h, req)
+		body := errorBody(t, rec, http.StatusServiceUnavailable, httpapi.CodeReserve)
+		if rec.Header().Get("Retry-After") == "" || !strings.Contains(body.Error.Message, quota.EnvReservePercent) {
+			t.Fatalf("%s %s: %v %s", req.method, req.path, rec.Header(), rec.Body)
+		}
+	}
+	accepted(t, post(h, `{"chat":"5","text":"disk full","queue":"critical"}`))
+	accepted(t, post(h, `{"chat":"5","text":"deploy done"}`))
 }

@@ -15,6 +15,31 @@ import (
 type Store struct {
 	rdb     redis.UniversalClient
 	metrics *Metrics
+	reserve *Reserve
+}
+
+// WithReserve makes s's Bulk answer for r, and returns s.
+func (s *Store) WithReserve(r *Reserve) *Store {
+	s.reserve = r
+	return s
+}
+
+// Bulk is the reserve's verdict on bulk work (Reserve.Bulk): nil when it
+// may be stored, or when s (or its reserve) is nil.
+func (s *Store) Bulk() error {
+	if s == nil {
+		return nil
+	}
+	return s.reserve.Bulk()
+}
+
+// StartReserve samples Redis' memory in the background (Reserve.Start);
+// without a reserve, stop does nothing.
+func (s *Store) StartReserve(ctx context.Context) (stop func()) {
+	if s == nil || s.reserve == nil {
+		return func() {}
+	}
+	return s.reserve.Start(ctx)
 }
 
 // NewStore returns a store on rdb; m (nil: none) receives the figures of
