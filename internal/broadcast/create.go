@@ -131,7 +131,7 @@ func (s *Service) chatsOf(ctx context.Context, req Request) ([]string, int, erro
 func (s *Service) render(req Request, list []string, now time.Time) ([]jobs.SendMessage, int, error) {
 	base := jobs.SendMessage{Bot: req.Bot, ParseMode: req.ParseMode, DisableNotification: req.DisableNotification,
 		DisableLinkPreview: req.DisableLinkPreview, ProtectContent: req.ProtectContent, Photo: req.Photo,
-		Buttons: req.Buttons, From: req.From, CallbackURL: req.CallbackURL,
+		Buttons: req.Buttons, From: req.From, CallbackURL: req.CallbackURL, Paid: req.Paid,
 		// Milliseconds, as the ledger keeps it: 6 bytes less per message.
 		CreatedAt: now.UTC().Truncate(time.Millisecond)}
 	prepare := func(chat, text string) (jobs.SendMessage, error) {

@@ -21,6 +21,10 @@ type Token struct {
 	// Quotas bound what the token may hold of the fleet's capacity; zero
 	// fields take quota.DefaultLimits.
 	Quotas quota.Limits
+	// Paid lets the token spend the bot's Stars (tokens file: paid: true):
+	// without it, its messages go at the free rate even while paid
+	// broadcasts are on.
+	Paid   bool
 	digest [sha256.Size]byte
 }
 
@@ -120,7 +124,7 @@ func (k *Keyring) Identify(r *http.Request) (Principal, bool) {
 		return Principal{}, false
 	}
 	t := k.tokens[found]
-	return Principal{Name: t.Name, Scopes: t.Scopes, Quotas: t.Quotas.WithDefaults()}, true
+	return Principal{Name: t.Name, Scopes: t.Scopes, Quotas: t.Quotas.WithDefaults(), Paid: t.Paid}, true
 }
 
 // Require wraps next so that it runs only for a request presenting a token

@@ -18,6 +18,7 @@ func TestTokensFileQuotas(t *testing.T) {
   - name: news
     scopes: [send]
     file: x
+    paid: true
     quotas:
       queued_recipients: 500000
       broadcasts_per_hour: -1
@@ -31,6 +32,9 @@ func TestTokensFileQuotas(t *testing.T) {
 	if l.QueuedRecipients != 500000 || l.BroadcastsPerHour != -1 || l.AudienceTTL != 720*time.Hour ||
 		l.QueuedMessages != quota.DefaultQueuedMessages || l.AlertsPerMinute != quota.DefaultAlertsPerMinute {
 		t.Fatalf("limits %+v", l)
+	}
+	if !tokens[0].Paid {
+		t.Fatal("paid: true was not read")
 	}
 	_, err = parseTokens([]byte(`tokens:
   - name: news

@@ -30,6 +30,7 @@ const maxTokenFile = 64 << 10
 //	  - name: oncall
 //	    scopes: [send, operate]
 //	    sha256: 9f86d081884c7d65...         # or the secret's SHA-256, in hex
+//	    paid: true                           # may spend the bot's Stars (default false)
 //	    quotas:                              # optional; docs/QUOTAS.md
 //	      queued_messages: 20000
 //
@@ -51,7 +52,7 @@ func LoadTokensFile(path string) ([]Token, error) {
 }
 
 // tokenKeys are the keys of one entry of a tokens file.
-var tokenKeys = []string{"name", "scopes", "file", "sha256", "quotas"}
+var tokenKeys = []string{"name", "scopes", "file", "sha256", "quotas", "paid"}
 
 // parseTokens reads a tokens file's content (named file in errors);
 // readSecret returns the trimmed content of an entry's file.
@@ -86,6 +87,10 @@ func parseToken(w *yamlstrict.Walker, item *yamlNode, path string, readSecret fu
 	scopes, ok := parseScopes(w, m["scopes"], item, path)
 	secret, hashed, okSecret := parseSecret(w, m, item, path, readSecret)
 	limits := parseQuotas(w, m["quotas"])
+	var paid bool
+	if f := m["paid"]; f.Value != nil {
+		paid, _ = w.Bool(f.Value, f.Path)
+	}
 	if !ok || !okSecret || w.Failed() {
 		return Token{}, false
 	}
@@ -93,7 +98,7 @@ func parseToken(w *yamlstrict.Walker, item *yamlNode, path string, readSecret fu
 	if secret != "" {
 		t = NewToken(name, secret, scopes...)
 	}
-	t.Quotas = limits
+	t.Quotas, t.Paid = limits, paid
 	return t, true
 }
 

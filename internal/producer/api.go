@@ -307,7 +307,7 @@ func (a *api) handleMessage(w http.ResponseWriter, r *http.Request) int {
 		DisableNotification: req.DisableNotification, MessageThreadID: req.MessageThreadID,
 		DisableLinkPreview: req.DisableLinkPreview, ProtectContent: req.ProtectContent,
 		IdempotencyKey: req.IdempotencyKey, Photo: req.Photo, Buttons: req.Buttons, Thread: req.Thread,
-		From: p.Name, CallbackURL: req.CallbackURL, CreatedAt: now,
+		From: p.Name, CallbackURL: req.CallbackURL, CreatedAt: now, Paid: p.Paid,
 	}, ThreadSpace: space})
 	a.settleQuota(ctx, p.Name, now, res, err)
 	var verr *jobs.ValidationError

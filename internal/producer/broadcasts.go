@@ -105,7 +105,7 @@ func (a *broadcastsAPI) create(w http.ResponseWriter, r *http.Request) {
 	res, err := a.svc.Create(r.Context(), broadcast.Request{Bot: body.Bot, Chats: chatStrings(body.Chats), Audience: body.Audience,
 		Text: body.Text, Values: body.Values, Defaults: body.Defaults, ParseMode: body.ParseMode,
 		DisableNotification: body.DisableNotification, DisableLinkPreview: body.DisableLinkPreview, ProtectContent: body.ProtectContent,
-		Photo: body.Photo, Buttons: body.Buttons, CallbackURL: body.CallbackURL, IdempotencyKey: key, From: p.Name, Admit: adm.admit})
+		Photo: body.Photo, Buttons: body.Buttons, CallbackURL: body.CallbackURL, IdempotencyKey: key, From: p.Name, Paid: p.Paid, Admit: adm.admit})
 	adm.settle(r.Context(), res, err)
 	if adm.answered {
 		return

@@ -526,7 +526,7 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 	// An edit cannot carry allow_paid_broadcast: its slot must keep to the
 	// bot's free limit.
 	ask := ratelimit.Ask{Chat: chat, Queue: queue, TaskID: id, Progress: progress, Ahead: true, Resume: d.resume,
-		Unpaid: d.editing()}
+		Unpaid: d.editing() || !d.msg.MayPay()}
 	d.resume = ""
 	select {
 	case h.waiters <- struct{}{}:
