@@ -35,6 +35,7 @@ import (
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/producer"
+	"github.com/herald-dev/herald/internal/quota"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/silences"
@@ -122,6 +123,9 @@ type Producer struct {
 	routesFile string
 	log        *slog.Logger
 	cleanup    func()
+	// quotas' reserve samples Redis' memory from Start to Close.
+	quotas      *quota.Store
+	stopReserve func()
 }
 
 // NewProducer builds the producer on rdb. connOpt reaches the same Redis for
@@ -171,7 +175,8 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 	if err != nil {
 		return fail(err)
 	}
-	s := surfaces{cfg: cfg, rdb: rdb, reg: reg, log: log, sec: sec, enq: enq, dispatcher: dispatcher, router: router, silences: st, events: events}
+	quotas := quota.NewStore(rdb, quota.NewMetrics(reg)).WithReserve(quota.NewReserve(rdb, cfg.Reserve, log))
+	s := surfaces{cfg: cfg, rdb: rdb, reg: reg, log: log, sec: sec, enq: enq, dispatcher: dispatcher, router: router, silences: st, events: events, quotas: quotas}
 	mounts, err := s.mounts(hbMounts, oc)
 	if err != nil {
 		return fail(err)
@@ -185,7 +190,7 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: log, Registerer: reg,
 		Metrics: metricsHandler, Mounts: mounts,
 		Messages:  ledger.NewMessages(ledger.NewStore(rdb, cfg.Ledger), insp, cfg.Enqueue.Queues, cfg.BotNames()),
-		Callbacks: events,
+		Callbacks: events, Quotas: quotas,
 	}
 	var ownMetrics http.Handler
 	if cfg.Server.MetricsListen != "" {
@@ -203,7 +208,7 @@ func NewProducer(cfg settings.Producer, rdb redis.UniversalClient, connOpt asynq
 		return fail(err)
 	}
 	return &Producer{handler: guardHosts(api.Handler(), sec.keyring, cfg.Server.Listen, log), metrics: ownMetrics, router: router, checker: checker, oncall: oc, silences: st, routesFile: cfg.Routes.File,
-		log: log, cleanup: cleanup}, nil
+		log: log, cleanup: cleanup, quotas: quotas}, nil
 }
 
 // surfaces are what the API's endpoints beyond /v1/messages are built on.
@@ -218,6 +223,7 @@ type surfaces struct {
 	router     *alerts.Router
 	silences   *silences.Store
 	events     *statushook.Emitter
+	quotas     *quota.Store
 }
 
 // mounts lists the API's endpoints beyond /v1/messages. Each domain
@@ -237,18 +243,27 @@ func (s surfaces) mounts(hb []httpapi.Mount, oc *onCall) ([]httpapi.Mount, error
 	blocked := chats.NewStore(s.rdb, chats.WithMetrics(chats.NewMetrics(s.reg)))
 	casts := broadcast.New(s.rdb, s.enq, chats.NewStore(s.rdb), ledger.NewStore(s.rdb, cfg.Ledger), cfg.Broadcast)
 	return slices.Concat(
-		alerts.Mounts(s.dispatcher, cfg.Server.MaxBodyBytes, log),
+		withQuota(alerts.Mounts(s.dispatcher, cfg.Server.MaxBodyBytes, log), quota.NameAlertsPerMinute),
 		hb,
 		s.silences.Mounts(),
 		hooks,
 		tg,
 		chats.Mounts(blocked, cfg.BotNames(), log),
 		s.events.Mounts(),
-		broadcast.Mounts(casts, s.events, log),
+		broadcast.Mounts(casts, s.events, log, s.quotas),
 		oc.mounts,
 		inbound.Mounts(inbound.Config{Dispatcher: s.dispatcher, Keyring: s.sec.keyring, Redis: s.rdb, MaxBodyBytes: cfg.WebhookBodyLimit(), Logger: log}),
 		botapi.Mounts(botapi.Config{Enqueuer: s.enq, Keyring: s.sec.keyring, Ledger: ledger.NewStore(s.rdb, cfg.Ledger), Bots: cfg.BotNames(), MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: log, Registerer: s.reg}),
 	), nil
+}
+
+// withQuota has every POST of ms take one of the rate quota name from its
+// token (httpapi.Mount.Quota).
+func withQuota(ms []httpapi.Mount, name string) []httpapi.Mount {
+	for i := range ms {
+		ms[i].Quota = name
+	}
+	return ms
 }
 
 // telegram is the receiver of Telegram's posts of button presses, when
@@ -387,6 +402,7 @@ func metricsOnly(h http.Handler) http.Handler {
 // also removes old silences), the escalation engine and the handoff
 // announcer until Close.
 func (p *Producer) Start(ctx context.Context) error {
+	p.stopReserve = p.quotas.StartReserve(ctx)
 	if err := p.checker.Start(ctx); err != nil {
 		return err
 	}
@@ -411,6 +427,9 @@ func reloadRoutes(r *alerts.Router, file string) error {
 // Close stops the checker and the releaser (waiting for a pass in
 // progress) and releases the producer's connections other than rdb.
 func (p *Producer) Close() {
+	if p.stopReserve != nil {
+		p.stopReserve()
+	}
 	p.checker.Shutdown()
 	p.oncall.Shutdown()
 	p.silences.Shutdown()

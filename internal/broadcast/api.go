@@ -11,6 +11,7 @@ import (
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ledger"
+	"github.com/herald-dev/herald/internal/quota"
 )
 
 // broadcastsAPI serves broadcasts and the audiences
@@ -29,6 +30,7 @@ type broadcastsAPI struct {
 	svc       *Service
 	callbacks httpapi.URLChecker
 	log       *slog.Logger
+	quotas    *quota.Store
 }
 
 // broadcastRequest is the body of POST /v1/broadcasts.
@@ -60,12 +62,13 @@ type audienceRequest struct {
 
 // Mounts are the broadcasts' routes on svc, behind a sender's token;
 // callbacks checks a broadcast's callback_url as POST /v1/messages checks a
-// message's (nil refuses every callback_url).
-func Mounts(svc *Service, callbacks httpapi.URLChecker, log *slog.Logger) []httpapi.Mount {
+// message's (nil refuses every callback_url). quotas, when set, counts
+// each token's broadcasts, queued recipients and audiences (nil: none).
+func Mounts(svc *Service, callbacks httpapi.URLChecker, log *slog.Logger, quotas *quota.Store) []httpapi.Mount {
 	if log == nil {
 		log = slog.Default()
 	}
-	a := &broadcastsAPI{svc: svc, callbacks: callbacks, log: log}
+	a := &broadcastsAPI{svc: svc, callbacks: callbacks, log: log, quotas: quotas}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/broadcasts", a.create)
 	mux.HandleFunc("GET /v1/broadcasts/{id}", a.get)
@@ -81,6 +84,10 @@ func Mounts(svc *Service, callbacks httpapi.URLChecker, log *slog.Logger) []http
 
 func (a *broadcastsAPI) create(w http.ResponseWriter, r *http.Request) {
 	p, _ := httpapi.PrincipalFrom(r.Context())
+	if err := a.quotas.Bulk(); err != nil {
+		httpapi.RefuseBulk(w, err)
+		return
+	}
 	var body broadcastRequest
 	if !a.decode(w, r, &body) {
 		return
@@ -93,10 +100,15 @@ func (a *broadcastsAPI) create(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, herr)
 		return
 	}
+	adm := a.admission(w, r)
 	res, err := a.svc.Create(r.Context(), Request{Bot: body.Bot, Chats: httpapi.ChatStrings(body.Chats), Audience: body.Audience,
 		Text: body.Text, Values: body.Values, Defaults: body.Defaults, ParseMode: body.ParseMode,
 		DisableNotification: body.DisableNotification, DisableLinkPreview: body.DisableLinkPreview, ProtectContent: body.ProtectContent,
-		Photo: body.Photo, Buttons: body.Buttons, CallbackURL: body.CallbackURL, IdempotencyKey: key, From: p.Name})
+		Photo: body.Photo, Buttons: body.Buttons, CallbackURL: body.CallbackURL, IdempotencyKey: key, From: p.Name, Paid: p.Paid, Admit: adm.admit})
+	adm.settle(r.Context(), res, err)
+	if adm.answered {
+		return
+	}
 	if err != nil {
 		a.fail(w, "invalid broadcast", err)
 		return
@@ -157,13 +169,23 @@ func (a *broadcastsAPI) cancel(w http.ResponseWriter, r *http.Request) {
 
 func (a *broadcastsAPI) putAudience(w http.ResponseWriter, r *http.Request) {
 	p, _ := httpapi.PrincipalFrom(r.Context())
+	if err := a.quotas.Bulk(); err != nil {
+		httpapi.RefuseBulk(w, err)
+		return
+	}
 	var body audienceRequest
 	if !a.decode(w, r, &body) {
+		return
+	}
+	if !a.audienceFits(w, r, len(body.Chats)) {
 		return
 	}
 	info, err := a.svc.PutAudience(r.Context(), p.Name, r.PathValue("name"), httpapi.ChatStrings(body.Chats))
 	if err != nil {
 		a.fail(w, "invalid audience", err)
+		return
+	}
+	if !a.keepAudience(w, r) {
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, info)
@@ -179,6 +201,7 @@ func (a *broadcastsAPI) deleteAudience(w http.ResponseWriter, r *http.Request) {
 	case !was:
 		httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, httpapi.CodeNotFound, "no audience %q of this token", name))
 	default:
+		a.dropAudience(r, name)
 		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"name": name, "deleted": true})
 	}
 }

@@ -34,9 +34,15 @@ func (s *Service) Create(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	msgs, parts, err := s.render(ctx, req, list, time.Now())
+	now := time.Now()
+	msgs, parts, err := s.render(ctx, req, list, now)
 	if err != nil {
 		return Result{}, err
+	}
+	if req.Admit != nil {
+		if err := req.Admit(ctx, len(list), now); err != nil {
+			return Result{}, err
+		}
 	}
 	rec, err := s.store.claim(ctx, record{ID: broadcastID(req), Bot: botOf(req.Bot), From: req.From, Queue: jobs.QueueBroadcast,
 		State: stateStoring, Created: time.Now().UnixMilli(), Repeats: repeats, Parts: parts})
@@ -128,7 +134,7 @@ func (s *Service) chatsOf(ctx context.Context, req Request) ([]string, int, erro
 func (s *Service) render(ctx context.Context, req Request, list []string, now time.Time) ([]jobs.SendMessage, int, error) {
 	base := jobs.SendMessage{Bot: req.Bot, ParseMode: req.ParseMode, DisableNotification: req.DisableNotification,
 		DisableLinkPreview: req.DisableLinkPreview, ProtectContent: req.ProtectContent, Photo: req.Photo,
-		Buttons: req.Buttons, From: req.From, CallbackURL: req.CallbackURL,
+		Buttons: req.Buttons, From: req.From, CallbackURL: req.CallbackURL, Paid: req.Paid,
 		// Milliseconds, as the ledger keeps it: 6 bytes less per message.
 		CreatedAt: now.UTC().Truncate(time.Millisecond)}
 	prepare := func(chat, text string) (jobs.SendMessage, error) {

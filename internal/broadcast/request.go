@@ -1,8 +1,10 @@
 package broadcast
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
@@ -37,8 +39,14 @@ type Request struct {
 	// IdempotencyKey makes a repeated request a no-op (the broadcast id
 	// derives from it and From).
 	IdempotencyKey string
-	// From names the token that sends the broadcast.
+	// From names the token that sends the broadcast; Paid says it may
+	// spend the bot's Stars (jobs.SendMessage.Paid).
 	From string
+	Paid bool
+	// Admit, when set, is asked once the request is valid and before
+	// anything is stored, with the number of chats and the messages'
+	// creation time: its error (a quota's refusal) is Create's.
+	Admit func(ctx context.Context, chats int, at time.Time) error
 }
 
 // maxListedErrors is how many bad chats one answer names.

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+
+	"github.com/herald-dev/herald/internal/quota"
 )
 
 // Token is one credential of the API: a name that logs and records show, the
@@ -16,6 +18,13 @@ import (
 type Token struct {
 	Name   string
 	Scopes []Scope
+	// Quotas bound what the token may hold of the fleet's capacity; zero
+	// fields take quota.DefaultLimits.
+	Quotas quota.Limits
+	// Paid lets the token spend the bot's Stars (tokens file: paid: true):
+	// without it, its messages go at the free rate even while paid
+	// broadcasts are on.
+	Paid   bool
 	digest [sha256.Size]byte
 }
 
@@ -115,7 +124,7 @@ func (k *Keyring) Identify(r *http.Request) (Principal, bool) {
 		return Principal{}, false
 	}
 	t := k.tokens[found]
-	return Principal{Name: t.Name, Scopes: t.Scopes}, true
+	return Principal{Name: t.Name, Scopes: t.Scopes, Quotas: t.Quotas.WithDefaults(), Paid: t.Paid}, true
 }
 
 // Require wraps next so that it runs only for a request presenting a token

@@ -16,6 +16,9 @@ type Mount struct {
 	SelfAuth bool
 	// Scope is what the token must carry; empty means ScopeSend.
 	Scope Scope
+	// Quota, when set, is the rate quota (quota.NameAlertsPerMinute) each
+	// POST takes one of from its token.
+	Quota string
 }
 
 // MethodNotAllowed answers 405 with the Allow header naming the methods

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/herald-dev/herald/internal/quota"
 )
 
 // Scope is one kind of thing a credential may do. A token carries one or
@@ -56,11 +58,20 @@ type Principal struct {
 	Name string
 	// Scopes are what it may do.
 	Scopes []Scope
+	// Paid says the token may spend the bot's Stars: its messages may go
+	// as paid broadcasts (jobs.SendMessage.Paid).
+	Paid bool
+	// Quotas are the token's limits (internal/quota); the zero Limits of a
+	// principal made elsewhere takes the defaults (Limits).
+	Quotas quota.Limits
 }
+
+// Limits are p's quotas, defaults filled in.
+func (p Principal) Limits() quota.Limits { return p.Quotas.WithDefaults() }
 
 // localPrincipal is the caller when authentication is off (local mode):
 // every scope, under the name "local".
-var localPrincipal = Principal{Name: "local", Scopes: AllScopes}
+var localPrincipal = Principal{Name: "local", Scopes: AllScopes, Paid: true}
 
 // Has reports whether p carries scope s.
 func (p Principal) Has(s Scope) bool { return slices.Contains(p.Scopes, s) }

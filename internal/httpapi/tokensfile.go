@@ -30,6 +30,9 @@ const maxTokenFile = 64 << 10
 //	  - name: oncall
 //	    scopes: [send, operate]
 //	    sha256: 9f86d081884c7d65...         # or the secret's SHA-256, in hex
+//	    paid: true                           # may spend the bot's Stars (default false)
+//	    quotas:                              # optional; docs/QUOTAS.md
+//	      queued_messages: 20000
 //
 // A relative file is read from the tokens file's folder. Every mistake is
 // reported at once, as file:line:column; no error holds a secret.
@@ -49,7 +52,7 @@ func LoadTokensFile(path string) ([]Token, error) {
 }
 
 // tokenKeys are the keys of one entry of a tokens file.
-var tokenKeys = []string{"name", "scopes", "file", "sha256"}
+var tokenKeys = []string{"name", "scopes", "file", "sha256", "quotas", "paid"}
 
 // parseTokens reads a tokens file's content (named file in errors);
 // readSecret returns the trimmed content of an entry's file.
@@ -83,13 +86,20 @@ func parseToken(w *yamlstrict.Walker, item *yamlNode, path string, readSecret fu
 	}
 	scopes, ok := parseScopes(w, m["scopes"], item, path)
 	secret, hashed, okSecret := parseSecret(w, m, item, path, readSecret)
+	limits := parseQuotas(w, m["quotas"])
+	var paid bool
+	if f := m["paid"]; f.Value != nil {
+		paid, _ = w.Bool(f.Value, f.Path)
+	}
 	if !ok || !okSecret || w.Failed() {
 		return Token{}, false
 	}
+	t := newHashedToken(name, hashed, scopes...)
 	if secret != "" {
-		return NewToken(name, secret, scopes...), true
+		t = NewToken(name, secret, scopes...)
 	}
-	return newHashedToken(name, hashed, scopes...), true
+	t.Quotas, t.Paid = limits, paid
+	return t, true
 }
 
 // parseScopes reads an entry's scopes: a name or a list of names.

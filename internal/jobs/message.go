@@ -65,6 +65,10 @@ type SendMessage struct {
 	// message.failed, ...), signed per the Standard Webhooks spec; "" for
 	// none.
 	CallbackURL string `json:"callback_url,omitempty"`
+	// Paid says the token that sent the message may spend the bot's Stars:
+	// only then may the worker send it as a paid broadcast
+	// (allow_paid_broadcast). Herald's own messages (From "") may.
+	Paid bool `json:"paid,omitempty"`
 	// Thread ties the message to earlier ones about the same subject in
 	// the same chat (an alert's firing message): it opens a thread, or
 	// replies to or edits the thread's first message (see Thread).
@@ -256,3 +260,7 @@ func Decode(payload []byte) (SendMessage, error) {
 	}
 	return m, nil
 }
+
+// MayPay reports whether m may go as a paid broadcast: Herald's own
+// messages, and those of a token with the paid permission (Paid).
+func (m SendMessage) MayPay() bool { return m.From == "" || m.Paid }

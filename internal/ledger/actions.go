@@ -72,8 +72,13 @@ func (m *Messages) Retry(ctx context.Context, id string, may func(Status) bool) 
 	if err != nil {
 		return Status{}, err
 	}
-	if f.st.State != StateFailed || f.task == nil || f.task.State != asynq.TaskStateArchived {
+	switch {
+	case f.st.State != StateFailed:
 		return f.st, &TooLateError{Status: f.st, Why: fmt.Sprintf("only a failed message can be retried; this one is %s", f.st.State)}
+	case f.task == nil:
+		return m.rebuild(ctx, f)
+	case f.task.State != asynq.TaskStateArchived:
+		return f.st, &TooLateError{Status: f.st, Why: fmt.Sprintf("it is being retried already (its task is %s)", f.task.State)}
 	}
 	return m.rerun(ctx, f)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ledger"
+	"github.com/herald-dev/herald/internal/quota"
 )
 
 // Config configures the API.
@@ -66,6 +67,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Registerer receives the API's metrics; nil means none.
 	Registerer prometheus.Registerer
+	// Quotas, when set, counts each token's queued messages and the
+	// mounts' rate quotas (internal/quota); nil counts nothing.
+	Quotas *quota.Store
 }
 
 // api is the producer's HTTP interface.
@@ -135,7 +139,7 @@ func (a *api) routes() (h http.Handler, err error) {
 	for _, m := range a.cfg.Mounts {
 		h := a.settled(m.Handler)
 		if !m.SelfAuth {
-			h = a.authed(cmp.Or(m.Scope, httpapi.ScopeSend), h)
+			h = a.authed(cmp.Or(m.Scope, httpapi.ScopeSend), a.quotaed(m.Quota, h))
 		}
 		mux.Handle(m.Pattern, h)
 	}
@@ -238,14 +242,23 @@ func (a *api) handleMessage(w http.ResponseWriter, r *http.Request) int {
 		httpapi.WriteError(w, herr)
 		return herr.Status
 	}
+	if err := a.bulk(req.Queue); err != nil {
+		httpapi.RefuseBulk(w, err)
+		return http.StatusServiceUnavailable
+	}
+	now := time.Now().UTC()
+	if status := httpapi.TakeQuota(w, r, a.cfg.Quotas, a.cfg.Logger, now, quota.Want{Name: quota.NameQueued, N: 1}); status != 0 {
+		return status
+	}
 	ctx := durable.Track(r.Context())
 	res, err := a.cfg.Enqueuer.Enqueue(ctx, jobs.Request{Queue: req.Queue, Coalesce: req.Coalesce, CheckMarkup: true, Message: jobs.SendMessage{
 		Chat: string(req.Chat), Bot: req.Bot, Text: req.Text, ParseMode: req.ParseMode,
 		DisableNotification: req.DisableNotification, MessageThreadID: req.MessageThreadID,
 		DisableLinkPreview: req.DisableLinkPreview, ProtectContent: req.ProtectContent,
 		IdempotencyKey: req.IdempotencyKey, Photo: req.Photo, Buttons: req.Buttons, Thread: req.Thread,
-		From: p.Name, CallbackURL: req.CallbackURL,
+		From: p.Name, CallbackURL: req.CallbackURL, CreatedAt: now, Paid: p.Paid,
 	}, ThreadSpace: space})
+	a.settleQuota(ctx, p.Name, now, res, err)
 	var verr *jobs.ValidationError
 	switch {
 	case errors.As(err, &verr):

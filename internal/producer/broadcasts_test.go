@@ -32,7 +32,7 @@ func newBroadcastAPI(t *testing.T) (http.Handler, *testBundle) {
 	}
 	svc := broadcast.New(b.rdb, b.enq, chats.NewStore(b.rdb), ledger.NewStore(b.rdb, ledger.Config{}), broadcast.Config{MaxChats: 1000})
 	api, err := producer.NewAPI(producer.Config{Enqueuer: b.enq, Redis: b.rdb, Keyring: k, Logger: slog.New(slog.DiscardHandler),
-		Mounts: broadcast.Mounts(svc, nil, slog.New(slog.DiscardHandler))})
+		Mounts: broadcast.Mounts(svc, nil, slog.New(slog.DiscardHandler), nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestBroadcast100kOverHTTP(t *testing.T) {
 	}
 	svc := broadcast.New(rdb, enq, chats.NewStore(rdb), ledger.NewStore(rdb, ledger.Config{}), broadcast.Config{})
 	api, err := producer.NewAPI(producer.Config{Enqueuer: enq, Redis: rdb, Keyring: k, Logger: slog.New(slog.DiscardHandler),
-		Mounts: broadcast.Mounts(svc, nil, slog.New(slog.DiscardHandler))})
+		Mounts: broadcast.Mounts(svc, nil, slog.New(slog.DiscardHandler), nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ledger"
 	"github.com/herald-dev/herald/internal/producer"
+	"github.com/herald-dev/herald/internal/quota"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/statushook"
 	"github.com/herald-dev/herald/internal/webhooks"
@@ -76,6 +77,9 @@ type Producer struct {
 	// sender names one and shows an endpoint's secret. The delivery's
 	// settings are the workers' and stay unset here.
 	Callbacks statushook.Config
+	// Reserve is the share of Redis' memory kept for alerts, heartbeats and
+	// the critical and default queues.
+	Reserve quota.ReserveConfig
 }
 
 // WithDefaults returns p with every zero-valued setting replaced by its
@@ -96,6 +100,7 @@ func (p Producer) WithDefaults() Producer {
 	p.Heartbeat = p.Heartbeat.WithDefaults()
 	p.Escalation = p.Escalation.WithDefaults()
 	p.Feeds = p.Feeds.WithDefaults()
+	p.Reserve = p.Reserve.WithDefaults()
 	return p
 }
 
@@ -123,6 +128,7 @@ func (p Producer) Validate() error {
 	p.Enqueue.Check(&pr)
 	p.Ledger.Check(&pr)
 	p.Broadcast.Check(&pr)
+	p.Reserve.Check(&pr)
 	p.Callbacks.CheckShared(&pr)
 	if slices.Contains(p.Enqueue.Queues, statushook.Queue) {
 		pr.Add(EnvQueues, "names the queue %q, which the status callbacks use; give your queue another name", statushook.Queue)
@@ -247,6 +253,7 @@ func producerSpecs(p *Producer) []config.Spec {
 	specs = append(specs, p.Webhooks.BodySpec(producer.EnvMaxBodyBytes))
 	specs = append(specs, p.Ledger.Specs()...)
 	specs = append(specs, p.Broadcast.Specs()...)
+	specs = append(specs, p.Reserve.Specs()...)
 	specs = append(specs, p.Heartbeat.Specs()...)
 	specs = append(specs, p.Escalation.Specs()...)
 	specs = append(specs, p.Server.MetricsSpecs()...)

@@ -16,6 +16,7 @@ import (
 	"github.com/herald-dev/herald/internal/digest"
 	"github.com/herald-dev/herald/internal/interact"
 	"github.com/herald-dev/herald/internal/ledger"
+	"github.com/herald-dev/herald/internal/quota"
 	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/statushook"
@@ -517,9 +518,10 @@ func TestTelegramAPIURLWithTokenNotEchoed(t *testing.T) {
 func ownedSettings() map[string]bool {
 	owned := map[string]bool{}
 	var w worker.Config
-	var l ledger.Config     // tested in internal/ledger
-	var c statushook.Config // tested in internal/statushook
-	for _, s := range slices.Concat(w.Specs(), l.Specs(), c.Specs()) {
+	var l ledger.Config       // tested in internal/ledger
+	var c statushook.Config   // tested in internal/statushook
+	var q quota.ReserveConfig // tested in internal/quota
+	for _, s := range slices.Concat(w.Specs(), l.Specs(), c.Specs(), q.Specs()) {
 		owned[s.Env] = true
 	}
 	return owned

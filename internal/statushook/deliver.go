@@ -41,6 +41,8 @@ type attempts struct {
 	metrics *metrics
 	log     *slog.Logger
 	now     func() time.Time
+	// shares bounds each endpoint's posts under way (share.go).
+	shares *shares
 }
 
 // step is one attempt's context, for the outcomes below.
@@ -74,8 +76,14 @@ func (a *attempts) Handle(ctx context.Context, t broker.Task) error {
 			"POST /v1/callbacks/endpoint/enable enables it again, then retry this task",
 			s.endpoint, s.standing.since.UTC().Format(time.RFC3339), s.standing.reason))
 	}
+	if !a.shares.enter(s.endpoint) {
+		a.metrics.deliveries.WithLabelValues(outcomeBusy).Inc()
+		return broker.Snooze(a.shares.wait(), "endpoint_busy")
+	}
 	resp, err := a.post(ctx, u, j, s.endpoint)
-	switch classify(resp.Status, err) {
+	verdict := classify(resp.Status, err)
+	a.shares.leave(s.endpoint, verdict == verdictDelivered)
+	switch verdict {
 	case verdictDelivered:
 		a.delivered(ctx, s)
 		return nil

@@ -88,6 +88,7 @@ func NewDeliverer(cfg DelivererConfig) (*Deliverer, error) {
 		policy: policy, master: master, schedule: c.Schedule, disableAfter: c.DisableAfter,
 		runTTL:  c.DisableAfter + slices.Max(c.Schedule) + c.Timeout + time.Minute,
 		metrics: newMetrics(cfg.Registerer), log: cfg.Logger, now: time.Now,
+		shares: newShares(c.Concurrency, time.Now),
 	}
 	return &Deliverer{rdb: cfg.Client, srv: srv, handle: h, log: cfg.Logger}, nil
 }

@@ -25,10 +25,13 @@ const (
 	// outcomeRefused: the URL no longer passes the policy (the allow-list
 	// changed) or the payload is unreadable; archived without an attempt.
 	outcomeRefused = "refused"
+	// outcomeBusy: the endpoint's share of the posts was taken, or its
+	// circuit open (share.go); handed back without an attempt.
+	outcomeBusy = "endpoint_busy"
 )
 
 // deliveryOutcomes are every outcome, whose series start at zero.
-var deliveryOutcomes = []string{outcomeDelivered, outcomeRetry, outcomeExhausted, outcomeDisabled, outcomeEndpointDisabled, outcomeRefused}
+var deliveryOutcomes = []string{outcomeDelivered, outcomeRetry, outcomeExhausted, outcomeDisabled, outcomeEndpointDisabled, outcomeRefused, outcomeBusy}
 
 // metrics are the deliverer's series. No label carries an endpoint: their
 // number grows with the senders'.

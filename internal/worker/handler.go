@@ -544,7 +544,7 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 	// An edit cannot carry allow_paid_broadcast: its slot must keep to the
 	// bot's free limit.
 	ask := ratelimit.Ask{Chat: chat, Queue: queue, TaskID: id, Progress: progress, Ahead: true, Resume: d.resume,
-		Unpaid: d.editing()}
+		Unpaid: d.editing() || !d.msg.MayPay()}
 	d.resume = ""
 	select {
 	case h.waiters <- struct{}{}:
@@ -871,6 +871,7 @@ func (h *handler) archive(ctx context.Context, r *run, reason string, err error)
 	rec := h.settledRecord(r, ledger.StateFailed)
 	rec.Reason, rec.Error = reason, shown(err).Error()
 	h.settle(ctx, r, rec)
+	h.keepFailed(ctx, r)
 	h.emitFailed(ctx, r, rec)
 	xctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()

@@ -20,6 +20,7 @@ import (
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ledger"
+	"github.com/herald-dev/herald/internal/quota"
 	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/statushook"
 )
@@ -318,7 +319,7 @@ func (w *Worker) Ping(ctx context.Context) error { return durable.CheckPrimary(c
 // back to Redis.
 func (w *Worker) Run(ctx context.Context) error {
 	handlers := map[string]broker.Handler{
-		jobs.TypeSendMessage: w.handler,
+		jobs.TypeSendMessage: quotaRelease{next: w.handler, quotas: quota.NewStore(w.rdb, nil), h: w.handler},
 		digest.TypeDigest:    w.digests,
 		jobs.TypeDigestItem:  w.digests,
 	}
