@@ -28,7 +28,10 @@
 // (HERALD_PAID_BROADCAST, HERALD_PAID_LIMIT=1000/s) to a fake with paid
 // broadcasts enabled and Stars enough: its minimum drain is at Telegram's
 // paid limit (fleet.PaidWindows, 19 s at scale 1), and a comment line gives
-// the sends the fake charged and their Stars. CEILING lifts the limits out
+// the sends the fake charged and their Stars. Like PAUSED, PAID posts with
+// the workers stopped and counts the drain from their release, so that it
+// measures the fleet's pace and not the cores the posts share with it.
+// CEILING lifts the limits out
 // of the way, the fake's bot-wide one to 100,000 a second and Herald's
 // (HERALD_LIMIT_BOT) to 10,000 per 100 ms, and sends 20,000 messages to
 // 20,000 private chats, one each, so that no chat limit binds either: it
@@ -40,8 +43,9 @@
 // with it. It has no minimum drain. PAID-BC is PAID with its messages
 // posted as two broadcasts of 10,000 chats (POST /v1/broadcasts, each
 // message's text through the template's per-chat values), the way a product
-// bot sends an announcement, instead of 20,000 POSTs that share the two
-// cores with the fleet. ASYNQ is CEILING's baseline: the same messages sent
+// bot sends an announcement, posted while the workers drain. -v also
+// prints the producer's CPU time per accepted message (per broadcast
+// recipient for PAID-BC). ASYNQ is CEILING's baseline: the same messages sent
 // by plain asynq servers whose handler only posts sendMessage (see
 // asynqbase.go). All four are meant for scale 1:
 //
@@ -194,11 +198,13 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 	}
 	beforeBy, _ := r.stats.breakdown(ctx)
 	cpuBefore, _ := r.stats.cpu(ctx)
+	prodBefore := procCPU(r.f.Producer.Pid())
 	name := strings.ToUpper(scenario)
 	res, err := r.play(ctx, scenario, seed)
 	if err != nil {
 		return "", err
 	}
+	prodCPU := procCPU(r.f.Producer.Pid()) - prodBefore
 	var after int64
 	if name == "DOWN" {
 		after = before // Redis is gone; nothing to count
@@ -217,6 +223,7 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 		if res.o.Posting > 0 {
 			fmt.Fprintf(os.Stderr, "%s posting: %s for %d messages\n", scenario, res.o.Posting.Round(time.Millisecond), res.o.Sent)
 		}
+		printProducerCPU(scenario, prodCPU, res.o.Sent)
 	}
 	r.f.Close()
 	rss := r.peakRSS()
@@ -405,11 +412,11 @@ func (r *rig) play(ctx context.Context, scenario string, seed uint64) (played, e
 		return res, fmt.Errorf("unknown scenario %q", scenario)
 	}
 	switch name {
-	case "S1", "S2", "S5", "PAID":
+	case "S1", "S2", "S5":
 		res.o, err = r.f.Deliver(ctx, r.fake, res.ms)
 	case "PAID-BC":
 		res.o, err = r.f.DeliverBroadcasts(ctx, r.fake, res.ms)
-	case "PAUSED", "CEILING":
+	case "PAUSED", "CEILING", "PAID":
 		res.o, err = r.f.DeliverPaused(ctx, r.fake, res.ms)
 	case "S2-429":
 		res.o, err = r.f.DeliverWithFloodWait(ctx, r.fake, res.ms, fleet.FloodWait)
@@ -428,6 +435,22 @@ func (r *rig) printCommands(ctx context.Context, scenario string, before map[str
 			fmt.Fprintf(os.Stderr, "%s %s: %d\n", scenario, name, d)
 		}
 	}
+}
+
+// printProducerCPU prints to stderr the producer's CPU time (user and
+// system, /proc) over the run per message it accepted: per POST
+// /v1/messages, or per recipient of POST /v1/broadcasts (PAID-BC), its
+// background work during the drain included.
+func printProducerCPU(scenario string, cpu time.Duration, sent int) {
+	if sent == 0 || cpu <= 0 {
+		return
+	}
+	per := "accepted message"
+	if strings.EqualFold(scenario, "PAID-BC") {
+		per = "broadcast recipient"
+	}
+	fmt.Fprintf(os.Stderr, "%s producer CPU: %s, %.0f µs per %s\n", scenario, cpu.Round(10*time.Millisecond),
+		float64(cpu.Microseconds())/float64(sent), per)
 }
 
 // printRefusals prints to stderr where the fake's 429s came from: the
