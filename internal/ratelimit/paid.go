@@ -54,8 +54,27 @@ func (l *Limiter) WithPaid(p Paid) *Limiter {
 	c.paidBot = ""
 	if len(p.Limit) > 0 {
 		c.paidBot = winArg(p.Limit, l.cfg.EffectiveGuard()) + spreadArg(p.Limit)
+		c.cfg.SleepMax = p.sleepMax(l.cfg.SleepMax)
 	}
 	return &c
+}
+
+// sleepMax is the longest wait a handler of a bot with paid broadcasts
+// sleeps through (Config.SleepMax, at least base): two spans of the paid
+// limit's longest window. At 1,000 sends a second a fleet's handlers
+// reserve the next second of the schedule within milliseconds, so a
+// handler without a place to wait long (a waiter) would otherwise find its
+// slot more than base ahead and go back to Redis and come again (about 20
+// commands: asynq's retry, the promotion, the dequeue, a second decision),
+// which at that rate is most messages of a backlog. Two spans cover the
+// schedule the handlers ahead of it hold and its chat's spacing of a
+// second behind an earlier message.
+func (p Paid) sleepMax(base time.Duration) time.Duration {
+	var longest time.Duration
+	for _, w := range p.Limit {
+		longest = max(longest, w.Per)
+	}
+	return max(base, 2*longest)
 }
 
 // Paid is the paid-broadcast configuration of the limiter (zero: none).
@@ -77,11 +96,44 @@ func (p Paid) budgetSends() int64 {
 	return int64(float64(p.Budget)/StarsPerCharged + 0.5)
 }
 
+// holdGrace is how long after its slot a charged slot handed out still
+// counts against a budget until its send is counted: a send leaves within
+// half the guard of its slot and its worker counts it within a fraction of
+// a second (Limiter.CountCharged), so a hold older than this is a send
+// that never came (a 429, a cancel, a worker that died).
+const holdGrace = 5 * time.Second
+
+// CountCharged queues on p the commands that count n charged sends made
+// (Decision.Charged, sent; PaidState.ChargedToday) and, with a budget, end
+// the holds of their tasks (taskIDs) that the decisions took. The count
+// goes first: in between, the budget sees those sends twice, never not
+// at all, so it errs towards spending less. A worker calls it for the
+// sends of a short while at once.
+func (l *Limiter) CountCharged(ctx context.Context, p redis.Pipeliner, n int64, taskIDs []string) {
+	if n > 0 {
+		p.IncrBy(ctx, l.ks.PaidCharged(), n)
+		p.PExpireAt(ctx, l.ks.PaidCharged(), midnightAfter(time.Now()))
+	}
+	if l.paid.budgetSends() > 0 && len(taskIDs) > 0 {
+		members := make([]any, len(taskIDs))
+		for i, id := range taskIDs {
+			members[i] = id
+		}
+		p.ZRem(ctx, l.ks.PaidHolds(), members...)
+	}
+}
+
+// Budgeted says the bot's paid broadcasts have a Stars budget: its
+// charged sends' tasks are to be named to CountCharged.
+func (l *Limiter) Budgeted() bool { return l.paid.budgetSends() > 0 }
+
+// midnightAfter is the next UTC midnight after t.
+func midnightAfter(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour) }
+
 // nextMidnight is the next UTC midnight after t, in Unix milliseconds: the
 // day's charged count and a budget's fallback end then.
 func nextMidnight(t time.Time) string {
-	d := t.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
-	return strconv.FormatInt(d.UnixMilli(), 10)
+	return strconv.FormatInt(midnightAfter(t).UnixMilli(), 10)
 }
 
 // stopPaidScript turns a bot's paid broadcasts off.

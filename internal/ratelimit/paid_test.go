@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ratelimit"
 )
 
@@ -104,22 +107,37 @@ func TestStopPaidFallsBackToTheFreeLimit(t *testing.T) {
 	}
 }
 
-// TestBudgetStopsPaid: a budget of 1 Star pays for 10 charged sends; the
-// decision that reaches it turns paid broadcasts off until midnight with the
-// reason "budget", and the day's count says 10.
+// TestBudgetStopsPaid: a budget of 1 Star pays for 10 charged sends. The
+// charged decisions hold them until the workers count the sends made
+// (CountCharged); a task decided again holds one still; once sends and
+// holds reach the budget, paid broadcasts are off until midnight with the
+// reason "budget", and the day's count says what was counted.
 func TestBudgetStopsPaid(t *testing.T) {
 	t.Parallel()
 	b := setup(t, ratelimit.Config{Bot: ratelimit.Per(3, time.Second), Private: ratelimit.Unlimited,
 		Group: ratelimit.Unlimited, SleepMax: time.Second, Guard: 2 * time.Millisecond})
 	b.lim = b.lim.WithPaid(ratelimit.Paid{Limit: ratelimit.Per(100, time.Second), Free: 3, Budget: 1})
 	paid := 0
+	var charged []string
 	for i := range 30 {
-		d, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: strconv.Itoa(i), Queue: "default", TaskID: "t" + strconv.Itoa(i), Ahead: true})
+		task := "t" + strconv.Itoa(i)
+		d, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: strconv.Itoa(i), Queue: "default", TaskID: task, Ahead: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if d.Paid {
 			paid++
+		}
+		if d.Charged && len(charged) == 0 {
+			// Its slot given up (it woke too late) and asked again: still
+			// one hold.
+			again, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: strconv.Itoa(i), Queue: "default", TaskID: task, Ahead: true, Resume: d.Resume})
+			if err != nil || !again.Paid || !again.Charged {
+				t.Fatalf("charged decision asked again: %+v %v", again, err)
+			}
+		}
+		if d.Charged {
+			charged = append(charged, task)
 		}
 	}
 	st, err := b.lim.PaidState(b.ctx)
@@ -127,8 +145,21 @@ func TestBudgetStopsPaid(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 3 free sends, then 10 charged ones; the rest go at the free limit.
-	if paid != 13 || st.On || st.Reason != "budget" || st.ChargedToday != 10 || st.Stars() != 1 {
-		t.Fatalf("after the budget: %d paid decisions, state %+v (%.1f Stars)", paid, st, st.Stars())
+	if paid != 13 || len(charged) != 10 || st.On || st.Reason != "budget" || st.ChargedToday != 0 {
+		t.Fatalf("after the budget: %d paid decisions, %d charged, state %+v", paid, len(charged), st)
+	}
+	// The workers count the sends they made; the holds end.
+	if _, err := b.rdb.Pipelined(b.ctx, func(p redis.Pipeliner) error {
+		b.lim.CountCharged(b.ctx, p, int64(len(charged)), charged)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = b.lim.PaidState(b.ctx); err != nil || st.ChargedToday != 10 || st.Stars() != 1 {
+		t.Fatalf("after the sends were counted: %+v (%.1f Stars) %v", st, st.Stars(), err)
+	}
+	if n, err := b.rdb.ZCard(b.ctx, keys.Bot("").PaidHolds()).Result(); err != nil || n != 0 {
+		t.Fatalf("%d holds left after the sends were counted (%v)", n, err)
 	}
 	if d := time.Until(st.Until); d <= 0 || d > 24*time.Hour {
 		t.Fatalf("budget fallback ends in %v, want at the next UTC midnight", d)
