@@ -128,7 +128,9 @@ func (l *Limiter) CountCharged(ctx context.Context, p redis.Pipeliner, n int64, 
 func (l *Limiter) Budgeted() bool { return l.paid.budgetSends() > 0 }
 
 // midnightAfter is the next UTC midnight after t.
-func midnightAfter(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour) }
+func midnightAfter(t time.Time) time.Time {
+	return t.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+}
 
 // nextMidnight is the next UTC midnight after t, in Unix milliseconds: the
 // day's charged count and a budget's fallback end then.
