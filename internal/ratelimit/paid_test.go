@@ -165,3 +165,45 @@ func TestBudgetStopsPaid(t *testing.T) {
 		t.Fatalf("budget fallback ends in %v, want at the next UTC midnight", d)
 	}
 }
+
+// TestPaidSlotAfterTheSwitchKeepsTheFreeWindow: slots handed out ahead at
+// the paid rate, then paid broadcasts go off (the budget's mark). A task
+// that gave its paid slot up and asks again must not be sent without the
+// flag where the paid rate put it, in a second that already holds more
+// than the free sends: it gets a slot where the free windows hold over
+// every send of the log, with Paid false.
+func TestPaidSlotAfterTheSwitchKeepsTheFreeWindow(t *testing.T) {
+	t.Parallel()
+	b := setup(t, ratelimit.Config{Bot: ratelimit.Per(3, time.Second), Private: ratelimit.Unlimited,
+		Group: ratelimit.Unlimited, SleepMax: time.Second, Guard: 2 * time.Millisecond})
+	b.lim = b.lim.WithPaid(ratelimit.Paid{Limit: ratelimit.Per(100, time.Second), Free: 3})
+	var ds []ratelimit.Decision
+	for i := range 20 {
+		d, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: strconv.Itoa(i), Queue: "default", TaskID: "t" + strconv.Itoa(i), Ahead: true})
+		if err != nil || d.Kind != ratelimit.Go || !d.Paid {
+			t.Fatalf("paid burst %d: %+v %v", i, d, err)
+		}
+		ds = append(ds, d)
+	}
+	last := ds[len(ds)-1]
+	lastSlot := last.At.Add(last.Wait)
+	if err := b.rdb.Set(b.ctx, keys.Bot("").PaidOff(), "budget", time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Task t10 woke too late for its slot and asks again with it.
+	d, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: "10", Queue: "default", TaskID: "t10", Ahead: true, Resume: ds[10].Resume})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Paid || d.Charged {
+		t.Fatalf("after the switch: %+v, want a free decision", d)
+	}
+	slot := d.At.Add(d.Wait)
+	// The free window of 3 a second holds over the 19 paid slots still
+	// reserved: a second after the third newest of them, at the earliest.
+	third := ds[len(ds)-3]
+	if min := third.At.Add(third.Wait).Add(time.Second); slot.Before(min) {
+		t.Fatalf("free slot at %v after the last paid one, want at least %v after it",
+			slot.Sub(lastSlot), min.Sub(lastSlot))
+	}
+}
