@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -103,24 +104,100 @@ func (p Paid) budgetSends() int64 {
 // that never came (a 429, a cancel, a worker that died).
 const holdGrace = 5 * time.Second
 
-// CountCharged queues on p the commands that count n charged sends made
-// (Decision.Charged, sent; PaidState.ChargedToday) and, with a budget, end
-// the holds of their tasks (taskIDs) that the decisions took. The count
-// goes first: in between, the budget sees those sends twice, never not
-// at all, so it errs towards spending less. A worker calls it for the
-// sends of a short while at once.
-func (l *Limiter) CountCharged(ctx context.Context, p redis.Pipeliner, n int64, taskIDs []string) {
+// ChargedSend is a charged paid send that went out: its task and its
+// slot (Decision.Resume names it).
+type ChargedSend struct {
+	TaskID string
+	Resume string
+}
+
+// countChargedScript counts charged sends made against a day's budget.
+//
+// KEYS[1] bot log, KEYS[2] the day's charged count, KEYS[3] the holds,
+// KEYS[4] the paid-off mark.
+// ARGV[1] free sends per span, ARGV[2] the span µs, ARGV[3] next UTC
+// midnight ms, ARGV[4] the budget in charged sends, then pairs of a task
+// id and its slot µs.
+// Returns {the sends counted as charged, 1 when this count reached the
+// budget}: the mark then turns paid broadcasts off until midnight.
+//
+// Each send is checked again against the bot's log as it is now: a slot
+// given up since its decision (its task woke too late and took another)
+// is gone from the log, and Telegram never saw it, so a send that looked
+// charged beside it may be free. Every task's hold ends.
+var countChargedScript = redis.NewScript(`
+local free, per, n = tonumber(ARGV[1]), tonumber(ARGV[2]), 0
+for i = 5, #ARGV, 2 do
+  local s = tonumber(ARGV[i + 1])
+  if redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%.0f', s - per), string.format('%.0f', s)) > free then n = n + 1 end
+  redis.call('ZREM', KEYS[3], ARGV[i])
+end
+local reached = 0
+if n > 0 then
+  local total = redis.call('INCRBY', KEYS[2], n)
+  redis.call('PEXPIREAT', KEYS[2], ARGV[3])
+  if total >= tonumber(ARGV[4]) and total - n < tonumber(ARGV[4]) then
+    redis.call('SET', KEYS[4], 'budget', 'PXAT', ARGV[3])
+    reached = 1
+  end
+end
+return {n, reached}
+`)
+
+// CountCharged queues on p the commands that count the charged sends made
+// (n of them; PaidState.ChargedToday, as herald_paid_charged_sends_total
+// counts them). With a budget, sends names them: each is checked again
+// against the bot's log in one script run, which ends their holds, so the
+// budget counts what Telegram bills. A worker calls it for the sends of a
+// short while at once. With a budget, the returned BudgetCount says, once
+// p has run, whether these sends spent it (nil without a budget).
+func (l *Limiter) CountCharged(ctx context.Context, p redis.Pipeliner, n int64, sends []ChargedSend) *BudgetCount {
+	if l.paid.budgetSends() > 0 {
+		if len(sends) == 0 {
+			return nil
+		}
+		args := []any{l.paid.Free, us(l.paid.freePer()), nextMidnight(time.Now()), l.paid.budgetSends()}
+		for _, c := range sends {
+			args = append(args, c.TaskID, slotOf(c.Resume))
+		}
+		// Eval: a pipeline cannot fall back from EVALSHA to it.
+		return &BudgetCount{cmd: countChargedScript.Eval(ctx, p, []string{l.ks.BotLog(), l.ks.PaidCharged(), l.ks.PaidHolds(), l.ks.PaidOff()}, args...)}
+	}
 	if n > 0 {
 		p.IncrBy(ctx, l.ks.PaidCharged(), n)
 		p.PExpireAt(ctx, l.ks.PaidCharged(), midnightAfter(time.Now()))
 	}
-	if l.paid.budgetSends() > 0 && len(taskIDs) > 0 {
-		members := make([]any, len(taskIDs))
-		for i, id := range taskIDs {
-			members[i] = id
-		}
-		p.ZRem(ctx, l.ks.PaidHolds(), members...)
+	return nil
+}
+
+// BudgetCount is what CountCharged's count against a budget found.
+type BudgetCount struct{ cmd *redis.Cmd }
+
+// Spent reports whether this count reached the day's budget (it wrote the
+// mark that turns paid broadcasts off), and how many of the sends it
+// counted as charged.
+func (b *BudgetCount) Spent() (spent bool, charged int64) {
+	if b == nil {
+		return false, 0
 	}
+	v, err := b.cmd.Slice()
+	if err != nil || len(v) < 2 {
+		return false, 0
+	}
+	n, _ := v[0].(int64)
+	r, _ := v[1].(int64)
+	return r == 1, n
+}
+
+// slotOf is the slot (µs) a reservation "<stage>|<slot>|<member>" names,
+// "0" when there is none (the send then counts as free).
+func slotOf(resume string) string {
+	_, rest, ok := strings.Cut(resume, "|")
+	slot, _, ok2 := strings.Cut(rest, "|")
+	if !ok || !ok2 || slot == "" {
+		return "0"
+	}
+	return slot
 }
 
 // Budgeted says the bot's paid broadcasts have a Stars budget: its

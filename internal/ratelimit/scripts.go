@@ -268,8 +268,11 @@ local function taskOf(member) return string.match(member, '^[^|]*|[^|]*|(.*)$') 
 // holds at most one, however often it is decided again, and gives it back
 // when decided again uncharged. A hold whose slot is more than ARGV[25]
 // past (the send never came) no longer counts. A decision is paid only
-// while the sends counted and the holds are below the budget; once they
-// reach it, KEYS[12] turns paid broadcasts off until midnight. A bot-wide
+// while the sends counted and the holds are below the budget; when the
+// holds fill what is left, the task asks again once the last of them is
+// counted (their sends are checked again then, and one that was not
+// charged gives its share back); once the sends counted reach it, KEYS[12]
+// turns paid broadcasts off until midnight. A bot-wide
 // slot placed under the paid windows is a 'p' reservation: when it comes
 // back with paid broadcasts off it cannot go without the flag where it is
 // (the free windows count every send), so it is given up and placed again
@@ -305,10 +308,23 @@ if paid and budget > 0 then
   local live = '(' .. num(now - tonumber(ARGV[25]))
   if now % 32 == 0 then redis.call('ZREMRANGEBYSCORE', KEYS[14], '-inf', live) end
   holds = redis.call('ZCOUNT', KEYS[14], live, '+inf')
-  if tonumber(redis.call('GET', KEYS[13]) or 0) + holds >= budget then
+  local counted = tonumber(redis.call('GET', KEYS[13]) or 0)
+  if counted >= budget then
     redis.call('SET', KEYS[12], 'budget', 'PXAT', ARGV[21])
+  end
+  if counted >= budget then
     redis.call('ZREM', KEYS[14], ARGV[9])
     paid = false
+  elseif counted + holds >= budget and not redis.call('ZSCORE', KEYS[14], ARGV[9]) then
+    -- All that is left is held by sends on their way: ask again once the
+    -- last of them is counted (its slot, then a count), when what they did
+    -- not spend (a send that looked charged and was not) is known.
+    local last = redis.call('ZRANGE', KEYS[14], -1, -1, 'WITHSCORES')
+    local w = 200000
+    if #last == 2 then w = math.max(tonumber(last[2]) - now, 0) + 200000 end
+    local keep = ''
+    if not st[1] then keep = ARGV[16] end
+    return {2, num(w), progress, '', num(now), keep}
   end
 end
 local bw, qw, cw, pw = wins(ARGV[1]), wins(ARGV[2]), wins(ARGV[3]), wins(ARGV[4])
