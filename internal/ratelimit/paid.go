@@ -116,8 +116,9 @@ type ChargedSend struct {
 // KEYS[1] bot log, KEYS[2] the day's charged count, KEYS[3] the holds,
 // KEYS[4] the paid-off mark.
 // ARGV[1] free sends per span, ARGV[2] the span µs, ARGV[3] next UTC
-// midnight ms, ARGV[4] the budget in charged sends, then pairs of a task
-// id and its slot µs.
+// midnight ms, ARGV[4] the budget in charged sends, ARGV[5] how long (µs)
+// the log keeps sends past their windows, then pairs of a task id and its
+// slot µs.
 // Returns {the sends counted as charged, 1 when this count reached the
 // budget}: the mark then turns paid broadcasts off until midnight.
 //
@@ -126,10 +127,15 @@ type ChargedSend struct {
 // is gone from the log, and Telegram never saw it, so a send that looked
 // charged beside it may be free. Every task's hold ends.
 var countChargedScript = redis.NewScript(`
+local tm = redis.call('TIME')
+local now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
 local free, per, n = tonumber(ARGV[1]), tonumber(ARGV[2]), 0
-for i = 5, #ARGV, 2 do
+for i = 6, #ARGV, 2 do
   local s = tonumber(ARGV[i + 1])
-  if redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%.0f', s - per), string.format('%.0f', s)) > free then n = n + 1 end
+  -- The log keeps a budgeted bot's sends ARGV[5] µs past their windows;
+  -- a send counted later than that may have lost its second's: charged.
+  if s < now - tonumber(ARGV[5]) or
+    redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%.0f', s - per), string.format('%.0f', s)) > free then n = n + 1 end
   redis.call('ZREM', KEYS[3], ARGV[i])
 end
 local reached = 0
@@ -156,7 +162,7 @@ func (l *Limiter) CountCharged(ctx context.Context, p redis.Pipeliner, n int64, 
 		if len(sends) == 0 {
 			return nil
 		}
-		args := []any{l.paid.Free, us(l.paid.freePer()), nextMidnight(time.Now()), l.paid.budgetSends()}
+		args := []any{l.paid.Free, us(l.paid.freePer()), nextMidnight(time.Now()), l.paid.budgetSends(), us(holdGrace)}
 		for _, c := range sends {
 			args = append(args, c.TaskID, slotOf(c.Resume))
 		}

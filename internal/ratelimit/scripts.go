@@ -66,6 +66,9 @@ local rangeMax = 32
 -- what it read: the acquire script tells from them whether a paid send
 -- appended there is charged, with no read of its own.
 local tailWant, tails = {}, {}
+-- keepMore[key] keeps that much (µs) more of a log's past: a bot with a
+-- Stars budget keeps its sends while their count may still check them.
+local keepMore = {}
 local function earliest(key, w, t)
   if w.maxn == 0 then return t end
   seen[key] = -1
@@ -198,7 +201,7 @@ end
 local function add(key, w, s, member, expire)
   redis.call('ZADD', key, num(s), member)
   if now % 32 == 0 then
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. num(now - w.longest - guard))
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. num(now - w.longest - guard - (keepMore[key] or 0)))
   end
   if expire then
     local last = seen[key]
@@ -304,6 +307,7 @@ local paid = ARGV[18] ~= '' and not st[7]
 -- A Stars budget: the sends counted and the charged slots on their way
 -- (holds) must stay below it for one more paid decision.
 local budget, holds = tonumber(ARGV[20]), 0
+if ARGV[18] ~= '' and budget > 0 then keepMore[KEYS[1]] = tonumber(ARGV[25]) end
 if paid and budget > 0 then
   local live = '(' .. num(now - tonumber(ARGV[25]))
   if now % 32 == 0 then redis.call('ZREMRANGEBYSCORE', KEYS[14], '-inf', live) end
