@@ -28,7 +28,10 @@
 // (HERALD_PAID_BROADCAST, HERALD_PAID_LIMIT=1000/s) to a fake with paid
 // broadcasts enabled and Stars enough: its minimum drain is at Telegram's
 // paid limit (fleet.PaidWindows, 19 s at scale 1), and a comment line gives
-// the sends the fake charged and their Stars. CEILING lifts the limits out
+// the sends the fake charged and their Stars. Like PAUSED, PAID posts with
+// the workers stopped and counts the drain from their release, so that it
+// measures the fleet's pace and not the cores the posts share with it.
+// CEILING lifts the limits out
 // of the way, the fake's bot-wide one to 100,000 a second and Herald's
 // (HERALD_LIMIT_BOT) to 10,000 per 100 ms, and sends 20,000 messages to
 // 20,000 private chats, one each, so that no chat limit binds either: it
@@ -40,10 +43,15 @@
 // with it. It has no minimum drain. PAID-BC is PAID with its messages
 // posted as two broadcasts of 10,000 chats (POST /v1/broadcasts, each
 // message's text through the template's per-chat values), the way a product
-// bot sends an announcement, instead of 20,000 POSTs that share the two
-// cores with the fleet. ASYNQ is CEILING's baseline: the same messages sent
+// bot sends an announcement, posted while the workers drain. -v also
+// prints the producer's CPU time per accepted message (per broadcast
+// recipient for PAID-BC). ASYNQ is CEILING's baseline: the same messages sent
 // by plain asynq servers whose handler only posts sendMessage (see
-// asynqbase.go). All four are meant for scale 1:
+// asynqbase.go). BUDGET is a paid broadcast to 700 chats with a budget of
+// 20 Stars (HERALD_PAID_BUDGET=20); its comment line gives what the fake
+// charged (between 19 and 20 Stars when the budget counts what Telegram
+// bills) and the 429s at the switch to free sends. All five are meant for
+// scale 1:
 //
 //	go run ./bench burst -scenarios PAID,PAID-BC,CEILING,ASYNQ -scales 1   # or: make bench BENCH_SCENARIOS=PAID,PAID-BC,CEILING BENCH_FLAGS="-scales 1"
 //
@@ -83,6 +91,9 @@ import (
 
 var verbose bool
 
+// repeats is how many times each run is made (-repeat).
+var repeats = 1
+
 // workerEnv is extra environment for every worker of every run (-worker-env),
 // for trying a setting against the table's defaults.
 var workerEnv []string
@@ -93,14 +104,15 @@ var updates bool
 
 func main() {
 	if len(os.Args) < 2 || os.Args[1] != "burst" {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench burst [-scenarios S1,S2,S5,PAUSED,S2-429,S3,S4,BOTS3,PAID,PAID-BC,CEILING,ASYNQ,idle] [-workers 1,3] [-scales 1,10]")
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench burst [-scenarios S1,S2,S5,PAUSED,S2-429,S3,S4,BOTS3,PAID,PAID-BC,BUDGET,CEILING,ASYNQ,idle] [-repeat n] [-workers 1,3] [-scales 1,10]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet("burst", flag.ExitOnError)
-	scenarios := fs.String("scenarios", "S1,S2,S5,PAUSED,S2-429,S3,idle", "comma-separated scenarios: S1, S2, S5, PAUSED, S2-429, S3, S4, BOTS3 (3 bots, an S2 burst each), PAID (paid broadcasts at 1000/s), PAID-BC (PAID posted as two broadcasts), CEILING (limits out of the way), ASYNQ (CEILING sent by plain asynq servers, the baseline), idle")
+	scenarios := fs.String("scenarios", "S1,S2,S5,PAUSED,S2-429,S3,idle", "comma-separated scenarios: S1, S2, S5, PAUSED, S2-429, S3, S4, BOTS3 (3 bots, an S2 burst each), PAID (paid broadcasts at 1000/s), PAID-BC (PAID posted as two broadcasts), BUDGET (a 700-chat paid broadcast with a 20-Star budget), CEILING (limits out of the way), ASYNQ (CEILING sent by plain asynq servers, the baseline), idle")
 	workers := fs.String("workers", "1,3", "comma-separated worker process counts")
 	scales := fs.String("scales", "10,1", "comma-separated time scales (1 = real Telegram timing)")
 	seed := fs.Uint64("seed", 1, "shuffle seed")
+	fs.IntVar(&repeats, "repeat", 1, "run each scenario, scale and worker count this many times (a row each)")
 	fs.BoolVar(&verbose, "v", false, "print Redis commands by name, and where any 429s came from, for each run to stderr")
 	fs.Func("worker-env", "a worker setting NAME=VALUE added to every run's workers (repeat for more), to compare it with the defaults", func(v string) error {
 		if !strings.Contains(v, "=") {
@@ -151,11 +163,13 @@ func run(ctx context.Context, scenarios []string, workers []int, scales []float6
 		}
 		for _, scale := range scales {
 			for _, n := range workers {
-				row, err := runOne(ctx, bin, bins, dir, sc, n, scale, seed)
-				if err != nil {
-					return fmt.Errorf("%s workers=%d scale=%v: %w", sc, n, scale, err)
+				for range max(repeats, 1) {
+					row, err := runOne(ctx, bin, bins, dir, sc, n, scale, seed)
+					if err != nil {
+						return fmt.Errorf("%s workers=%d scale=%v: %w", sc, n, scale, err)
+					}
+					fmt.Println(row)
 				}
-				fmt.Println(row)
 			}
 		}
 	}
@@ -194,11 +208,13 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 	}
 	beforeBy, _ := r.stats.breakdown(ctx)
 	cpuBefore, _ := r.stats.cpu(ctx)
+	prodBefore := procCPU(r.f.Producer.Pid())
 	name := strings.ToUpper(scenario)
 	res, err := r.play(ctx, scenario, seed)
 	if err != nil {
 		return "", err
 	}
+	prodCPU := procCPU(r.f.Producer.Pid()) - prodBefore
 	var after int64
 	if name == "DOWN" {
 		after = before // Redis is gone; nothing to count
@@ -217,6 +233,7 @@ func runOne(ctx context.Context, redisBin string, bins fleet.Binaries, dir, scen
 		if res.o.Posting > 0 {
 			fmt.Fprintf(os.Stderr, "%s posting: %s for %d messages\n", scenario, res.o.Posting.Round(time.Millisecond), res.o.Sent)
 		}
+		printProducerCPU(scenario, prodCPU, res.o.Sent)
 	}
 	r.f.Close()
 	rss := r.peakRSS()
@@ -241,6 +258,9 @@ func comment(name string, o fleet.Outcome, commands int64, redisCPU time.Duratio
 	switch name {
 	case "PAID", "PAID-BC":
 		return fmt.Sprintf("\n<!-- "+name+": %d paid sends, %d charged (%.1f Stars), %d refused -->", o.PaidSends, o.Charged, o.Stars, o.PaidRefused)
+	case "BUDGET":
+		return fmt.Sprintf("\n<!-- BUDGET: a budget of %d Stars over a %d-chat paid broadcast: %d paid sends, %d charged (%.1f Stars, %.1f%% of the budget), %d 429s -->",
+			budgetStars, budgetChats, o.PaidSends, o.Charged, o.Stars, 100*o.Stars/budgetStars, o.TooMany)
 	case "CEILING":
 		rate, cmds, cpu := 0.0, 0.0, 0.0
 		if o.Drain > 0 && o.Delivered > 0 {
@@ -284,7 +304,7 @@ func startRig(ctx context.Context, redisBin string, bins fleet.Binaries, dir, sc
 	fcfg := telegramfake.Config{TimeScale: scale} // Telegram's limits are the fake's defaults
 	limits := fleet.DefaultLimits(scale)
 	switch strings.ToUpper(scenario) {
-	case "PAID", "PAID-BC":
+	case "PAID", "PAID-BC", "BUDGET":
 		// Paid broadcasts enabled, and Stars for every message to be charged.
 		fcfg.PaidBroadcast = telegramfake.Paid{Enabled: true, Balance: 10000}
 		limits.Paid = fleet.PaidWindows
@@ -311,6 +331,9 @@ func startRig(ctx context.Context, redisBin string, bins fleet.Binaries, dir, sc
 		Token: telegramfake.DefaultToken, Bots: bots, Updates: updates, Limits: limits}
 	if strings.EqualFold(scenario, "S4") {
 		r.f.ExtraEnv = digestEnv(scale)
+	}
+	if strings.EqualFold(scenario, "BUDGET") {
+		r.f.ExtraEnv = append(r.f.ExtraEnv, "HERALD_PAID_BUDGET="+strconv.Itoa(budgetStars))
 	}
 	r.f.ExtraEnv = append(r.f.ExtraEnv, workerEnv...)
 	if err := r.f.StartProducer(ctx); err != nil {
@@ -340,6 +363,15 @@ func (r *rig) close() {
 		r.srv.Kill()
 	}
 }
+
+// BUDGET is a paid broadcast to budgetChats private chats with a day's
+// budget of budgetStars Stars (HERALD_PAID_BUDGET): the budget runs out
+// part way and the rest goes at the free limit. Its comment line says
+// what the fake charged against the budget and the 429s at the switch.
+const (
+	budgetChats = 700
+	budgetStars = 20
+)
 
 // CEILING's bot-wide limits: the fake's per second and Herald's per 100 ms
 // (the most sends a window may hold), both far above what Herald reaches.
@@ -385,6 +417,8 @@ func (r *rig) play(ctx context.Context, scenario string, seed uint64) (played, e
 		res.ms = fleet.PaidBurst(seed)
 	case "CEILING":
 		res.ms = fleet.Ceiling(seed)
+	case "BUDGET":
+		res.ms = fleet.PrivateChats("BUDGET", 300000, budgetChats, 1, seed)
 	case "BOTS3":
 		// Each bot gets an S2-shaped burst of its own, all at once.
 		res.ms = fleet.ForBots(fleet.S2(seed), benchBots, seed)
@@ -405,11 +439,11 @@ func (r *rig) play(ctx context.Context, scenario string, seed uint64) (played, e
 		return res, fmt.Errorf("unknown scenario %q", scenario)
 	}
 	switch name {
-	case "S1", "S2", "S5", "PAID":
+	case "S1", "S2", "S5":
 		res.o, err = r.f.Deliver(ctx, r.fake, res.ms)
-	case "PAID-BC":
+	case "PAID-BC", "BUDGET":
 		res.o, err = r.f.DeliverBroadcasts(ctx, r.fake, res.ms)
-	case "PAUSED", "CEILING":
+	case "PAUSED", "CEILING", "PAID":
 		res.o, err = r.f.DeliverPaused(ctx, r.fake, res.ms)
 	case "S2-429":
 		res.o, err = r.f.DeliverWithFloodWait(ctx, r.fake, res.ms, fleet.FloodWait)
@@ -428,6 +462,22 @@ func (r *rig) printCommands(ctx context.Context, scenario string, before map[str
 			fmt.Fprintf(os.Stderr, "%s %s: %d\n", scenario, name, d)
 		}
 	}
+}
+
+// printProducerCPU prints to stderr the producer's CPU time (user and
+// system, /proc) over the run per message it accepted: per POST
+// /v1/messages, or per recipient of POST /v1/broadcasts (PAID-BC), its
+// background work during the drain included.
+func printProducerCPU(scenario string, cpu time.Duration, sent int) {
+	if sent == 0 || cpu <= 0 {
+		return
+	}
+	per := "accepted message"
+	if strings.EqualFold(scenario, "PAID-BC") {
+		per = "broadcast recipient"
+	}
+	fmt.Fprintf(os.Stderr, "%s producer CPU: %s, %.0f µs per %s\n", scenario, cpu.Round(10*time.Millisecond),
+		float64(cpu.Microseconds())/float64(sent), per)
 }
 
 // printRefusals prints to stderr where the fake's 429s came from: the
@@ -534,7 +584,7 @@ func (r *rig) drainColumns(name string, res played) (drain, minS, ratio string) 
 	if name == "S3" || name == "DOWN" {
 		return drain, minS, ratio
 	}
-	if name == "CEILING" {
+	if name == "CEILING" || name == "BUDGET" {
 		return res.o.Drain.Round(time.Millisecond).String(), minS, ratio
 	}
 	minDrain := fleet.MinDrain(res.ms, r.f.Limits)

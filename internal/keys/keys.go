@@ -109,6 +109,11 @@ func (s Space) Pacing() string { return s.prefix() + "rl:pacing" }
 // last UTC midnight, when it expires.
 func (s Space) PaidCharged() string { return s.prefix() + "rl:paid:charged" }
 
+// PaidHolds holds the charged paid slots handed out and not yet counted in
+// PaidCharged (a sorted set of task ids by slot time), so that a Stars
+// budget counts the sends on their way as well as those made.
+func (s Space) PaidHolds() string { return s.prefix() + "rl:paid:holds" }
+
 // PriorityLog is the log of the priority allowance: the times at which a
 // priority message took another message's bot-wide slot.
 func (s Space) PriorityLog() string { return s.prefix() + "rl:log:priority" }

@@ -89,9 +89,11 @@
 // Telegram's paid broadcasts (up to 1,000 sends a second). While no PaidOff
 // mark exists the acquire script paces the bot by it and says so
 // (Decision.Paid: send with allow_paid_broadcast); a send beyond the free
-// ones in the second up to its slot is Decision.Charged, counted per UTC
-// day, and a day's Stars budget, once spent, writes the mark until
-// midnight. StopPaid writes it when Telegram refuses a paid send, and gives
+// ones in the second up to its slot is Decision.Charged. The workers count
+// the charged sends made (Limiter.CountCharged, per short batch) per UTC
+// day; with a Stars budget each is checked again against the log then,
+// the charged slots on their way hold their share until counted, and the
+// count that spends the budget writes the mark until midnight. StopPaid writes it when Telegram refuses a paid send, and gives
 // up the slots reserved ahead at the paid rate, so nothing goes above the
 // free limit while paid broadcasts are off. An Ask.Unpaid (an edit, which
 // cannot carry the flag) keeps to the free limit while they are on: its

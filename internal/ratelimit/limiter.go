@@ -243,11 +243,11 @@ func (l *Limiter) Acquire(ctx context.Context, a Ask) (Decision, error) {
 	res, err := acquireScript.Run(ctx, l.rdb,
 		[]string{l.ks.BotLog(), l.ks.QueueLog(a.Queue), l.ks.ChatTurns(chat), l.ks.ChatSends(chat),
 			l.ks.Reservation(a.TaskID), l.ks.Sent(a.TaskID), l.ks.PriorityLog(), l.ks.BotPause(), l.ks.ChatPause(chat),
-			l.ks.Blocked(chat), l.ks.Cancel(a.TaskID), l.ks.PaidOff(), l.ks.PaidCharged()},
+			l.ks.Blocked(chat), l.ks.Cancel(a.TaskID), l.ks.PaidOff(), l.ks.PaidCharged(), l.ks.PaidHolds()},
 		l.bot, l.queues[a.Queue], l.chatArg(chat), prio,
 		us(l.cfg.EffectiveGuard()), us(sleepMax), us(l.cfg.SleepMax/2), l.resvTTL.Milliseconds(),
 		a.TaskID, keys.NormChat(chat), l.ks.ChatSendsPrefix(), l.private, l.group, withProgress, l.ks.ReservationPrefix(),
-		a.Resume, us(goAhead), l.paidBot, l.paid.Free, l.paid.budgetSends(), nextMidnight(time.Now()), us(l.paid.freePer()), lane, unpaid,
+		a.Resume, us(goAhead), l.paidBot, l.paid.Free, l.paid.budgetSends(), nextMidnight(time.Now()), us(l.paid.freePer()), lane, unpaid, us(holdGrace),
 	).Slice()
 	if err != nil {
 		return Decision{}, fmt.Errorf("ratelimit: acquire: %w", err)

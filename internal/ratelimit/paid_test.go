@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ratelimit"
 )
 
@@ -104,22 +107,39 @@ func TestStopPaidFallsBackToTheFreeLimit(t *testing.T) {
 	}
 }
 
-// TestBudgetStopsPaid: a budget of 1 Star pays for 10 charged sends; the
-// decision that reaches it turns paid broadcasts off until midnight with the
-// reason "budget", and the day's count says 10.
+// TestBudgetStopsPaid: a budget of 1 Star pays for 10 charged sends. The
+// charged decisions hold them until the workers count the sends made
+// (CountCharged); a task decided again holds one still; while sends and
+// holds reach the budget the decisions are free, and once the counted
+// sends do, paid broadcasts are off until midnight with the reason
+// "budget", and the day's count says what was counted.
 func TestBudgetStopsPaid(t *testing.T) {
 	t.Parallel()
 	b := setup(t, ratelimit.Config{Bot: ratelimit.Per(3, time.Second), Private: ratelimit.Unlimited,
 		Group: ratelimit.Unlimited, SleepMax: time.Second, Guard: 2 * time.Millisecond})
 	b.lim = b.lim.WithPaid(ratelimit.Paid{Limit: ratelimit.Per(100, time.Second), Free: 3, Budget: 1})
 	paid := 0
+	var charged []ratelimit.ChargedSend
 	for i := range 30 {
-		d, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: strconv.Itoa(i), Queue: "default", TaskID: "t" + strconv.Itoa(i), Ahead: true})
+		task := "t" + strconv.Itoa(i)
+		d, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: strconv.Itoa(i), Queue: "default", TaskID: task, Ahead: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if d.Paid {
 			paid++
+		}
+		if d.Charged && len(charged) == 0 {
+			// Its slot given up (it woke too late) and asked again: still
+			// one hold.
+			again, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: strconv.Itoa(i), Queue: "default", TaskID: task, Ahead: true, Resume: d.Resume})
+			if err != nil || !again.Paid || !again.Charged {
+				t.Fatalf("charged decision asked again: %+v %v", again, err)
+			}
+			d = again
+		}
+		if d.Charged {
+			charged = append(charged, ratelimit.ChargedSend{TaskID: task, Resume: d.Resume})
 		}
 	}
 	st, err := b.lim.PaidState(b.ctx)
@@ -127,10 +147,70 @@ func TestBudgetStopsPaid(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 3 free sends, then 10 charged ones; the rest go at the free limit.
-	if paid != 13 || st.On || st.Reason != "budget" || st.ChargedToday != 10 || st.Stars() != 1 {
-		t.Fatalf("after the budget: %d paid decisions, state %+v (%.1f Stars)", paid, st, st.Stars())
+	if paid != 13 || len(charged) != 10 || st.ChargedToday != 0 {
+		t.Fatalf("after the budget: %d paid decisions, %d charged, state %+v", paid, len(charged), st)
+	}
+	// The workers count the sends they made, each checked against the log
+	// (all 10 went at their slots); the holds end, the count is the
+	// budget's and paid broadcasts are off until midnight.
+	if _, err := b.rdb.Pipelined(b.ctx, func(p redis.Pipeliner) error {
+		b.lim.CountCharged(b.ctx, p, int64(len(charged)), charged)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: "x", Queue: "default", TaskID: "after", Ahead: true}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = b.lim.PaidState(b.ctx); err != nil || st.ChargedToday != 10 || st.Stars() != 1 || st.On || st.Reason != "budget" {
+		t.Fatalf("after the sends were counted: %+v (%.1f Stars) %v", st, st.Stars(), err)
+	}
+	if n, err := b.rdb.ZCard(b.ctx, keys.Bot("").PaidHolds()).Result(); err != nil || n != 0 {
+		t.Fatalf("%d holds left after the sends were counted (%v)", n, err)
 	}
 	if d := time.Until(st.Until); d <= 0 || d > 24*time.Hour {
 		t.Fatalf("budget fallback ends in %v, want at the next UTC midnight", d)
+	}
+}
+
+// TestPaidSlotAfterTheSwitchKeepsTheFreeWindow: slots handed out ahead at
+// the paid rate, then paid broadcasts go off (the budget's mark). A task
+// that gave its paid slot up and asks again must not be sent without the
+// flag where the paid rate put it, in a second that already holds more
+// than the free sends: it gets a slot where the free windows hold over
+// every send of the log, with Paid false.
+func TestPaidSlotAfterTheSwitchKeepsTheFreeWindow(t *testing.T) {
+	t.Parallel()
+	b := setup(t, ratelimit.Config{Bot: ratelimit.Per(3, time.Second), Private: ratelimit.Unlimited,
+		Group: ratelimit.Unlimited, SleepMax: time.Second, Guard: 2 * time.Millisecond})
+	b.lim = b.lim.WithPaid(ratelimit.Paid{Limit: ratelimit.Per(100, time.Second), Free: 3})
+	var ds []ratelimit.Decision
+	for i := range 20 {
+		d, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: strconv.Itoa(i), Queue: "default", TaskID: "t" + strconv.Itoa(i), Ahead: true})
+		if err != nil || d.Kind != ratelimit.Go || !d.Paid {
+			t.Fatalf("paid burst %d: %+v %v", i, d, err)
+		}
+		ds = append(ds, d)
+	}
+	last := ds[len(ds)-1]
+	lastSlot := last.At.Add(last.Wait)
+	if err := b.rdb.Set(b.ctx, keys.Bot("").PaidOff(), "budget", time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Task t10 woke too late for its slot and asks again with it.
+	d, err := b.lim.Acquire(b.ctx, ratelimit.Ask{Chat: "10", Queue: "default", TaskID: "t10", Ahead: true, Resume: ds[10].Resume})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Paid || d.Charged {
+		t.Fatalf("after the switch: %+v, want a free decision", d)
+	}
+	slot := d.At.Add(d.Wait)
+	// The free window of 3 a second holds over the 19 paid slots still
+	// reserved: a second after the third newest of them, at the earliest.
+	third := ds[len(ds)-3]
+	if min := third.At.Add(third.Wait).Add(time.Second); slot.Before(min) {
+		t.Fatalf("free slot at %v after the last paid one, want at least %v after it",
+			slot.Sub(lastSlot), min.Sub(lastSlot))
 	}
 }

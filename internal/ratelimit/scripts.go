@@ -61,6 +61,14 @@ local seen = {}
 -- places back for each window, so a decision costs O(log size) per window
 -- whatever N is (a 1000/s paid broadcast limit reads 2 entries, not 1,000).
 local rangeMax = 32
+-- tailWant[key] asks earliest to read the newest tailWant[key] entries of
+-- a large log at once (instead of its last one), and tails[key] keeps
+-- what it read: the acquire script tells from them whether a paid send
+-- appended there is charged, with no read of its own.
+local tailWant, tails = {}, {}
+-- keepMore[key] keeps that much (µs) more of a log's past: a bot with a
+-- Stars budget keeps its sends while their count may still check them.
+local keepMore = {}
 local function earliest(key, w, t)
   if w.maxn == 0 then return t end
   seen[key] = -1
@@ -79,8 +87,11 @@ local function earliest(key, w, t)
     end
     return t
   end
-  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-  if #last == 0 then return t end
+  local k = tailWant[key] or 1
+  local tail = redis.call('ZRANGE', key, -k, -1, 'WITHSCORES')
+  tails[key] = tail
+  if #tail == 0 then return t end
+  local last = {tail[#tail - 1], tail[#tail]}
   seen[key] = tonumber(last[2])
   if seen[key] > t then t = seen[key] end
   for _, x in ipairs(w) do
@@ -190,7 +201,7 @@ end
 local function add(key, w, s, member, expire)
   redis.call('ZADD', key, num(s), member)
   if now % 32 == 0 then
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. num(now - w.longest - guard))
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. num(now - w.longest - guard - (keepMore[key] or 0)))
   end
   if expire then
     local last = seen[key]
@@ -210,7 +221,9 @@ local function taskOf(member) return string.match(member, '^[^|]*|[^|]*|(.*)$') 
 // (read only, returned to save a round trip), KEYS[7] priority log,
 // KEYS[8] bot pause, KEYS[9] chat pause, KEYS[10] the chat's blocked mark,
 // KEYS[11] the task's cancel mark, KEYS[12] the bot's paid-off mark,
-// KEYS[13] the bot's charged-sends counter of the day.
+// KEYS[13] the bot's charged-sends counter of the day (the sends made,
+// which the workers add: Limiter.CountCharged), KEYS[14] the bot's charged
+// slots on their way (task id by slot; only with a budget).
 // ARGV[1..4] windows ("n:span:guard;..." in µs, "" for none) of the bot, the queue,
 // the chat and the priority allowance ("" unless the task is from a priority
 // queue), ARGV[5] guard µs, ARGV[6] SleepMax µs, ARGV[7] lead µs, ARGV[8]
@@ -229,7 +242,8 @@ local function taskOf(member) return string.match(member, '^[^|]*|[^|]*|(.*)$') 
 // with no limit of its own: its queue log then keeps each bot-wide window
 // of N at N - max(1, 3% of N), so the bot always has room for the others,
 // ARGV[24] "1" when the message cannot be sent with allow_paid_broadcast
-// (Ask.Unpaid: an edit).
+// (Ask.Unpaid: an edit), ARGV[25] how long (µs) after its slot a charged
+// slot on its way still counts against the budget unless sent and counted.
 //
 // An unpaid message while the paid windows are on is held to the free
 // ones (ARGV[1]), as Telegram holds it: its member carries a 'u' (when the
@@ -252,10 +266,21 @@ local function taskOf(member) return string.match(member, '^[^|]*|[^|]*|(.*)$') 
 // with a wait that the caller holds in memory (go-ahead > 0); it passes it
 // back as ARGV[16]. A Go under the paid windows has paid = 1 (send with
 // allow_paid_broadcast) and charged = 1 when its slot is beyond ARGV[19]
-// sends in the second up to it: Telegram bills it. Each charged slot counts
-// in KEYS[13]; once the budget's count is reached, KEYS[12] turns paid
-// broadcasts off until midnight. A Go whose slot then moves (Confirm) and is
-// decided again counts again, so the count errs towards spending less.
+// sends in the second up to it: Telegram bills it. With a budget, a
+// charged Go holds its share (the task id in KEYS[14], at its slot) until
+// the worker that sent it counts it in KEYS[13] and drops the hold; a task
+// holds at most one, however often it is decided again, and gives it back
+// when decided again uncharged. A hold whose slot is more than ARGV[25]
+// past (the send never came) no longer counts. A decision is paid only
+// while the sends counted and the holds are below the budget; when the
+// holds fill what is left, the task asks again once the last of them is
+// counted (their sends are checked again then, and one that was not
+// charged gives its share back); once the sends counted reach it, KEYS[12]
+// turns paid broadcasts off until midnight. A bot-wide
+// slot placed under the paid windows is a 'p' reservation: when it comes
+// back with paid broadcasts off it cannot go without the flag where it is
+// (the free windows count every send), so it is given up and placed again
+// under the free windows, after the paid sends still on their way.
 //
 // A send after a wait stores no reservation: the caller sleeps through the
 // wait, checks that its slot has not moved (Limiter.Confirm: a pause shifts
@@ -289,6 +314,33 @@ end
 local goAhead = tonumber(ARGV[17])
 local pb, pc = tonumber(st[3] or 0), tonumber(st[4] or 0)
 local paid = ARGV[18] ~= '' and not st[7]
+-- A Stars budget: the sends counted and the charged slots on their way
+-- (holds) must stay below it for one more paid decision.
+local budget, holds = tonumber(ARGV[20]), 0
+if ARGV[18] ~= '' and budget > 0 then keepMore[KEYS[1]] = tonumber(ARGV[25]) end
+if paid and budget > 0 then
+  local live = '(' .. num(now - tonumber(ARGV[25]))
+  if now % 32 == 0 then redis.call('ZREMRANGEBYSCORE', KEYS[14], '-inf', live) end
+  holds = redis.call('ZCOUNT', KEYS[14], live, '+inf')
+  local counted = tonumber(redis.call('GET', KEYS[13]) or 0)
+  if counted >= budget then
+    redis.call('SET', KEYS[12], 'budget', 'PXAT', ARGV[21])
+  end
+  if counted >= budget then
+    redis.call('ZREM', KEYS[14], ARGV[9])
+    paid = false
+  elseif counted + holds >= budget and not redis.call('ZSCORE', KEYS[14], ARGV[9]) then
+    -- All that is left is held by sends on their way: ask again once the
+    -- last of them is counted (its slot, then a count), when what they did
+    -- not spend (a send that looked charged and was not) is known.
+    local last = redis.call('ZRANGE', KEYS[14], -1, -1, 'WITHSCORES')
+    local w = 200000
+    if #last == 2 then w = math.max(tonumber(last[2]) - now, 0) + 200000 end
+    local keep = ''
+    if not st[1] then keep = ARGV[16] end
+    return {2, num(w), progress, '', num(now), keep}
+  end
+end
 local bw, qw, cw, pw = wins(ARGV[1]), wins(ARGV[2]), wins(ARGV[3]), wins(ARGV[4])
 -- fw: the free windows, which hold a request without allow_paid_broadcast
 -- (unpaid) even while the paid ones pace the others.
@@ -334,31 +386,63 @@ local function reserve(stage, s, member)
   redis.call('SET', KEYS[5], rv, 'PX', ARGV[8])
   return waitFor(s - now)
 end
+-- botStage is the reservation stage of a bot-wide slot: 'p' when it was
+-- placed under the paid windows, 'g' otherwise.
+local function botStage()
+  if paid and not unpaid then return 'p' end
+  return 'g'
+end
 -- goAt hands out a bot-wide slot up to goAhead ahead as a send after a
 -- wait: the caller sleeps through it and checks that the slot is still its
 -- own (Limiter.Confirm) instead of asking again.
-local function goAt(s, member)
+local free, freePer = tonumber(ARGV[19]), tonumber(ARGV[22])
+-- appended: the bot-wide slot about to be handed out was appended to the
+-- bot's log right after the entries earliest read.
+local appended = false
+if paid and not unpaid and free > 0 then tailWant[KEYS[1]] = free end
+local function goAt(s, member, known)
   if held then redis.call('DEL', KEYS[5]) end
-  local rv = 'g|' .. num(s) .. '|' .. member
-  if not paid or unpaid then return {1, num(math.max(s - now, 0)), progress, member, num(now), rv, 0, 0} end
-  -- Telegram charges the sends beyond the free ones in any second: this
-  -- one is charged when the second (ARGV[22]) up to its slot already holds
--- that many.
-  local charged = 0
-  if redis.call('ZCOUNT', KEYS[1], '(' .. num(s - tonumber(ARGV[22])), num(s)) > tonumber(ARGV[19]) then
-    charged = 1
-    local n = redis.call('INCR', KEYS[13])
-    if n == 1 then redis.call('PEXPIREAT', KEYS[13], ARGV[21]) end
-    local budget = tonumber(ARGV[20])
-    if budget > 0 and n >= budget then redis.call('SET', KEYS[12], 'budget', 'PXAT', ARGV[21]) end
+  if not paid or unpaid then
+    return {1, num(math.max(s - now, 0)), progress, member, num(now), 'g|' .. num(s) .. '|' .. member, 0, 0}
   end
-  return {1, num(math.max(s - now, 0)), progress, member, num(now), rv, 1, charged}
+  -- Telegram charges the sends beyond the free ones in any second: this
+  -- one is charged when the second (freePer) up to its slot already holds
+  -- that many. A slot appended after the entries earliest read (the
+  -- newest free ones) is charged when the oldest of them is in that
+  -- second; a slot decided before keeps what was decided (known).
+  local charged = known
+  local tail = tails[KEYS[1]]
+  if charged == nil and appended and tail and s >= (seen[KEYS[1]] or -1) then
+    -- Fewer than free entries in the whole log: none is charged yet.
+    charged = 0
+    if #tail == 2 * free and tonumber(tail[2]) > s - freePer then charged = 1 end
+  elseif charged == nil then
+    charged = 0
+    if redis.call('ZCOUNT', KEYS[1], '(' .. num(s - freePer), num(s)) > free then charged = 1 end
+  end
+  if budget > 0 and charged == 1 then
+    if holds == 0 then redis.call('PEXPIREAT', KEYS[14], ARGV[21]) end
+    redis.call('ZADD', KEYS[14], num(s), ARGV[9])
+  elseif budget > 0 then
+    redis.call('ZREM', KEYS[14], ARGV[9])
+  end
+  local st = 'p'
+  if charged == 1 then st = 'h' end
+  return {1, num(math.max(s - now, 0)), progress, member, num(now), st .. '|' .. num(s) .. '|' .. member, 1, charged}
 end
 
 if r then
   local rs, slot, m = string.match(r, '^(%a)|(%d+)|(.*)$')
   slot, member = tonumber(slot), m
-  if rs == 'g' then
+  local paidSlot = rs == 'p' or rs == 'h'
+  if paidSlot and not paid then
+    -- Placed under the paid windows, which are off now: the free ones
+    -- count every send, so it is placed again under them.
+    redis.call('ZREM', KEYS[1], m)
+    redis.call('ZREM', KEYS[4], m)
+    if ARGV[20] ~= '0' then redis.call('ZREM', KEYS[14], ARGV[9]) end
+    stage = 'q'
+  elseif rs == 'g' or paidSlot then
     local sc = slot
     if bw.maxn > 0 then
       sc = redis.call('ZSCORE', KEYS[1], m)
@@ -367,9 +451,15 @@ if r then
     end
     if sc then
       sc = tonumber(sc)
-      if sc > now and sc - now <= goAhead then return goAt(sc, m) end
-      if sc > now then return reserve('g', sc, m) end
-      if sc >= now - guard / 2 then return goAt(now, m) end
+      -- A paid slot that did not move keeps whether it was charged.
+      local known = nil
+      if paidSlot and paid and sc == slot then
+        known = 0
+        if rs == 'h' then known = 1 end
+      end
+      if sc > now and sc - now <= goAhead then return goAt(sc, m, known) end
+      if sc > now then return reserve(botStage(), sc, m) end
+      if sc >= now - guard / 2 then return goAt(now, m, known) end
       -- Back later than half the guard (the other half is for the trip to
       -- Telegram): sending now could crowd the sends reserved after this
       -- one. Leave the slot unused and take a new one.
@@ -506,6 +596,7 @@ else
 end
 
 local s = sb
+appended = bw.maxn > rangeMax
 -- A priority message does not queue behind the bot-wide slots promised to
 -- others: while its allowance has room it takes the earliest promised slot
 -- (after its own chat's spacing) of another message. That message's chat
@@ -550,6 +641,7 @@ if pw.maxn > 0 and bw.maxn > 0 and sb > now and not unpaid and earliest(KEYS[7],
       if mw.maxn > 0 then add(ck, mw, ms, last, true) end
       add(KEYS[7], pw, now, member, false)
       s = x
+      appended = false
       break
     end
   end
@@ -557,7 +649,7 @@ end
 
 if bw.maxn > 0 then add(KEYS[1], bw, s, member, false) end
 if cw.maxn > 0 then add(KEYS[4], cw, s, member, true) end
-if s > now and s - now > goAhead then return reserve('g', s, member) end
+if s > now and s - now > goAhead then return reserve(botStage(), s, member) end
 return goAt(s, member)
 `)
 
