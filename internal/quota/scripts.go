@@ -70,10 +70,18 @@ return out
 //
 // KEYS[1]: the token's quota hash (keys.TokenQuota).
 // ARGV[1]: the field, "<quota>:<bucket>"; ARGV[2]: the count.
+// A bucket brought down to 0 is deleted (and the hash with its last
+// field), so that a request refused after its take, which gives its count
+// back, leaves nothing in Redis.
 // Returns the bucket's new count, or 0 when it was gone.
 var releaseScript = redis.NewScript(`
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
-  return redis.call('HINCRBY', KEYS[1], ARGV[1], -tonumber(ARGV[2]))
+  local n = redis.call('HINCRBY', KEYS[1], ARGV[1], -tonumber(ARGV[2]))
+  if n <= 0 then
+    redis.call('HDEL', KEYS[1], ARGV[1])
+    return 0
+  end
+  return n
 end
 return 0
 `)

@@ -19,7 +19,9 @@ import (
 	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/app"
 	"github.com/herald-dev/herald/internal/httpapi"
+	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/producer"
+	"github.com/herald-dev/herald/internal/quota"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/webhooks"
@@ -230,6 +232,8 @@ func TestBadInputIsRefusedAndEnqueuesNothing(t *testing.T) {
 		t.Fatalf("control message: queue default info %+v, %v; want 1 pending", info, err)
 	}
 	before := fxRedisSnapshot(ctx, t, rdb)
+	rates := keys.TokenQuota("api")
+	ratesBefore := rdb.HGetAll(ctx, rates).Val()
 	if maps.Equal(empty, before) {
 		t.Fatal("the accepted control message left Redis unchanged; the snapshot cannot detect an enqueue")
 	}
@@ -297,6 +301,16 @@ func TestBadInputIsRefusedAndEnqueuesNothing(t *testing.T) {
 	})
 
 	after := fxRedisSnapshot(ctx, t, rdb)
+	// A token's rate quotas (alerts per minute) count every request it
+	// makes, refused or not, as API rate limits do: that count is the one
+	// key a bad request may change. Nothing else is stored.
+	for f, v := range rdb.HGetAll(ctx, rates).Val() {
+		if ratesBefore[f] != v && !strings.HasPrefix(f, quota.NameAlertsPerMinute+":") {
+			t.Errorf("bad requests counted in the quota field %s (%q → %q); only the alerts' rate counts every request", f, ratesBefore[f], v)
+		}
+	}
+	delete(before, rates)
+	delete(after, rates)
 	if !maps.Equal(before, after) {
 		var changed []string
 		for k, v := range after {

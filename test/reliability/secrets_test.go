@@ -207,7 +207,9 @@ func TestBotTokenNeverLeaks(t *testing.T) {
 	}
 
 	dump, nkeys := fxRedisDump(s.ctx, t, rdb)
-	ui := fxGet(s.ctx, t, s.fleet.APIBase+"/monitoring/api/queues/default/archived_tasks", s.fleet.APIToken)
+	// The web UI shows task payloads to operators only (a sender's token
+	// gets 403): read it as the operator who would see a leak.
+	ui := fxGet(s.ctx, t, s.fleet.APIBase+"/monitoring/api/queues/default/archived_tasks", s.fleet.AdminToken)
 	artifacts := []fxArtifact{
 		{"process logs", s.fleet.Logs()},
 		{"redis dump", dump},
