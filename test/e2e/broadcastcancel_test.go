@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/broadcast"
+	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/test/fleet"
 	"github.com/herald-dev/herald/test/fleet/fleettest"
 )
@@ -21,10 +22,34 @@ func TestBroadcastCancelIsFinal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
-	const chats, first, text = 3000, 8_000_000, "Sale ends tonight"
 	lim := fleet.DefaultLimits(fleettest.TimeScale)
 	s := fleettest.Start(t, fleettest.Options{Workers: 2, Timeout: 3 * time.Minute,
 		ProducerEnv: []string{"HERALD_LIMIT_BOT=" + lim.Setting(lim.Bot)}})
+	cancelBroadcast(t, s)
+}
+
+// TestPaidBroadcastCancelIsFinal is TestBroadcastCancelIsFinal with paid
+// broadcasts on (1,000 sends a second, in Telegram's own time): nothing
+// reaches Telegram after the cancel, flagged or not, and no unflagged send
+// breaks the free window.
+func TestPaidBroadcastCancelIsFinal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	lim := fleet.DefaultLimits(1)
+	s := fleettest.Start(t, fleettest.Options{Workers: 2, Timeout: 3 * time.Minute, Paid: true,
+		Fake:        telegramfake.Config{TimeScale: 1, PaidBroadcast: telegramfake.Paid{Enabled: true, Balance: 10000}},
+		ProducerEnv: []string{"HERALD_LIMIT_BOT=" + lim.Setting(fleet.PaidWindows)}})
+	cancelBroadcast(t, s)
+	if st := s.Fake.Stats(); st.PaidSends == 0 {
+		t.Errorf("no send went as a paid broadcast (%d accepted): the test did not test paid mode", st.Accepted)
+	}
+}
+
+// cancelBroadcast posts a 3,000-chat broadcast to s, cancels it once 30%
+// is sent, and checks what the cancel promises.
+func cancelBroadcast(t *testing.T, s *fleettest.Stack) {
+	const chats, first, text = 3000, 8_000_000, "Sale ends tonight"
 	list := make([]int, chats)
 	for i := range list {
 		list[i] = first + i
@@ -94,6 +119,8 @@ func TestBroadcastCancelIsFinal(t *testing.T) {
 	if fs := s.Fake.Stats(); fs.TooMany != 0 || fs.InsideWait != 0 {
 		t.Errorf("fake: %d requests, %d accepted, %d 429s, %d inside a wait: want no 429", fs.Requests, fs.Accepted, fs.TooMany, fs.InsideWait)
 	}
+	t.Logf("fake: %d requests, %d accepted, %d paid, %d charged, %d 429s", s.Fake.Stats().Requests, s.Fake.Stats().Accepted,
+		s.Fake.Stats().PaidSends, s.Fake.Stats().ChargedSends, s.Fake.Stats().TooMany)
 	t.Logf("broadcast cancel: sent %d, cancelled %d, last send %s after the DELETE, settled in %s, critical after %s",
 		st.Sent, st.Cancelled, last.Sub(answered).Round(time.Millisecond), settled.Round(time.Millisecond), latency.Round(time.Millisecond))
 }

@@ -205,12 +205,29 @@ func (f *Fleet) tokenEnv() []string {
 // senders, AdminToken for operators (set to defaults on first use).
 func (f *Fleet) producerEnv(addr string) []string {
 	if f.APIToken == "" {
-		f.APIToken = "bench-api-token"
+		f.APIToken = "bench-api-token-0" // 16 characters at least, as a tokens file wants
 	}
 	if f.AdminToken == "" {
 		f.AdminToken = "bench-admin-token"
 	}
-	return []string{"HERALD_LISTEN=" + addr, "HERALD_API_TOKEN=" + f.APIToken, "HERALD_ADMIN_TOKEN=" + f.AdminToken}
+	env := []string{"HERALD_LISTEN=" + addr, "HERALD_ADMIN_TOKEN=" + f.AdminToken}
+	if len(f.Limits.Paid) > 0 {
+		// Only a token with the paid permission spends Stars: the senders'
+		// token comes from a tokens file that grants it.
+		return append(env, "HERALD_TOKENS_FILE="+f.paidTokens())
+	}
+	return append(env, "HERALD_API_TOKEN="+f.APIToken)
+}
+
+// paidTokens writes a tokens file in Dir naming APIToken "api", with the
+// send scope and the paid permission, and returns its path.
+func (f *Fleet) paidTokens() string {
+	dir := filepath.Join(f.Dir, "tokens")
+	_ = os.MkdirAll(dir, 0o700)
+	_ = os.WriteFile(filepath.Join(dir, "api-token"), []byte(f.APIToken+"\n"), 0o600)
+	path := filepath.Join(dir, "tokens.yaml")
+	_ = os.WriteFile(path, []byte("tokens:\n  - name: api\n    scopes: [send]\n    file: api-token\n    paid: true\n"), 0o600)
+	return path
 }
 
 // StartProducer starts the producer API and waits until it is ready.

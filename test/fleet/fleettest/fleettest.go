@@ -74,6 +74,10 @@ type Options struct {
 	// Updates lets the workers read button presses with getUpdates
 	// (fleet.Fleet.Updates); off by default in tests.
 	Updates bool
+	// Paid turns the bot's paid broadcasts on (fleet.PaidWindows), with
+	// the paid permission on the senders' token; set Fake.PaidBroadcast
+	// too.
+	Paid bool
 	// Bots, when set, are the bots the stack serves: the fake knows each by
 	// the token BotToken gives it and the processes get HERALD_BOTS and
 	// every bot's token (fleet.Fleet.Bots).
@@ -126,6 +130,9 @@ func Start(tb testing.TB, o Options) *Stack {
 		Dir: tb.TempDir(), Bins: b, RedisURL: srv.URL(), APIURL: fake.URL(),
 		Token: telegramfake.DefaultToken, Bots: bots, Updates: o.Updates, Limits: fleet.DefaultLimits(cfg.TimeScale),
 		ExtraEnv: append(testGuard(cfg.TimeScale), o.WorkerEnv...), ProducerEnv: o.ProducerEnv,
+	}
+	if o.Paid {
+		f.Limits.Paid = fleet.PaidWindows
 	}
 	timeout := o.Timeout
 	if timeout == 0 {
