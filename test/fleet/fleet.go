@@ -210,23 +210,26 @@ func (f *Fleet) producerEnv(addr string) []string {
 	if f.AdminToken == "" {
 		f.AdminToken = "bench-admin-token"
 	}
-	env := []string{"HERALD_LISTEN=" + addr, "HERALD_ADMIN_TOKEN=" + f.AdminToken}
-	if len(f.Limits.Paid) > 0 {
-		// Only a token with the paid permission spends Stars: the senders'
-		// token comes from a tokens file that grants it.
-		return append(env, "HERALD_TOKENS_FILE="+f.paidTokens())
-	}
-	return append(env, "HERALD_API_TOKEN="+f.APIToken)
+	return []string{"HERALD_LISTEN=" + addr, "HERALD_ADMIN_TOKEN=" + f.AdminToken, "HERALD_TOKENS_FILE=" + f.tokensFile()}
 }
 
-// paidTokens writes a tokens file in Dir naming APIToken "api", with the
-// send scope and the paid permission, and returns its path.
-func (f *Fleet) paidTokens() string {
+// tokensFile writes a tokens file in Dir naming APIToken "api", with the
+// send scope, the paid permission when the fleet's bot has paid broadcasts
+// (only such a token spends Stars), and no quota on what it queues: a
+// scenario posts tens of thousands of messages before the drain, beyond
+// the defaults a small team never meets (docs/QUOTAS.md). It returns the
+// file's path.
+func (f *Fleet) tokensFile() string {
 	dir := filepath.Join(f.Dir, "tokens")
 	_ = os.MkdirAll(dir, 0o700)
 	_ = os.WriteFile(filepath.Join(dir, "api-token"), []byte(f.APIToken+"\n"), 0o600)
+	entry := "tokens:\n  - name: api\n    scopes: [send]\n    file: api-token\n" +
+		"    quotas: {queued_messages: -1, queued_recipients: -1, broadcasts_per_hour: -1, alerts_per_minute: -1}\n"
+	if len(f.Limits.Paid) > 0 {
+		entry += "    paid: true\n"
+	}
 	path := filepath.Join(dir, "tokens.yaml")
-	_ = os.WriteFile(path, []byte("tokens:\n  - name: api\n    scopes: [send]\n    file: api-token\n    paid: true\n"), 0o600)
+	_ = os.WriteFile(path, []byte(entry), 0o600)
 	return path
 }
 
