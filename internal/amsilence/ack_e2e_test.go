@@ -28,6 +28,7 @@ import (
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/internal/worker"
+	"github.com/herald-dev/herald/test/alertmanagertest"
 	"github.com/herald-dev/herald/test/redistest"
 )
 
@@ -70,7 +71,7 @@ receivers:
 // Telegram creates a silence of the alert's labels in that Alertmanager,
 // which then holds the alert as suppressed, and the message says so.
 func TestAcknowledgeSilencesInAlertmanager(t *testing.T) {
-	bin := alertmanagerBinary(t)
+	bin := alertmanagertest.Binary(t)
 	srv := redistest.Start(t)
 	fake, err := telegramfake.Start(telegramfake.Config{TimeScale: scale})
 	if err != nil {
@@ -204,22 +205,6 @@ func postAlert(t *testing.T, amURL, body string) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("POST /api/v2/alerts: %s", resp.Status)
 	}
-}
-
-// alertmanagerBinary finds Debian's prometheus-alertmanager; without it
-// the test skips unless HERALD_REQUIRE_ALERTMANAGER is set.
-func alertmanagerBinary(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"prometheus-alertmanager", "alertmanager"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("HERALD_REQUIRE_ALERTMANAGER") != "" {
-		t.Fatal("alertmanager is not installed and HERALD_REQUIRE_ALERTMANAGER is set")
-	}
-	t.Skip("alertmanager is not installed (apt-get install prometheus-alertmanager)")
-	return ""
 }
 
 // runAlertmanager runs bin with config on the loopback port until the test

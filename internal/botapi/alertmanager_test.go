@@ -16,25 +16,9 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/telegramfake"
+	"github.com/herald-dev/herald/test/alertmanagertest"
 	"github.com/herald-dev/herald/test/redistest"
 )
-
-// alertmanagerBinary finds Debian's prometheus-alertmanager (or an
-// alertmanager on PATH). Without one the test skips, unless
-// HERALD_REQUIRE_ALERTMANAGER is set (CI sets it), when it fails.
-func alertmanagerBinary(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"prometheus-alertmanager", "alertmanager"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("HERALD_REQUIRE_ALERTMANAGER") != "" {
-		t.Fatal("alertmanager is not installed and HERALD_REQUIRE_ALERTMANAGER is set: apt-get install prometheus-alertmanager")
-	}
-	t.Skip("alertmanager is not installed (apt-get install prometheus-alertmanager); set HERALD_REQUIRE_ALERTMANAGER=1 to make this test mandatory")
-	return ""
-}
 
 // alertmanagerConfig is a receiver whose telegram_configs point at the
 // front: api_url and bot_token (a Herald credential) are all that differ
@@ -62,7 +46,7 @@ type alertmanager struct {
 
 func startAlertmanager(t *testing.T, heraldURL string) *alertmanager {
 	t.Helper()
-	bin := alertmanagerBinary(t)
+	bin := alertmanagertest.Binary(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "alertmanager.yml")
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, alertmanagerConfig, heraldURL, sendToken), 0o600); err != nil {

@@ -13,24 +13,8 @@ import (
 	"time"
 
 	"github.com/herald-dev/herald/internal/telegramfake"
+	"github.com/herald-dev/herald/test/alertmanagertest"
 )
-
-// alertmanagerBinary returns Debian's prometheus-alertmanager (or an
-// alertmanager on PATH), skipping the test when there is none unless
-// HERALD_REQUIRE_ALERTMANAGER is set.
-func alertmanagerBinary(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"prometheus-alertmanager", "alertmanager"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("HERALD_REQUIRE_ALERTMANAGER") != "" {
-		t.Fatal("alertmanager not found and HERALD_REQUIRE_ALERTMANAGER is set: apt-get install -y prometheus-alertmanager")
-	}
-	t.Skip("alertmanager not installed (apt-get install -y prometheus-alertmanager); set HERALD_REQUIRE_ALERTMANAGER=1 to fail instead")
-	return ""
-}
 
 // amConfig points Alertmanager's Slack, Discord, PagerDuty and Opsgenie
 // receivers at Herald, every alert its own group, resolutions sent.
@@ -153,7 +137,7 @@ func pushAlerts(t *testing.T, am string, resolved bool, names ...string) {
 // PagerDuty's and Opsgenie's resolutions replying in their firing
 // message's thread.
 func TestAlertmanagerReceivers(t *testing.T) {
-	bin := alertmanagerBinary(t)
+	bin := alertmanagertest.Binary(t)
 	s := startStack(t)
 	cfg := strings.NewReplacer("{{BASE}}", s.Fleet.APIBase, "{{TOKEN}}", s.Fleet.APIToken).Replace(amConfig)
 	am := startAlertmanager(s.Ctx, t, bin, cfg)
