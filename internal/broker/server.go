@@ -143,15 +143,16 @@ func CheckLeaseRecovery(d time.Duration) error {
 	return nil
 }
 
-// RecoveryWindow is how long a task may stay with a process that stopped
-// extending its lease before another worker gets it: LeaseRecoveryAfter, or
-// half a lease when the sweep is off. A handler may keep retrying a write
-// that must not be lost (such as the record of a finished step) this long.
-func (c ServerConfig) RecoveryWindow() time.Duration {
-	if c := c.WithDefaults(); c.LeaseRecoveryAfter > 0 {
-		return c.LeaseRecoveryAfter
-	}
-	return leaseDuration / 2
+// RecordWindow is how long a handler keeps retrying a write that must not
+// be lost, such as the record of a send Telegram accepted: two of asynq's
+// leases. A record not written is a message sent twice, since the task runs
+// again. While Redis cannot be reached (a failover whose election was
+// retried), no other worker can be handed the task either, and the write
+// lands once there is a master again; giving up after the lease recovery
+// time instead lost every record of the sends that were on the wire when
+// the master died.
+func (c ServerConfig) RecordWindow() time.Duration {
+	return 2 * leaseDuration
 }
 
 // Server is one worker process's asynq server with Herald's helpers: the

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +26,7 @@ type Server struct {
 
 	closing  chan struct{} // closed by Close
 	inflight sync.WaitGroup
+	serving  atomic.Int64 // requests being served now (InFlight)
 
 	mu        sync.Mutex
 	closed    bool
@@ -141,6 +143,11 @@ func (s *Server) enter() bool {
 	return true
 }
 
+// InFlight is how many requests the server is serving at this instant
+// (waiting out Config.Latency, hanging, or being answered): the sends on
+// the wire, for a test that breaks something while they are.
+func (s *Server) InFlight() int { return int(s.serving.Load()) }
+
 // ServeHTTP serves the Bot API: /bot<token>/getMe, /bot<token>/getChat,
 // /bot<token>/sendMessage and the methods the package doc lists (sendPhoto,
 // the edit methods, answerCallbackQuery, getUpdates and the webhook methods)
@@ -154,6 +161,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.inflight.Done()
+	s.serving.Add(1)
+	defer s.serving.Add(-1)
 
 	token, method, ok := splitBotPath(r.URL.Path)
 	var b *bot

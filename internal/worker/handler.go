@@ -503,9 +503,10 @@ func (h *handler) settledRecord(r *run, state ledger.State) ledger.Record {
 }
 
 // recordSent records a part that Telegram accepted. Redis may be away for a
-// moment (a restart, a failover): the record is retried, with backoff, for
-// as long as the task cannot be handed to another worker (the lease
-// recovery window), so that a redelivery finds it and does not send again.
+// moment (a restart, a failover): the record is retried, every 250 ms at
+// most, for broker's RecordWindow, so that it lands as soon as there is a
+// master again, ahead of the lease sweep that may hand the task on, and a
+// redelivery finds it and does not send again.
 func (h *handler) recordSent(ctx context.Context, r *run, d *delivery) error {
 	deadline := time.Now().Add(h.recordWindow)
 	wait := 50 * time.Millisecond
@@ -519,7 +520,7 @@ func (h *handler) recordSent(ctx context.Context, r *run, d *delivery) error {
 		}
 		r.log.Warn("could not record a sent message yet; retrying", "retry_in", wait, "error", err)
 		time.Sleep(wait)
-		wait = min(2*wait, time.Second)
+		wait = min(2*wait, 250*time.Millisecond)
 	}
 }
 

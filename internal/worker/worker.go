@@ -277,7 +277,7 @@ func New(cfg Config) (*Worker, error) {
 		backoffBase: cfg.BackoffBase, backoffCap: cfg.BackoffCap, sentRetention: cfg.SentRetention, ledger: ledger.NewStore(rdb, cfg.Ledger),
 		chats: chats.NewStore(rdb, chats.WithMetrics(chats.NewMetrics(cfg.Registerer))), events: cfg.Events,
 		retryAfterUnit: cfg.RetryAfterUnit,
-		recordWindow:   srvCfg.RecoveryWindow(),
+		recordWindow:   srvCfg.RecordWindow(),
 		waiters:        make(chan struct{}, cfg.waiterPlaces()), waitLong: cfg.WaitLong, stopping: make(chan struct{}),
 		stops: newStopWatch(rdb),
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/markup"
@@ -281,7 +282,13 @@ const foReclaimAfter = 5 * time.Second
 // foReclaimAfter) so that coalesced messages arrive within the scenario.
 func foFleet(t *testing.T, redisURL string, workers int, producerEnv ...string) (*fleet.Fleet, *telegramfake.Server, context.Context) {
 	t.Helper()
-	fake, err := telegramfake.Start(telegramfake.Config{TimeScale: timeScale})
+	return foFleetWith(t, telegramfake.Config{TimeScale: timeScale}, redisURL, workers, producerEnv...)
+}
+
+// foFleetWith is foFleet with the fake Bot API configured by fc.
+func foFleetWith(t *testing.T, fc telegramfake.Config, redisURL string, workers int, producerEnv ...string) (*fleet.Fleet, *telegramfake.Server, context.Context) {
+	t.Helper()
+	fake, err := telegramfake.Start(fc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,8 +434,8 @@ func fillReplicationLink(ctx context.Context, master *redistest.Server) error {
 // It returns the tally, the tasks active at the pause (the sends that may
 // be on their way to Telegram then, and the tasks waiting for their slot
 // in the workers' memory) and how long the replica took to be promoted.
-func sentinelFailover(t *testing.T, label, wait string) (foTally, int, time.Duration) {
-	g := redistest.StartSentinelGroup(t, redistest.SentinelOptions{})
+func sentinelFailover(t *testing.T, label, wait string, o redistest.SentinelOptions) (foTally, int, time.Duration) {
+	g := redistest.StartSentinelGroup(t, o)
 	f, fake, ctx := foFleet(t, g.URL(), 2, "HERALD_REDIS_WAIT_REPLICAS="+wait)
 	insp := foInspector(t, g.URL())
 	ms := failoverBurst(label, 400)
@@ -475,7 +482,7 @@ func TestSentinelFailoverKeepsAcknowledgedMessages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("failover scenario skipped in -short mode")
 	}
-	tally, inFlight, promoted := sentinelFailover(t, "SF", "auto")
+	tally, inFlight, promoted := sentinelFailover(t, "SF", "auto", redistest.SentinelOptions{})
 	t.Logf("sentinel failover, wait=auto: acked=%d unacked=%d 503=%d lost=%d forgotten=%d duplicates=%d in_flight_at_pause=%d promoted=%v accepting_again=%v first_delivery_after_kill=%v delivering_again=%v last_delivery=%v",
 		tally.Acked, tally.Unacked, tally.Refused, tally.Lost, tally.Forgotten, tally.Duplicates, inFlight, promoted.Round(time.Millisecond),
 		tally.AcceptingAgain.Round(time.Millisecond), tally.FirstDeliveryAfter.Round(time.Millisecond), tally.DeliveringAgain.Round(time.Millisecond),
@@ -508,6 +515,55 @@ func TestSentinelFailoverKeepsAcknowledgedMessages(t *testing.T) {
 	}
 }
 
+// TestSlowPromotionSendsOnce is row 8b of docs/RELIABILITY.md: a master
+// SIGKILLed while sends are on their way to Telegram (80 ms Bot API
+// latency), with the sentinels' down-after-milliseconds at 18 s so that the
+// promotion comes later than the workers' 15 s lease recovery, as it does
+// when Sentinel's election is retried. The sends on the wire at the kill
+// are answered while there is no master: their records must still be
+// written once there is one, and the tasks the lease sweeper hands to other
+// workers meanwhile must not be sent by the workers that held them
+// (broker.LeaseHeld). Nothing is lost and nothing is sent twice.
+func TestSlowPromotionSendsOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("failover scenario skipped in -short mode")
+	}
+	g := redistest.StartSentinelGroup(t, redistest.SentinelOptions{DownAfter: 18 * time.Second})
+	f, fake, ctx := foFleetWith(t, telegramfake.Config{TimeScale: timeScale, Latency: 800 * time.Millisecond}, g.URL(), 2)
+	insp := foInspector(t, g.URL())
+	var killedAt, promotedAt time.Time
+	var onTheWire int
+	var injectErr error
+	results := foRun(ctx, f, failoverBurst("SP", 400), 25*time.Millisecond, 120, func() {
+		old := g.Master.Addr
+		onTheWire = fake.InFlight()
+		g.Master.Kill()
+		killedAt = time.Now()
+		if _, injectErr = g.WaitNewMaster(ctx, old); injectErr == nil {
+			promotedAt = time.Now()
+		}
+	})
+	if injectErr != nil {
+		t.Fatalf("injecting the failure: %v", injectErr)
+	}
+	tally := foWaitDelivered(t, ctx, fake, insp, results, killedAt, 3*time.Second)
+	tally.Forgotten = foRepeat(t, ctx, f, results)
+	promoted := promotedAt.Sub(killedAt)
+	t.Logf("slow promotion: acked=%d unacked=%d 503=%d lost=%d forgotten=%d duplicates=%d on_the_wire_at_kill=%d promoted=%v accepting_again=%v delivering_again=%v last_delivery=%v",
+		tally.Acked, tally.Unacked, tally.Refused, tally.Lost, tally.Forgotten, tally.Duplicates, onTheWire, promoted.Round(time.Millisecond),
+		tally.AcceptingAgain.Round(time.Millisecond), tally.DeliveringAgain.Round(time.Millisecond), tally.LastDelivery.Round(time.Millisecond))
+	if promoted <= broker.DefaultLeaseRecoveryAfter {
+		t.Fatalf("promoted %v after the kill, within the %v lease recovery: the scenario tested nothing", promoted, broker.DefaultLeaseRecoveryAfter)
+	}
+	tally.requireNothingLost(t)
+	if tally.Duplicates != 0 {
+		t.Errorf("%d messages sent twice after a promotion later than the lease recovery, e.g. %v", tally.Duplicates, tally.DuplicateKeys)
+	}
+	if d := tally.DeliveringAgain - promoted; tally.DeliveringAgain == 0 || d > 5*time.Second {
+		t.Errorf("delivering again %v after the promotion, want within 5s", d)
+	}
+}
+
 // retriedElection is a promotion so late that Sentinel must have retried
 // its leader election (its first one takes about 2s here, a retry comes
 // 20s later).
@@ -522,7 +578,7 @@ func TestSentinelFailoverWithoutWaitLosesKeys(t *testing.T) {
 	if testing.Short() {
 		t.Skip("failover scenario skipped in -short mode")
 	}
-	tally, _, promoted := sentinelFailover(t, "SN", "0")
+	tally, _, promoted := sentinelFailover(t, "SN", "0", redistest.SentinelOptions{})
 	t.Logf("sentinel failover, wait=0: acked=%d unacked=%d 503=%d lost=%d forgotten=%d duplicates=%d promoted=%v accepting_again=%v",
 		tally.Acked, tally.Unacked, tally.Refused, tally.Lost, tally.Forgotten, tally.Duplicates, promoted.Round(time.Millisecond),
 		tally.AcceptingAgain.Round(time.Millisecond))
