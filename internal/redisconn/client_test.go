@@ -142,6 +142,14 @@ func TestNewClientRecovers(t *testing.T) {
 	if got := made.Options().DialTimeout; got != sentinelDialTimeout {
 		t.Errorf("Sentinel client dial timeout %v, want %v (go-redis's 5 s delays the probe after a failover)", got, sentinelDialTimeout)
 	}
+	ff, err := Config{URL: "redis-sentinel://127.0.0.1:1/0?master=m"}.NewClient(ClientOptions{FailFast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ff.Close()
+	if fc, ok := ff.(*redis.Client); !ok || fc.Options().DialTimeout != sentinelDialTimeout || fc.Options().DialerRetries != 1 {
+		t.Errorf("fail-fast Sentinel client: %T, want dial timeout %v and one dial attempt", ff, sentinelDialTimeout)
+	}
 	if got := pc.Options().DialTimeout; got == sentinelDialTimeout {
 		t.Errorf("plain URL: dial timeout %v, want go-redis's default", got)
 	}
