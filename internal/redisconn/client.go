@@ -83,6 +83,12 @@ type ClientOptions struct {
 	FailFast bool
 }
 
+// sentinelDialTimeout bounds one dial of a Sentinel client, fail-fast or
+// not: a master on the sentinels' network accepts a connection in
+// milliseconds, and a dial that fails is tried again (go-redis's dial
+// retries, then its probe once a second).
+const sentinelDialTimeout = 500 * time.Millisecond
+
 // NewClient returns the go-redis client Herald uses for URL: a
 // *redis.Client for redis://, rediss:// and redis-socket://, a failover
 // *redis.Client for redis-sentinel:// and a *redis.ClusterClient for
@@ -97,7 +103,14 @@ type ClientOptions struct {
 //     connection and drops a connection that answers READONLY (go-redis
 //     does both), so a demoted master is left at the next command;
 //   - the read timeout exceeds the wait timeout, so a WAIT is never cut
-//     short by the socket deadline.
+//     short by the socket deadline;
+//   - a Sentinel client dials for at most sentinelDialTimeout: once enough
+//     dials to a dead master failed, go-redis stops dialing and probes
+//     once a second, each probe waiting out the dial timeout, so after the
+//     sentinels name the new master the client reaches it within about
+//     the dial timeout plus a second (go-redis's default, 5 s, made a
+//     worker deliver again up to 6 s after the switch, the producer's
+//     1 s made it answer 202 again up to 2.5 s after it).
 //
 // The caller closes the client.
 func (c Config) NewClient(o ClientOptions) (redis.UniversalClient, error) {
@@ -111,6 +124,9 @@ func (c Config) NewClient(o ClientOptions) (redis.UniversalClient, error) {
 		opts.MaxRetries = -1
 		opts.DialerRetries = 1
 		opts.DialTimeout = time.Second
+	}
+	if t.master != "" {
+		opts.DialTimeout = sentinelDialTimeout
 	}
 	if !t.cluster {
 		return redis.NewUniversalClient(opts), nil

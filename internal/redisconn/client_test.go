@@ -103,7 +103,8 @@ func checkSameServer(t *testing.T, c Config) {
 
 // TestNewClientRecovers: the clients NewClient builds carry the recovery
 // settings: a one-second slot map reload on a cluster, a read timeout
-// above the wait timeout, and the producer's fail-fast options.
+// above the wait timeout, the producer's fail-fast options, and a short
+// dial timeout on a Sentinel client.
 func TestNewClientRecovers(t *testing.T) {
 	t.Parallel()
 	c, err := Config{URL: "redis-cluster://127.0.0.1:1,127.0.0.1:2", WaitTimeout: 5 * time.Second}.NewClient(ClientOptions{FailFast: true})
@@ -138,6 +139,20 @@ func TestNewClientRecovers(t *testing.T) {
 		t.Fatalf("AsynqConnOpt made %T, want the failover *redis.Client", opt.MakeRedisClient())
 	}
 	_ = made.Close()
+	if got := made.Options().DialTimeout; got != sentinelDialTimeout {
+		t.Errorf("Sentinel client dial timeout %v, want %v (go-redis's 5 s delays the probe after a failover)", got, sentinelDialTimeout)
+	}
+	ff, err := Config{URL: "redis-sentinel://127.0.0.1:1/0?master=m"}.NewClient(ClientOptions{FailFast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ff.Close()
+	if fc, ok := ff.(*redis.Client); !ok || fc.Options().DialTimeout != sentinelDialTimeout || fc.Options().DialerRetries != 1 {
+		t.Errorf("fail-fast Sentinel client: %T, want dial timeout %v and one dial attempt", ff, sentinelDialTimeout)
+	}
+	if got := pc.Options().DialTimeout; got == sentinelDialTimeout {
+		t.Errorf("plain URL: dial timeout %v, want go-redis's default", got)
+	}
 	if _, err := (Config{URL: "memcached://x"}).AsynqConnOpt(ClientOptions{}); err == nil || !strings.Contains(err.Error(), "REDIS_URL") {
 		t.Errorf("bad URL: %v", err)
 	}

@@ -35,6 +35,7 @@ type options struct {
 	files                     []string
 	kills                     int
 	interval, settle, drain   time.Duration
+	late                      time.Duration
 }
 
 func main() {
@@ -49,6 +50,7 @@ func main() {
 	flag.DurationVar(&o.interval, "interval", 100*time.Millisecond, "time between two POSTs")
 	flag.DurationVar(&o.settle, "settle", 5*time.Second, "quiet time before each kill")
 	flag.DurationVar(&o.drain, "drain", 30*time.Second, "time given to the last deliveries")
+	flag.DurationVar(&o.late, "late", 120*time.Second, "after the drain, how long more to wait for accepted messages still missing")
 	flag.Parse()
 	o.files = strings.Split(files, ",")
 	if o.fake == "" {
@@ -74,7 +76,9 @@ func run(ctx context.Context, o options) error {
 	tr := newTraffic(o.api, strings.TrimSpace(string(token)), o.fake)
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go tr.post(tctx, o.interval)
+	pctx, stopPosting := context.WithCancel(tctx)
+	defer stopPosting()
+	go tr.post(pctx, o.interval)
 	go tr.watch(tctx, 50*time.Millisecond)
 	tilts := st.tilts()
 	for i := 1; i <= o.kills; i++ {
@@ -91,8 +95,17 @@ func run(ctx context.Context, o options) error {
 	if err := sleep(ctx, o.drain); err != nil {
 		return err
 	}
-	cancel()
+	stopPosting()
 	fmt.Println(tr.summary())
+	for _, l := range tr.odd() {
+		fmt.Println("  " + l)
+	}
+	if tr.lost() > 0 {
+		fmt.Println(tr.waitLate(ctx, o.late))
+		for _, l := range tr.odd() {
+			fmt.Println("  " + l)
+		}
+	}
 	return nil
 }
 
