@@ -192,8 +192,9 @@ func (s *server) act(ctx context.Context, source string, o *outcome) *httpapi.Er
 	if len(o.alerts) == 0 {
 		return nil
 	}
-	if o.bare {
-		for i := range o.alerts {
+	for i := range o.alerts {
+		finishText(&o.alerts[i])
+		if o.bare {
 			s.mem.recall(ctx, &o.alerts[i])
 		}
 	}
