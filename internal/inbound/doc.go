@@ -55,7 +55,10 @@
 // its firing alert was dispatched with (Config.Redis), so it reads and
 // routes as that alert. Acknowledge events (PagerDuty acknowledge, Opsgenie
 // acknowledge) are answered as the service answers and passed to
-// Config.Acknowledge when set; nothing is sent for them otherwise.
+// Config.Acknowledge by the tool's name and the alert's key; the producer
+// wires it to interact.SourceAcks, which acknowledges the alert's
+// messages as a press of their Acknowledge button would (the edit, the
+// escalation stopped). Nothing is sent for them otherwise.
 //
 // docs/INTEGRATIONS.md tells, per tool, which format to pick and which
 // setting to change.
