@@ -86,6 +86,14 @@ func TestAcknowledgeFromSource(t *testing.T) {
 	if ms := inChat(s.Fake, "-1001000000302"); len(ms) > 0 {
 		t.Errorf("the escalation went on after the acknowledgement: %d step-2 messages, first %q", len(ms), ms[0].Text)
 	}
-	// A second acknowledgement changes nothing and is still answered 202.
+	// A second acknowledgement is answered 202 and changes nothing: the
+	// message keeps one line.
 	fire("pagerduty/v2/enqueue", `{"routing_key":"`+tok+`","event_action":"acknowledge","dedup_key":"db-1/disk"}`, nil)
+	time.Sleep(time.Second) // an edit it queued would have come by now
+	m := first["-1001000000303"]
+	cur, _ := s.Fake.Lookup(m.ChatID, m.MessageID)
+	edits := s.Fake.Edits(m.ChatID, m.MessageID)
+	if n := strings.Count(cur.Current().Text, "Acknowledged by"); n != 1 || len(edits) != 1 {
+		t.Errorf("after a second acknowledgement: %d lines, %d edits, want 1 and 1:\n%s", n, len(edits), cur.Current().Text)
+	}
 }
