@@ -44,6 +44,12 @@ type Alert struct {
 	Title string `json:"title"`
 	// Body is the detail, plain text, possibly several lines.
 	Body string `json:"body,omitempty"`
+	// BodyHTML, when set, is the body as its sender formatted it, in
+	// Telegram HTML (package inbound converts Slack's and Discord's
+	// marks so). A route in HTML mode shows it in place of Body while the
+	// whole body fits; Body stays the plain text every other use reads.
+	// Only Go callers set it: it is no field of the API.
+	BodyHTML string `json:"-"`
 	// Severity is critical, warning or info; empty means info.
 	Severity Severity `json:"severity,omitempty"`
 	// Status is firing or resolved; empty means firing.

@@ -88,7 +88,7 @@ func newMessageData(a *Alert, routeName string, mode markup.Mode, lim renderLimi
 	}
 	d := &MessageData{
 		Title:       esc(a.Title),
-		Body:        esc(body),
+		Body:        bodyMarkup(a, body, mode),
 		Severity:    esc(string(a.Severity)),
 		Status:      esc(string(a.Status)),
 		Source:      esc(a.Source),
@@ -114,6 +114,16 @@ func newMessageData(a *Alert, routeName string, mode markup.Mode, lim renderLimi
 		d.Labels = append(d.Labels, Label{Name: esc(k), Value: v})
 	}
 	return d
+}
+
+// bodyMarkup is the body (cut to body) for mode: the sender's own
+// formatting (BodyHTML) in HTML mode when the body is whole and it is
+// valid, else body escaped.
+func bodyMarkup(a *Alert, body string, mode markup.Mode) Markup {
+	if a.BodyHTML != "" && mode == markup.HTML && len(body) == len(a.Body) && markup.Validate(a.BodyHTML, mode) == nil {
+		return Markup(a.BodyHTML)
+	}
+	return Markup(markup.Escape(body, mode))
 }
 
 // helpers is the mode-aware function set of message templates. Every

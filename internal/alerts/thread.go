@@ -142,6 +142,15 @@ func (r *Router) attachButtons(ctx context.Context, o *outgoing) error {
 		return fmt.Errorf("%w: alerts: store what the buttons of route %q act on: %w", jobs.ErrUnavailable, rt.name, err)
 	}
 	m.Buttons = kb
+	// Indexed by the alert, for an acknowledgement from its source.
+	idx := keys.Bot(m.Bot).AlertButtons(a.Identity())
+	if _, err := r.cfg.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.SAdd(ctx, idx, m.Chat+"\n"+buttons.RefOf(kb))
+		p.PExpire(ctx, idx, jobs.ThreadRetention)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("%w: alerts: index the buttons of route %q: %w", jobs.ErrUnavailable, rt.name, err)
+	}
 	return nil
 }
 

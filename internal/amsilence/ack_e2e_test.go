@@ -1,7 +1,6 @@
 package amsilence_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,18 +15,15 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/herald-dev/herald/internal/alerts"
 	"github.com/herald-dev/herald/internal/app"
 	"github.com/herald-dev/herald/internal/httpapi"
-	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
-	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
-	"github.com/herald-dev/herald/internal/worker"
 	"github.com/herald-dev/herald/test/alertmanagertest"
+	amstack "github.com/herald-dev/herald/test/alertmanagertest/stack"
 	"github.com/herald-dev/herald/test/redistest"
 )
 
@@ -71,7 +66,7 @@ receivers:
 // Telegram creates a silence of the alert's labels in that Alertmanager,
 // which then holds the alert as suppressed, and the message says so.
 func TestAcknowledgeSilencesInAlertmanager(t *testing.T) {
-	bin := alertmanagertest.Binary(t)
+	alertmanagertest.Binary(t) // skip early when it is missing
 	srv := redistest.Start(t)
 	fake, err := telegramfake.Start(telegramfake.Config{TimeScale: scale})
 	if err != nil {
@@ -79,7 +74,7 @@ func TestAcknowledgeSilencesInAlertmanager(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = fake.Close() })
 	log := slog.New(slog.DiscardHandler)
-	startWorker(t, srv.URL(), fake, log)
+	amstack.StartWorker(t, srv.URL(), fake.URL(), scale, log)
 	port, err := redistest.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +94,7 @@ func TestAcknowledgeSilencesInAlertmanager(t *testing.T) {
 	t.Cleanup(p.Close)
 	api := httptest.NewServer(p.Handler())
 	t.Cleanup(api.Close)
-	runAlertmanager(t, bin, port, fmt.Sprintf(amConfig, api.URL, apiToken))
+	am := alertmanagertest.Start(t, fmt.Sprintf(amConfig, api.URL, apiToken), port)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
@@ -114,7 +109,7 @@ func TestAcknowledgeSilencesInAlertmanager(t *testing.T) {
 	if text := pressAck(ctx, t, fake, "queue slow", "Acknowledged by @bob_ops"); strings.Contains(text, "Alertmanager") {
 		t.Errorf("an API alert's acknowledgement mentions Alertmanager: %q", text)
 	}
-	postAlert(t, amURL, `[{"labels": {"alertname": "DiskFull", "instance": "db-1"}, "annotations": {"summary": "disk full"}}]`)
+	am.PostAlerts(t, `[{"labels": {"alertname": "DiskFull", "instance": "db-1"}, "annotations": {"summary": "disk full"}}]`)
 	text := pressAck(ctx, t, fake, "DiskFull", "Silenced in Alertmanager for 2h")
 	if !strings.Contains(text, "Acknowledged by @bob_ops") {
 		t.Errorf("edited message %q", text)
@@ -193,83 +188,4 @@ func getJSON(t *testing.T, url string, out any) {
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func postAlert(t *testing.T, amURL, body string) {
-	t.Helper()
-	resp, err := http.Post(amURL+"/api/v2/alerts", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST /api/v2/alerts: %s", resp.Status)
-	}
-}
-
-// runAlertmanager runs bin with config on the loopback port until the test
-// ends.
-func runAlertmanager(t *testing.T, bin string, port int, config string) {
-	t.Helper()
-	dir := t.TempDir()
-	file := filepath.Join(dir, "am.yml")
-	if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.Command(bin, "--config.file="+file, "--storage.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--cluster.listen-address=", "--log.level=warn")
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("alertmanager's log:\n%s", logs.String())
-		}
-	})
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		if resp, err := http.Get("http://" + addr + "/-/ready"); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("alertmanager did not become ready:\n%s", logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// startWorker runs a worker with the limits scaled as the fake's.
-func startWorker(t *testing.T, redisURL string, fake *telegramfake.Server, log *slog.Logger) {
-	t.Helper()
-	client, err := telegram.New(telegram.Config{Token: telegramfake.DefaultToken, APIURL: fake.URL(), Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wcfg := settings.Worker{Redis: redisconn.Config{URL: redisURL}}.WithDefaults()
-	wcfg.Worker.Limits = ratelimit.Config{
-		Bot:     ratelimit.Per(30, time.Second/scale),
-		Private: ratelimit.Per(1, time.Second/scale),
-		Group:   ratelimit.Per(1, time.Second/scale).And(ratelimit.Per(20, time.Minute/scale)),
-	}
-	wcfg.Worker.BackoffBase, wcfg.Worker.BackoffCap = 100*time.Millisecond, time.Second
-	w, err := app.NewWorker(wcfg, map[string]worker.Sender{"default": client}, prometheus.NewRegistry(), log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("worker.Run: %v", err)
-		}
-	})
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/herald-dev/herald/internal/broadcast"
 	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/durable"
+	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/heartbeat"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/inbound"
@@ -252,7 +253,8 @@ func (s surfaces) mounts(hb []httpapi.Mount, oc *onCall) ([]httpapi.Mount, error
 		s.events.Mounts(),
 		broadcast.Mounts(casts, s.events, log, s.quotas),
 		oc.mounts,
-		inbound.Mounts(inbound.Config{Dispatcher: s.dispatcher, Keyring: s.sec.keyring, Redis: s.rdb, MaxBodyBytes: cfg.WebhookBodyLimit(), Logger: log}),
+		inbound.Mounts(inbound.Config{Dispatcher: s.dispatcher, Keyring: s.sec.keyring, Redis: s.rdb, MaxBodyBytes: cfg.WebhookBodyLimit(), Logger: log,
+			Acknowledge: interact.NewSourceAcks(interact.SourceAckConfig{Redis: s.rdb, Edits: s.enq, Escalations: escalation.NewStore(s.rdb, nil), Bots: cfg.BotNames(), Logger: log}).Acknowledge}),
 		botapi.Mounts(botapi.Config{Enqueuer: s.enq, Keyring: s.sec.keyring, Ledger: ledger.NewStore(s.rdb, cfg.Ledger), Bots: cfg.BotNames(), MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: log, Registerer: s.reg}),
 	), nil
 }

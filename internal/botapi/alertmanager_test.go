@@ -2,14 +2,9 @@ package botapi_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,7 +12,6 @@ import (
 
 	"github.com/herald-dev/herald/internal/telegramfake"
 	"github.com/herald-dev/herald/test/alertmanagertest"
-	"github.com/herald-dev/herald/test/redistest"
 )
 
 // alertmanagerConfig is a receiver whose telegram_configs point at the
@@ -41,66 +35,18 @@ receivers:
 
 // alertmanager is a running Alertmanager on a loopback port.
 type alertmanager struct {
+	*alertmanagertest.Alertmanager
 	url string
 }
 
 func startAlertmanager(t *testing.T, heraldURL string) *alertmanager {
 	t.Helper()
-	bin := alertmanagertest.Binary(t)
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "alertmanager.yml")
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, alertmanagerConfig, heraldURL, sendToken), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	port, err := redistest.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--cluster.listen-address=", "--log.level=warn")
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("alertmanager's log:\n%s", logs.String())
-		}
-	})
-	am := &alertmanager{url: "http://" + addr}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get(am.url + "/-/ready")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return am
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("alertmanager did not become ready: %v\n%s", err, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	am := alertmanagertest.Start(t, fmt.Sprintf(alertmanagerConfig, heraldURL, sendToken), 0)
+	return &alertmanager{Alertmanager: am, url: am.URL}
 }
 
 // post sends alerts to Alertmanager's API v2.
-func (am *alertmanager) post(t *testing.T, alerts []map[string]any) {
-	t.Helper()
-	body, _ := json.Marshal(alerts)
-	resp, err := http.Post(am.url+"/api/v2/alerts", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST /api/v2/alerts: %s", resp.Status)
-	}
-}
+func (am *alertmanager) post(t *testing.T, alerts []map[string]any) { am.PostAlerts(t, alerts) }
 
 // metric sums the samples of Alertmanager's metric name whose labels
 // include every one of labels ("integration=\"telegram\"").

@@ -10,16 +10,13 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/herald-dev/herald/internal/app"
 	"github.com/herald-dev/herald/internal/httpapi"
-	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/redisconn"
 	"github.com/herald-dev/herald/internal/settings"
-	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
-	"github.com/herald-dev/herald/internal/worker"
+	amstack "github.com/herald-dev/herald/test/alertmanagertest/stack"
 	"github.com/herald-dev/herald/test/redistest"
 )
 
@@ -50,7 +47,7 @@ func startStack(t *testing.T) *stack {
 	}
 	t.Cleanup(func() { _ = fake.Close() })
 	log := slog.New(slog.DiscardHandler)
-	startWorker(t, srv.URL(), fake, log)
+	amstack.StartWorker(t, srv.URL(), fake.URL(), scale, log)
 	cfg := settings.Producer{Redis: redisconn.Config{URL: srv.URL()},
 		Keyring: httpapi.KeyringConfig{TokensFile: tokensFile(t)}}.WithDefaults()
 	p, err := app.NewProducer(cfg, rdb, asynq.RedisClientOpt{Addr: srv.Addr}, app.NewRegistry(), log)
@@ -80,33 +77,4 @@ func tokensFile(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return file
-}
-
-// startWorker runs a worker with the limits scaled as the fake's.
-func startWorker(t *testing.T, redisURL string, fake *telegramfake.Server, log *slog.Logger) {
-	t.Helper()
-	client, err := telegram.New(telegram.Config{Token: telegramfake.DefaultToken, APIURL: fake.URL(), Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wcfg := settings.Worker{Redis: redisconn.Config{URL: redisURL}}.WithDefaults()
-	wcfg.Worker.Limits = ratelimit.Config{
-		Bot:     ratelimit.Per(30, time.Second/scale),
-		Private: ratelimit.Per(1, time.Second/scale),
-		Group:   ratelimit.Per(1, time.Second/scale).And(ratelimit.Per(20, time.Minute/scale)),
-	}
-	wcfg.Worker.BackoffBase, wcfg.Worker.BackoffCap = 100*time.Millisecond, time.Second
-	w, err := app.NewWorker(wcfg, map[string]worker.Sender{"default": client}, prometheus.NewRegistry(), log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("worker.Run: %v", err)
-		}
-	})
 }

@@ -2,12 +2,6 @@ package inbound_test
 
 import (
 	"context"
-	"encoding/json"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -53,63 +47,8 @@ receivers:
         send_resolved: true
 `
 
-// startAlertmanager runs the binary with cfg on a free loopback port and
-// returns its base URL once ready.
-func startAlertmanager(ctx context.Context, t *testing.T, bin, cfg string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "am.yml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	logf, err := os.Create(filepath.Join(dir, "am.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "am.yml"), "--storage.path="+dir,
-		"--web.listen-address="+addr, "--cluster.listen-address=", "--log.level=debug")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(dir, "am.log"))
-			t.Logf("alertmanager log:\n%s", tail(string(b), 6000))
-		}
-	})
-	base := "http://" + addr
-	for {
-		if resp, err := http.Get(base + "/-/ready"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatal("alertmanager did not get ready")
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
-
 // pushAlerts posts alerts to Alertmanager's API v2, ended when resolved.
-func pushAlerts(t *testing.T, am string, resolved bool, names ...string) {
+func pushAlerts(t *testing.T, am *alertmanagertest.Alertmanager, resolved bool, names ...string) {
 	t.Helper()
 	now := time.Now().UTC()
 	var list []map[string]any
@@ -125,10 +64,7 @@ func pushAlerts(t *testing.T, am string, resolved bool, names ...string) {
 		}
 		list = append(list, a)
 	}
-	body, _ := json.Marshal(list)
-	if code, answer := postJSON(t, am+"/api/v2/alerts", body, nil); code != http.StatusOK {
-		t.Fatalf("alertmanager refused the alerts: %d %s", code, answer)
-	}
+	am.PostAlerts(t, list)
 }
 
 // TestAlertmanagerReceivers runs Debian's Alertmanager with its Slack,
@@ -137,10 +73,10 @@ func pushAlerts(t *testing.T, am string, resolved bool, names ...string) {
 // PagerDuty's and Opsgenie's resolutions replying in their firing
 // message's thread.
 func TestAlertmanagerReceivers(t *testing.T) {
-	bin := alertmanagertest.Binary(t)
+	alertmanagertest.Binary(t) // skip before the stack starts when it is missing
 	s := startStack(t)
 	cfg := strings.NewReplacer("{{BASE}}", s.Fleet.APIBase, "{{TOKEN}}", s.Fleet.APIToken).Replace(amConfig)
-	am := startAlertmanager(s.Ctx, t, bin, cfg)
+	am := alertmanagertest.Start(t, cfg, 0)
 	names := []string{"DiskFull", "DiskSlow"}
 	receivers := []string{"slack", "discord", "pagerduty", "opsgenie"}
 

@@ -71,10 +71,17 @@ func TestNpmClients(t *testing.T) {
 	waitPerChat(t, s.Ctx, s.Fake, []string{"slack", "discord"}, 1)
 	time.Sleep(500 * time.Millisecond) // a second message would show by now
 	want := map[string][]string{
-		"slack": {"Deploy failed: api v2.3.1", "Deploy failed on prod", "run 42 (https://ci.example/run/42)", "@here",
-			"Stage: migrate retry", "Env:\nprod", "By:\n@U024BE7LH", "from CI (https://ci.example)", "Log tail"},
-		"discord": {"Backup failed on nas-1", "heads up @987654321098765432", "rsync exited with 23", "the log (https://nas.example/log) details",
+		"slack": {"Deploy failed: api v2.3.1", "Deploy failed on prod", "run 42", "@here",
+			"Stage: migrate retry", "Env:\nprod", "By:\n@U024BE7LH", "from CI", "Log tail"},
+		"discord": {"Backup failed on nas-1", "heads up @987654321098765432", "rsync exited with 23", "the log details",
 			"Job: nightly weekly", "Owner: @123456789012345678", "backup-bot"},
+	}
+	// The emphasis arrives as Telegram HTML, as the fake's parser read it.
+	html := map[string][]string{
+		"slack": {"<b>Deploy failed</b> on <i>prod</i>", `<a href="https://ci.example/run/42">run 42</a>`,
+			"<b>Stage:</b> <code>migrate</code> <s>retry</s>", "<b>Env:</b>", `<a href="https://ci.example">CI</a>`},
+		"discord": {"<b>rsync</b> exited with <code>23</code>", `<a href="https://nas.example/log">the log</a>`,
+			"<tg-spoiler>details</tg-spoiler>", "<s>nightly</s> weekly"},
 	}
 	for r, parts := range want {
 		ms := inChat(s.Fake, chats[r])
@@ -87,6 +94,14 @@ func TestNpmClients(t *testing.T) {
 		for _, p := range parts {
 			if !strings.Contains(text, p) {
 				t.Errorf("%s: the message lacks %q", r, p)
+			}
+		}
+		if ms[0].ParseMode != "HTML" {
+			t.Fatalf("%s: parse_mode %q, want HTML", r, ms[0].ParseMode)
+		}
+		for _, h := range html[r] {
+			if !strings.Contains(ms[0].Text+ms[0].Caption, h) {
+				t.Errorf("%s: the message's HTML lacks %s:\n%s", r, h, ms[0].Text+ms[0].Caption)
 			}
 		}
 	}

@@ -33,12 +33,18 @@
 // stored. A refused request stores nothing and gets the status and body the
 // real service gives for that mistake.
 //
-// Text. Alerts are plain text: the route renders them into its parse mode
-// (HTML by default) and escapes them there. So formatting marks are turned
-// into readable plain text here — Slack's *bold* _italic_ ~strike~ `code`,
-// <url|label>, <!here>; Discord's and Teams' Markdown, masked links,
-// mentions and timestamps — and no raw mark reaches a chat. The emphasis
-// itself is not carried over (the alert model has no formatted body).
+// Text. The converters (text.go) read Slack's *bold* _italic_ ~strike~
+// `code` ```pre```, <url|label>, <!here>; Discord's and Teams' Markdown,
+// masked links, mentions and timestamps — in one left-to-right pass with a
+// stack of the marks open on the line, so their work is linear in the
+// input; a mark that does not close stays text. They write marked text
+// (rich.go): plain text with the styles marked by Unicode noncharacters,
+// which the steps that pick a title and join blocks treat as text. Before
+// dispatch the marks become the alert's plain Title and Body and its
+// BodyHTML, Telegram HTML that is valid by construction (escaped, every
+// tag closed and nested, nothing inside code, links to http, https and
+// mailto only): HTML routes show it, other parse modes the plain body. No
+// raw mark reaches a chat.
 //
 // Threads. Where the source gives a key — PagerDuty's dedup_key,
 // Opsgenie's alias — it is the alert's Key, so a resolve or close joins the
@@ -49,7 +55,10 @@
 // its firing alert was dispatched with (Config.Redis), so it reads and
 // routes as that alert. Acknowledge events (PagerDuty acknowledge, Opsgenie
 // acknowledge) are answered as the service answers and passed to
-// Config.Acknowledge when set; nothing is sent for them otherwise.
+// Config.Acknowledge by the tool's name and the alert's key; the producer
+// wires it to interact.SourceAcks, which acknowledges the alert's
+// messages as a press of their Acknowledge button would (the edit, the
+// escalation stopped). Nothing is sent for them otherwise.
 //
 // docs/INTEGRATIONS.md tells, per tool, which format to pick and which
 // setting to change.

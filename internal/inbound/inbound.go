@@ -33,8 +33,9 @@ type Config struct {
 	// needs the send scope. httpapi.OpenKeyring accepts any credential.
 	Keyring *httpapi.Keyring
 	// Acknowledge, when set, is told of an acknowledge event (PagerDuty's
-	// acknowledge, Opsgenie's acknowledge) by the source and the alert's
-	// key, the same Key the firing alert was dispatched with. An error is
+	// acknowledge, Opsgenie's acknowledge) by the tool's name ("PagerDuty",
+	// "Opsgenie") and the alert's key, the same Key the firing alert was
+	// dispatched with (its identity: inbound alerts have no Owner). An error is
 	// a 503 to the sender, who retries. Nil: acknowledgements are
 	// answered as the service answers them and nothing else happens.
 	Acknowledge func(ctx context.Context, source, key string) error
@@ -185,15 +186,21 @@ func (s *server) serve(f *format, w http.ResponseWriter, r *http.Request) {
 // acknowledgement on.
 func (s *server) act(ctx context.Context, source string, o *outcome) *httpapi.Error {
 	if o.ack != "" && s.cfg.Acknowledge != nil {
-		if err := s.cfg.Acknowledge(ctx, source, o.ack); err != nil {
+		// The key as webhooks.Fit makes it the firing alert's.
+		probe := []alerts.Alert{{Title: "ack", Key: o.ack}}
+		if e := webhooks.Fit(probe, ""); e != nil {
+			return e
+		}
+		if err := s.cfg.Acknowledge(ctx, toolNames[source], probe[0].Key); err != nil {
 			return httpapi.Errorf(http.StatusServiceUnavailable, httpapi.CodeUnavailable, "the acknowledgement was not recorded; retry later")
 		}
 	}
 	if len(o.alerts) == 0 {
 		return nil
 	}
-	if o.bare {
-		for i := range o.alerts {
+	for i := range o.alerts {
+		finishText(&o.alerts[i])
+		if o.bare {
 			s.mem.recall(ctx, &o.alerts[i])
 		}
 	}
@@ -212,6 +219,9 @@ func (s *server) act(ctx context.Context, source string, o *outcome) *httpapi.Er
 	}
 	return nil
 }
+
+// toolNames name the tools whose acknowledgements are passed on.
+var toolNames = map[string]string{"pagerduty": "PagerDuty", "opsgenie": "Opsgenie"}
 
 // asError returns err as an *httpapi.Error (a read failure is a 400).
 func asError(err error) *httpapi.Error {

@@ -67,6 +67,12 @@
 // through amsilence), and a second line says so, or that it failed; a
 // failure leaves the acknowledgement standing and is not retried.
 //
+// An acknowledge event from the alert's source (PagerDuty's, Opsgenie's,
+// received by package inbound) is acted on as a press of Acknowledge by
+// that tool (sourceack.go): the router indexes each buttoned message by
+// its alert (keys.Space.AlertButtons), and SourceAcks stores the
+// acknowledgement, stops the escalation and queues the same edit.
+//
 // # Chats that block the bot
 //
 // The same update tasks carry my_chat_member updates, which Telegram sends

@@ -249,11 +249,19 @@ type press struct {
 	// direct is set for a press in the presser's private chat, where an
 	// escalation sent the alert's buttons (chatDirect).
 	direct bool
+	// byName, when set, names who acted in place of the presser: the
+	// tool of an acknowledgement from the alert's source (sourceack.go).
+	byName string
 }
 
 // by is how the presser is named in lines, answers and silences: see
 // telegram.UpdateUser.Name.
-func (p *press) by() string { return p.q.From.Name() }
+func (p *press) by() string {
+	if p.byName != "" {
+		return p.byName
+	}
+	return p.q.From.Name()
+}
 
 // incidentOf names what an acknowledgement and the lines below the message
 // belong to: one firing of the alert in its chat. A thread key is reused

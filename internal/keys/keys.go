@@ -213,6 +213,12 @@ func (s Space) Thread(chat, key string) string {
 // (internal/buttons), by the reference their callback data carries.
 func (s Space) ButtonSubject(ref string) string { return s.prefix() + "cb:" + ref }
 
+// AlertButtons is the set of an alert's messages that carry buttons, by
+// the alert's identity (alerts.Alert.Identity): members "<chat>\n<ref>",
+// ref naming the ButtonSubject. An acknowledgement that comes from the
+// alert's source (internal/interact, SourceAcks) finds the messages there.
+func (s Space) AlertButtons(identity string) string { return s.prefix() + "alertcb:" + identity }
+
 // ButtonChats is the set of other chats where the buttons of a
 // subject may be pressed: the direct messages an escalation sent them to
 // (internal/buttons, AllowChat).

@@ -1,6 +1,8 @@
 // Package alertmanagertest finds the real Alertmanager for the tests that
 // drive it against Herald (the inbound formats, the Telegram front and the
-// silences an Acknowledge creates), as redistest finds redis-server.
+// silences an Acknowledge creates), as redistest finds redis-server;
+// Start runs it with a configuration and PostAlerts feeds it as
+// Prometheus would (run.go). Package stack starts Herald's worker beside.
 package alertmanagertest
 
 import (
