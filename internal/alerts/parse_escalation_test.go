@@ -48,9 +48,9 @@ routes:
 func TestParseEscalation(t *testing.T) {
 	t.Parallel()
 	tb := mustParse(t, oncallFile)
-	c := tb.Catalog()
-	if c.Bot != "pages" || len(c.Schedules) != 1 || c.Schedules["primary"].Chat != "-1001000000009" {
-		t.Fatalf("catalog %+v", c)
+	c, sc := tb.Catalog(), tb.Schedules()
+	if sc.Bot != "pages" || len(sc.Schedules) != 1 || sc.Schedules["primary"].Chat != "-1001000000009" {
+		t.Fatalf("schedules %+v", sc)
 	}
 	p, ok := c.Policies["db-critical"]
 	if !ok || len(p.Steps) != 3 || p.Repeat != 1 || p.RepeatInterval != 30*time.Minute {
@@ -70,7 +70,7 @@ func TestParseEscalation(t *testing.T) {
 			break
 		}
 	}
-	again, err := oncall.Parse("source", c.Source)
+	again, err := oncall.Parse("source", sc.Source)
 	if err != nil || len(again) != 1 || again[0].Name != "primary" || again[0].Chat != "-1001000000009" || len(again[0].Layers[0].Users) != 3 {
 		t.Errorf("the schedules written out read back as %+v, %v", again, err)
 	}
@@ -133,7 +133,7 @@ func TestOnCallDocExample(t *testing.T) {
 		t.Fatal("docs/ONCALL.md has no yaml block")
 	}
 	tb := mustParse(t, src)
-	c := tb.Catalog()
+	c := tb.Schedules()
 	at := time.Date(2026, 4, 8, 12, 0, 0, 0, time.UTC)
 	for name, want := range map[string]string{"primary": "Bob", "secondary": "Carol"} {
 		if u, _, _ := c.Schedules[name].OnCall(at); u.Name != want {
@@ -143,7 +143,7 @@ func TestOnCallDocExample(t *testing.T) {
 	if u, sh, _ := c.Schedules["primary"].Next(at); u.Name != "Carol" || !sh.Start.Equal(time.Date(2026, 4, 13, 7, 0, 0, 0, time.UTC)) {
 		t.Errorf("next in primary: %s from %s, want Carol from 13 April 09:00 CEST", u.Name, sh.Start)
 	}
-	if p := c.Policies["db-critical"]; len(p.Steps) != 3 || p.Steps[1].Wait != 4*time.Minute || p.RepeatInterval != 30*time.Minute {
+	if p := tb.Catalog().Policies["db-critical"]; len(p.Steps) != 3 || p.Steps[1].Wait != 4*time.Minute || p.RepeatInterval != 30*time.Minute {
 		t.Errorf("db-critical: %+v", p)
 	}
 }
@@ -161,7 +161,7 @@ func TestRoutingDocEscalationExample(t *testing.T) {
 	if !ok || !ok2 || !ok3 {
 		t.Fatal("docs/ROUTING.md has no escalation example")
 	}
-	if c := mustParse(t, src).Catalog(); len(c.Policies) != 1 || len(c.Schedules) != 1 {
-		t.Errorf("catalog %+v", c)
+	if tb := mustParse(t, src); len(tb.Catalog().Policies) != 1 || len(tb.Schedules().Schedules) != 1 {
+		t.Errorf("catalog %+v, schedules %+v", tb.Catalog(), tb.Schedules())
 	}
 }

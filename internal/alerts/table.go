@@ -5,6 +5,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/oncall"
+	"github.com/herald-dev/herald/internal/oncall/roster"
 )
 
 // Table is a parsed and validated routing file: the routes in file order,
@@ -24,11 +25,16 @@ type Table struct {
 	schedulesSource []byte
 }
 
-// Catalog is the file's escalation policies and schedules, for the
-// escalation engine, the on-call API and the handoff announcements.
+// Catalog is the file's escalation policies, for the escalation engine.
 func (t *Table) Catalog() escalation.Catalog {
-	c := escalation.Catalog{Policies: t.policies, Schedules: make(map[string]oncall.Schedule, len(t.schedules)), Bot: t.bot,
-		Source: t.schedulesSource}
+	return escalation.Catalog{Policies: t.policies}
+}
+
+// Schedules is the file's on-call schedules, for the roster: the
+// escalation engine's on_call targets, the on-call API and the handoff
+// announcements.
+func (t *Table) Schedules() roster.Catalog {
+	c := roster.Catalog{Schedules: make(map[string]oncall.Schedule, len(t.schedules)), Bot: t.bot, Source: t.schedulesSource}
 	for _, s := range t.schedules {
 		c.Schedules[s.Name] = s
 	}

@@ -13,18 +13,19 @@ import (
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ledger"
+	"github.com/herald-dev/herald/internal/oncall/roster"
 	"github.com/herald-dev/herald/internal/settings"
 	"github.com/herald-dev/herald/internal/silences"
 )
 
-// onCall is the producer's side of on-call: the escalation engine, the
-// handoff announcer and the on-call API, over the routing file's
-// policies and schedules (reloaded with it). Without a routing file there
-// is none of it.
+// onCall is the producer's side of on-call and escalations: the
+// escalation engine, and the roster's service (the handoff announcer and
+// the on-call API), over the routing file's policies and schedules
+// (reloaded with it). Without a routing file there is none of it.
 type onCall struct {
-	engine    *escalation.Engine
-	announcer *escalation.Announcer
-	mounts    []httpapi.Mount
+	engine *escalation.Engine
+	roster *roster.Service
+	mounts []httpapi.Mount
 }
 
 // newOnCall builds the on-call side on the router's table. Every
@@ -34,9 +35,12 @@ func newOnCall(cfg settings.Producer, rdb redis.UniversalClient, enq *jobs.Enque
 	if router == nil || rdb == nil {
 		return &onCall{}, nil
 	}
-	catalog := func() escalation.Catalog { return router.Table().Catalog() }
-	overrides := escalation.NewOverrides(rdb)
-	ecfg := escalation.Config{Redis: rdb, Messages: enq, Catalog: catalog, Overrides: overrides,
+	svc, err := roster.New(roster.Config{Redis: rdb, Messages: enq, Catalog: func() roster.Catalog { return router.Table().Schedules() },
+		Settings: cfg.OnCall, MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	ecfg := escalation.Config{Redis: rdb, Messages: enq, Catalog: func() escalation.Catalog { return router.Table().Catalog() }, Roster: svc.Roster(),
 		Deliveries: deliveries{ledger.NewStore(rdb, cfg.Ledger)}, CheckInterval: cfg.Escalation.CheckInterval, Lease: cfg.Escalation.Lease, Logger: log.With("component", "escalation"),
 		Metrics: escalation.NewMetrics(reg)}
 	if st != nil {
@@ -46,17 +50,7 @@ func newOnCall(cfg settings.Producer, rdb redis.UniversalClient, enq *jobs.Enque
 	if err != nil {
 		return nil, err
 	}
-	roster := &escalation.Roster{Catalog: catalog, Overrides: overrides}
-	announcer, err := escalation.NewAnnouncer(escalation.AnnouncerConfig{Redis: rdb, Messages: enq, Roster: roster,
-		Interval: cfg.Escalation.AnnounceInterval, Logger: log.With("component", "oncall")})
-	if err != nil {
-		return nil, err
-	}
-	mounts, err := escalation.Mounts(escalation.APIConfig{Roster: roster, MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	return &onCall{engine: engine, announcer: announcer, mounts: mounts}, nil
+	return &onCall{engine: engine, roster: svc, mounts: svc.Mounts()}, nil
 }
 
 // Start runs the engine and the announcer.
@@ -67,7 +61,7 @@ func (o *onCall) Start(ctx context.Context) error {
 	if err := o.engine.Start(ctx); err != nil {
 		return err
 	}
-	return o.announcer.Start(ctx)
+	return o.roster.Start(ctx)
 }
 
 // Shutdown stops them, waiting for a pass under way.
@@ -76,7 +70,7 @@ func (o *onCall) Shutdown() {
 		return
 	}
 	o.engine.Shutdown()
-	o.announcer.Shutdown()
+	o.roster.Shutdown()
 }
 
 // silenceCheck asks the silences store about an escalation's alert.

@@ -1,12 +1,13 @@
 // Package escalation tells people about alerts nobody acknowledges, step
-// by step, and answers who is on call.
+// by step.
 //
 // # Policies
 //
 // A Policy (policy.go, read from the routing file's escalation_policies:
 // by Read in parse.go) is steps, each "notify these targets, then wait
 // this long for an acknowledgement": chats (with a forum topic), users by
-// direct message, and whoever is on call in a schedule (package oncall).
+// direct message, and whoever is on call in a schedule (asked of the
+// Roster, see below).
 // The steps may be taken again (repeat), and a critical alert that is
 // still unacknowledged afterwards is re-notified every repeat_interval.
 // A route of the routing file names its policy (escalation:).
@@ -53,13 +54,13 @@
 //
 // # On call
 //
-// A Roster (roster.go) answers who is on call now and next: the routing
-// file's schedules with the overrides made through the API above them
-// (Overrides, overrides.go, in Redis). The Announcer (handoff.go) posts a
-// message to a schedule's chat at each handoff, once fleet-wide (an
-// idempotency key per handoff and a compare-and-set cursor per schedule),
-// and publishes the schedules to Redis for the workers (snapshot.go),
-// whose press handler answers /oncall in a chat (Commands, command.go).
+// Who is on call is package internal/oncall/roster's: the engine asks a
+// Roster (oncall.go, Config.Roster) who is on call in a schedule at the
+// step's time, overrides included; beyond that, only Read looks at the
+// file's schedules (an on_call target must name one, a user may be named
+// by the id or @username of one of theirs).
+// The roster package also holds the stored overrides, the handoff
+// announcements, the on-call API and the /oncall command.
 //
 // docs/ONCALL.md describes it for its users.
 package escalation

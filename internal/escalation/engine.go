@@ -63,12 +63,12 @@ type Config struct {
 	Redis redis.UniversalClient
 	// Messages enqueues the notifications. Required.
 	Messages enqueuer
-	// Catalog returns the policies and schedules in force (the routing
-	// file's, swapped on reload). Required.
+	// Catalog returns the policies in force (the routing file's, swapped
+	// on reload). Required.
 	Catalog func() Catalog
-	// Overrides are the schedules' overrides made through the API; nil:
-	// the file's alone.
-	Overrides *Overrides
+	// Roster says who is on call in a schedule, for on_call targets; nil:
+	// nobody is.
+	Roster Roster
 	// Deliveries, when set, lets a step whose every message failed move
 	// on at once (and show why in the thread).
 	Deliveries Deliveries
@@ -114,7 +114,7 @@ func (c Config) validate() error {
 		errs = append(errs, errors.New("escalation: Config.Messages is required: the notifications are queued like any message"))
 	}
 	if c.Catalog == nil {
-		errs = append(errs, errors.New("escalation: Config.Catalog is required: the policies and schedules in force"))
+		errs = append(errs, errors.New("escalation: Config.Catalog is required: the policies in force"))
 	}
 	return errors.Join(errs...)
 }

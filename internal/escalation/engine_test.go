@@ -164,9 +164,9 @@ func TestEngineBlockedDMSaysTheUserBlockedTheBot(t *testing.T) {
 func TestEngineNobodyOnCall(t *testing.T) {
 	pol := threePolicy()
 	r := newRig(t, pol)
-	s := r.cat.Schedules["primary"]
+	s := r.schedules.Schedules["primary"]
 	s.Layers[0].Start = time.Date(2026, 2, 2, 0, 0, 0, 0, time.UTC) // nobody until then
-	r.cat.Schedules["primary"] = s
+	r.schedules.Schedules["primary"] = s
 	e := r.engine(nil)
 	r.start("1", "db-critical")
 	r.check(e)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/oncall"
+	"github.com/herald-dev/herald/internal/oncall/roster"
 	"github.com/herald-dev/herald/test/redistest"
 )
 
@@ -161,13 +162,16 @@ type rig struct {
 	out   *outbox
 	dl    *outcomes
 	cat   Catalog
-	store *Store
+	// schedules are the roster's.
+	schedules roster.Catalog
+	store     *Store
 }
 
 func newRig(t *testing.T, pol Policy) *rig {
 	t.Helper()
 	r := &rig{t: t, rdb: redisClient(t), clock: &fakeClock{now: time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC)}, out: newOutbox(), dl: &outcomes{}}
-	r.cat = Catalog{Policies: map[string]Policy{pol.Name: pol}, Schedules: map[string]oncall.Schedule{"primary": weekly()}}
+	r.cat = Catalog{Policies: map[string]Policy{pol.Name: pol}}
+	r.schedules = roster.Catalog{Schedules: map[string]oncall.Schedule{"primary": weekly()}}
 	r.store = NewStore(r.rdb, nil)
 	r.store.clock = r.clock.us
 	return r
@@ -177,7 +181,7 @@ func newRig(t *testing.T, pol Policy) *rig {
 func (r *rig) engine(metrics *Metrics) *Engine {
 	r.t.Helper()
 	e, err := NewEngine(Config{Redis: r.rdb, Messages: r.out, Catalog: func() Catalog { return r.cat }, Deliveries: r.dl,
-		Overrides: NewOverrides(r.rdb), Metrics: metrics, CheckInterval: 5 * time.Second, Logger: quiet, clock: r.clock.us})
+		Roster: &roster.Roster{Catalog: func() roster.Catalog { return r.schedules }, Overrides: roster.NewOverrides(r.rdb)}, Metrics: metrics, CheckInterval: 5 * time.Second, Logger: quiet, clock: r.clock.us})
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -95,15 +95,9 @@ func userLabel(u oncall.User) string {
 }
 
 // Catalog is what the engine reads from the routing file in force: the
-// policies and the schedules, by name. The file's loader builds it (see
-// alerts.Table.Catalog); a reload swaps it.
+// policies, by name. The file's loader builds it (see
+// alerts.Table.Catalog); a reload swaps it. The schedules are the
+// roster's (Config.Roster).
 type Catalog struct {
-	Policies  map[string]Policy
-	Schedules map[string]oncall.Schedule
-	// Bot is the bot that announces handoffs (the routing file's default
-	// bot); "" is the default bot.
-	Bot string
-	// Source is the file's schedules: section as YAML (oncall.Parse reads
-	// it), which producers publish for the workers' /oncall.
-	Source []byte
+	Policies map[string]Policy
 }

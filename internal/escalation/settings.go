@@ -6,11 +6,11 @@ import (
 	"github.com/herald-dev/herald/internal/config"
 )
 
-// The producer's settings of escalations and on-call.
+// The producer's settings of escalations (on-call's are
+// internal/oncall/roster's).
 const (
-	EnvCheckInterval    = "HERALD_ESCALATION_CHECK_INTERVAL"
-	EnvAnnounceInterval = "HERALD_ONCALL_ANNOUNCE_INTERVAL"
-	EnvLease            = "HERALD_ESCALATION_LEASE"
+	EnvCheckInterval = "HERALD_ESCALATION_CHECK_INTERVAL"
+	EnvLease         = "HERALD_ESCALATION_LEASE"
 )
 
 // Bounds of the intervals.
@@ -19,16 +19,13 @@ const (
 	maxInterval = 10 * time.Minute
 )
 
-// Settings are how often each producer takes escalation steps and looks
-// for handoffs to announce.
+// Settings are how often each producer takes escalation steps, and how
+// long it holds one.
 type Settings struct {
 	// CheckInterval is the engine's (default DefaultCheckInterval): a step
 	// comes within about this long of its time, and a step whose messages
 	// all failed moves on within about this long of the failure.
 	CheckInterval time.Duration
-	// AnnounceInterval is the announcer's (default
-	// DefaultAnnounceInterval).
-	AnnounceInterval time.Duration
 	// Lease is how long a producer that claimed a due step holds it
 	// (default DefaultLease): a producer that dies mid-step has its step
 	// taken over by another once the lease runs out, so a step comes at
@@ -45,9 +42,6 @@ func (s Settings) WithDefaults() Settings {
 	if s.CheckInterval == 0 {
 		s.CheckInterval = DefaultCheckInterval
 	}
-	if s.AnnounceInterval == 0 {
-		s.AnnounceInterval = DefaultAnnounceInterval
-	}
 	if s.Lease == 0 {
 		s.Lease = DefaultLease
 	}
@@ -60,9 +54,6 @@ func (s *Settings) Specs() []config.Spec {
 		config.NewSpec(EnvCheckInterval, config.FmtDur(DefaultCheckInterval),
 			"How often each producer takes the escalation steps that are due and looks at the delivery of their messages.",
 			config.DurationVar(&s.CheckInterval)),
-		config.NewSpec(EnvAnnounceInterval, config.FmtDur(DefaultAnnounceInterval),
-			"How often each producer looks for on-call handoffs to announce in their schedules' chats.",
-			config.DurationVar(&s.AnnounceInterval)),
 		config.NewSpec(EnvLease, config.FmtDur(DefaultLease),
 			"How long a producer holds an escalation step it took: a producer that dies mid-step has the step taken over by another after this. Between 5s and 10m, and at least three check intervals.",
 			config.DurationVar(&s.Lease)),
@@ -71,15 +62,9 @@ func (s *Settings) Specs() []config.Spec {
 
 // Check reports every problem of the settings by their names.
 func (s Settings) Check(p *config.Problems) {
-	for _, c := range []struct {
-		env string
-		d   time.Duration
-		def time.Duration
-	}{{EnvCheckInterval, s.CheckInterval, DefaultCheckInterval}, {EnvAnnounceInterval, s.AnnounceInterval, DefaultAnnounceInterval}} {
-		if c.d < minInterval || c.d > maxInterval {
-			p.Add(c.env, "must be between %s and %s (e.g. %s), got %s",
-				config.FmtDur(minInterval), config.FmtDur(maxInterval), config.FmtDur(c.def), config.FmtDur(c.d))
-		}
+	if s.CheckInterval < minInterval || s.CheckInterval > maxInterval {
+		p.Add(EnvCheckInterval, "must be between %s and %s (e.g. %s), got %s",
+			config.FmtDur(minInterval), config.FmtDur(maxInterval), config.FmtDur(DefaultCheckInterval), config.FmtDur(s.CheckInterval))
 	}
 	if s.Lease < minLease || s.Lease > maxInterval || s.Lease < 3*s.CheckInterval {
 		p.Add(EnvLease, "must be between %s and %s and at least three times %s (%s), so that a live producer renews nothing it could lose between two looks; got %s",

@@ -25,7 +25,7 @@ func TestLeaseSetting(t *testing.T) {
 		{10 * time.Second, 5 * time.Second, true},
 	} {
 		var p config.Problems
-		Settings{CheckInterval: tc.check, AnnounceInterval: time.Minute, Lease: tc.lease}.Check(&p)
+		Settings{CheckInterval: tc.check, Lease: tc.lease}.Check(&p)
 		err := p.Err()
 		if (err != nil) != tc.bad || err != nil && !strings.Contains(err.Error(), EnvLease) {
 			t.Errorf("lease %v with checks every %v: %v (bad=%v)", tc.lease, tc.check, err, tc.bad)

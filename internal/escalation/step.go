@@ -184,16 +184,10 @@ func (t *take) resolve(ctx context.Context, tg Target) (label string, msg *jobs.
 
 // onCall is who is on call in the schedule now, overrides included.
 func (t *take) onCall(ctx context.Context, name string) (oncall.User, bool, error) {
-	s, ok := t.cat.Schedules[name]
-	if !ok {
+	if t.e.cfg.Roster == nil {
 		return oncall.User{}, false, nil
 	}
-	s, err := t.e.cfg.Overrides.Live(ctx, s)
-	if err != nil {
-		return oncall.User{}, false, err
-	}
-	u, _, found := s.OnCall(time.UnixMicro(t.now))
-	return u, found, nil
+	return t.e.cfg.Roster.OnCall(ctx, name, time.UnixMicro(t.now))
 }
 
 // silenced ends the escalation of an alert a silence catches now.

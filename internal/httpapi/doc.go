@@ -25,5 +25,5 @@
 // Existing surfaces built this way: alerts.Mounts, heartbeat.Mounts,
 // (*silences.Store).Mounts, webhooks.Mounts, interact.Mounts,
 // chats.Mounts, (*statushook.Emitter).Mounts, broadcast.Mounts and
-// escalation.Mounts (the on-call API).
+// roster.Mounts (the on-call API, package internal/oncall/roster).
 package httpapi

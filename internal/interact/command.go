@@ -8,19 +8,19 @@ import (
 	"strings"
 
 	"github.com/herald-dev/herald/internal/broker"
-	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/oncall/roster"
 	"github.com/herald-dev/herald/internal/telegram"
 )
 
 // commander answers the bot commands Herald knows in a chat (/oncall);
-// ok is false for a text that is no such command. *escalation.Commands
+// ok is false for a text that is no such command. *roster.Commands
 // implements it.
 type commander interface {
 	Answer(ctx context.Context, chat, text string) (reply string, ok bool, err error)
 }
 
-var _ commander = (*escalation.Commands)(nil)
+var _ commander = (*roster.Commands)(nil)
 
 // command answers a message of an update when it is a command Herald
 // knows, for this bot (a command naming another bot, "/oncall@other_bot",

@@ -92,7 +92,7 @@
 // Messages arrive the same way (allowed_updates asks for them; a bot in
 // privacy mode gets only commands from groups). One that starts with "/"
 // becomes a TypeUpdate task too; the handler (command.go) answers the
-// commands escalation.Commands knows, /oncall (who is on call, from the
+// commands roster.Commands knows, /oncall (who is on call, from the
 // schedules the producers publish), with a message in the chat and topic
 // asked from, through the queue. Other messages are confirmed and dropped.
 //

@@ -17,6 +17,7 @@ import (
 	"github.com/herald-dev/herald/internal/chats"
 	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/oncall/roster"
 	"github.com/herald-dev/herald/internal/silences"
 	"github.com/herald-dev/herald/internal/telegram"
 	"github.com/herald-dev/herald/internal/telegramfake"
@@ -145,7 +146,7 @@ func setup(t *testing.T, o options) *harness {
 	}
 	h.chats, h.hooked = chats.NewStore(rdb, chats.WithMetrics(chats.NewMetrics(reg))), &hookLog{}
 	h.handler, err = newHandler(handlerConfig{Redis: rdb, Bots: h.bots, Edits: h.edits, EditQueue: jobs.QueueCritical,
-		Silences: h.store, Chats: h.chats, OnBlocked: h.hooked.record, Escalations: escalation.NewStore(rdb, nil), Commands: escalation.NewCommands(rdb),
+		Silences: h.store, Chats: h.chats, OnBlocked: h.hooked.record, Escalations: escalation.NewStore(rdb, nil), Commands: roster.NewCommands(rdb),
 		BackoffBase: 50 * time.Millisecond, BackoffCap: 500 * time.Millisecond, Logger: log, Metrics: h.metrics})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/oncall/roster"
 	"github.com/herald-dev/herald/internal/silences"
 )
 
@@ -90,7 +91,7 @@ func ForWorker(cfg WorkerConfig) (*workerSide, error) {
 	blocked := chats.NewStore(cfg.Redis, chats.WithMetrics(chats.NewMetrics(cfg.Registerer)))
 	escalations := escalation.NewStore(cfg.Redis, escalation.NewMetrics(cfg.Registerer))
 	h, err := newHandler(handlerConfig{Redis: cfg.Redis, Bots: cfg.Bots, Edits: edits, EditQueue: queue,
-		Silences: store, Chats: blocked, OnBlocked: cfg.OnBlocked, Escalations: escalations, Commands: escalation.NewCommands(cfg.Redis),
+		Silences: store, Chats: blocked, OnBlocked: cfg.OnBlocked, Escalations: escalations, Commands: roster.NewCommands(cfg.Redis),
 		Durable: cfg.Durable, Logger: cfg.Logger, Metrics: metrics})
 	if err != nil {
 		return nil, err

@@ -5,9 +5,10 @@ import (
 	"encoding/hex"
 )
 
-// Escalations and on-call schedules (internal/escalation) are fleet-wide:
-// every key below carries the {herald} tag, so that one script sees an
-// escalation's record, its timer and the messages' homes together.
+// Escalations (internal/escalation) and on-call (internal/oncall/roster)
+// are fleet-wide: every key below carries the {herald} tag, so that one
+// script sees an escalation's record, its timer and the messages' homes
+// together.
 
 // Escalation holds one escalation of an alert (a hash): the alert, its
 // policy, its homes and how far through the steps it is.

@@ -1,6 +1,9 @@
 // Package oncall computes who is on call: schedules of rotations, layered,
 // with overrides, in a time zone, across daylight saving changes. It holds
-// no state and talks to nothing; routes, the API and the bot build on it.
+// no state and talks to nothing. Its subpackage internal/oncall/roster
+// keeps the state (overrides made through the API, handoff announcements,
+// the on-call API and /oncall); the routing file and escalations build
+// on both.
 //
 // # The model
 //

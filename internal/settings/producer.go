@@ -18,6 +18,7 @@ import (
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/keys"
 	"github.com/herald-dev/herald/internal/ledger"
+	"github.com/herald-dev/herald/internal/oncall/roster"
 	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/quota"
 	"github.com/herald-dev/herald/internal/redisconn"
@@ -67,9 +68,11 @@ type Producer struct {
 	Broadcast broadcast.Config
 	// Heartbeat holds the heartbeat checker's interval and cap.
 	Heartbeat heartbeat.Config
-	// Escalation holds how often escalation steps and handoffs are looked
-	// for.
+	// Escalation holds how often escalation steps are looked for, and
+	// how long a producer holds one.
 	Escalation escalation.Settings
+	// OnCall holds how often handoffs are looked for.
+	OnCall roster.Settings
 	// Feeds holds `producer feeds`' feed list and concurrency.
 	Feeds feeds.Config
 	// Callbacks holds the status callbacks' master key and allow-list,
@@ -99,6 +102,7 @@ func (p Producer) WithDefaults() Producer {
 	p.Broadcast = p.Broadcast.WithDefaults()
 	p.Heartbeat = p.Heartbeat.WithDefaults()
 	p.Escalation = p.Escalation.WithDefaults()
+	p.OnCall = p.OnCall.WithDefaults()
 	p.Feeds = p.Feeds.WithDefaults()
 	p.Reserve = p.Reserve.WithDefaults()
 	return p
@@ -122,6 +126,7 @@ func (p Producer) Validate() error {
 	p.Telegram.Check(&pr)
 	p.Heartbeat.Check(&pr)
 	p.Escalation.Check(&pr)
+	p.OnCall.Check(&pr)
 	p.Feeds.Check(&pr)
 	p.Routes.Check(&pr)
 	p.validateQueues(&pr)
@@ -256,6 +261,7 @@ func producerSpecs(p *Producer) []config.Spec {
 	specs = append(specs, p.Reserve.Specs()...)
 	specs = append(specs, p.Heartbeat.Specs()...)
 	specs = append(specs, p.Escalation.Specs()...)
+	specs = append(specs, p.OnCall.Specs()...)
 	specs = append(specs, p.Server.MetricsSpecs()...)
 	specs = append(specs, p.Feeds.Specs()...)
 	return append(specs, p.Callbacks.SharedSpecs()...)

@@ -18,6 +18,7 @@ import (
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/interact"
 	"github.com/herald-dev/herald/internal/jobs"
+	"github.com/herald-dev/herald/internal/oncall/roster"
 	"github.com/herald-dev/herald/internal/producer"
 	"github.com/herald-dev/herald/internal/ratelimit"
 	"github.com/herald-dev/herald/internal/redisconn"
@@ -40,7 +41,8 @@ func TestLoadProducerDefaults(t *testing.T) {
 		Enqueue:    jobs.EnqueueConfig{DefaultQueue: "default", Queues: []string{"critical", "default", "low", "broadcast"}, MaxRetry: 25, Timeout: 2 * time.Minute, IdempotencyWindow: 24 * time.Hour, Limits: jobs.Limits{MaxTextLen: 32768}},
 		Webhooks:   webhookParts{MaxBodyBytes: 256 << 10},
 		Heartbeat:  [2]any{5 * time.Second, 1000},
-		Escalation: escalation.Settings{CheckInterval: time.Second, AnnounceInterval: 15 * time.Second, Lease: 30 * time.Second},
+		Escalation: escalation.Settings{CheckInterval: time.Second, Lease: 30 * time.Second},
+		OnCall:     roster.Settings{AnnounceInterval: 15 * time.Second},
 		Feeds:      [2]any{"", 4},
 		Broadcast:  broadcast.Config{MaxChats: 100000, MaxBodyBytes: 32 << 20, BotLimit: ratelimit.Per(30, time.Second), ChatLimit: ratelimit.Per(1, time.Second)},
 	}
@@ -67,6 +69,7 @@ type producerParts struct {
 	Telegram   interact.ReceiverSettings
 	Heartbeat  [2]any // CheckInterval, MaxHeartbeats
 	Escalation escalation.Settings
+	OnCall     roster.Settings
 	Feeds      [2]any // Path, Concurrency
 	Callbacks  statushook.Config
 	Broadcast  broadcast.Config
@@ -85,7 +88,7 @@ func partsOf(p Producer) producerParts {
 	w.Sentry.MaxSkew, w.Grafana.MaxSkew, w.Grafana.SignatureHeader = 0, 0, ""
 	return producerParts{Redis: p.Redis, Log: p.Log, Bots: p.Bots, Server: p.Server, Keyring: p.Keyring, Enqueue: p.Enqueue,
 		Routes: p.Routes, Webhooks: webhookParts{GitHub: w.GitHub, Sentry: w.Sentry, Grafana: w.Grafana, MaxBodyBytes: w.MaxBodyBytes},
-		Telegram: p.Telegram, Heartbeat: [2]any{p.Heartbeat.CheckInterval, p.Heartbeat.MaxHeartbeats}, Escalation: p.Escalation,
+		Telegram: p.Telegram, Heartbeat: [2]any{p.Heartbeat.CheckInterval, p.Heartbeat.MaxHeartbeats}, Escalation: p.Escalation, OnCall: p.OnCall,
 		Feeds: [2]any{p.Feeds.Path, p.Feeds.Concurrency}, Callbacks: p.Callbacks, Broadcast: p.Broadcast}
 }
 
@@ -174,7 +177,8 @@ func TestLoadProducerEnv(t *testing.T) {
 			Grafana: webhooks.GrafanaConfig{Secret: "gr", TimestampHeader: "X-Grafana-Alerting-Signature-Timestamp"}, MaxBodyBytes: 32 << 10},
 		Telegram:   interact.ReceiverSettings{WebhookSecret: interact.WebhookSecret{Secret: "tg_secret"}},
 		Heartbeat:  [2]any{2 * time.Second, 50},
-		Escalation: escalation.Settings{CheckInterval: 500 * time.Millisecond, AnnounceInterval: time.Minute, Lease: 20 * time.Second},
+		Escalation: escalation.Settings{CheckInterval: 500 * time.Millisecond, Lease: 20 * time.Second},
+		OnCall:     roster.Settings{AnnounceInterval: time.Minute},
 		Feeds:      [2]any{"/etc/herald/feeds.yaml", 8},
 		Callbacks:  statushook.Config{Secret: testCallbackSecret, Allow: []string{"10.0.0.0/8", "hooks.internal"}},
 		Broadcast:  broadcast.Config{MaxChats: 5000, MaxBodyBytes: 4 << 20, BotLimit: ratelimit.Per(1000, time.Second), ChatLimit: ratelimit.Per(1, 2*time.Second)},
@@ -314,7 +318,7 @@ func TestProducerValidate(t *testing.T) {
 			"HERALD_MAX_HEARTBEATS (-max-heartbeats) must be >= 1"},
 		{"escalation check", func(p *Producer) { p.Escalation.CheckInterval = time.Millisecond },
 			"HERALD_ESCALATION_CHECK_INTERVAL (-escalation-check-interval) must be between 100ms and 10m (e.g. 1s), got 1ms"},
-		{"announce interval", func(p *Producer) { p.Escalation.AnnounceInterval = time.Hour },
+		{"announce interval", func(p *Producer) { p.OnCall.AnnounceInterval = time.Hour },
 			"HERALD_ONCALL_ANNOUNCE_INTERVAL (-oncall-announce-interval) must be between 100ms and 10m (e.g. 15s), got 1h"},
 		{"webhook body", func(p *Producer) { p.Webhooks.MaxBodyBytes = 10 },
 			"HERALD_WEBHOOK_MAX_BODY_BYTES (-webhook-max-body-bytes) must be at least 1KiB"},

@@ -1,4 +1,4 @@
-package escalation
+package roster
 
 import (
 	"encoding/json"
@@ -33,7 +33,7 @@ type APIConfig struct {
 // scope).
 func Mounts(cfg APIConfig) ([]httpapi.Mount, error) {
 	if cfg.Roster == nil {
-		return nil, errors.New("escalation: APIConfig.Roster is required")
+		return nil, errors.New("roster: APIConfig.Roster is required")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

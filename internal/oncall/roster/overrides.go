@@ -1,4 +1,4 @@
-package escalation
+package roster
 
 import (
 	"context"
@@ -21,7 +21,7 @@ const maxOverrides = 100
 
 // ErrTooManyOverrides refuses an override when the schedule holds
 // maxOverrides that have not ended.
-var ErrTooManyOverrides = fmt.Errorf("escalation: the schedule has %d overrides that have not ended; wait for some to end", maxOverrides)
+var ErrTooManyOverrides = fmt.Errorf("roster: the schedule has %d overrides that have not ended; wait for some to end", maxOverrides)
 
 // Overrides keeps the overrides made through the API, per schedule, in
 // Redis: every producer and worker sees the same ones. They sit above
@@ -93,7 +93,7 @@ func (o *Overrides) Add(ctx context.Context, schedule string, ov oncall.Override
 	key := keys.OnCallOverrides(schedule)
 	n, err := addOverrideScript.Run(ctx, o.rdb, []string{key}, string(body), now.UnixMicro(), maxOverrides).Int()
 	if err != nil {
-		return fmt.Errorf("%w: escalation: store the override: %w", jobs.ErrUnavailable, err)
+		return fmt.Errorf("%w: roster: store the override: %w", jobs.ErrUnavailable, err)
 	}
 	durable.Wrote(ctx, key)
 	if n == 0 {
@@ -106,7 +106,7 @@ func (o *Overrides) Add(ctx context.Context, schedule string, ov oncall.Override
 func (o *Overrides) List(ctx context.Context, schedule string) ([]oncall.Override, error) {
 	raw, err := o.rdb.LRange(ctx, keys.OnCallOverrides(schedule), 0, -1).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("%w: escalation: read the overrides of %q: %w", jobs.ErrUnavailable, schedule, err)
+		return nil, fmt.Errorf("%w: roster: read the overrides of %q: %w", jobs.ErrUnavailable, schedule, err)
 	}
 	out := make([]oncall.Override, 0, len(raw))
 	for _, v := range raw {

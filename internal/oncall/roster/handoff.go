@@ -1,4 +1,4 @@
-package escalation
+package roster
 
 import (
 	"context"
@@ -27,6 +27,13 @@ const (
 	maxLate = time.Hour
 )
 
+// enqueuer is the part of *jobs.Enqueuer the announcer sends through:
+// every announcement is an ordinary message, under the fleet's limits and
+// retries.
+type enqueuer interface {
+	Enqueue(ctx context.Context, req jobs.Request) (jobs.Result, error)
+}
+
 // AnnouncerConfig configures an Announcer.
 type AnnouncerConfig struct {
 	Redis    redis.UniversalClient
@@ -52,7 +59,7 @@ type Announcer struct {
 // NewAnnouncer checks cfg and returns an announcer; Start runs it.
 func NewAnnouncer(cfg AnnouncerConfig) (*Announcer, error) {
 	if cfg.Redis == nil || cfg.Messages == nil || cfg.Roster == nil || cfg.Roster.Catalog == nil {
-		return nil, errors.New("escalation: AnnouncerConfig.Redis, Messages and Roster (with its Catalog) are required")
+		return nil, errors.New("roster: AnnouncerConfig.Redis, Messages and Roster (with its Catalog) are required")
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultAnnounceInterval
@@ -77,7 +84,7 @@ func (a *Announcer) Start(ctx context.Context) error {
 		})
 	})
 	if err != nil {
-		return fmt.Errorf("escalation: announcer %w", err)
+		return fmt.Errorf("roster: announcer %w", err)
 	}
 	return nil
 }
@@ -104,7 +111,7 @@ return 1
 func (a *Announcer) Announce(ctx context.Context) error {
 	cat := a.cfg.Roster.Catalog()
 	if err := publish(ctx, a.cfg.Redis, cat.Source); err != nil {
-		return fmt.Errorf("escalation: publish the schedules: %w", err)
+		return fmt.Errorf("roster: publish the schedules: %w", err)
 	}
 	now := a.cfg.now()
 	var errs []error
@@ -135,7 +142,7 @@ func (a *Announcer) announce(ctx context.Context, bot string, s oncall.Schedule,
 	}
 	us, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil {
-		return fmt.Errorf("escalation: announcement time of %q: %w", s.Name, err)
+		return fmt.Errorf("roster: announcement time of %q: %w", s.Name, err)
 	}
 	from := time.UnixMicro(us)
 	if !now.After(from) {

@@ -1,4 +1,4 @@
-package escalation
+package roster
 
 import (
 	"context"
@@ -47,7 +47,7 @@ func (s *Snapshot) Catalog(ctx context.Context) (Catalog, error) {
 	case errors.Is(err, redis.Nil):
 		return Catalog{}, nil
 	case err != nil:
-		return Catalog{}, fmt.Errorf("escalation: read the published schedules: %w", err)
+		return Catalog{}, fmt.Errorf("roster: read the published schedules: %w", err)
 	}
 	sum := sha256.Sum256(raw)
 	s.mu.Lock()

@@ -1,4 +1,4 @@
-package escalation_test
+package roster_test
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herald-dev/herald/internal/escalation"
 	"github.com/herald-dev/herald/internal/httpapi"
 	"github.com/herald-dev/herald/internal/oncall"
+	"github.com/herald-dev/herald/internal/oncall/roster"
 	"github.com/herald-dev/herald/test/redistest"
 )
 
@@ -26,8 +26,8 @@ func onCallServer(t *testing.T, now time.Time) http.Handler {
 		Users: []oncall.User{alice, bob}, Length: oncall.Weekly, Handoff: oncall.Clock{Hour: 9}, Weekday: time.Monday,
 		Location: time.UTC, Start: time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC),
 	}}}
-	cat := escalation.Catalog{Schedules: map[string]oncall.Schedule{"primary": s}}
-	mounts, err := escalation.Mounts(escalation.APIConfig{Roster: &escalation.Roster{Catalog: func() escalation.Catalog { return cat }, Overrides: escalation.NewOverrides(rdb)},
+	cat := roster.Catalog{Schedules: map[string]oncall.Schedule{"primary": s}}
+	mounts, err := roster.Mounts(roster.APIConfig{Roster: &roster.Roster{Catalog: func() roster.Catalog { return cat }, Overrides: roster.NewOverrides(rdb)},
 		MaxBodyBytes: 1 << 16, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)

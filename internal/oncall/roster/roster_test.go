@@ -1,4 +1,4 @@
-package escalation
+package roster
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/herald-dev/herald/internal/oncall"
 )
@@ -160,15 +158,5 @@ func TestCommandsOnCall(t *testing.T) {
 	}
 	if _, ok, _ := c.Answer(ctx, "-1005", "who is on call?"); ok {
 		t.Error("a plain message taken for a command")
-	}
-}
-
-// A producer and a worker in one process (local mode) share the metrics.
-func TestMetricsTwiceOnOneRegistry(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	a, b := NewMetrics(reg), NewMetrics(reg)
-	a.Steps.WithLabelValues("p", "1").Inc()
-	if got := counter(t, b.Steps.WithLabelValues("p", "1")); got != 1 {
-		t.Errorf("the second set counts %v, want the first's 1", got)
 	}
 }

@@ -1,4 +1,4 @@
-package escalation
+package roster
 
 import (
 	"context"
@@ -10,6 +10,19 @@ import (
 
 	"github.com/herald-dev/herald/internal/oncall"
 )
+
+// Catalog is the schedules in force, by name, as the routing file gives
+// them (its loader builds it, see alerts.Table.Schedules; a reload swaps
+// it), or as the producers published them (Snapshot).
+type Catalog struct {
+	Schedules map[string]oncall.Schedule
+	// Bot is the bot that announces handoffs (the routing file's default
+	// bot); "" is the default bot.
+	Bot string
+	// Source is the file's schedules: section as YAML (oncall.Parse reads
+	// it), which producers publish for the workers' /oncall.
+	Source []byte
+}
 
 // Roster answers who is on call: the schedules in force (a Catalog's)
 // with the overrides made through the API above them.
@@ -69,6 +82,18 @@ func (r *Roster) Status(ctx context.Context, name string, t time.Time) (Status, 
 		return Status{}, ok, err
 	}
 	return statusOf(s, t), true, nil
+}
+
+// OnCall says who is on call in the named schedule at t, overrides
+// included; found is false when nobody is, or there is no such schedule.
+// The escalation engine asks it for its on_call targets.
+func (r *Roster) OnCall(ctx context.Context, schedule string, t time.Time) (u oncall.User, found bool, err error) {
+	s, ok, err := r.Schedule(ctx, schedule)
+	if !ok || err != nil {
+		return oncall.User{}, false, err
+	}
+	u, _, found = s.OnCall(t)
+	return u, found, nil
 }
 
 // statusOf is s's status at t.
