@@ -76,8 +76,12 @@ func TestEscalationFairAcrossPolicies(t *testing.T) {
 		}
 		return time.Now()
 	}
+	var floodDue time.Time
 	for i := range fairFlood {
-		post(fmt.Sprintf("f%03d", i), fmt.Sprintf("queue lag f%03d", i), "flood")
+		at := post(fmt.Sprintf("f%03d", i), fmt.Sprintf("queue lag f%03d", i), "flood")
+		if i == 0 {
+			floodDue = at.Add(fairWait)
+		}
 	}
 	// The other policy's alert fires while the flood's step-2 DMs are
 	// still ahead: its step 2 is due about a second after theirs.
@@ -115,12 +119,18 @@ func TestEscalationFairAcrossPolicies(t *testing.T) {
 		t.Errorf("the DM does not say its step: %q", got.Text)
 	}
 	// Nothing is dropped: every DM of the flood arrives, a second apart.
+	var last time.Time
 	waitFor(t, s.Ctx, "every step-2 DM of the flood", func() bool {
 		for i := range fairFlood {
-			if _, ok := dmTo(fmt.Sprintf("queue lag f%03d", i)); !ok {
+			m, ok := dmTo(fmt.Sprintf("queue lag f%03d", i))
+			if !ok {
 				return false
+			}
+			if m.At.After(last) {
+				last = m.At
 			}
 		}
 		return true
 	})
+	t.Logf("fair escalation: the flood's last step-2 DM came %v after the first flood alert's step 2 was due", last.Sub(floodDue).Round(time.Millisecond))
 }
