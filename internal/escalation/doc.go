@@ -45,7 +45,22 @@
 // (the firing, the step, the target) keep that from sending anything
 // twice. Every
 // notification is an ordinary message (jobs.Enqueuer), under the fleet's
-// limits and retries. While a step waits, the engine looks at its
+// limits and retries.
+//
+// Telegram sends one message a second to a chat, and the limiter gives a
+// chat's messages their turns in order, except that a message of the
+// critical queue (a priority queue) takes the first turn waiting for a
+// message of another queue. A step's direct message (sendDM, message.go)
+// uses that: a policy's first DM to a person in a while (Config.DMWindow,
+// a minute, counted in Redis per bot, person and policy) goes on the
+// critical queue whatever the alert's severity, its further DMs to the
+// person within the window on the default queue, in order. So 60 alerts
+// of one policy that reach the on-call person at once queue their DMs
+// behind each other (a minute: Telegram's limit), and another policy's
+// step reaching the same person meanwhile is next in their chat, within
+// a couple of seconds of its time. The thread notes keep the alert's
+// queue (critical for a critical alert); the handoff posts go on the
+// default queue, so a step's first DM also goes before them bot-wide. While a step waits, the engine looks at its
 // messages' delivery (Deliveries: the workers' ledger) every
 // CheckInterval: one that failed is shown in the thread with the reason,
 // and a step that reached nobody (a user who never started the bot,

@@ -78,6 +78,10 @@ type Config struct {
 	// CheckInterval is how often the engine looks (default
 	// DefaultCheckInterval, ±20%).
 	CheckInterval time.Duration
+	// DMWindow is how long after a policy's last step DM to a person its
+	// next one still queues behind it rather than ahead of the person's
+	// waiting messages (default DMFloodWindow; see take.sendDM).
+	DMWindow time.Duration
 	// Lease and BatchSize tune the claims (defaults 30s and 100).
 	Lease     time.Duration
 	BatchSize int
@@ -94,6 +98,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Lease <= 0 {
 		c.Lease = DefaultLease
+	}
+	if c.DMWindow <= 0 {
+		c.DMWindow = DMFloodWindow
 	}
 	if c.BatchSize <= 0 {
 		c.BatchSize = defaultBatch

@@ -26,11 +26,14 @@ type outbox struct {
 	mu    sync.Mutex
 	byKey map[string]jobs.SendMessage
 	order []jobs.SendMessage
+	queue map[string]string // by idempotency key
 	dups  int
 	fail  func(m jobs.SendMessage) error
 }
 
-func newOutbox() *outbox { return &outbox{byKey: map[string]jobs.SendMessage{}} }
+func newOutbox() *outbox {
+	return &outbox{byKey: map[string]jobs.SendMessage{}, queue: map[string]string{}}
+}
 
 func (o *outbox) Enqueue(_ context.Context, req jobs.Request) (jobs.Result, error) {
 	o.mu.Lock()
@@ -42,6 +45,7 @@ func (o *outbox) Enqueue(_ context.Context, req jobs.Request) (jobs.Result, erro
 		return jobs.Result{TaskID: id, Duplicate: true}, nil
 	}
 	o.byKey[m.IdempotencyKey] = m
+	o.queue[m.IdempotencyKey] = req.Queue
 	o.order = append(o.order, m)
 	if o.fail != nil {
 		if err := o.fail(m); err != nil {

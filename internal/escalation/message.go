@@ -124,6 +124,37 @@ func (t *take) send(ctx context.Context, m jobs.SendMessage) (jobs.Result, error
 	return t.e.cfg.Messages.Enqueue(ctx, req)
 }
 
+// DMFloodWindow is how long after a policy's last step DM to a person
+// its next one still counts as part of the same run (sendDM).
+const DMFloodWindow = time.Minute
+
+// sendDM enqueues m, a step's direct message to a person. Telegram sends
+// one message a second to a chat, and Herald gives a chat's messages
+// their turns first come, first served, except that a message of a
+// priority queue (the critical queue) takes the turn of the first one
+// waiting from another queue. So a policy's first DM to the person in a
+// while (none within Config.DMWindow) goes on the critical queue, whatever
+// the alert's severity: however many DMs another policy's flood has
+// queued for the same person, it is next. Its further DMs to the person
+// within the window go on the default queue, in their order, behind
+// it: one flood waits for its own DMs, not another policy's.
+func (t *take) sendDM(ctx context.Context, m jobs.SendMessage) (jobs.Result, error) {
+	k := keys.EscalationDMs(t.r.Bot, m.Chat, t.r.Policy)
+	var n *redis.IntCmd
+	if _, err := t.e.cfg.Redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		n = p.Incr(ctx, k)
+		p.PExpire(ctx, k, t.e.cfg.DMWindow)
+		return nil
+	}); err != nil {
+		return jobs.Result{}, fmt.Errorf("escalation: count the policy's DMs to %s: %w", m.Chat, err)
+	}
+	req := jobs.Request{Message: m, Queue: jobs.QueueDefault}
+	if n.Val() == 1 {
+		req.Queue = jobs.QueueCritical
+	}
+	return t.e.cfg.Messages.Enqueue(ctx, req)
+}
+
 // note replies text to the alert's message in each of its homes, without
 // a notification sound (the chat knows about the alert). what names the
 // note among the step's messages.

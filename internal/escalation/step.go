@@ -109,7 +109,11 @@ func (t *take) notify(ctx context.Context) (bool, error) {
 			continue
 		}
 		msg.IdempotencyKey = t.key(pos, strconv.Itoa(i))
-		res, err := t.send(ctx, *msg)
+		send := t.send
+		if tg.kind() != kindChat {
+			send = t.sendDM
+		}
+		res, err := send(ctx, *msg)
 		var verr *jobs.ValidationError
 		switch {
 		case errors.As(err, &verr):

@@ -41,3 +41,14 @@ func OnCallHandoffs() string { return prefix + "oncall:handoffs" }
 // OnCallSchedules holds the schedules of the producers' routing file, as
 // YAML, for the workers that answer /oncall.
 func OnCallSchedules() string { return prefix + "oncall:schedules" }
+
+// EscalationDMs counts a policy's recent step DMs to one user (a string
+// with an expiry): the first in a while goes ahead of the user's queued
+// messages, the rest queue in order.
+func EscalationDMs(bot, user, policy string) string {
+	if bot == DefaultBot {
+		bot = ""
+	}
+	sum := sha256.Sum256([]byte(bot + "\n" + user + "\n" + policy))
+	return prefix + "esc:dms:" + hex.EncodeToString(sum[:16])
+}
