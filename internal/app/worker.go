@@ -190,6 +190,10 @@ func RunWorker(ctx context.Context, cfg settings.Worker, log *slog.Logger) error
 	}
 	log.Info("worker starting", "redis", cfg.Redis.Redacted(), "telegram_api", cfg.Telegram.Client.APIURL,
 		"bots", cfg.BotNames(), "concurrency", cfg.Worker.Concurrency, "queues", cfg.Worker.Queues)
+	metrics, err := workerMetricsHandler(cfg, reg)
+	if err != nil {
+		return err
+	}
 	httpCtx, stopHTTP := context.WithCancel(context.Background())
 	defer stopHTTP()
 	var wg sync.WaitGroup
@@ -197,7 +201,7 @@ func RunWorker(ctx context.Context, cfg settings.Worker, log *slog.Logger) error
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h := w.HTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+			h := w.HTTPHandler(metrics)
 			if err := httpapi.ListenAndServe(httpCtx, cfg.Listen, h, log); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				log.Error("health/metrics server failed", "error", err)
 			}
@@ -231,4 +235,18 @@ func checkWorkerRedis(ctx context.Context, cfg settings.Worker) error {
 	rdb := redis.NewUniversalClient(opts)
 	defer rdb.Close()
 	return checkRedisAuth(ctx, rdb, cfg.Redis.Redacted())
+}
+
+// workerMetricsHandler serves reg, behind HERALD_WORKER_METRICS_TOKEN when
+// that is set.
+func workerMetricsHandler(cfg settings.Worker, reg *prometheus.Registry) (http.Handler, error) {
+	token, err := cfg.Metrics()
+	if err != nil {
+		return nil, err
+	}
+	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	if token != "" {
+		h = httpapi.RequireToken(token, h)
+	}
+	return h, nil
 }

@@ -45,7 +45,7 @@ func (s *Service) Create(ctx context.Context, req Request) (Result, error) {
 		}
 	}
 	rec, err := s.store.claim(ctx, record{ID: broadcastID(req), Bot: botOf(req.Bot), From: req.From, Queue: jobs.QueueBroadcast,
-		State: stateStoring, Created: time.Now().UnixMilli(), Repeats: repeats, Parts: parts})
+		State: stateStoring, Created: time.Now().UnixMilli(), Repeats: repeats, Parts: parts, Counted: true})
 	if err != nil {
 		return Result{}, unavailable(err)
 	}

@@ -51,6 +51,10 @@ type record struct {
 	// Parts is the most parts one of its messages has (a text longer than
 	// Telegram's limit goes out as several), for the ETA.
 	Parts int `json:"p,omitempty"`
+	// Counted says the ledger keeps the counts of its messages
+	// (keys.Space.BroadcastCounts), which its status reads; a broadcast
+	// stored by an earlier version is counted from its messages' records.
+	Counted bool `json:"k,omitempty"`
 }
 
 // TaskID is the task id of a broadcast's message to chat (as

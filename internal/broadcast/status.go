@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -75,36 +76,84 @@ const scanChunk = 500
 
 // Status returns what became of broadcast id's messages. may, when set,
 // decides from the broadcast's sender whether the caller may see it; a
-// broadcast it refuses is ErrNotFound.
+// broadcast it refuses is ErrNotFound. A broadcast whose messages the
+// ledger counts (record.Counted) is read in a fixed number of commands
+// whatever its size: its record, its counts and charged sends (one round
+// trip), and its bot's pacing while messages are left.
 func (s *Service) Status(ctx context.Context, id string, may func(from string) bool) (Status, error) {
-	rec, list, err := s.find(ctx, id, may)
+	rec, err := s.load(ctx, id, may)
 	if err != nil {
 		return Status{}, err
+	}
+	if rec.Counted {
+		return s.counted(ctx, rec)
+	}
+	list, err := s.store.chats(ctx, id)
+	if err != nil {
+		return Status{}, unavailable(err)
 	}
 	c, _, err := s.scan(ctx, rec, list)
 	if err != nil {
 		return Status{}, err
 	}
-	return s.status(ctx, rec, list, c)
+	charged, err := s.rdb.Get(ctx, keys.Bot(rec.Bot).BroadcastCharged(rec.ID)).Int64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return Status{}, unavailable(fmt.Errorf("read the charged sends of broadcast %s: %w", rec.ID, err))
+	}
+	return s.status(ctx, rec, len(list), c, charged)
 }
 
-// find reads id's record and chat list.
-func (s *Service) find(ctx context.Context, id string, may func(from string) bool) (record, []string, error) {
+// counted is the status of rec from its counts hash, which the ledger
+// keeps (keys.Space.BroadcastCounts): the chats left out as blocked come
+// from the record, the messages not counted as settled or cancelling are
+// queued.
+func (s *Service) counted(ctx context.Context, rec record) (Status, error) {
+	ks := keys.Bot(rec.Bot)
+	var counts *redis.MapStringStringCmd
+	var charged *redis.StringCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		counts = p.HGetAll(ctx, ks.BroadcastCounts(rec.ID))
+		charged = p.Get(ctx, ks.BroadcastCharged(rec.ID))
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return Status{}, unavailable(fmt.Errorf("read the counts of broadcast %s: %w", rec.ID, err))
+	}
+	h := counts.Val()
+	n := func(field string) int { v, _ := strconv.Atoi(h[field]); return v }
+	c := Counts{Sent: n(ledger.CountSent), Failed: n(ledger.CountFailed), Blocked: n(ledger.CountBlocked),
+		Cancelled: n(ledger.CountCancelled), Cancelling: n(ledger.CountCancelling), Other: n(ledger.CountOther)}
+	c.Queued = max(rec.Chats-(c.Sent+c.Failed+c.Blocked+c.Cancelled+c.Cancelling+c.Other), 0)
+	c.Blocked += rec.Blocked
+	ch, _ := charged.Int64()
+	return s.status(ctx, rec, rec.Chats+rec.Blocked, c, ch)
+}
+
+// load reads id's record, as may allows.
+func (s *Service) load(ctx context.Context, id string, may func(from string) bool) (record, error) {
 	rec, err := s.store.load(ctx, id)
 	if err == nil && may != nil && !may(rec.From) {
 		err = errNoRecord
 	}
 	switch {
 	case errors.Is(err, errNoRecord):
-		return record{}, nil, ErrNotFound
+		return record{}, ErrNotFound
 	case err != nil:
-		return record{}, nil, unavailable(err)
+		return record{}, unavailable(err)
 	}
-	list, err := s.store.chats(ctx, id)
-	if err != nil {
-		return record{}, nil, unavailable(err)
+	return rec, nil
+}
+
+// taskIDs are the task ids of rec's messages, whose chats are list (the
+// chats left out as blocked have none).
+func taskIDs(rec record, list []string) []string {
+	ids := make([]string, 0, len(list))
+	for _, e := range list {
+		if !strings.HasPrefix(e, skippedMark) {
+			ids = append(ids, TaskID(rec.ID, e))
+		}
 	}
-	return rec, list, nil
+	return ids
 }
 
 // scan counts the messages of rec, whose chats are list, from their
@@ -112,14 +161,8 @@ func (s *Service) find(ctx context.Context, id string, may func(from string) boo
 // neither settled nor marked cancelled (open).
 func (s *Service) scan(ctx context.Context, rec record, list []string) (c Counts, open []string, err error) {
 	ks := keys.Bot(rec.Bot)
-	ids := make([]string, 0, len(list))
-	for _, e := range list {
-		if strings.HasPrefix(e, skippedMark) {
-			c.Blocked++
-			continue
-		}
-		ids = append(ids, TaskID(rec.ID, e))
-	}
+	ids := taskIDs(rec, list)
+	c.Blocked = len(list) - len(ids)
 	cmds := make([]*redis.SliceCmd, 0, len(ids)/scanChunk+1)
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for start := 0; start < len(ids); start += scanChunk {
@@ -190,15 +233,11 @@ func settledState(v string) (ledger.Record, bool) {
 	return ledger.Decode(v)
 }
 
-// status assembles the Status of rec from its counts, with its charged
-// sends and ETA.
-func (s *Service) status(ctx context.Context, rec record, list []string, c Counts) (Status, error) {
+// status assembles the Status of rec, of chats chats, from its counts and
+// charged sends, with its ETA.
+func (s *Service) status(ctx context.Context, rec record, chats int, c Counts, charged int64) (Status, error) {
 	st := Status{ID: rec.ID, Bot: rec.Bot, From: rec.From, Queue: rec.Queue, State: rec.State,
-		CreatedAt: time.UnixMilli(rec.Created).UTC(), Chats: len(list), Counts: c}
-	charged, err := s.rdb.Get(ctx, keys.Bot(rec.Bot).BroadcastCharged(rec.ID)).Int64()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return Status{}, unavailable(fmt.Errorf("read the charged sends of broadcast %s: %w", rec.ID, err))
-	}
+		CreatedAt: time.UnixMilli(rec.Created).UTC(), Chats: chats, Counts: c}
 	st.ChargedSends, st.Stars = charged, float64(charged)*ratelimit.StarsPerCharged
 	if rec.State == stateStored {
 		st.State = statusDone

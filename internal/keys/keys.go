@@ -332,6 +332,14 @@ func Audience(owner, name string) string { return prefix + "aud:" + owner + ":" 
 // next to the send's own keys; the broadcast's status shows it in Stars.
 func (s Space) BroadcastCharged(id string) string { return s.prefix() + "bc:charged:" + id }
 
+// BroadcastCounts is a hash of where broadcast id's messages are, kept by
+// the ledger wherever a message's record or cancel mark is written
+// (internal/ledger, counts.go): fields sent, failed, blocked, cancelled,
+// other (settled records by state) and cancelling (marked, not settled).
+// In the bot's space, beside the records it counts, so that one script
+// writes a record and its count together; a status read is one HGETALL.
+func (s Space) BroadcastCounts(id string) string { return s.prefix() + "bc:counts:" + id }
+
 // BroadcastTaskID is the task id of broadcast id's message to chat: the
 // id, a colon and the chat (keys.NormChat), so that a message's task id
 // follows from the broadcast's chat list, and the broadcast from a task id

@@ -42,7 +42,7 @@ func (s *Store) Get(ctx context.Context, bot, taskID string) (Record, bool, erro
 // Put stores r as the record of the bot's message taskID, for the
 // retention.
 func (s *Store) Put(ctx context.Context, bot, taskID string, r Record) error {
-	if err := s.rdb.Set(ctx, keys.Bot(bot).Sent(taskID), r.Encode(), s.retention).Err(); err != nil {
+	if err := s.write(ctx, bot, taskID, r.Encode(), s.retention); err != nil {
 		return fmt.Errorf("ledger: write %s: %w", taskID, err)
 	}
 	return nil
@@ -55,17 +55,25 @@ type Entry struct {
 }
 
 // PutAll stores the records of several messages in one round trip per
-// node, for the retention.
+// node, for the retention; a broadcast's message (none is expected here)
+// takes a round trip of its own, which keeps its broadcast's counts.
 func (s *Store) PutAll(ctx context.Context, entries []Entry) error {
-	if len(entries) == 0 {
-		return nil
-	}
+	var rest []Entry
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, e := range entries {
+			if _, ok := keys.BroadcastOf(e.TaskID); ok {
+				rest = append(rest, e)
+				continue
+			}
 			p.Set(ctx, keys.Bot(e.Bot).Sent(e.TaskID), e.Record.Encode(), s.retention)
 		}
 		return nil
 	})
+	for _, e := range rest {
+		if err == nil {
+			err = s.write(ctx, e.Bot, e.TaskID, e.Record.Encode(), s.retention)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("ledger: write %d records: %w", len(entries), err)
 	}
@@ -98,14 +106,7 @@ func (s *Store) raw(ctx context.Context, bots []string, taskID string) (bot, val
 // send record (the parts already sent), so that the retry sends only the
 // rest and the ledger shows it on its way again.
 func (s *Store) reopen(ctx context.Context, bot, taskID string, r Record) error {
-	k := keys.Bot(bot).Sent(taskID)
-	var err error
-	if r.Progress != "" {
-		err = s.rdb.Set(ctx, k, r.Progress, s.retention).Err()
-	} else {
-		err = s.rdb.Del(ctx, k).Err()
-	}
-	if err != nil {
+	if err := s.write(ctx, bot, taskID, r.Progress, s.retention); err != nil {
 		return fmt.Errorf("ledger: reopen %s: %w", taskID, err)
 	}
 	return nil
@@ -115,8 +116,16 @@ func (s *Store) reopen(ctx context.Context, bot, taskID string, r Record) error 
 // rather than send it.
 // The mark is announced (keys.StopChannel) so that a worker holding the
 // message in memory looks at it now rather than at its slot.
+// A broadcast's message is marked through MarkCancelled, which keeps its
+// broadcast's counts.
 func (s *Store) markCancel(ctx context.Context, bot, taskID, by string) error {
-	if err := s.rdb.Set(ctx, keys.Bot(bot).Cancel(taskID), by, s.retention).Err(); err != nil {
+	var err error
+	if id, ok := keys.BroadcastOf(taskID); ok {
+		_, err = s.MarkCancelled(ctx, bot, id, []string{taskID}, by)
+	} else {
+		err = s.rdb.Set(ctx, keys.Bot(bot).Cancel(taskID), by, s.retention).Err()
+	}
+	if err != nil {
 		return fmt.Errorf("ledger: cancel %s: %w", taskID, err)
 	}
 	_ = s.rdb.Publish(ctx, keys.StopChannel(), bot).Err() // a lost notice only waits for the slot

@@ -82,7 +82,7 @@ func TestLocalModeDeliversCallbacks(t *testing.T) {
 	}
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
-	em, err := statushook.NewEmitter(rdb, statushook.Config{Secret: key, Allow: []string{"127.0.0.1"}})
+	em, err := statushook.NewEmitter(rdb, statushook.Config{Secret: key, Allow: []string{"127.0.0.1:*"}})
 	if err != nil {
 		t.Fatal(err)
 	}

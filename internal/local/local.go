@@ -36,8 +36,9 @@
 //     is a master key made for the run: the producer and the worker in
 //     this process share it, and nothing else needs it. It is printed
 //     nowhere; the banner shows how to ask for an endpoint's secret.
-//   - HERALD_CALLBACK_ALLOW is 127.0.0.1, ::1 and localhost: a receiver
-//     on this machine may be called, over plain http too.
+//   - HERALD_CALLBACK_ALLOW is 127.0.0.1, ::1 and localhost, every port
+//     of them: a receiver on this machine may be called, over plain http
+//     too.
 package local
 
 import (
@@ -113,7 +114,7 @@ type Options struct {
 }
 
 // localCallbackAllow is HERALD_CALLBACK_ALLOW in local mode when unset.
-const localCallbackAllow = "127.0.0.1,::1,localhost"
+const localCallbackAllow = "127.0.0.1:*,[::1]:*,localhost:*"
 
 // Endpoints are the base URLs of a running local Herald.
 type Endpoints struct {

@@ -53,6 +53,7 @@ func samples(t *testing.T, dir string) map[string]sample {
 		"HERALD_TELEGRAM_WEBHOOK_SECRET":  v("tg_1"), "HERALD_TELEGRAM_WEBHOOK_SECRET_FILE": v(file("tg", "tg_2")),
 		"HERALD_WEBHOOK_MAX_BODY_BYTES": v("64KiB"), "HERALD_HEARTBEAT_CHECK_INTERVAL": v("2s"), "HERALD_MAX_HEARTBEATS": v("50"),
 		"HERALD_METRICS_TOKEN": v("scrape-1"), "HERALD_METRICS_TOKEN_FILE": v(file("metrics", "scrape-2")), "HERALD_METRICS_CACHE": v("10s"),
+		"HERALD_WORKER_METRICS_TOKEN": v("wscrape-1"), "HERALD_WORKER_METRICS_TOKEN_FILE": v(file("wmetrics", "wscrape-2")),
 		"HERALD_FEEDS_FILE": v(filepath.Join(dir, "feeds.yaml")), "HERALD_FEEDS_CONCURRENCY": v("8"),
 
 		"TELEGRAM_BOT_TOKEN": v("123456:real-token"), "TELEGRAM_BOT_TOKEN_FILE": v(file("bot", "123456:file-token")),

@@ -22,6 +22,10 @@ import (
 const (
 	EnvQueues       = "HERALD_QUEUES"
 	EnvWorkerListen = "HERALD_WORKER_LISTEN"
+	// EnvWorkerMetricsToken and its _FILE form set the bearer token the
+	// worker's /metrics requires.
+	EnvWorkerMetricsToken     = "HERALD_WORKER_METRICS_TOKEN"
+	EnvWorkerMetricsTokenFile = "HERALD_WORKER_METRICS_TOKEN_FILE"
 )
 
 // Figures the worker's settings own. Every other default and bound belongs to the component that uses
@@ -30,7 +34,8 @@ const (
 // figure changed there changes here and in docs/CONFIGURATION.md's table too.
 const (
 	// DefaultWorkerListen is where the health and metrics server listens;
-	// no component serves it. Loopback only: /metrics asks for no token, so
+	// no component serves it. Loopback only: /metrics asks for no token
+	// unless HERALD_WORKER_METRICS_TOKEN is set, so
 	// serving other hosts (Prometheus, a probe from outside the container)
 	// takes an explicit address such as ":9091".
 	DefaultWorkerListen = "127.0.0.1:9091"
@@ -103,6 +108,11 @@ type Worker struct {
 	// (HERALD_WORKER_LISTEN, default [DefaultWorkerListen]); "" disables it
 	// ("off" in the environment).
 	Listen string
+	// MetricsToken, when set, is required as a bearer token on the
+	// worker's /metrics (HERALD_WORKER_METRICS_TOKEN, or the file
+	// MetricsTokenFile names: HERALD_WORKER_METRICS_TOKEN_FILE); /livez
+	// and /readyz stay open to probes.
+	MetricsToken, MetricsTokenFile string
 	// Updates says how presses of alert buttons are received.
 	Updates interact.UpdatesConfig
 	// Callbacks are the status callbacks' settings: the master key and
@@ -146,6 +156,7 @@ func (w Worker) Validate() error {
 	if w.Listen != "" {
 		config.ValidateListen(&p, EnvWorkerListen, w.Listen, ":9091")
 	}
+	config.ValidateSecretPair(&p, w.MetricsToken, w.MetricsTokenFile, EnvWorkerMetricsToken, EnvWorkerMetricsTokenFile)
 	w.Worker.Limits.Check(&p)
 	checkLimitQueues(&p, w.Worker.Limits, w.Worker.Queues)
 	w.Worker.Digest.Check(&p)
@@ -324,7 +335,7 @@ func LoadWorkerArgs(args []string, getenv func(string) string) (Worker, []string
 // component's settings as it declares them.
 func workerSpecs(w *Worker) []config.Spec {
 	listen := config.NewSpec(EnvWorkerListen, DefaultWorkerListen,
-		`Address of the health and metrics HTTP server (flag alias -listen); loopback only by default, as /metrics asks for no token (":9091" lets Prometheus on other hosts scrape it); "off" disables it.`, config.OptStringVar(&w.Listen))
+		`Address of the health and metrics HTTP server (flag alias -listen); loopback only by default, as /metrics asks for no token unless HERALD_WORKER_METRICS_TOKEN is set (":9091" lets Prometheus on other hosts scrape it); "off" disables it.`, config.OptStringVar(&w.Listen))
 	listen.Alias = "listen"
 	return slices.Concat(
 		commonSpecs(&w.Redis, &w.Log, &w.Bots),
@@ -333,6 +344,11 @@ func workerSpecs(w *Worker) []config.Spec {
 		[]config.Spec{
 			queuesSpec(queueMapVar(&w.Worker.Queues)),
 			listen,
+			config.SecretSpec(EnvWorkerMetricsToken, "Bearer token the worker's /metrics requires (/livez and /readyz stay open); "+
+				"unset serves it without authentication, which is why the server listens on loopback by default.",
+				config.StringVar(&w.MetricsToken)),
+			config.NewSpec(EnvWorkerMetricsTokenFile, "", "File holding the worker's metrics token; excludes "+EnvWorkerMetricsToken+".",
+				config.StringVar(&w.MetricsTokenFile)),
 		},
 		w.Worker.Limits.Specs(),
 		w.Worker.Digest.Specs(),
@@ -340,4 +356,10 @@ func workerSpecs(w *Worker) []config.Spec {
 		w.Updates.Specs(),
 		w.Callbacks.Specs(),
 	)
+}
+
+// Metrics returns the bearer token the worker's /metrics requires ("" for
+// none), reading MetricsTokenFile when that is set.
+func (w Worker) Metrics() (string, error) {
+	return config.SecretPair(w.MetricsToken, w.MetricsTokenFile, EnvWorkerMetricsToken, EnvWorkerMetricsTokenFile)
 }

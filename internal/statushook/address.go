@@ -140,28 +140,52 @@ func isLocalName(host string) bool {
 
 // AllowList names the addresses and host names that callbacks may reach
 // although they are loopback, link-local or private: a test receiver, a
-// receiver inside the same network. An entry that names a port permits
-// that port only. The zero value allows nothing.
+// receiver inside the same network. An address or a host name permits the
+// port it names, every port when it names "*", and the URL scheme's
+// default port (443 for https, 80 for http) when it names none; a CIDR
+// permits every port of its range. The zero value allows nothing.
 type AllowList struct {
 	prefixes []allowedPrefix
-	hosts    map[string][]uint16 // host name → its ports; 0 is any port
+	hosts    map[string][]int // host name → its ports (anyPort, defaultPort or a port)
 }
 
-// allowedPrefix is a range of the list and its port (0: any port).
+// allowedPrefix is a range of the list and its port (anyPort, defaultPort
+// or a port).
 type allowedPrefix struct {
 	prefix netip.Prefix
-	port   uint16
+	port   int
 }
 
-// anyPort is the port of an entry that names none.
-const anyPort = 0
+// The port of an entry that names "*" (or a CIDR), and of an address or
+// host name that names none.
+const (
+	anyPort     = -1
+	defaultPort = 0
+)
+
+// portAllowed reports whether an entry's port permits port for a URL of
+// scheme; "" (a dial, which has no scheme) takes either default port.
+func portAllowed(entry int, port uint16, scheme string) bool {
+	switch {
+	case entry == anyPort:
+		return true
+	case entry != defaultPort:
+		return entry == int(port)
+	case scheme == "https":
+		return port == 443
+	case scheme == "http":
+		return port == 80
+	}
+	return port == 443 || port == 80
+}
 
 // ParseAllowList reads entries that are each a CIDR ("10.1.0.0/16"), an
 // address ("127.0.0.1", "::1") or a host name ("receiver.internal"), with
 // a port after an address or a name ("127.0.0.1:8080", "[::1]:8080",
-// "receiver.internal:9000") to permit that port alone. A host name is
-// matched exactly, case-insensitively, against the URL's host, and
-// permits whatever it resolves to.
+// "receiver.internal:9000") to permit that port alone, "*" to permit every
+// port ("127.0.0.1:*"); without one, the scheme's default port alone. A
+// host name is matched exactly, case-insensitively, against the URL's
+// host, and permits whatever it resolves to.
 func ParseAllowList(entries []string) (AllowList, error) {
 	var a AllowList
 	for _, raw := range entries {
@@ -170,18 +194,20 @@ func ParseAllowList(entries []string) (AllowList, error) {
 			continue
 		}
 		if p, err := netip.ParsePrefix(e); err == nil {
-			a.prefixes = append(a.prefixes, allowedPrefix{prefix: p.Masked()})
+			a.prefixes = append(a.prefixes, allowedPrefix{prefix: p.Masked(), port: anyPort})
 			continue
 		}
-		port := uint16(anyPort)
+		port := defaultPort
 		if ap, err := netip.ParseAddrPort(e); err == nil && ap.Port() != 0 {
-			e, port = ap.Addr().String(), ap.Port()
-		} else if h, ps, err := net.SplitHostPort(e); err == nil {
+			e, port = ap.Addr().String(), int(ap.Port())
+		} else if h, ps, err := net.SplitHostPort(e); err == nil && ps == "*" {
+			e, port = h, anyPort
+		} else if err == nil {
 			n, err := strconv.ParseUint(ps, 10, 16)
 			if err != nil || n == 0 {
-				return AllowList{}, fmt.Errorf("allow-list entry %q has a port that is not from 1 to 65535", raw)
+				return AllowList{}, fmt.Errorf("allow-list entry %q has a port that is neither from 1 to 65535 nor *", raw)
 			}
-			e, port = h, uint16(n)
+			e, port = h, int(n)
 		}
 		if ip, err := netip.ParseAddr(e); err == nil && ip.Zone() == "" {
 			a.prefixes = append(a.prefixes, allowedPrefix{prefix: netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen()), port: port})
@@ -191,7 +217,7 @@ func ParseAllowList(entries []string) (AllowList, error) {
 			return AllowList{}, fmt.Errorf("allow-list entry %q is neither a CIDR, an address nor a host name (with a port or not)", raw)
 		}
 		if a.hosts == nil {
-			a.hosts = map[string][]uint16{}
+			a.hosts = map[string][]int{}
 		}
 		name := strings.ToLower(strings.TrimSuffix(e, "."))
 		a.hosts[name] = append(a.hosts[name], port)
@@ -199,22 +225,23 @@ func ParseAllowList(entries []string) (AllowList, error) {
 	return a, nil
 }
 
-// allowsHost reports whether the host name is on the list for port.
-func (a AllowList) allowsHost(host string, port uint16) bool {
+// allowsHost reports whether the host name is on the list for port of a
+// URL of scheme ("": a dial).
+func (a AllowList) allowsHost(host string, port uint16, scheme string) bool {
 	for _, p := range a.hosts[strings.ToLower(strings.TrimSuffix(host, "."))] {
-		if p == anyPort || p == port {
+		if portAllowed(p, port, scheme) {
 			return true
 		}
 	}
 	return false
 }
 
-// allowsIP reports whether ip, on port, falls in one of the listed
-// ranges.
-func (a AllowList) allowsIP(ip netip.Addr, port uint16) bool {
+// allowsIP reports whether ip, on port of a URL of scheme ("": a dial),
+// falls in one of the listed ranges.
+func (a AllowList) allowsIP(ip netip.Addr, port uint16, scheme string) bool {
 	ip = ip.Unmap()
 	for _, p := range a.prefixes {
-		if p.prefix.Contains(ip) && (p.port == anyPort || p.port == port) {
+		if p.prefix.Contains(ip) && portAllowed(p.port, port, scheme) {
 			return true
 		}
 	}
@@ -223,8 +250,8 @@ func (a AllowList) allowsIP(ip netip.Addr, port uint16) bool {
 
 // checkIP returns an *AddressError when host's address ip may not be
 // called on port.
-func (a AllowList) checkIP(host string, ip netip.Addr, port uint16) error {
-	if a.allowsIP(ip, port) {
+func (a AllowList) checkIP(host string, ip netip.Addr, port uint16, scheme string) error {
+	if a.allowsIP(ip, port, scheme) {
 		return nil
 	}
 	if reason := forbiddenReason(ip); reason != "" {

@@ -62,3 +62,41 @@ func otherPort(hostPort string) string {
 	}
 	return "1025"
 }
+
+// TestAllowListWithoutAPortTakesTheDefault: an address or a host name
+// without a port permits the URL scheme's default port alone (443 for
+// https, 80 for http), at the URL check and at the dial; "*" permits
+// every port; a CIDR permits every port of its range.
+func TestAllowListWithoutAPortTakesTheDefault(t *testing.T) {
+	allow, err := ParseAllowList([]string{"127.0.0.1", "receiver.internal", "[::1]:*", "10.1.0.0/16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{Allow: allow}
+	for _, u := range []string{"https://127.0.0.1/hook", "http://127.0.0.1/hook", "https://127.0.0.1:443/hook",
+		"http://receiver.internal:80/hook", "https://receiver.internal/hook", "http://[::1]:8080/hook", "http://10.1.2.3:9000/hook"} {
+		if _, err := p.ValidateURL(u); err != nil {
+			t.Errorf("ValidateURL(%s): %v", u, err)
+		}
+	}
+	for _, u := range []string{"http://127.0.0.1:8080/hook", "https://127.0.0.1:80/hook", "http://127.0.0.1:443/hook",
+		"https://127.0.0.1:8443/hook", "http://receiver.internal:9000/hook", "https://localhost/hook"} {
+		if _, err := p.ValidateURL(u); err == nil {
+			t.Errorf("ValidateURL(%s), a port other than the scheme's default of a portless entry: accepted", u)
+		}
+	}
+	srv, conns := receiver(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	c := loopbackClient(t, posterOptions{Policy: Policy{AllowHTTP: true, Allow: allow}})
+	dials := counting(c)
+	if _, err := c.Post(context.Background(), srv.URL+"/hook", nil, []byte("{}")); !errors.Is(err, ErrForbiddenAddress) {
+		t.Errorf("Post(%s), a test port of a portless entry: %v, want a forbidden address", srv.URL, err)
+	}
+	if n, m := dials.Load(), conns.Load(); n != 0 || m != 0 {
+		t.Errorf("%d connection attempts, %d connections to a port the entry does not permit", n, m)
+	}
+	for _, bad := range []string{"127.0.0.1:**", "host:*x"} {
+		if _, err := ParseAllowList([]string{bad}); err == nil {
+			t.Errorf("ParseAllowList(%q) accepted", bad)
+		}
+	}
+}

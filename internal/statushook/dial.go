@@ -55,7 +55,7 @@ func (d *guardedDialer) DialContext(ctx context.Context, network, addr string) (
 	if err != nil {
 		return nil, fmt.Errorf("callback address %q: the port is not a number", addr)
 	}
-	hostAllowed := d.allow.allowsHost(host, uint16(pn))
+	hostAllowed := d.allow.allowsHost(host, uint16(pn), "")
 	ips, err := d.resolve(ctx, network, host, hostAllowed)
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func (d *guardedDialer) DialContext(ctx context.Context, network, addr string) (
 	var errs []error
 	for _, ip := range ips {
 		if !hostAllowed {
-			if err := d.allow.checkIP(host, ip, uint16(pn)); err != nil {
+			if err := d.allow.checkIP(host, ip, uint16(pn), ""); err != nil {
 				errs = append(errs, err)
 				continue
 			}
@@ -112,5 +112,5 @@ func (d *guardedDialer) control(_, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return fmt.Errorf("callback connect to %q: not a numeric address: %w", address, err)
 	}
-	return d.allow.checkIP(ap.Addr().String(), ap.Addr(), ap.Port())
+	return d.allow.checkIP(ap.Addr().String(), ap.Addr(), ap.Port(), "")
 }

@@ -146,7 +146,7 @@ func TestControlHookRefuses(t *testing.T) {
 func TestHostNameOnTheAllowList(t *testing.T) {
 	srv, _ := receiver(t, func(w http.ResponseWriter, _ *http.Request) {})
 	port := srv.URL[strings.LastIndex(srv.URL, ":"):]
-	allow, _ := ParseAllowList([]string{"localhost"})
+	allow, _ := ParseAllowList([]string{"localhost:*"})
 	c := loopbackClient(t, posterOptions{Policy: Policy{AllowHTTP: true, Allow: allow}})
 	c.dialer.lookup = func(context.Context, string, string) ([]netip.Addr, error) {
 		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
@@ -165,7 +165,7 @@ func TestRedirectIsAFailureNotFollowed(t *testing.T) {
 		}
 		http.Redirect(w, r, "/elsewhere", http.StatusFound)
 	})
-	allow, _ := ParseAllowList([]string{"127.0.0.1"})
+	allow, _ := ParseAllowList([]string{"127.0.0.1:*"})
 	c := loopbackClient(t, posterOptions{Policy: Policy{AllowHTTP: true, Allow: allow}})
 	resp, err := c.Post(context.Background(), srv.URL+"/hook", nil, []byte("{}"))
 	var serr *statusError
@@ -194,7 +194,7 @@ func TestStatusesAndBounds(t *testing.T) {
 			}
 		}
 	})
-	allow, _ := ParseAllowList([]string{"127.0.0.1"})
+	allow, _ := ParseAllowList([]string{"127.0.0.1:*"})
 	c := loopbackClient(t, posterOptions{Policy: Policy{AllowHTTP: true, Allow: allow}, Timeout: 300 * time.Millisecond})
 	post := func(path string) (answer, error) {
 		return c.Post(context.Background(), srv.URL+path, nil, []byte("{}"))

@@ -46,7 +46,7 @@ func newRig(t *testing.T, edit func(*statushook.Config)) *rig {
 	t.Cleanup(cancel)
 	srv := redistest.Start(t)
 	r := &rig{t: t, ctx: ctx, redis: srv, rdb: srv.Client(t), reg: prometheus.NewRegistry(), logs: &syncBuffer{},
-		cfg: statushook.Config{Secret: testKey, Allow: []string{"127.0.0.1"}, Schedule: statushook.Schedule{20 * time.Millisecond, 20 * time.Millisecond}}}
+		cfg: statushook.Config{Secret: testKey, Allow: []string{"127.0.0.1:*"}, Schedule: statushook.Schedule{20 * time.Millisecond, 20 * time.Millisecond}}}
 	if edit != nil {
 		edit(&r.cfg)
 	}

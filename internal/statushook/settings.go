@@ -58,6 +58,8 @@ type Config struct {
 	// Allow lists the hosts, addresses and CIDRs that callbacks may reach
 	// although they are loopback, link-local or private
 	// (HERALD_CALLBACK_ALLOW); plain http:// is accepted for them alone.
+	// An entry without a port permits the scheme's default port only
+	// (ParseAllowList).
 	Allow []string
 	// Schedule is the waits between attempts after the first
 	// (HERALD_CALLBACK_RETRY_SCHEDULE; default DefaultSchedule).
@@ -102,7 +104,9 @@ func (c *Config) SharedSpecs() []config.Spec {
 			config.StringVar(&c.Secret)),
 		config.NewSpec(EnvSecretFile, "", "File holding the callbacks' master key.", config.StringVar(&c.SecretFile)),
 		config.NewSpec(EnvAllow, "", "Hosts, addresses and CIDRs, separated by commas, that callbacks may reach although they are "+
-			"loopback, link-local or private (127.0.0.1, 10.0.0.0/8, hooks.internal); plain http:// is accepted for these alone. "+
+			"loopback, link-local or private (127.0.0.1, 10.0.0.0/8, hooks.internal:9000); plain http:// is accepted for these alone. "+
+			"An address or a name permits the port it names, every port with :* (10.0.0.5:*), and without a port only the "+
+			"URL scheme's default (443 for https, 80 for http); a CIDR permits every port. "+
 			"Producers and workers need the same.", allowVar(&c.Allow)),
 	}
 }

@@ -80,7 +80,7 @@ func (p Policy) ValidateURL(raw string) (*url.URL, error) {
 	if err := p.checkPort(u); err != nil {
 		return nil, err
 	}
-	if err := p.checkHost(u.Hostname(), urlPort(u)); err != nil {
+	if err := p.checkHost(u.Hostname(), urlPort(u), u.Scheme); err != nil {
 		return nil, &URLError{Field: CallbackURLField, Reason: err.Error(), Err: err}
 	}
 	return u, nil
@@ -108,11 +108,11 @@ func (p Policy) checkPort(u *url.URL) error {
 
 // checkHost refuses an address literal in a forbidden range and a
 // localhost name, unless the allow-list permits it.
-func (p Policy) checkHost(host string, port uint16) error {
+func (p Policy) checkHost(host string, port uint16, scheme string) error {
 	if ip, err := netip.ParseAddr(host); err == nil {
-		return p.Allow.checkIP(host, ip, port)
+		return p.Allow.checkIP(host, ip, port, scheme)
 	}
-	if isLocalName(host) && !p.Allow.allowsHost(host, port) {
+	if isLocalName(host) && !p.Allow.allowsHost(host, port, scheme) {
 		return &AddressError{Host: host, Reason: "loopback (localhost name)"}
 	}
 	return nil
@@ -123,9 +123,9 @@ func (p Policy) checkHost(host string, port uint16) error {
 func (p Policy) allowedHost(u *url.URL) bool {
 	host, port := u.Hostname(), urlPort(u)
 	if ip, err := netip.ParseAddr(host); err == nil {
-		return p.Allow.allowsIP(ip, port)
+		return p.Allow.allowsIP(ip, port, u.Scheme)
 	}
-	return p.Allow.allowsHost(host, port)
+	return p.Allow.allowsHost(host, port, u.Scheme)
 }
 
 // urlPort is u's port: the one it names, or its scheme's (443, 80); 0

@@ -47,7 +47,7 @@ func TestValidateURLRefuses(t *testing.T) {
 }
 
 func TestValidateURLAccepts(t *testing.T) {
-	allow, err := statushook.ParseAllowList([]string{"127.0.0.0/8", "::1", "receiver.internal"})
+	allow, err := statushook.ParseAllowList([]string{"127.0.0.0/8", "[::1]:*", "receiver.internal:*"})
 	if err != nil {
 		t.Fatal(err)
 	}

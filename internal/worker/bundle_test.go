@@ -187,7 +187,7 @@ func setupTB(t testing.TB, o options) *testBundle {
 	var events *statushook.Emitter
 	if o.callbacks != "" {
 		var err error
-		if events, err = statushook.NewEmitter(srv.Client(t), statushook.Config{Secret: o.callbacks, Allow: []string{"127.0.0.1"}}); err != nil {
+		if events, err = statushook.NewEmitter(srv.Client(t), statushook.Config{Secret: o.callbacks, Allow: []string{"127.0.0.1:*"}}); err != nil {
 			t.Fatal(err)
 		}
 	}

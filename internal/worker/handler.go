@@ -482,7 +482,9 @@ func (h *handler) saveProgress(ctx context.Context, r *run, d *delivery) error {
 		}
 		value, ttl = d.prog.settled.Encode(), h.ledger.Retention()
 	}
-	return h.rdb.Set(ctx, r.bot.keys.Sent(r.ID), value, ttl).Err()
+	// One command either way: a broadcast's message keeps its broadcast's
+	// counts in the same script (ledger.Store.Write).
+	return h.ledger.Write(ctx, r.bot.name, r.ID, value, ttl)
 }
 
 // settledRecord is the ledger's record of the run's message, settled as

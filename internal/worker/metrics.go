@@ -75,6 +75,10 @@ type metrics struct {
 	// PaidCharged those of them beyond the free 30 a second, which
 	// Telegram bills, and PaidStars what they cost (0.1 Stars each).
 	PaidSends, PaidCharged, PaidStars *prometheus.CounterVec
+	// TokenStars is PaidStars by the token that sent the messages (its
+	// name from the tokens file, jobs.SendMessage.From; "" for Herald's
+	// own messages).
+	TokenStars *prometheus.CounterVec
 	// PaidFallbacks counts the times a bot's paid broadcasts went off, by
 	// bot and reason: Telegram refused one ("balance", "not_enabled",
 	// "refused"; counted by the process that met it) or the day's budget
@@ -212,6 +216,10 @@ func (m *metrics) createPaidMetrics() {
 		Name: "herald_paid_stars_spent_total",
 		Help: "Telegram Stars the charged paid broadcasts cost (0.1 each), by bot.",
 	}, []string{"bot"})
+	m.TokenStars = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_token_stars_spent_total",
+		Help: "Telegram Stars the charged paid broadcasts cost (0.1 each), by the name of the token that sent them (empty for Herald's own alerts, heartbeats and feeds).",
+	}, []string{"token"})
 	m.PaidFallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_paid_fallbacks_total",
 		Help: "Times a bot's paid broadcasts went off and it fell back to its free limit, by bot and reason: Telegram refused a paid send (balance, not_enabled, refused) or the day's Stars budget was spent (budget).",
@@ -262,7 +270,7 @@ func (m *metrics) initBots(bots []string) {
 // collectors lists every metric, in the order they are registered.
 func (m *metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.Sent, m.TooMany, m.Pauses, m.PauseSeconds, m.Retries, m.Archived, m.Deferrals, m.RateWait, m.LateSlots, m.Latency, m.PossibleDuplicates, m.SkippedAlreadySent, m.Cancelled, m.LeaseRecovered,
-		m.DigestItems, m.DigestMessages, m.DigestReclaimed, m.PaidSends, m.PaidCharged, m.PaidStars, m.PaidFallbacks, m.PaidOn}
+		m.DigestItems, m.DigestMessages, m.DigestReclaimed, m.PaidSends, m.PaidCharged, m.PaidStars, m.TokenStars, m.PaidFallbacks, m.PaidOn}
 }
 
 // InitQueues creates the per-queue series at zero for every queue the worker

@@ -220,6 +220,7 @@ func (h *handler) paidSent(_ context.Context, r *run, d *delivery) {
 	}
 	h.metrics.PaidCharged.WithLabelValues(r.bot.name).Inc()
 	h.metrics.PaidStars.WithLabelValues(r.bot.name).Add(ratelimit.StarsPerCharged)
+	h.metrics.TokenStars.WithLabelValues(d.msg.From).Add(ratelimit.StarsPerCharged)
 	b, w := r.bot, r.bot.paid
 	w.tmu.Lock()
 	w.tally.n++

@@ -139,7 +139,7 @@ func TestStatusCallbacksAcrossAFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"HERALD_CALLBACK_SECRET=" + master, "HERALD_CALLBACK_ALLOW=127.0.0.1",
+	env := []string{"HERALD_CALLBACK_SECRET=" + master, "HERALD_CALLBACK_ALLOW=127.0.0.1:*",
 		"HERALD_CALLBACK_RETRY_SCHEDULE=500ms,1s,2s,3s,5s,5s,5s,5s,5s,5s,5s,5s"}
 	s := fleettest.Start(t, fleettest.Options{Workers: 3, WorkerEnv: env, ProducerEnv: env, Timeout: 5 * time.Minute,
 		Fake: telegramfake.Config{TimeScale: scale}})
@@ -303,7 +303,7 @@ func TestHangingReceiverDelaysNoSend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"HERALD_CALLBACK_SECRET=" + master, "HERALD_CALLBACK_ALLOW=127.0.0.1", "HERALD_CALLBACK_CONCURRENCY=1", "HERALD_CONCURRENCY=4"}
+	env := []string{"HERALD_CALLBACK_SECRET=" + master, "HERALD_CALLBACK_ALLOW=127.0.0.1:*", "HERALD_CALLBACK_CONCURRENCY=1", "HERALD_CONCURRENCY=4"}
 	s := fleettest.Start(t, fleettest.Options{Workers: 2, WorkerEnv: env, ProducerEnv: env, Timeout: 2 * time.Minute,
 		Fake: telegramfake.Config{TimeScale: scale}})
 	release := make(chan struct{})
