@@ -24,6 +24,8 @@ func TestEditDuringPaidBroadcast(t *testing.T) {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
 	lim := fleet.DefaultLimits(1)
+	paidLimits := lim
+	paidLimits.Paid = fleet.PaidWindows
 	s := fleettest.Start(t, fleettest.Options{Workers: 2, Timeout: 3 * time.Minute, Paid: true,
 		Fake:        telegramfake.Config{TimeScale: 1, PaidBroadcast: telegramfake.Paid{Enabled: true, Balance: 100000}},
 		ProducerEnv: []string{"HERALD_LIMIT_BOT=" + lim.Setting(fleet.PaidWindows)}})
@@ -81,8 +83,8 @@ func TestEditDuringPaidBroadcast(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := s.Fake.Stats()
-	t.Logf("paid edit: edit reached the fake %s after its 202 (broadcast %d of %d sent by then); critical message %s after its 202; fake: %d requests, %d accepted, %d paid, %d charged, %d 429s, %d inside a wait",
-		editLatency.Round(time.Millisecond), sentBefore, chats, critical.Round(time.Millisecond), fs.Requests, fs.Accepted, fs.PaidSends, fs.ChargedSends, fs.TooMany, fs.InsideWait)
+	t.Logf("paid edit: edit reached the fake %s after its 202 (broadcast %d of %d sent by then); critical message %s after its 202; min slack %s; fake: %d requests, %d accepted, %d paid, %d charged, %d 429s, %d inside a wait",
+		editLatency.Round(time.Millisecond), sentBefore, chats, critical.Round(time.Millisecond), fleet.MinSlack(s.Fake.Messages(), paidLimits).Round(100*time.Microsecond), fs.Requests, fs.Accepted, fs.PaidSends, fs.ChargedSends, fs.TooMany, fs.InsideWait)
 	if sentBefore >= chats {
 		t.Errorf("the broadcast was over before the edit went: the test did not edit during it")
 	}
