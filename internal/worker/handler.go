@@ -562,6 +562,7 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 		// asked, which never understates it, while sleeps start at the
 		// reply, which never sends early.
 		asked, dc, err := h.acquire(ctx, r, ask)
+		replied := time.Now()
 		if err != nil {
 			return "", turn{}, h.finish(ctx, r, decide(storeError{err}, r.situation()))
 		}
@@ -587,9 +588,14 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 			ask.Resume = dc.Resume
 			continue
 		}
-		due := asked.Add(dc.Wait)
-		if k, err := h.sleepUntil(ctx, r, chat, due); err != nil {
-			return "", turn{}, h.sleepCut(ctx, r, dc.Resume, due, err)
+		// due is the earliest the slot can be by this clock, wake the
+		// latest: the round trip to Redis is between them. Waking at due
+		// would send early by however long the script waited in Redis'
+		// queue (tens of milliseconds when Redis is busy), closer to the
+		// send N places before than the window allows.
+		due, wake := asked.Add(dc.Wait), replied.Add(dc.Wait)
+		if k, err := h.sleepUntil(ctx, r, chat, wake); err != nil {
+			return "", turn{}, h.sleepCut(ctx, r, dc.Resume, wake, err)
 		} else if k != 0 {
 			h.giveBack(ctx, r, ask, dc.Resume)
 			return "", turn{}, h.stopped(ctx, r, k)
