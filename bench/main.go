@@ -487,6 +487,11 @@ func (r *rig) printRefusals(scenario string) {
 	if st.TooMany > 0 {
 		fmt.Fprintf(os.Stderr, "%s 429s: bot=%d by chat=%v inside=%d\n", scenario, st.TooManyBot, st.TooManyByChat, st.InsideWait)
 	}
+	if scenario != "CEILING" {
+		if g := fleet.TightestGap(r.fake.Messages(), r.f.Limits); g != "" {
+			fmt.Fprintf(os.Stderr, "%s tightest gap: %s\n", scenario, g)
+		}
+	}
 }
 
 // printTimeline prints to stderr how many messages the fake accepted in

@@ -15,9 +15,11 @@ type sendByKey struct{}
 
 // WithSendBy returns a context under which a call gives up with ErrLate
 // when its request is about to leave after t. The check is made at the
-// last moment the client controls, after the request is built and just
-// before it is handed to the HTTP transport, so a send slot is not used
-// late because the process was busy between deciding to send and sending.
+// last moments the client controls: after the request is built, just
+// before it is handed to the HTTP transport, and again when the transport,
+// holding a connection, starts on the body (lateBody), so a send slot is
+// not used late because the process was busy, or a connection had to be
+// opened, between deciding to send and sending.
 func WithSendBy(ctx context.Context, t time.Time) context.Context {
 	return context.WithValue(ctx, sendByKey{}, t)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -35,6 +36,48 @@ func TestSendByGivesUpBeforeWriting(t *testing.T) {
 		t.Fatalf("late send: %d requests reached the server, want 0", n)
 	}
 	sent, err := c.Send(WithSendBy(ctx, time.Now().Add(time.Minute)), slot(t), m)
+	if err != nil || sent.MessageID != 7 || requests.Load() != 1 {
+		t.Fatalf("send in time: %+v, %v, %d requests; want message 7 and 1 request", sent, err, requests.Load())
+	}
+}
+
+// TestSendByCountsTheWaitForAConnection: a request that was in time when
+// the call began but had to wait for a new connection longer than its
+// send-by time allows gives up with ErrLate once the connection is there,
+// and the server gets no whole request (the headers may come, the
+// declared body does not); nothing is retried behind the caller.
+func TestSendByCountsTheWaitForAConnection(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int64
+	srv := startServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			return // cut off: no call a server could act on
+		}
+		requests.Add(1)
+		_, _ = io.WriteString(w, `{"ok":true,"result":{"message_id":7,"chat":{"id":42}}}`)
+	})
+	const dial = 60 * time.Millisecond
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		time.Sleep(dial) // a slow handshake
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
+	c, err := New(Config{Token: testToken, APIURL: srv.URL, HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Message{Chat: "42", Text: "disk full"}
+	_, err = c.Send(WithSendBy(context.Background(), time.Now().Add(dial/3)), slot(t), m)
+	if !errors.Is(err, ErrLate) {
+		t.Fatalf("send that waited %s for its connection: %v, want ErrLate", dial, err)
+	}
+	time.Sleep(50 * time.Millisecond) // anything written would have reached the handler by now
+	if n := requests.Load(); n != 0 {
+		t.Fatalf("late send: %d whole requests reached the server, want 0", n)
+	}
+	// The same call with time to spare goes out.
+	sent, err := c.Send(WithSendBy(context.Background(), time.Now().Add(time.Minute)), slot(t), m)
 	if err != nil || sent.MessageID != 7 || requests.Load() != 1 {
 		t.Fatalf("send in time: %+v, %v, %d requests; want message 7 and 1 request", sent, err, requests.Load())
 	}

@@ -200,6 +200,20 @@ func MinSlack(delivered []telegramfake.Message, l Limits) time.Duration {
 	return least
 }
 
+// TightestGap says where MinSlack's figure came from: the chat or bot, the
+// window, and the two deliveries N apart that came closest to it (the
+// fake's times), or "" when nothing was delivered N apart.
+func TightestGap(delivered []telegramfake.Message, l Limits) string {
+	least, out := time.Duration(0), ""
+	eachGap(delivered, l, func(who string, w ratelimit.Window, i int, gap, span time.Duration) {
+		if d := gap - span; out == "" || d < least {
+			least = d
+			out = fmt.Sprintf("%s, window %s: deliveries %d and %d, %s apart (slack %s)", who, w, i-w.N+1, i+1, gap, d)
+		}
+	})
+	return out
+}
+
 // eachGap calls fn for every pair of deliveries N apart under each of
 // Telegram's documented windows at l's scale: per chat, and for the bot as
 // a whole (l.botWindows).
