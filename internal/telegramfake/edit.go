@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/herald-dev/herald/internal/markup"
 )
@@ -21,6 +22,7 @@ var editMethods = [...]string{editText: "editMessageText", editCaption: "editMes
 
 // editRequest is a validated edit.
 type editRequest struct {
+	at        time.Time // when the request arrived (Server.arrival)
 	kind      editKind
 	chat      chatRef
 	messageID int
@@ -48,7 +50,8 @@ func (s *Server) editMessageReplyMarkup(w http.ResponseWriter, r *http.Request, 
 // removes it, as on Telegram.
 func (s *Server) edit(w http.ResponseWriter, r *http.Request, b *bot, kind editKind) {
 	params, perr := readParams(w, r)
-	fault, done := s.admitSend(w, r, b, params, perr)
+	at := s.arrival(r)
+	fault, done := s.admitSend(w, r, b, params, perr, at)
 	if done {
 		return
 	}
@@ -57,6 +60,7 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, b *bot, kind editK
 		s.fail(w, b, e)
 		return
 	}
+	req.at = at
 	if e := parseFault(fault, req.mode); e != nil {
 		s.fail(w, b, e)
 		return
@@ -133,7 +137,7 @@ func parseEditRequest(p map[string]string, kind editKind, countMarkup bool) (edi
 func (s *Server) applyEdit(b *bot, req editRequest) (messageJSON, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.cfg.Now()
+	now := s.countedAtLocked(req.at)
 	username := s.rememberChatLocked(req.chat)
 	chat := describeChat(req.chat.id, username)
 	if e := s.behaviors[chat.ID].refusal(chat); e != nil {

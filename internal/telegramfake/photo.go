@@ -171,7 +171,8 @@ func (s *Server) sendPhoto(w http.ResponseWriter, r *http.Request, b *bot) {
 			return
 		}
 	}
-	fault, done := s.admitSend(w, r, b, params, perr)
+	at := s.arrival(r)
+	fault, done := s.admitSend(w, r, b, params, perr, at)
 	if done {
 		return
 	}
@@ -180,6 +181,7 @@ func (s *Server) sendPhoto(w http.ResponseWriter, r *http.Request, b *bot) {
 		s.fail(w, b, e)
 		return
 	}
+	req.at = at
 	if e := parseFault(fault, req.mode); e != nil {
 		s.fail(w, b, e)
 		return

@@ -13,6 +13,7 @@ import (
 
 // sendRequest is a validated sendMessage call.
 type sendRequest struct {
+	at                  time.Time // when the request arrived (Server.arrival)
 	chat                chatRef
 	text                string
 	plain               string // text as the user sees it
@@ -60,7 +61,8 @@ type messageJSON struct {
 // included.
 func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, b *bot) {
 	params, perr := readParams(w, r)
-	fault, done := s.admitSend(w, r, b, params, perr)
+	at := s.arrival(r)
+	fault, done := s.admitSend(w, r, b, params, perr, at)
 	if done {
 		return
 	}
@@ -69,6 +71,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, b *bot) {
 		s.fail(w, b, e)
 		return
 	}
+	req.at = at
 	if e := parseFault(fault, req.mode); e != nil {
 		s.fail(w, b, e)
 		return
@@ -107,13 +110,13 @@ func (s *Server) answerSend(w http.ResponseWriter, r *http.Request, b *bot, faul
 // when it has answered the request; otherwise the caller goes on, with the
 // fault for the outcomes that still need the request processed
 // (FaultParseEntities and FaultAcceptThenHang).
-func (s *Server) admitSend(w http.ResponseWriter, r *http.Request, b *bot, params map[string]string, perr error) (fault, bool) {
+func (s *Server) admitSend(w http.ResponseWriter, r *http.Request, b *bot, params map[string]string, perr error, at time.Time) (fault, bool) {
 	var chat chatRef
 	if perr == nil {
 		chat, _ = parseChatRef(params["chat_id"])
 	}
 	s.mu.Lock()
-	if e := s.floodWaitLocked(b, s.cfg.Now(), chat); e != nil {
+	if e := s.floodWaitLocked(b, s.countedAtLocked(at), chat); e != nil {
 		s.mu.Unlock()
 		s.fail(w, b, e)
 		return 0, true
@@ -274,7 +277,7 @@ func paramBool(v string) bool {
 func (s *Server) deliver(b *bot, req sendRequest) (messageJSON, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.cfg.Now()
+	now := s.countedAtLocked(req.at)
 	username := s.rememberChatLocked(req.chat)
 	chat := describeChat(req.chat.id, username)
 	if e := s.behaviors[chat.ID].refusal(chat); e != nil {

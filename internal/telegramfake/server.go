@@ -33,7 +33,8 @@ type Server struct {
 	changed   chan struct{} // closed and replaced whenever records change
 	messages  []Message
 	nextID    map[int64]int
-	stats     Stats // totals over every bot and over requests of no bot
+	counted   time.Time // the latest arrival a send or edit was counted at (countedAtLocked)
+	stats     Stats     // totals over every bot and over requests of no bot
 	behaviors map[int64]ChatBehavior
 	usernames map[int64]string
 	faults    faultState
@@ -156,6 +157,7 @@ func (s *Server) InFlight() int { return int(s.serving.Load()) }
 // without regard to case, as Telegram does; other paths get Telegram's 404
 // answer and unknown tokens 401.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	at := s.cfg.Now() // before any of the server's own locks: see countedAtLocked
 	if !s.enter() {
 		writeGatewayPage(w)
 		return
@@ -204,6 +206,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.delay(r) {
 		return
 	}
+	if s.cfg.Latency > 0 {
+		at = s.cfg.Now() // the request reaches "Telegram" after the latency
+	}
+	r = r.WithContext(context.WithValue(r.Context(), arrivalKey{}, at))
 	if floodLimited(method) {
 		if e := s.floodError(b); e != nil {
 			s.fail(w, b, e)
@@ -237,6 +243,37 @@ func splitBotPath(path string) (token, method string, ok bool) {
 		return "", "", false
 	}
 	return token, method, true
+}
+
+// arrivalKey is the context key of a request's arrival time (ServeHTTP).
+type arrivalKey struct{}
+
+// arrival is when r reached the server, read from Config.Now on its way in
+// (after Config.Latency); now for a request served some other way.
+func (s *Server) arrival(r *http.Request) time.Time {
+	if at, ok := r.Context().Value(arrivalKey{}).(time.Time); ok {
+		return at
+	}
+	return s.cfg.Now()
+}
+
+// countedAtLocked is the time a send or edit that arrived at at (arrival)
+// is judged and recorded at: its
+// arrival, as a server stamps a request when it comes in rather than when
+// its own bookkeeping gets to it. A request that waited on the server's
+// lock (behind a copy of the message records as they grow, say) is not
+// counted later than it came, which would put it closer to the sends a
+// window's length after it than the client sent it. Times stay in order:
+// one that arrived before a request already counted is counted with it.
+func (s *Server) countedAtLocked(at time.Time) time.Time {
+	if at.IsZero() {
+		at = s.cfg.Now()
+	}
+	if at.Before(s.counted) {
+		at = s.counted
+	}
+	s.counted = at
+	return at
 }
 
 // delay applies Config.Latency; it reports false when the client left.
