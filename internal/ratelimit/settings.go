@@ -70,7 +70,7 @@ func (c *Config) Specs() []config.Spec {
 			queueNamesVar(&c.Lanes)),
 		config.NewSpec(EnvLimitQueues, "", `Per-queue limits as NAME=LIMIT pairs, e.g. "default=20/s,low=5/s"; join one queue's windows with "+" ("default=20/s+100/m").`,
 			queueLimitsVar(&c.Queues)),
-		config.NewSpec(EnvLimitGuard, config.FmtDur(DefaultGuard), "Added to every window, so that sends N apart are at least the window plus this much apart by Redis' clock; absorbs dispatch and network jitter.",
+		config.NewSpec(EnvLimitGuard, config.FmtDur(DefaultGuard), "Added to every window, so that sends N apart are at least the window plus this much apart by Redis' clock; absorbs dispatch and network jitter. The paid-broadcast windows keep twice it.",
 			guardVar(&c.Guard)),
 		config.NewSpec(EnvPauseBotMax, config.FmtDur(DefaultBotPauseMax), `Longest bot-wide pause one 429 causes; Telegram's 429 does not say whether the chat or the whole bot is flooded. "off" or a negative value: a 429 pauses only its chat.`,
 			config.PauseVar(&c.BotPauseMax)),

@@ -119,8 +119,8 @@ func (p PaidBroadcast) limit() ratelimit.Limit {
 
 // Check records the values of p that are out of bounds under the names of
 // their settings: a limit off, faster than Telegram's 1,000 sends per unit
-// (a second of retry_after) or with a span not above guard (no send could
-// fit), and a negative budget. A bot whose paid broadcasts are off is not
+// (a second of retry_after) or with a span not above the paid windows'
+// guard (no send could fit), and a negative budget. A bot whose paid broadcasts are off is not
 // checked.
 func (p PaidBroadcast) Check(pr *config.Problems, names PaidNames, unit, guard time.Duration) {
 	if !p.On {
@@ -138,9 +138,9 @@ func (p PaidBroadcast) Check(pr *config.Problems, names PaidNames, unit, guard t
 		case float64(w.N)*float64(unit) > float64(paidCap)*float64(w.Per):
 			pr.Add(names.Limit, "allows %s, above Telegram's cap of %d sends per %s for paid broadcasts; lower it to at most %s",
 				w, paidCap, config.FmtDur(unit), ratelimit.Per(paidCap, unit))
-		case guard > 0 && w.Per <= guard:
-			pr.Add(names.Limit, "has the window %s, not longer than HERALD_LIMIT_GUARD (%s), so no send could fit; use a longer span, e.g. %s",
-				w, config.FmtDur(guard), DefaultPaidLimit)
+		case guard > 0 && w.Per <= guard*ratelimit.PaidGuardFactor:
+			pr.Add(names.Limit, "has the window %s, not longer than the %d times HERALD_LIMIT_GUARD (%s) the paid windows keep, so no send could fit; use a longer span, e.g. %s",
+				w, ratelimit.PaidGuardFactor, config.FmtDur(guard), DefaultPaidLimit)
 		}
 	}
 	if p.Budget < 0 {
