@@ -88,7 +88,7 @@ func TestCheck(t *testing.T) {
 		{func(c *worker.Config) {
 			c.Paid = worker.PaidBroadcast{On: true, Limit: ratelimit.Per(5, 5*time.Millisecond)}
 		},
-			"HERALD_PAID_LIMIT (-paid-limit) has the window 5/5ms, not longer than HERALD_LIMIT_GUARD"},
+			"HERALD_PAID_LIMIT (-paid-limit) has the window 5/5ms, not longer than the 2 times HERALD_LIMIT_GUARD (20ms) the paid windows keep"},
 		{func(c *worker.Config) { c.Paid = worker.PaidBroadcast{On: true, Budget: -5} }, "HERALD_PAID_BUDGET (-paid-budget) must be 0 (no budget)"},
 	}
 	for _, tc := range tests {
