@@ -80,7 +80,12 @@ func (l *Limiter) WithPaid(p Paid) *Limiter {
 	c.paid = p
 	c.paidBot = ""
 	if len(p.Limit) > 0 {
-		c.paidBot = winArg(p.Limit, p.guard(l.cfg.EffectiveGuard())) + spreadArg(p.Limit)
+		g := p.guard(l.cfg.EffectiveGuard())
+		c.paidBot = winArg(p.Limit, g) + spreadArg(p.Limit)
+		// The free windows count the paid sends too (an edit, an unflagged
+		// send, the fall-back once the budget is spent), and those arrive
+		// with the paid rate's jitter: they keep the paid guard as well.
+		c.bot = winArg(l.cfg.Bot, g) + spreadArg(l.cfg.Bot)
 		c.cfg.SleepMax = p.sleepMax(l.cfg.SleepMax)
 	}
 	return &c
