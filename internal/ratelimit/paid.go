@@ -39,33 +39,18 @@ type Paid struct {
 	// day's charged sends have cost it, the bot falls back to Config.Bot
 	// until midnight.
 	Budget int
-	// Guard is the margin added to each window of Limit, in place of
-	// Config.Guard. Zero selects PaidGuardFactor times Config.Guard; a
-	// negative Guard (NoGuard) adds none.
-	Guard time.Duration
 }
 
-// PaidGuardFactor widens the guard of the paid windows by default. Two
-// sends N places apart in a window miss its span when the first reaches
-// Telegram later, relative to its slot, than the second by more than the
-// guard; at 1,000 sends a second a window holds 33 times as many such
-// pairs as the free 30, and the machine runs that much busier, so the rare
-// late send that the free windows' guard absorbs meets the paid window
-// often. On this project's 2-core machine, a 20 ms guard let one to three
-// 429s through in every 8,000-send paid broadcast.
+// PaidGuardFactor is how many times Config.Guard a bot with paid
+// broadcasts keeps on its windows. Two sends N places apart in a window
+// miss its span when the first reaches Telegram later, relative to its
+// slot, than the second by more than the guard; at 1,000 sends a second a
+// window holds 33 times as many such pairs as the free 30, and the
+// machine runs that much busier, so the rare late send that the free
+// windows' guard absorbs meets the paid window often. On this project's
+// 2-core machine, a 20 ms guard let 1 to 5 429s through in each
+// 8,000-send paid broadcast (docs/PAID.md).
 const PaidGuardFactor = 2
-
-// guard is the margin of the paid windows under a limiter whose guard is
-// base (Config.EffectiveGuard).
-func (p Paid) guard(base time.Duration) time.Duration {
-	switch {
-	case p.Guard < 0:
-		return 0
-	case p.Guard > 0:
-		return p.Guard
-	}
-	return base * PaidGuardFactor
-}
 
 // StarsPerCharged is what Telegram bills for one send beyond the free
 // limit: 0.1 Stars. Budget counts are kept in charged sends.
@@ -80,7 +65,7 @@ func (l *Limiter) WithPaid(p Paid) *Limiter {
 	c.paid = p
 	c.paidBot = ""
 	if len(p.Limit) > 0 {
-		g := p.guard(l.cfg.EffectiveGuard())
+		g := l.cfg.EffectiveGuard() * PaidGuardFactor
 		c.paidBot = winArg(p.Limit, g) + spreadArg(p.Limit)
 		// The free windows count the paid sends too (an edit, an unflagged
 		// send, the fall-back once the budget is spent), and those arrive
