@@ -258,9 +258,8 @@ func (s *Server) arrival(r *http.Request) time.Time {
 }
 
 // countedAtLocked is the time a send or edit that arrived at at (arrival)
-// is judged and recorded at: its
-// arrival, as a server stamps a request when it comes in rather than when
-// its own bookkeeping gets to it. A request that waited on the server's
+// is judged and recorded at: its arrival, as a server stamps a request
+// when it comes in rather than when its own bookkeeping gets to it. A request that waited on the server's
 // lock (behind a copy of the message records as they grow, say) is not
 // counted later than it came, which would put it closer to the sends a
 // window's length after it than the client sent it. Times stay in order:
