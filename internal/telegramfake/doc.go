@@ -112,7 +112,10 @@
 // time. Config.TimeScale compresses Telegram time into real time, so a
 // benchmark can replay minutes of traffic in seconds; RetryAfterUnit says how
 // long one "second" of retry_after lasts in real time. Config.Now replaces
-// the clock, so tests can step through windows without sleeping.
+// the clock, so tests can step through windows without sleeping. A send or
+// an edit is judged and recorded at its arrival (after Config.Latency),
+// read before the server's own locks, so the fake's bookkeeping does not
+// move a request closer to the ones after it.
 //
 // # Messages, replies and edits
 //
