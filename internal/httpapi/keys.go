@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -31,12 +30,6 @@ func CheckKeys(data []byte, v any) *jobs.FieldError {
 	return fe
 }
 
-var (
-	rawMessageType  = reflect.TypeFor[json.RawMessage]()
-	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
-	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
-)
-
 // errMalformed stops the walk at JSON the decoder will refuse anyway.
 var errMalformed = fmt.Errorf("malformed JSON")
 
@@ -60,8 +53,8 @@ func walkValue(dec *json.Decoder, tok json.Token, t reflect.Type, path string) (
 		return walkObject(dec, t, path)
 	case json.Delim('['):
 		var elem reflect.Type
-		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && !custom(t) {
-			elem = t.Elem()
+		if t != nil {
+			elem = keyTableOf(t).arrayElem
 		}
 		for i := 0; dec.More(); i++ {
 			tok, err := dec.Token()
@@ -82,33 +75,17 @@ func walkValue(dec *json.Decoder, tok json.Token, t reflect.Type, path string) (
 	return nil, nil
 }
 
-// objectKind is how the keys of one JSON object are matched.
-type objectKind int
-
-const (
-	// structKeys: encoding/json matches the keys to fields, ignoring case.
-	structKeys objectKind = iota
-	// mapKeys: keys are data, compared exactly.
-	mapKeys
-)
-
 func walkObject(dec *json.Decoder, t reflect.Type, path string) (*jobs.FieldError, error) {
-	kind := structKeys
-	var fields map[string]reflect.Type // exact name → type, for a struct
-	var elem reflect.Type
-	switch {
-	case t == nil || t == rawMessageType:
-		// Unknown now, or decoded later into a struct (an element of an
-		// alerts batch): merged keys are refused all the same.
-	case custom(t):
-		return skipObject(dec)
-	case t.Kind() == reflect.Struct:
-		fields = structFields(t)
-	case t.Kind() == reflect.Map:
-		kind, elem = mapKeys, t.Elem()
-	case t.Kind() == reflect.Interface:
-		kind = mapKeys // decoded into map[string]any: keys are data
+	// Unknown (nil) or a RawMessage, decoded later into a struct (an
+	// element of an alerts batch): merged keys are refused all the same.
+	kt := &keyTable{}
+	if t != nil {
+		kt = keyTableOf(t)
 	}
+	if kt.object == ownKeys {
+		return skipObject(dec)
+	}
+	kind, fields, elem := kt.object, kt.fields, kt.mapElem
 	seen := map[string]string{} // folded (struct) or exact (map) key → key as sent
 	for dec.More() {
 		tok, err := dec.Token()
@@ -120,8 +97,13 @@ func walkObject(dec *json.Decoder, t reflect.Type, path string) (*jobs.FieldErro
 			return nil, errMalformed
 		}
 		at := joinPath(path, key)
+		f, exact := fields[key]
 		id := key
-		if kind == structKeys {
+		switch {
+		case kind == mapKeys:
+		case exact:
+			id = f.fold
+		default:
 			id = foldKey(key)
 		}
 		if prev, dup := seen[id]; dup {
@@ -133,15 +115,12 @@ func walkObject(dec *json.Decoder, t reflect.Type, path string) (*jobs.FieldErro
 		seen[id] = key
 		vt := elem
 		if fields != nil {
-			ft, exact := fields[key]
 			if !exact {
-				for name := range fields {
-					if foldKey(name) == id {
-						return &jobs.FieldError{Field: at, Message: fmt.Sprintf("is not a known field; keys are case-sensitive: did you mean %q?", name)}, nil
-					}
+				if name, ok := kt.folded[id]; ok {
+					return &jobs.FieldError{Field: at, Message: fmt.Sprintf("is not a known field; keys are case-sensitive: did you mean %q?", name)}, nil
 				}
 			}
-			vt = ft // nil for an unknown key: the decoder refuses it
+			vt = f.t // nil for an unknown key: the decoder refuses it
 		}
 		if fe, err := walkKeys(dec, vt, at); fe != nil || err != nil {
 			return fe, err
@@ -169,53 +148,6 @@ func skipObject(dec *json.Decoder) (*jobs.FieldError, error) {
 		}
 	}
 	return nil, nil
-}
-
-// custom reports a type that decodes itself.
-func custom(t reflect.Type) bool {
-	p := reflect.PointerTo(t)
-	return t != rawMessageType && (t.Implements(unmarshalerType) || p.Implements(unmarshalerType) ||
-		t.Implements(textUnmarshaler) || p.Implements(textUnmarshaler))
-}
-
-// structFields lists the JSON names of t's fields as encoding/json sees
-// them: the tag's name or the Go name, embedded structs flattened, "-" and
-// unexported fields left out.
-func structFields(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
-	var add func(t reflect.Type, depth int)
-	add = func(t reflect.Type, depth int) {
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			tag := f.Tag.Get("json")
-			if tag == "-" {
-				continue
-			}
-			name, _, _ := strings.Cut(tag, ",")
-			ft := f.Type
-			if f.Anonymous && name == "" {
-				et := ft
-				if et.Kind() == reflect.Pointer {
-					et = et.Elem()
-				}
-				if et.Kind() == reflect.Struct && depth < 8 {
-					add(et, depth+1)
-					continue
-				}
-			}
-			if !f.IsExported() {
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			if _, taken := out[name]; !taken {
-				out[name] = ft
-			}
-		}
-	}
-	add(t, 0)
-	return out
 }
 
 // foldKey maps every rune of s to the smallest rune of its Unicode simple
