@@ -64,19 +64,31 @@ func benchBroadcastBody(n int) []byte {
 	return b
 }
 
+// benchMessageBody is a message with the usual options.
+var benchMessageBody = []byte(`{"chat":"-1001234567890","text":"<b>disk usage</b> above 90% on db-3 (/var/lib/postgresql)",` +
+	`"parse_mode":"HTML","disable_notification":true,"idempotency_key":"alert-7f3a9c2e-0001","queue":"default",` +
+	`"buttons":[[{"text":"Silence 1h","callback_data":"silence:7f3a9c2e:1h"},{"text":"Runbook","url":"https://runbooks.example/disk"}]],` +
+	`"thread":{"key":"7f3a9c2e","mode":"reply"}}`)
+
 // BenchmarkCheckKeys checks the keys of a message with the usual options
-// and of a broadcast to 300 chats, as the producer does for every POST.
+// and of a broadcast to 300 chats.
 func BenchmarkCheckKeys(b *testing.B) {
-	message := []byte(`{"chat":"-1001234567890","text":"<b>disk usage</b> above 90% on db-3 (/var/lib/postgresql)",` +
-		`"parse_mode":"HTML","disable_notification":true,"idempotency_key":"alert-7f3a9c2e-0001","queue":"default",` +
-		`"buttons":[[{"text":"Silence 1h","callback_data":"silence:7f3a9c2e:1h"},{"text":"Runbook","url":"https://runbooks.example/disk"}]],` +
-		`"thread":{"key":"7f3a9c2e","mode":"reply"}}`)
+	benchCheckKeys(b, CheckKeys)
+}
+
+// BenchmarkCheckKeysDecoded is BenchmarkCheckKeys as DecodeJSON checks
+// the keys of every POST, the body known to be valid JSON.
+func BenchmarkCheckKeysDecoded(b *testing.B) {
+	benchCheckKeys(b, checkDecodedKeys)
+}
+
+func benchCheckKeys(b *testing.B, check func([]byte, any) *jobs.FieldError) {
 	for _, bc := range []struct {
 		name string
 		body []byte
 		v    any
 	}{
-		{"message", message, &benchMessage{}},
+		{"message", benchMessageBody, &benchMessage{}},
 		{"broadcast300", benchBroadcastBody(300), &benchBroadcast{}},
 	} {
 		if err := json.Unmarshal(bc.body, bc.v); err != nil {
@@ -86,7 +98,7 @@ func BenchmarkCheckKeys(b *testing.B) {
 			b.SetBytes(int64(len(bc.body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if fe := CheckKeys(bc.body, bc.v); fe != nil {
+				if fe := check(bc.body, bc.v); fe != nil {
 					b.Fatalf("refused: %+v", fe)
 				}
 			}
