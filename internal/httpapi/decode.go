@@ -59,8 +59,9 @@ func DecodeJSONBounded(w http.ResponseWriter, r *http.Request, maxBytes int64, b
 	if err != nil {
 		return jsonError(err)
 	}
-	// Only well-formed JSON gets here, so the error names a key.
-	if fe := CheckKeys(body, v); fe != nil {
+	// Only one well-formed JSON value gets here (decoded, no trailing
+	// data), so the error names a key.
+	if fe := checkDecodedKeys(body, v); fe != nil {
 		return Invalid("duplicate or case-variant key", *fe)
 	}
 	return nil

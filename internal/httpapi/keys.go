@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -24,198 +22,186 @@ import (
 //
 // It returns nil or a FieldError naming the key by its path
 // ("alerts[2].title"). Malformed JSON gives nil: the decoder reports it.
+//
+// The walk reads data itself (keyWalker) rather than by json.Decoder's
+// tokens, which allocate for every string and number; what it needs of
+// each Go type is worked out once (keyTableOf).
 func CheckKeys(data []byte, v any) *jobs.FieldError {
-	t := reflect.TypeOf(v)
-	dec := json.NewDecoder(bytes.NewReader(data))
-	fe, _ := walkKeys(dec, t, "")
-	return fe
-}
-
-var (
-	rawMessageType  = reflect.TypeFor[json.RawMessage]()
-	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
-	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
-)
-
-// errMalformed stops the walk at JSON the decoder will refuse anyway.
-var errMalformed = fmt.Errorf("malformed JSON")
-
-// walkKeys reads one JSON value from dec; t is the Go type it will be
-// decoded into (nil when unknown).
-func walkKeys(dec *json.Decoder, t reflect.Type, path string) (*jobs.FieldError, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, errMalformed
+	if !json.Valid(data) {
+		return nil
 	}
-	return walkValue(dec, tok, t, path)
+	return checkDecodedKeys(data, v)
 }
 
-// walkValue reads the rest of the JSON value that starts with tok.
-func walkValue(dec *json.Decoder, tok json.Token, t reflect.Type, path string) (*jobs.FieldError, error) {
+// checkDecodedKeys is CheckKeys for data known to be one valid JSON value,
+// such as a body that json.Decoder has just decoded whole: it skips
+// json.Valid, which would read the body once more.
+func checkDecodedKeys(data []byte, v any) *jobs.FieldError {
+	w := keyWalker{s: string(data)}
+	return w.value(reflect.TypeOf(v))
+}
+
+// value reads one JSON value; t is the Go type it will be decoded into
+// (nil when unknown).
+func (w *keyWalker) value(t reflect.Type) *jobs.FieldError {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	switch tok {
-	case json.Delim('{'):
-		return walkObject(dec, t, path)
-	case json.Delim('['):
-		var elem reflect.Type
-		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && !custom(t) {
-			elem = t.Elem()
-		}
-		for i := 0; dec.More(); i++ {
-			tok, err := dec.Token()
-			if err != nil {
-				return nil, errMalformed
-			}
-			if _, ok := tok.(json.Delim); !ok {
-				continue // a scalar holds no keys: no path to build
-			}
-			if fe, err := walkValue(dec, tok, elem, path+"["+strconv.Itoa(i)+"]"); fe != nil || err != nil {
-				return fe, err
-			}
-		}
-		if _, err := dec.Token(); err != nil {
-			return nil, errMalformed
-		}
+	switch w.peek() {
+	case '{':
+		return w.object(t)
+	case '[':
+		return w.array(t)
+	case '"':
+		w.skipString()
+	default:
+		w.skipScalar()
 	}
-	return nil, nil
+	return nil
 }
 
-// objectKind is how the keys of one JSON object are matched.
-type objectKind int
-
-const (
-	// structKeys: encoding/json matches the keys to fields, ignoring case.
-	structKeys objectKind = iota
-	// mapKeys: keys are data, compared exactly.
-	mapKeys
-)
-
-func walkObject(dec *json.Decoder, t reflect.Type, path string) (*jobs.FieldError, error) {
-	kind := structKeys
-	var fields map[string]reflect.Type // exact name → type, for a struct
+// array reads a JSON array, its next byte being the '['.
+func (w *keyWalker) array(t reflect.Type) *jobs.FieldError {
 	var elem reflect.Type
-	switch {
-	case t == nil || t == rawMessageType:
-		// Unknown now, or decoded later into a struct (an element of an
-		// alerts batch): merged keys are refused all the same.
-	case custom(t):
-		return skipObject(dec)
-	case t.Kind() == reflect.Struct:
-		fields = structFields(t)
-	case t.Kind() == reflect.Map:
-		kind, elem = mapKeys, t.Elem()
-	case t.Kind() == reflect.Interface:
-		kind = mapKeys // decoded into map[string]any: keys are data
+	if t != nil {
+		elem = keyTableOf(t).arrayElem
 	}
-	seen := map[string]string{} // folded (struct) or exact (map) key → key as sent
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, errMalformed
+	w.i++
+	for i := 0; ; i++ {
+		c := w.peek()
+		if c == ',' {
+			w.i++
+			c = w.peek()
 		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, errMalformed
+		if c == ']' || c == '}' || c == 0 {
+			w.i++
+			return nil
 		}
-		at := joinPath(path, key)
+		w.path = append(w.path, pathStep{index: i})
+		if fe := w.value(elem); fe != nil {
+			return fe
+		}
+		w.path = w.path[:len(w.path)-1]
+	}
+}
+
+// unknownKeys is the table of an object of unknown type, or of a
+// RawMessage decoded later into a struct (an element of an alerts batch):
+// merged keys are refused all the same.
+var unknownKeys keyTable
+
+// object reads a JSON object, its next byte being the '{'.
+func (w *keyWalker) object(t reflect.Type) *jobs.FieldError {
+	kt := &unknownKeys
+	if t != nil {
+		kt = keyTableOf(t)
+	}
+	if kt.object == ownKeys {
+		w.skipValue()
+		return nil
+	}
+	w.i++
+	var seen keySet // folded (struct) or exact (map) key → key as sent
+	for {
+		c := w.peek()
+		if c == ',' {
+			w.i++
+			c = w.peek()
+		}
+		if c != '"' {
+			w.i++ // the '}'
+			return nil
+		}
+		key := w.str()
+		if w.peek() != ':' {
+			return nil
+		}
+		w.i++
+		w.path = append(w.path, pathStep{key: key, named: true})
+		f, exact := kt.fields[key]
 		id := key
-		if kind == structKeys {
+		switch {
+		case kt.object == mapKeys:
+		case exact:
+			id = f.fold
+		default:
 			id = foldKey(key)
 		}
-		if prev, dup := seen[id]; dup {
+		if prev, dup := seen.lookup(id); dup {
 			if prev == key {
-				return &jobs.FieldError{Field: at, Message: "is given more than once in one object; send each key once"}, nil
+				return w.refuse("is given more than once in one object; send each key once")
 			}
-			return &jobs.FieldError{Field: at, Message: fmt.Sprintf("repeats the key %q in other letter case; keys are case-sensitive: send it once, spelled as documented", prev)}, nil
+			return w.refuse(fmt.Sprintf("repeats the key %q in other letter case; keys are case-sensitive: send it once, spelled as documented", prev))
 		}
-		seen[id] = key
-		vt := elem
-		if fields != nil {
-			ft, exact := fields[key]
+		seen.add(id, key)
+		vt := kt.mapElem
+		if kt.fields != nil {
 			if !exact {
-				for name := range fields {
-					if foldKey(name) == id {
-						return &jobs.FieldError{Field: at, Message: fmt.Sprintf("is not a known field; keys are case-sensitive: did you mean %q?", name)}, nil
-					}
+				if name, ok := kt.folded[id]; ok {
+					return w.refuse(fmt.Sprintf("is not a known field; keys are case-sensitive: did you mean %q?", name))
 				}
 			}
-			vt = ft // nil for an unknown key: the decoder refuses it
+			vt = f.t // nil for an unknown key: the decoder refuses it
 		}
-		if fe, err := walkKeys(dec, vt, at); fe != nil || err != nil {
-			return fe, err
+		if fe := w.value(vt); fe != nil {
+			return fe
 		}
+		w.path = w.path[:len(w.path)-1]
 	}
-	if _, err := dec.Token(); err != nil {
-		return nil, errMalformed
-	}
-	return nil, nil
 }
 
-// skipObject consumes the rest of an object decoded by a custom
-// unmarshaler, whose keys are its own business.
-func skipObject(dec *json.Decoder) (*jobs.FieldError, error) {
-	for depth := 1; depth > 0; {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, errMalformed
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-	}
-	return nil, nil
+// keySet holds the keys seen in one object, by their id: in place for the
+// few keys of most objects, in a map past those.
+type keySet struct {
+	n     int
+	few   [8]struct{ id, key string }
+	spill map[string]string
 }
 
-// custom reports a type that decodes itself.
-func custom(t reflect.Type) bool {
-	p := reflect.PointerTo(t)
-	return t != rawMessageType && (t.Implements(unmarshalerType) || p.Implements(unmarshalerType) ||
-		t.Implements(textUnmarshaler) || p.Implements(textUnmarshaler))
-}
-
-// structFields lists the JSON names of t's fields as encoding/json sees
-// them: the tag's name or the Go name, embedded structs flattened, "-" and
-// unexported fields left out.
-func structFields(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
-	var add func(t reflect.Type, depth int)
-	add = func(t reflect.Type, depth int) {
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			tag := f.Tag.Get("json")
-			if tag == "-" {
-				continue
-			}
-			name, _, _ := strings.Cut(tag, ",")
-			ft := f.Type
-			if f.Anonymous && name == "" {
-				et := ft
-				if et.Kind() == reflect.Pointer {
-					et = et.Elem()
-				}
-				if et.Kind() == reflect.Struct && depth < 8 {
-					add(et, depth+1)
-					continue
-				}
-			}
-			if !f.IsExported() {
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			if _, taken := out[name]; !taken {
-				out[name] = ft
-			}
+// lookup returns the key seen with id, if any.
+func (s *keySet) lookup(id string) (string, bool) {
+	for _, e := range s.few[:min(s.n, len(s.few))] {
+		if e.id == id {
+			return e.key, true
 		}
 	}
-	add(t, 0)
-	return out
+	key, ok := s.spill[id]
+	return key, ok
+}
+
+func (s *keySet) add(id, key string) {
+	if s.n < len(s.few) {
+		s.few[s.n].id, s.few[s.n].key = id, key
+	} else {
+		if s.spill == nil {
+			s.spill = make(map[string]string)
+		}
+		s.spill[id] = key
+	}
+	s.n++
+}
+
+// pathStep is one step of the path to a value: a key, or an index in an
+// array.
+type pathStep struct {
+	key   string
+	index int
+	named bool // key, not index
+}
+
+// refuse is the FieldError naming the key the walk is at, its path
+// spelled as "alerts[2].title" (and copied, so as not to keep the
+// request's body alive).
+func (w *keyWalker) refuse(msg string) *jobs.FieldError {
+	path := ""
+	for _, p := range w.path {
+		if p.named {
+			path = joinPath(path, p.key)
+		} else {
+			path += "[" + strconv.Itoa(p.index) + "]"
+		}
+	}
+	return &jobs.FieldError{Field: strings.Clone(path), Message: msg}
 }
 
 // foldKey maps every rune of s to the smallest rune of its Unicode simple

@@ -60,7 +60,7 @@ func (f *Fleet) postBroadcast(ctx context.Context, body map[string]any) error {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.APIBase+"/v1/broadcasts", bytes.NewReader(b))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+f.APIToken)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := apiClient.Do(req)
 	if err != nil {
 		return err
 	}
