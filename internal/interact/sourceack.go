@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -82,6 +83,39 @@ func (s *SourceAcks) Acknowledge(ctx context.Context, by, identity string) error
 	return nil
 }
 
+// threadWait bounds how long an acknowledgement waits for its message's
+// thread record (awaitThread), and threadPoll how often it looks.
+const (
+	threadWait = time.Second
+	threadPoll = 25 * time.Millisecond
+)
+
+// awaitThread waits, for at most threadWait, until the thread of p's
+// alert has its record. The worker writes it once Telegram has answered
+// the send, a moment after the message shows in the chat; an
+// acknowledgement that came in between would name the incident without
+// the thread's first message (incidentOf), and a repeat of the event after
+// the record would name another, adding the line twice. Without a thread,
+// or past the wait (the send failed or is still queued), it goes on.
+func (s *SourceAcks) awaitThread(ctx context.Context, p *press) error {
+	if p.subj.ThreadKey == "" {
+		return nil
+	}
+	key := p.keys.Thread(p.subj.Chat, p.subj.ThreadKey)
+	deadline := time.Now().Add(threadWait)
+	for {
+		n, err := s.h.rdb.Exists(ctx, key).Result()
+		if err != nil || n > 0 || !time.Now().Before(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(threadPoll):
+		}
+	}
+}
+
 // one acknowledges the message whose buttons' subject is ref.
 func (s *SourceAcks) one(ctx context.Context, bot, by, ref string) error {
 	h := s.h
@@ -96,6 +130,9 @@ func (s *SourceAcks) one(ctx context.Context, bot, by, ref string) error {
 	}
 	p := &press{bot: bot, keys: keys.Bot(bot), q: &telegram.CallbackQuery{}, action: buttons.Ack, ref: ref, subj: subj, byName: by,
 		recorded: true, log: h.log.With("bot", bot, "by", by, "alert", subj.Alert, "chat", subj.Chat)}
+	if err := s.awaitThread(ctx, p); err != nil {
+		return err
+	}
 	if p.incident, err = h.incidentOf(ctx, p); err != nil {
 		return err
 	}

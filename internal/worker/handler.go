@@ -558,9 +558,10 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 	lt := lateness{h: h, d: d, late: lim.Config().EffectiveGuard() / 2}
 	for {
 		// The slot is a time on Redis' clock, taken between asked (after
-		// the replication barrier) and the reply; lateness is measured from
-		// asked, which never understates it, while sleeps start at the
-		// reply, which never sends early.
+		// the replication barrier) and the reply. A slot for now is given
+		// up when the answer took longer than the lateness allows (from
+		// asked); a slot ahead is slept to from the reply, which never
+		// sends early.
 		asked, dc, err := h.acquire(ctx, r, ask)
 		replied := time.Now()
 		if err != nil {
@@ -588,12 +589,15 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 			ask.Resume = dc.Resume
 			continue
 		}
-		// due is the earliest the slot can be by this clock, wake the
-		// latest: the round trip to Redis is between them. Waking at due
+		// The slot is between asked+Wait and replied+Wait by this clock
+		// (the round trip to Redis is between them). Waking at the first
 		// would send early by however long the script waited in Redis'
 		// queue (tens of milliseconds when Redis is busy), closer to the
-		// send N places before than the window allows.
-		due, wake := asked.Add(dc.Wait), replied.Add(dc.Wait)
+		// send N places before than the window allows; so the sleep ends
+		// at the second, and lateness counts from it too: counted from the
+		// first, every slow round trip would count as lateness twice over
+		// and give up slots that are on time.
+		wake := replied.Add(dc.Wait)
 		if k, err := h.sleepUntil(ctx, r, chat, wake); err != nil {
 			return "", turn{}, h.sleepCut(ctx, r, dc.Resume, wake, err)
 		} else if k != 0 {
@@ -611,8 +615,8 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 			case k == ratelimit.Blocked, k == ratelimit.Cancelled:
 				h.giveBack(ctx, r, ask, dc.Resume)
 				return "", turn{}, h.stopped(ctx, r, k)
-			case k == ratelimit.Go && !lt.tooLate(time.Since(due)):
-				return record, turnOf(ask, dc, lt.by(due)), nil
+			case k == ratelimit.Go && !lt.tooLate(time.Since(wake)):
+				return record, turnOf(ask, dc, lt.by(wake)), nil
 			}
 		}
 		// Again (or a slot that moved): ask once more with the reservation
