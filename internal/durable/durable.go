@@ -49,7 +49,10 @@ type Acker struct {
 
 	mu    sync.Mutex
 	known map[string]replicaCount // node address -> its online replicas
-	now   func() time.Time
+	// reading holds, per node address, the INFO replication under way;
+	// closed once its count is in known.
+	reading map[string]chan struct{}
+	now     func() time.Time
 }
 
 type replicaCount struct {
@@ -71,7 +74,7 @@ func New(rdb redis.UniversalClient, cfg Config) *Acker {
 	if rt := readTimeout(rdb); rt > 200*time.Millisecond && cfg.Timeout > rt-100*time.Millisecond {
 		cfg.Timeout = rt - 100*time.Millisecond
 	}
-	return &Acker{rdb: rdb, cfg: cfg, known: map[string]replicaCount{}, now: time.Now}
+	return &Acker{rdb: rdb, cfg: cfg, known: map[string]replicaCount{}, reading: map[string]chan struct{}{}, now: time.Now}
 }
 
 func (c Config) enabled() bool { return c.Auto || c.Replicas > 0 }
@@ -221,14 +224,35 @@ func (a *Acker) waitNode(ctx context.Context, n node) error {
 
 // onlineReplicas returns how many replicas the node has online, from a
 // cache at most ReplicasTTL old.
+// Callers that find the cache stale while another is reading it wait for
+// that read instead of sending INFO of their own: a burst of sends at the
+// start would otherwise each ask.
 func (a *Acker) onlineReplicas(ctx context.Context, n node) (int, error) {
 	now := a.now()
 	a.mu.Lock()
 	c, ok := a.known[n.addr]
-	a.mu.Unlock()
 	if ok && now.Sub(c.at) < ReplicasTTL {
+		a.mu.Unlock()
 		return c.n, nil
 	}
+	if busy, reading := a.reading[n.addr]; reading {
+		a.mu.Unlock()
+		select {
+		case <-busy:
+			return a.onlineReplicas(ctx, n)
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	done := make(chan struct{})
+	a.reading[n.addr] = done
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		delete(a.reading, n.addr)
+		a.mu.Unlock()
+		close(done)
+	}()
 	info, err := n.client.Info(ctx, "replication").Result()
 	var online int
 	switch {

@@ -589,14 +589,9 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 			ask.Resume = dc.Resume
 			continue
 		}
-		// The slot is between asked+Wait and replied+Wait by this clock
-		// (the round trip to Redis is between them). Waking at the first
-		// would send early by however long the script waited in Redis'
-		// queue (tens of milliseconds when Redis is busy), closer to the
-		// send N places before than the window allows; so the sleep ends
-		// at the second, and lateness counts from it too: counted from the
-		// first, every slow round trip would count as lateness twice over
-		// and give up slots that are on time.
+		// The slot is between asked+Wait and replied+Wait: waking at the
+		// first would send early by the script's wait in a busy Redis, so
+		// the sleep, and the lateness, count from the second.
 		wake := replied.Add(dc.Wait)
 		if k, err := h.sleepUntil(ctx, r, chat, wake); err != nil {
 			return "", turn{}, h.sleepCut(ctx, r, dc.Resume, wake, err)
