@@ -115,7 +115,9 @@
 // the clock, so tests can step through windows without sleeping. A send or
 // an edit is judged and recorded at its arrival (after Config.Latency),
 // read before the server's own locks, so the fake's bookkeeping does not
-// move a request closer to the ones after it.
+// move a request closer to the ones after it; a request the server got to
+// after a later one is counted in its place among them, as a server that
+// took requests in the order they came would have counted it.
 //
 // # Messages, replies and edits
 //

@@ -2,6 +2,7 @@ package telegramfake
 
 import (
 	"math"
+	"sort"
 	"time"
 )
 
@@ -52,12 +53,11 @@ func (r rule) readyAt(sc *scope) time.Time {
 }
 
 // scope is the flood-control state of one sender: the bot as a whole or
-// one chat. It keeps the times of its last depth accepted sends in a ring
-// and the end of the flood wait announced by its last 429.
+// one chat. It keeps the times of its recent accepted sends in order and
+// the end of the flood wait announced by its last 429.
 type scope struct {
-	times     []time.Time
-	next      int       // where the next send time goes
-	waitUntil time.Time // end of the announced flood wait
+	times     []time.Time // ascending: at least the last 2×depth accepted sends
+	waitUntil time.Time   // end of the announced flood wait
 }
 
 // nth returns the time of the k-th most recent accepted send (k >= 1).
@@ -66,18 +66,53 @@ func (sc *scope) nth(k int) (time.Time, bool) {
 	if k > n {
 		return time.Time{}, false
 	}
-	return sc.times[(sc.next-k+n)%n], true
+	return sc.times[n-k], true
 }
 
-// push records an accepted send at t, forgetting all but the last depth.
+// push records an accepted send at t in its place among the times, which
+// keep their order: a request the server got to after a later one is
+// counted at its own arrival. It forgets all but the last 2×depth, so
+// that a send counted among the recent ones still finds the depth before
+// it.
 func (sc *scope) push(t time.Time, depth int) {
-	if len(sc.times) < depth {
-		sc.times = append(sc.times, t)
-		sc.next = len(sc.times) % depth
-		return
+	i := sc.place(t)
+	sc.times = append(sc.times, time.Time{})
+	copy(sc.times[i+1:], sc.times[i:])
+	sc.times[i] = t
+	if keep := 2 * depth; len(sc.times) > 2*keep {
+		sc.times = append(sc.times[:0], sc.times[len(sc.times)-keep:]...)
 	}
-	sc.times[sc.next] = t
-	sc.next = (sc.next + 1) % len(sc.times)
+}
+
+// place is where a send at t goes among the times: after every one not
+// later than it.
+func (sc *scope) place(t time.Time) int {
+	return sort.Search(len(sc.times), func(i int) bool { return sc.times[i].After(t) })
+}
+
+// fits reports whether a send at t keeps every window of r with the sends
+// already counted, wherever among them t falls: each run of N+1
+// consecutive sends that t would join spans at least the window.
+func (r rule) fits(sc *scope, t time.Time) bool {
+	i := sc.place(t)
+	at := func(k int) time.Time { // the times with t inserted at i
+		switch {
+		case k < i:
+			return sc.times[k]
+		case k == i:
+			return t
+		}
+		return sc.times[k-1]
+	}
+	last := len(sc.times) // the highest index with t inserted
+	for _, w := range r.windows {
+		for j := max(i-w.n, 0); j <= i && j+w.n <= last; j++ {
+			if at(j+w.n).Sub(at(j)) < w.minAge {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // idle reports whether sc is indistinguishable from a fresh scope under r.
@@ -213,23 +248,24 @@ func (l *limiter) admit(now time.Time, chatID int64, w *wallet) verdict {
 	if v := l.waiting(now, chatID); v.scope != scopeNone {
 		return v
 	}
-	free := l.bot.readyAt(&l.botScope)
-	at := free
-	if w != nil && !l.paid.off() && !l.bot.off() {
-		at = minTime(free, l.paid.readyAt(&l.botScope))
-	}
-	if now.Before(at) {
+	free := l.bot.fits(&l.botScope, now)
+	paid := w != nil && !l.paid.off() && !l.bot.off() && l.paid.fits(&l.botScope, now)
+	if !free && !paid {
+		at := l.bot.readyAt(&l.botScope)
+		if w != nil && !l.paid.off() {
+			at = minTime(at, l.paid.readyAt(&l.botScope))
+		}
 		return l.announce(&l.botScope, scopeBot, now, at)
 	}
 	r := l.chatRule(chatID)
 	var sc *scope
 	if !r.off() {
 		sc = l.chatScope(chatID, now)
-		if at := r.readyAt(sc); now.Before(at) {
-			return l.announce(sc, scopeChat, now, at)
+		if !r.fits(sc, now) {
+			return l.announce(sc, scopeChat, now, r.readyAt(sc))
 		}
 	}
-	v := verdict{charged: w != nil && now.Before(free)}
+	v := verdict{charged: w != nil && !free}
 	if v.charged && !w.pay() {
 		return verdict{unpaid: true}
 	}

@@ -33,8 +33,7 @@ type Server struct {
 	changed   chan struct{} // closed and replaced whenever records change
 	messages  []Message
 	nextID    map[int64]int
-	counted   time.Time // the latest arrival a send or edit was counted at (countedAtLocked)
-	stats     Stats     // totals over every bot and over requests of no bot
+	stats     Stats // totals over every bot and over requests of no bot
 	behaviors map[int64]ChatBehavior
 	usernames map[int64]string
 	faults    faultState
@@ -259,19 +258,16 @@ func (s *Server) arrival(r *http.Request) time.Time {
 
 // countedAtLocked is the time a send or edit that arrived at at (arrival)
 // is judged and recorded at: its arrival, as a server stamps a request
-// when it comes in rather than when its own bookkeeping gets to it. A request that waited on the server's
-// lock (behind a copy of the message records as they grow, say) is not
-// counted later than it came, which would put it closer to the sends a
-// window's length after it than the client sent it. Times stay in order:
-// one that arrived before a request already counted is counted with it.
+// when it comes in rather than when its own bookkeeping gets to it. A
+// request that waited on the server's lock (behind a copy of the message
+// records as they grow, or behind a request that came after it but was
+// read sooner) is not counted later than it came, which would put it
+// closer to the sends a window's length after it than the client sent
+// it; the limiter counts it in its place among the others (scope.push).
 func (s *Server) countedAtLocked(at time.Time) time.Time {
 	if at.IsZero() {
-		at = s.cfg.Now()
+		return s.cfg.Now()
 	}
-	if at.Before(s.counted) {
-		at = s.counted
-	}
-	s.counted = at
 	return at
 }
 

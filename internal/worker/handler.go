@@ -558,10 +558,8 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 	lt := lateness{h: h, d: d, late: lim.Config().EffectiveGuard() / 2}
 	for {
 		// The slot is a time on Redis' clock, taken between asked (after
-		// the replication barrier) and the reply. A slot for now is given
-		// up when the answer took longer than the lateness allows (from
-		// asked); a slot ahead is slept to from the reply, which never
-		// sends early.
+		// the replication barrier) and the reply; slotOnClock puts it on
+		// this worker's: a send never wakes before it and is late from it.
 		asked, dc, err := h.acquire(ctx, r, ask)
 		replied := time.Now()
 		if err != nil {
@@ -579,20 +577,17 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 			return "", turn{}, h.deferTask(queue, dc.Wait)
 		}
 		h.metrics.RateWait.Observe(dc.Wait.Seconds())
+		wake, due := slotOnClock(asked, replied, dc)
 		if dc.Kind == ratelimit.Go && dc.Wait <= 0 {
-			if !lt.tooLate(time.Since(asked)) {
-				return record, turnOf(ask, dc, lt.by(asked)), nil
+			if !lt.tooLate(time.Since(due)) {
+				return record, turnOf(ask, dc, lt.by(due)), nil
 			}
-			// The answer took longer than half the guard: the slot is in
-			// the past by then, and the sends reserved after it count
-			// from it. Ask again with it; the limiter gives a new one.
+			// The slot was more than half the guard past when the answer
+			// came, and the sends reserved after it count from it. Ask
+			// again with it; the limiter gives a new one.
 			ask.Resume = dc.Resume
 			continue
 		}
-		// The slot is between asked+Wait and replied+Wait: waking at the
-		// first would send early by the script's wait in a busy Redis, so
-		// the sleep, and the lateness, count from the second.
-		wake := replied.Add(dc.Wait)
 		if k, err := h.sleepUntil(ctx, r, chat, wake); err != nil {
 			return "", turn{}, h.sleepCut(ctx, r, dc.Resume, wake, err)
 		} else if k != 0 {
@@ -601,8 +596,8 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 		}
 		if dc.Kind == ratelimit.Go {
 			// The slot was handed out ahead: use it unless it moved (a 429
-			// pause, a priority message) or the wake-up came later than half
-			// the guard (the other half covers the trip to Telegram).
+			// pause, a priority message) or it is by now more than half the
+			// guard past (the other half covers the trip to Telegram).
 			k, err := h.confirm(ctx, r, chat, dc)
 			switch {
 			case err != nil:
@@ -610,8 +605,8 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 			case k == ratelimit.Blocked, k == ratelimit.Cancelled:
 				h.giveBack(ctx, r, ask, dc.Resume)
 				return "", turn{}, h.stopped(ctx, r, k)
-			case k == ratelimit.Go && !lt.tooLate(time.Since(wake)):
-				return record, turnOf(ask, dc, lt.by(wake)), nil
+			case k == ratelimit.Go && !lt.tooLate(time.Since(due)):
+				return record, turnOf(ask, dc, lt.by(due)), nil
 			}
 		}
 		// Again (or a slot that moved): ask once more with the reservation
