@@ -18,6 +18,7 @@ type Grant struct {
 	paid   bool
 	unpaid bool
 	by     time.Time
+	cut    time.Time
 }
 
 // Valid reports whether g came from a Go decision of the limiter.
@@ -43,6 +44,20 @@ func (g Grant) By() time.Time { return g.by }
 func (g Grant) Until(t time.Time) Grant {
 	if !t.IsZero() && (g.by.IsZero() || t.Before(g.by)) {
 		g.by = t
+	}
+	return g
+}
+
+// CutOff is the time past which the request must not leave even on a
+// warm connection, at the cost of closing it (zero: no such bound); By
+// alone is checked where cutting costs nothing.
+func (g Grant) CutOff() time.Time { return g.cut }
+
+// CutAt returns g with the cut-off t (CutOff); a cut-off g has already
+// that is earlier stays. A zero t changes nothing.
+func (g Grant) CutAt(t time.Time) Grant {
+	if !t.IsZero() && (g.cut.IsZero() || t.Before(g.cut)) {
+		g.cut = t
 	}
 	return g
 }

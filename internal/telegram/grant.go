@@ -34,5 +34,8 @@ func granted(ctx context.Context, g ratelimit.Grant) (context.Context, error) {
 			ctx = WithSendBy(ctx, by)
 		}
 	}
+	if cut := g.CutOff(); !cut.IsZero() {
+		ctx = context.WithValue(ctx, cutOffKey{}, cut)
+	}
 	return ctx, nil
 }

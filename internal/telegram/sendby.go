@@ -29,3 +29,12 @@ func late(ctx context.Context) bool {
 	by, ok := ctx.Value(sendByKey{}).(time.Time)
 	return ok && time.Now().After(by)
 }
+
+type cutOffKey struct{}
+
+// cutOff reports whether ctx's cut-off (ratelimit.Grant.CutOff) has
+// passed: the request may not leave even on a warm connection.
+func cutOff(ctx context.Context) bool {
+	cut, ok := ctx.Value(cutOffKey{}).(time.Time)
+	return ok && time.Now().After(cut)
+}

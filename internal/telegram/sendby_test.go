@@ -82,3 +82,61 @@ func TestSendByCountsTheWaitForAConnection(t *testing.T) {
 		t.Fatalf("send in time: %+v, %v, %d requests; want message 7 and 1 request", sent, err, requests.Load())
 	}
 }
+
+// stallTransport holds each request for stall before the transport takes
+// it, as a busy process does between the send-by check and the write.
+type stallTransport struct {
+	base  http.RoundTripper
+	stall atomic.Int64 // nanoseconds
+}
+
+func (s *stallTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	time.Sleep(time.Duration(s.stall.Load()))
+	return s.base.RoundTrip(r)
+}
+
+// TestCutOffHoldsOnAWarmConnection: a request on a reused connection that
+// the process held past its send-by time still goes (cutting it would
+// close the connection), but one held past the grant's cut-off does not:
+// nothing reaches the server, and the call says ErrLate.
+func TestCutOffHoldsOnAWarmConnection(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int64
+	srv := startServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			return // cut off: no call a server could act on
+		}
+		requests.Add(1)
+		_, _ = io.WriteString(w, `{"ok":true,"result":{"message_id":7,"chat":{"id":42}}}`)
+	})
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	st := &stallTransport{base: tr}
+	c, err := New(Config{Token: testToken, APIURL: srv.URL, HTTPClient: &http.Client{Transport: st}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Message{Chat: "42", Text: "disk full"}
+	if _, err := c.Send(context.Background(), slot(t), m); err != nil || requests.Load() != 1 {
+		t.Fatalf("warming the connection: %v, %d requests", err, requests.Load())
+	}
+	const stall = 60 * time.Millisecond
+	st.stall.Store(int64(stall))
+	// Past its send-by time, before its cut-off: sent on the warm connection.
+	now := time.Now()
+	ctx := WithSendBy(context.Background(), now.Add(stall/3))
+	if _, err := c.Send(ctx, slot(t).CutAt(now.Add(time.Minute)), m); err != nil || requests.Load() != 2 {
+		t.Fatalf("held past its send-by time only: %v, %d requests; want it sent (2)", err, requests.Load())
+	}
+	// Past its cut-off: not sent.
+	now = time.Now()
+	ctx = WithSendBy(context.Background(), now.Add(stall/3))
+	_, err = c.Send(ctx, slot(t).CutAt(now.Add(stall*2/3)), m)
+	if !errors.Is(err, ErrLate) {
+		t.Fatalf("held past its cut-off: %v, want ErrLate", err)
+	}
+	time.Sleep(50 * time.Millisecond) // anything written would have reached the handler by now
+	if n := requests.Load(); n != 2 {
+		t.Fatalf("held past its cut-off: %d whole requests reached the server, want 2", n)
+	}
+}

@@ -156,8 +156,8 @@ type turn struct {
 }
 
 // turnOf is the turn of a Go decision for ask, to be sent by by.
-func turnOf(ask ratelimit.Ask, dc ratelimit.Decision, by time.Time) turn {
-	return turn{grant: dc.Grant().Until(by), resume: dc.Resume, paid: dc.Paid, charged: dc.Charged, unpaid: ask.Unpaid, at: dc.At}
+func turnOf(ask ratelimit.Ask, dc ratelimit.Decision, by, cut time.Time) turn {
+	return turn{grant: dc.Grant().Until(by).CutAt(cut), resume: dc.Resume, paid: dc.Paid, charged: dc.Charged, unpaid: ask.Unpaid, at: dc.At}
 }
 
 // Handle implements broker.Handler: it sends the message's parts, each at
@@ -580,7 +580,7 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 		wake, due := slotOnClock(asked, replied, dc)
 		if dc.Kind == ratelimit.Go && dc.Wait <= 0 {
 			if !lt.tooLate(time.Since(due)) {
-				return record, turnOf(ask, dc, lt.by(due)), nil
+				return record, turnOf(ask, dc, lt.by(due), lt.cut(due)), nil
 			}
 			// The slot was more than half the guard past when the answer
 			// came, and the sends reserved after it count from it. Ask
@@ -606,7 +606,7 @@ func (h *handler) waitTurn(ctx context.Context, r *run, d *delivery, progress bo
 				h.giveBack(ctx, r, ask, dc.Resume)
 				return "", turn{}, h.stopped(ctx, r, k)
 			case k == ratelimit.Go && !lt.tooLate(time.Since(due)):
-				return record, turnOf(ask, dc, lt.by(due)), nil
+				return record, turnOf(ask, dc, lt.by(due), lt.cut(due)), nil
 			}
 		}
 		// Again (or a slot that moved): ask once more with the reservation
@@ -696,6 +696,17 @@ func (lt lateness) by(due time.Time) time.Time {
 		return time.Time{}
 	}
 	return due.Add(lt.allowed())
+}
+
+// cut is the cut-off of a slot due at due (ratelimit.Grant.CutOff): seven
+// eighths of the guard after it, past which the request is not sent even
+// on a warm connection, or no bound once maxLateForced slots were given
+// up.
+func (lt lateness) cut(due time.Time) time.Time {
+	if lt.d.lates >= maxLateForced {
+		return time.Time{}
+	}
+	return due.Add(lt.late * 7 / 4)
 }
 
 // botNames lists the bots the handler serves, sorted.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -42,6 +43,20 @@ func Start(name, bin string, args, env []string, logPath string) (*Proc, error) 
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// startNice is Start at niceness nice (none when it is 0 or less), through
+// nice(1), which then runs bin in its own place, keeping the pid, so that
+// every thread of bin runs at that niceness.
+func startNice(nice int, name, bin string, args, env []string, logPath string) (*Proc, error) {
+	if nice <= 0 {
+		return Start(name, bin, args, env, logPath)
+	}
+	path, err := exec.LookPath("nice")
+	if err != nil {
+		return nil, fmt.Errorf("start %s at niceness %d: %w", name, nice, err)
+	}
+	return Start(name, path, append([]string{"-n", strconv.Itoa(nice), bin}, args...), env, logPath)
 }
 
 // Pid returns the process id.
