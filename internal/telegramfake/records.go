@@ -116,6 +116,10 @@ type Stats struct {
 	Hangs int64 `json:"hangs"`
 	// Rejected counts 4xx answers other than 429.
 	Rejected int64 `json:"rejected"`
+	// Incomplete counts send requests whose body stopped short of its
+	// declared length: the client cut them off (in Rejected too). No
+	// server can act on such a request; it is no send.
+	Incomplete int64 `json:"incomplete"`
 	// Penalties counts flood-wait extensions charged under Config.Penalty,
 	// one per wait extended (a request inside both its chat's and the bot's
 	// wait extends both).

@@ -2,7 +2,9 @@ package telegramfake
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -139,6 +141,11 @@ func (s *Server) admitSend(w http.ResponseWriter, r *http.Request, b *bot, param
 		return fault, true
 	}
 	if perr != nil {
+		if errors.Is(perr, io.ErrUnexpectedEOF) {
+			s.mu.Lock()
+			s.tallyLocked(b, func(st *Stats) { st.Incomplete++ })
+			s.mu.Unlock()
+		}
 		s.fail(w, b, badRequest("can't parse request: "+perr.Error()))
 		return fault, true
 	}
