@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -41,6 +42,21 @@ func TestSendByGivesUpBeforeWriting(t *testing.T) {
 	}
 }
 
+// wholeRequestServer answers every sendMessage as message 7 and counts
+// the requests whose body came whole; a cut-off one is no call a server
+// could act on.
+func wholeRequestServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	requests := new(atomic.Int64)
+	srv := startServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			return
+		}
+		requests.Add(1)
+		_, _ = io.WriteString(w, `{"ok":true,"result":{"message_id":7,"chat":{"id":42}}}`)
+	})
+	return srv, requests
+}
+
 // TestSendByCountsTheWaitForAConnection: a request that was in time when
 // the call began but had to wait for a new connection longer than its
 // send-by time allows gives up with ErrLate once the connection is there,
@@ -48,14 +64,7 @@ func TestSendByGivesUpBeforeWriting(t *testing.T) {
 // declared body does not); nothing is retried behind the caller.
 func TestSendByCountsTheWaitForAConnection(t *testing.T) {
 	t.Parallel()
-	var requests atomic.Int64
-	srv := startServer(t, func(w http.ResponseWriter, r *http.Request) {
-		if _, err := io.ReadAll(r.Body); err != nil {
-			return // cut off: no call a server could act on
-		}
-		requests.Add(1)
-		_, _ = io.WriteString(w, `{"ok":true,"result":{"message_id":7,"chat":{"id":42}}}`)
-	})
+	srv, requests := wholeRequestServer(t)
 	const dial = 60 * time.Millisecond
 	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 		time.Sleep(dial) // a slow handshake
@@ -101,14 +110,7 @@ func (s *stallTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // nothing reaches the server, and the call says ErrLate.
 func TestCutOffHoldsOnAWarmConnection(t *testing.T) {
 	t.Parallel()
-	var requests atomic.Int64
-	srv := startServer(t, func(w http.ResponseWriter, r *http.Request) {
-		if _, err := io.ReadAll(r.Body); err != nil {
-			return // cut off: no call a server could act on
-		}
-		requests.Add(1)
-		_, _ = io.WriteString(w, `{"ok":true,"result":{"message_id":7,"chat":{"id":42}}}`)
-	})
+	srv, requests := wholeRequestServer(t)
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	st := &stallTransport{base: tr}
