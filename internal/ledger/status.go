@@ -164,14 +164,23 @@ func partsSent(progress string) int {
 // Messages answers for messages by id: their status, and cancel and retry.
 type Messages struct {
 	store  *Store
-	insp   *asynq.Inspector
+	insp   Tasks
 	queues []string
 	bots   []string
 }
 
+// Tasks is the part of *asynq.Inspector that Messages uses.
+type Tasks interface {
+	GetTaskInfo(queue, id string) (*asynq.TaskInfo, error)
+	DeleteTask(queue, id string) error
+	RunTask(queue, id string) error
+	ListArchivedTasks(queue string, opts ...asynq.ListOption) ([]*asynq.TaskInfo, error)
+}
+
 // NewMessages looks messages up in store and, for those on their way, in
-// the given asynq queues; bots are the bots whose key spaces hold records.
-func NewMessages(store *Store, insp *asynq.Inspector, queues, bots []string) *Messages {
+// the given asynq queues (insp is usually an *asynq.Inspector); bots are
+// the bots whose key spaces hold records.
+func NewMessages(store *Store, insp Tasks, queues, bots []string) *Messages {
 	if len(bots) == 0 {
 		bots = []string{keys.DefaultBot}
 	}
@@ -192,7 +201,20 @@ type found struct {
 
 // find looks id up: first its record, then its task. A failed record
 // gives way to the task when the task was run again (the web UI's "run").
+// A worker writes a message's record before asynq drops its task, so a
+// message that settles between the two looks has its record by the time
+// the task is missing: find reads the record once more before it answers
+// ErrNotFound.
 func (m *Messages) find(ctx context.Context, id string) (found, error) {
+	f, err := m.findOnce(ctx, id)
+	if errors.Is(err, ErrNotFound) && f.record == nil {
+		return m.findOnce(ctx, id)
+	}
+	return f, err
+}
+
+// findOnce is one look at id's record, then its task.
+func (m *Messages) findOnce(ctx context.Context, id string) (found, error) {
 	bot, raw, err := m.store.raw(ctx, m.bots, id)
 	if err != nil {
 		return found{}, err
