@@ -212,9 +212,13 @@ func (a *broadcastsAPI) decode(w http.ResponseWriter, r *http.Request, v any) bo
 	// Lists are counted before they are decoded: a body of millions of
 	// chats costs a scan, not their decoding.
 	hint := fmt.Sprintf(" (%s): split the broadcast", EnvMaxChats)
-	bounds := map[string]httpapi.Bound{"chats": {Max: a.svc.MaxChats(), Hint: hint}, "values": {Max: a.svc.MaxChats(), Hint: hint},
-		// A UTF-16 unit takes at most 6 bytes as sent (\uXXXX).
-		"text": {MaxBytes: 6 * a.svc.MaxTextLen(), Hint: fmt.Sprintf(" (%s is %d UTF-16 code units)", jobs.EnvMaxTextLen, a.svc.MaxTextLen())}}
+	// A bad chat is refused as it arrives, before the rest of the list;
+	// an entry over 6 bytes (\uXXXX) per byte a chat may take is one.
+	chats := httpapi.Bound{Max: a.svc.MaxChats(), Hint: hint, Entry: chatEntry, MaxEntryBytes: 6 * jobs.MaxChatBytes}
+	bounds := map[string]httpapi.Bound{"chats": chats, "values": {Max: a.svc.MaxChats(), Hint: hint},
+		// A text too long for any message is refused once its units pass
+		// the limit, before the rest is read or decoded.
+		"text": {MaxUnits: a.svc.MaxTextLen(), Hint: fmt.Sprintf(" (%s), placeholders included", jobs.EnvMaxTextLen)}}
 	if err := httpapi.DecodeJSONBounded(w, r, a.svc.MaxBodyBytes(), bounds, v); err != nil {
 		var he *httpapi.Error
 		errors.As(err, &he)

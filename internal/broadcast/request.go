@@ -3,6 +3,7 @@ package broadcast
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -103,6 +104,19 @@ func checkChats(field string, chats []string, maxChats int) (list []string, repe
 		errs.add(field, "has %d more chats that are neither numeric ids nor @usernames", bad-maxListedErrors)
 	}
 	return list, repeats, errs.err()
+}
+
+// chatEntry judges an entry of a body's chats as it arrives, as
+// httpapi.ChatRef and checkChats will: a string is a chat reference, an
+// integer literal its digits; other literals are left to the decoder.
+func chatEntry(text string, quoted bool) error {
+	if !quoted {
+		if _, err := strconv.ParseInt(text, 10, 64); err != nil {
+			return nil
+		}
+	}
+	_, err := jobs.ValidateChat(text)
+	return err
 }
 
 // checkShape reports the problems of a request that do not depend on

@@ -17,7 +17,7 @@ import (
 // never count, and one entry over the limit is refused naming the field.
 func TestCheckBounds(t *testing.T) {
 	t.Parallel()
-	bounds := map[string]Bound{"chats": {Max: 3, Hint: ": split"}, "values": {Max: 2}, "text": {MaxBytes: 6}}
+	bounds := map[string]Bound{"chats": {Max: 3, Hint: ": split"}, "values": {Max: 2}, "text": {MaxBytes: 6}, "note": {MaxUnits: 3}}
 	for _, c := range []struct {
 		in    string
 		field string // "" when accepted
@@ -40,6 +40,10 @@ func TestCheckBounds(t *testing.T) {
 		{`{"text":"\"\"\"\""}`, "text"},
 		{`{"TEXT":["a","b","c","d","e"],"chats":"123456789"}`, ""},
 		{`{"values":{"text":"123456789"},"x":"text"}`, ""},
+		{`{"note":"abc"}`, ""},
+		{`{"note":"\u0041\u0042\"","NOTE":"ééé"}`, ""},
+		{`{"note":"abcd"}`, "note"},
+		{`{"Note":"ab€€"}`, "Note"},
 	} {
 		err := checkBounds([]byte(c.in), bounds)
 		// Read a byte at a time, as a body may arrive, it says the same.

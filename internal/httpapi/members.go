@@ -11,10 +11,18 @@ import (
 // Bound limits a top-level member of a body: how many entries its array
 // (or members its object) may hold, or how many bytes its string may take
 // as sent (escapes included); Hint ends the error's message (what to do).
+// Entry, when set, judges each entry of the member's array as it arrives
+// (entryJudge), so that a list whose first entries are bad is refused
+// before the rest is read or any of it decoded; MaxEntryBytes, when set,
+// refuses an entry longer than that as sent (escapes included). MaxUnits
+// bounds a string in UTF-16 code units, counted as it arrives (utf16Units).
 type Bound struct {
-	Max      int
-	MaxBytes int
-	Hint     string
+	Max           int
+	MaxBytes      int
+	MaxUnits      int
+	Hint          string
+	Entry         EntryCheck
+	MaxEntryBytes int
 }
 
 // checkBounds refuses a body whose top-level member named in bounds is
@@ -40,6 +48,8 @@ type boundsScanner struct {
 	counting *Bound // the bound of the member being read
 	name     string
 	entries  int // entries (or string bytes) of that member so far
+	units    utf16Units
+	entry    entryJudge
 	err      *Error
 }
 
@@ -77,9 +87,15 @@ func (s *boundsScanner) stringByte(c byte) {
 		s.keyOver = true
 	}
 	closing := !s.escaped && c == '"'
+	if s.depth == 2 && s.entry.open && s.counting != nil && s.counting.Entry != nil {
+		s.entryByte(c, closing)
+	}
 	if s.depth == 1 && !s.expect && s.counting != nil && !closing {
 		if s.entries++; s.counting.MaxBytes > 0 && s.entries > s.counting.MaxBytes {
 			s.refuse("is longer than %d bytes as sent; the limit is %d", s.counting.MaxBytes, s.counting.MaxBytes)
+		}
+		if limit := s.counting.MaxUnits; limit > 0 && s.units.add(c, s.escaped) > limit {
+			s.refuse("is longer than %d UTF-16 code units; the limit is %d", limit, limit)
 		}
 	}
 	switch {
@@ -100,6 +116,11 @@ func (s *boundsScanner) structural(c byte) {
 	if s.depth == 2 && s.counting != nil && s.entries == 0 && !isSpace(c) && c != ']' && c != '}' {
 		s.entries = 1
 	}
+	if s.depth == 2 && s.counting != nil && s.counting.Entry != nil {
+		if s.entryStructural(c); s.err != nil {
+			return
+		}
+	}
 	switch c {
 	case '"':
 		s.inString = true
@@ -117,8 +138,8 @@ func (s *boundsScanner) structural(c byte) {
 		switch {
 		case s.depth == 1:
 			s.expect = true
-		case s.depth == 2 && s.counting != nil && s.counting.Max > 0:
-			if s.entries++; s.entries > s.counting.Max {
+		case s.depth == 2 && s.counting != nil:
+			if s.entries++; s.counting.Max > 0 && s.entries > s.counting.Max {
 				s.refuse("has more than %d entries; the limit is %d", s.counting.Max, s.counting.Max)
 			}
 		}
@@ -135,7 +156,7 @@ func (s *boundsScanner) structural(c byte) {
 
 // begin starts reading the value of the last key: a string, or a list.
 func (s *boundsScanner) begin(str bool) {
-	s.counting, s.entries = nil, 0
+	s.counting, s.entries, s.entry.open, s.units = nil, 0, false, utf16Units{}
 	if s.keyOver {
 		return
 	}
@@ -150,7 +171,7 @@ func (s *boundsScanner) begin(str bool) {
 			}
 		}
 	}
-	if ok && (str && b.MaxBytes > 0 || !str && b.Max > 0) {
+	if ok && (str && (b.MaxBytes > 0 || b.MaxUnits > 0) || !str && b.Max > 0) {
 		s.counting, s.name = &b, key
 	}
 }

@@ -107,9 +107,18 @@ func (e *ValidationError) add(field, format string, args ...any) {
 	e.Fields = append(e.Fields, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
+// MaxChatBytes bounds a chat reference as given, spaces included: the
+// longest @username is 33 bytes and the longest id 20, so only padding
+// goes past it. It lets a list of chats be judged as it arrives
+// (httpapi.Bound.MaxEntryBytes).
+const MaxChatBytes = 256
+
 // ValidateChat checks a chat reference (keys.ParseChat, spaces trimmed)
 // and returns it normalised.
 func ValidateChat(chat string) (string, error) {
+	if len(chat) > MaxChatBytes {
+		return "", fmt.Errorf("is %d bytes long; a chat id or @username is at most %d, spaces included", len(chat), MaxChatBytes)
+	}
 	chat = strings.TrimSpace(chat)
 	c, err := keys.ParseChat(chat)
 	switch {

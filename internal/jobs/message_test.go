@@ -55,6 +55,9 @@ func TestValidateChat(t *testing.T) {
 		{in: "@" + strings.Repeat("a", 33), wantErr: "not a valid @username"},
 		{in: "@with-dash", wantErr: "not a valid @username"},
 		{in: "@", wantErr: "not a valid @username"},
+		{in: strings.Repeat(" ", jobs.MaxChatBytes-2) + "42", want: "42"},
+		{in: strings.Repeat("0", jobs.MaxChatBytes-2) + "42", want: "42"},
+		{in: strings.Repeat(" ", jobs.MaxChatBytes-1) + "42", wantErr: "at most 256"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

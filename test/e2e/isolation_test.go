@@ -225,9 +225,11 @@ func TestTemplateFloodLeavesOthersFast(t *testing.T) {
 // 22 MiB at once: two broadcasts listing chats far over
 // HERALD_BROADCAST_MAX_CHATS (one with a declared length, one chunked), a
 // broadcast whose text is 22 MiB, a message of 22 MiB (over
-// HERALD_MAX_BODY_BYTES), and two broadcasts of 100,000 chats that are
-// neither ids nor usernames, which pass every bound checked while the body
-// arrives and so are read and decoded whole. Each gets its 4xx within 5 s,
+// HERALD_MAX_BODY_BYTES), a broadcast of 100,000 chats that are neither
+// ids nor usernames (refused at the first, as it arrives), and one of
+// 100,000 well-formed chats whose text is a number: it passes every check
+// made while the body arrives, so it is read and decoded whole. Each gets
+// its 4xx within 5 s,
 // the producer's peak RSS stays within 300 MiB, and another sender's small
 // messages posted meanwhile get their 202.
 func TestLargeInvalidBodiesBounded(t *testing.T) {
@@ -241,6 +243,12 @@ func TestLargeInvalidBodiesBounded(t *testing.T) {
 	badChats := func() io.Reader {
 		const prefix, suffix = `{"text":"hi","chats":[`, `"x"]}`
 		return patterned(prefix, longChat, suffix, len(prefix)+99_999*len(longChat)+len(suffix))
+	}
+	// The same length, but chats that pass (ids padded with spaces).
+	paddedChat := `"` + strings.Repeat(" ", 218) + "1000000001" + `",`
+	wholeBad := func() io.Reader {
+		const prefix, suffix = `{"chats":[`, `"1"],"text":5}`
+		return patterned(prefix, paddedChat, suffix, len(prefix)+99_999*len(paddedChat)+len(suffix))
 	}
 	type large struct {
 		name, path  string
@@ -259,7 +267,7 @@ func TestLargeInvalidBodiesBounded(t *testing.T) {
 		{name: "message, 22 MiB text", path: "/v1/messages", code: http.StatusRequestEntityTooLarge, field: `"body_too_large"`,
 			body: func() io.Reader { return patterned(`{"chat":"1001","text":"`, "abcdefgh", `"}`, largeBytes) }},
 		{name: "broadcast, 100,000 bad chats", path: "/v1/broadcasts", code: http.StatusBadRequest, field: `"chats[0]"`, body: badChats},
-		{name: "broadcast, 100,000 bad chats", path: "/v1/broadcasts", code: http.StatusBadRequest, field: `"chats[0]"`, body: badChats},
+		{name: "broadcast, 100,000 chats, text 5", path: "/v1/broadcasts", code: http.StatusBadRequest, field: `"text"`, body: wholeBad},
 	}
 	hwm0 := procStatus(t, iso.pid, "VmHWM")
 	rss0 := procStatus(t, iso.pid, "VmRSS")
