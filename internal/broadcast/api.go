@@ -100,7 +100,7 @@ func (a *broadcastsAPI) create(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, herr)
 		return
 	}
-	adm := a.admission(w, r)
+	adm := a.admission(w, r, len(body.Text))
 	res, err := a.svc.Create(r.Context(), Request{Bot: body.Bot, Chats: httpapi.ChatStrings(body.Chats), Audience: body.Audience,
 		Text: body.Text, Values: body.Values, Defaults: body.Defaults, ParseMode: body.ParseMode,
 		DisableNotification: body.DisableNotification, DisableLinkPreview: body.DisableLinkPreview, ProtectContent: body.ProtectContent,

@@ -20,19 +20,27 @@ type admission struct {
 	a        *broadcastsAPI
 	w        http.ResponseWriter
 	r        *http.Request
+	text     int // the template's bytes: about each message's text
 	taken    int
 	at       time.Time
 	answered bool // the quota's refusal (or Redis' failure) is answered
 }
 
-func (a *broadcastsAPI) admission(w http.ResponseWriter, r *http.Request) *admission {
-	return &admission{a: a, w: w, r: r}
+func (a *broadcastsAPI) admission(w http.ResponseWriter, r *http.Request, text int) *admission {
+	return &admission{a: a, w: w, r: r, text: text}
 }
 
-// admit is Request.Admit.
+// admit is Request.Admit: the Redis memory reserve first (the messages
+// must fit under its line with the bulk work accepted before them), then
+// the token's quotas.
 func (d *admission) admit(_ context.Context, chats int, at time.Time) error {
 	if d.a.quotas == nil {
 		return nil
+	}
+	if err := d.a.quotas.BulkFits(chats, d.text); err != nil {
+		httpapi.RefuseBulk(d.w, err)
+		d.answered = true
+		return errAnswered
 	}
 	if status := httpapi.TakeQuota(d.w, d.r, d.a.quotas, d.a.log, at, quota.Want{Name: quota.NameRecipients, N: chats},
 		quota.Want{Name: quota.NameBroadcastsPerHour, N: 1}); status != 0 {

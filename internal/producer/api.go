@@ -242,7 +242,7 @@ func (a *api) handleMessage(w http.ResponseWriter, r *http.Request) int {
 		httpapi.WriteError(w, herr)
 		return herr.Status
 	}
-	if err := a.bulk(req.Queue); err != nil {
+	if err := a.bulk(req.Queue, len(req.Text)); err != nil {
 		httpapi.RefuseBulk(w, err)
 		return http.StatusServiceUnavailable
 	}

@@ -33,12 +33,12 @@ func (a *api) settleQuota(ctx context.Context, token string, at time.Time, res j
 	}
 }
 
-// bulk is the reserve's verdict (quota.Store.Bulk) on a message for
-// queue: the low and broadcast queues are bulk work; the others, and a
-// message naming none, are not.
-func (a *api) bulk(queue string) error {
+// bulk is the reserve's verdict (quota.Store.BulkFits) on a message of
+// textBytes for queue: the low and broadcast queues are bulk work; the
+// others, and a message naming none, are not.
+func (a *api) bulk(queue string, textBytes int) error {
 	if queue != jobs.QueueLow && queue != jobs.QueueBroadcast {
 		return nil
 	}
-	return a.cfg.Quotas.Bulk()
+	return a.cfg.Quotas.BulkFits(1, textBytes)
 }

@@ -12,7 +12,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herald-dev/herald/internal/broker"
 	"github.com/herald-dev/herald/internal/config"
+	"github.com/herald-dev/herald/internal/jobs"
 )
 
 // Settings of the reserve.
@@ -71,18 +73,43 @@ func (c ReserveConfig) Check(p *config.Problems) {
 	}
 }
 
+// What bulk messages cost in Redis (docs/CAPACITY.md, measured with
+// TestReserveKeepsRoomForAlerts): a queued message takes MessageBytes plus
+// its text; once a worker has deferred it to its turn (a reservation, an
+// entry in its queue's turn log and in asynq's retry set) DeferBytes more,
+// until it is sent. The reserve counts both for the bulk messages
+// accepted, so that the backlog the workers have not reached yet cannot
+// grow Redis past the line later.
+const (
+	MessageBytes = 800
+	DeferBytes   = 512
+)
+
+// bulkQueues are the queues of bulk work whose pending messages are still
+// to be deferred.
+var bulkQueues = []string{jobs.QueueLow, jobs.QueueBroadcast}
+
 // Reserve watches Redis' memory and tells whether bulk work may still be
-// stored. It samples INFO memory every ReserveSample (Run); a request only
-// reads the last sample.
+// stored. It samples INFO memory and the bulk queues' pending counts every
+// ReserveSample (Run); a request reads the last sample, plus what this
+// process admitted since (Fits).
 type Reserve struct {
-	rdb  redis.UniversalClient
-	cfg  ReserveConfig
-	log  *slog.Logger
-	last atomic.Pointer[memory]
+	rdb      redis.UniversalClient
+	cfg      ReserveConfig
+	log      *slog.Logger
+	last     atomic.Pointer[memory]
+	admitted atomic.Int64 // bytes Fits let in since the last sample
 }
 
-// memory is one sample: used_memory and the limit it is measured against.
-type memory struct{ used, limit int64 }
+// memory is one sample: used_memory, the limit it is measured against, and
+// the bulk messages pending (not deferred yet).
+type memory struct{ used, limit, backlog int64 }
+
+// expected is the memory the sample stands for once its backlog is
+// deferred, plus what was admitted since.
+func (r *Reserve) expected(m *memory) int64 {
+	return m.used + m.backlog*DeferBytes + r.admitted.Load()
+}
 
 // NewReserve returns the reserve of rdb; cfg must have its defaults.
 func NewReserve(rdb redis.UniversalClient, cfg ReserveConfig, log *slog.Logger) *Reserve {
@@ -107,15 +134,27 @@ func (r *Reserve) Run(ctx context.Context) {
 
 // Sample reads Redis' memory once.
 func (r *Reserve) Sample(ctx context.Context) error {
-	info, err := r.rdb.Info(ctx, "memory").Result()
-	if err != nil {
+	info := r.rdb.Info(ctx, "memory")
+	pending := make([]*redis.IntCmd, len(bulkQueues))
+	for i, q := range bulkQueues {
+		// Each queue's key has its own hash slot: one call each.
+		pending[i] = r.rdb.LLen(ctx, broker.PendingKey(q))
+	}
+	if err := info.Err(); err != nil {
 		return fmt.Errorf("INFO memory: %w", err)
 	}
-	m := memory{used: infoField(info, "used_memory"), limit: infoField(info, "maxmemory")}
+	m := memory{used: infoField(info.Val(), "used_memory"), limit: infoField(info.Val(), "maxmemory")}
+	for _, c := range pending {
+		if err := c.Err(); err != nil {
+			return fmt.Errorf("LLEN of a bulk queue: %w", err)
+		}
+		m.backlog += c.Val()
+	}
 	if m.limit == 0 {
 		m.limit = r.cfg.MemoryLimit
 	}
 	r.last.Store(&m)
+	r.admitted.Store(0)
 	return nil
 }
 
@@ -131,22 +170,41 @@ func infoField(info, name string) int64 {
 	return 0
 }
 
-// ReserveError refuses bulk work: Redis uses more than its share.
+// ReserveError refuses bulk work: Redis uses, or with the bulk messages
+// accepted and this request would use, more than its share.
 type ReserveError struct {
-	Used, Limit int64
-	Percent     int
+	// Used is Redis' memory with the accepted backlog deferred; Asked what
+	// the refused request would add (0 when it was not counted).
+	Used, Asked, Limit int64
+	Percent            int
 }
 
 func (e *ReserveError) Error() string {
-	return fmt.Sprintf("Redis uses %d of %d bytes of memory (%.0f%%); the last %d%% is kept for alerts, heartbeats and the critical and default queues (%s), "+
+	asked := ""
+	if e.Asked > 0 {
+		asked = fmt.Sprintf(" and this request would add about %d", e.Asked)
+	}
+	return fmt.Sprintf("Redis uses %d of %d bytes of memory (%.0f%%) with the bulk messages queued%s; the last %d%% is kept for alerts, heartbeats and the critical and default queues (%s), "+
 		"so broadcasts, audiences and the low and broadcast queues are refused until messages drain; retry later",
-		e.Used, e.Limit, 100*float64(e.Used)/float64(e.Limit), e.Percent, EnvReservePercent)
+		e.Used, e.Limit, 100*float64(e.Used)/float64(e.Limit), asked, e.Percent, EnvReservePercent)
 }
 
 // Bulk returns a *ReserveError when bulk work must be refused: the last
 // sample shows Redis using more than its limit less the reserve. Nil when
 // the reserve is off, no limit is known, or nothing was sampled yet.
 func (r *Reserve) Bulk() error {
+	return r.fits(0, false)
+}
+
+// Fits is Bulk for a request that stores n bulk messages of textBytes
+// each: nil, and the messages counted until the next sample, when they
+// fit under the line with what Redis holds and the bulk messages accepted
+// before them will take.
+func (r *Reserve) Fits(n, textBytes int) error {
+	return r.fits(int64(n)*(MessageBytes+DeferBytes+int64(textBytes)), true)
+}
+
+func (r *Reserve) fits(asked int64, admit bool) error {
 	if r == nil || r.cfg.Percent <= 0 {
 		return nil
 	}
@@ -154,8 +212,11 @@ func (r *Reserve) Bulk() error {
 	if m == nil || m.limit <= 0 {
 		return nil
 	}
-	if m.used*100 > m.limit*int64(100-r.cfg.Percent) {
-		return &ReserveError{Used: m.used, Limit: m.limit, Percent: r.cfg.Percent}
+	if used := r.expected(m); (used+asked)*100 > m.limit*int64(100-r.cfg.Percent) {
+		return &ReserveError{Used: used, Asked: asked, Limit: m.limit, Percent: r.cfg.Percent}
+	}
+	if admit {
+		r.admitted.Add(asked)
 	}
 	return nil
 }

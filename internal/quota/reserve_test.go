@@ -68,6 +68,56 @@ func TestReserveRefusesBulkBeforeRedisIsFull(t *testing.T) {
 	}
 }
 
+// TestReserveCountsWhatBulkWorkWillTake: a request for n bulk messages is
+// measured with its own size (each message, its text and its deferral),
+// the bulk messages still pending (each yet to be deferred) and what this
+// process admitted since the last sample, so that two requests between
+// samples cannot both take the room left, nor a backlog grow Redis past
+// the line once the workers defer it.
+func TestReserveCountsWhatBulkWorkWillTake(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	const limit = 64 << 20
+	r := quota.NewReserve(rdb, quota.ReserveConfig{MemoryLimit: limit}.WithDefaults(), slog.New(slog.DiscardHandler))
+	if err := r.Sample(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const each = quota.MessageBytes + quota.DeferBytes + 200
+	room := limit*8/10 - usedMemory(t, rdb)
+	half := int(room/each/2) + 100 // two halves do not fit
+	if err := r.Fits(half, 200); err != nil {
+		t.Fatalf("the first %d messages: %v", half, err)
+	}
+	var re *quota.ReserveError
+	if err := r.Fits(half, 200); !errors.As(err, &re) || re.Asked != int64(half)*each {
+		t.Fatalf("the second %d messages before a sample: %v, want refused asking %d bytes", half, err, int64(half)*each)
+	}
+	if err := r.Bulk(); err != nil {
+		t.Fatalf("one message after the first half: %v", err)
+	}
+	// A backlog of pending broadcast messages counts its deferral.
+	enq := jobs.NewEnqueuer(rdb, jobs.EnqueueConfig{})
+	const backlog = 5000
+	for i := 0; i < backlog; i += 500 {
+		if err := fillBroadcast(ctx, enq, i, 500); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Sample(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err := r.Fits(1<<30/each, 200)
+	if !errors.As(err, &re) {
+		t.Fatalf("a gigabyte of messages: %v", err)
+	}
+	if used := usedMemory(t, rdb); re.Used < used+backlog*quota.DeferBytes-(1<<20) || re.Used > used+backlog*quota.DeferBytes+(1<<20) {
+		t.Fatalf("expected use %d with used_memory %d and %d pending broadcast messages; want about %d", re.Used, used, backlog, used+backlog*quota.DeferBytes)
+	}
+	if !strings.Contains(err.Error(), "this request would add") {
+		t.Fatalf("the refusal does not say what the request would add: %v", err)
+	}
+}
+
 // TestReserveUsesTheSettingWithoutMaxmemory: a Redis without maxmemory is
 // measured against HERALD_REDIS_MEMORY_LIMIT; with neither, nothing is
 // refused.

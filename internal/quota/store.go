@@ -33,6 +33,16 @@ func (s *Store) Bulk() error {
 	return s.reserve.Bulk()
 }
 
+// BulkFits is the reserve's verdict on n bulk messages of textBytes each
+// (Reserve.Fits): nil when they may be stored, or when s (or its reserve)
+// is nil.
+func (s *Store) BulkFits(n, textBytes int) error {
+	if s == nil {
+		return nil
+	}
+	return s.reserve.Fits(n, textBytes)
+}
+
 // StartReserve samples Redis' memory in the background (Reserve.Start);
 // without a reserve, stop does nothing.
 func (s *Store) StartReserve(ctx context.Context) (stop func()) {

@@ -73,6 +73,12 @@ type isolation struct {
 // producer's answer) with a tokens file naming senders A and B.
 func startIsolation(t *testing.T) *isolation {
 	t.Helper()
+	return startIsolationWith(t, fleettest.Options{Timeout: 2 * time.Minute})
+}
+
+// startIsolationWith is startIsolation on the stack o describes.
+func startIsolationWith(t *testing.T, o fleettest.Options) *isolation {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
@@ -91,7 +97,8 @@ func startIsolation(t *testing.T) *isolation {
 		t.Fatal(err)
 	}
 	// ProducerEnv comes after the fleet's own tokens file: the last value wins.
-	s := fleettest.Start(t, fleettest.Options{Timeout: 2 * time.Minute, ProducerEnv: []string{"HERALD_TOKENS_FILE=" + tokens}})
+	o.ProducerEnv = append(o.ProducerEnv, "HERALD_TOKENS_FILE="+tokens)
+	s := fleettest.Start(t, o)
 	tr := &http.Transport{MaxIdleConnsPerHost: 2 * floodSenders}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &isolation{s: s, client: &http.Client{Transport: tr, Timeout: 30 * time.Second}, pid: s.Fleet.Producer.Pid()}
@@ -99,10 +106,11 @@ func startIsolation(t *testing.T) *isolation {
 
 // answer is one request's outcome.
 type answer struct {
-	code int
-	body string
-	took time.Duration
-	err  error
+	code       int
+	body       string
+	took       time.Duration
+	err        error
+	retryAfter string
 }
 
 // post sends body (size bytes; -1 for a chunked body of unknown length) to
@@ -127,7 +135,7 @@ func (iso *isolation) post(ctx context.Context, path, token string, body io.Read
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	return answer{code: resp.StatusCode, body: string(b), took: time.Since(t0), err: err}
+	return answer{code: resp.StatusCode, body: string(b), took: time.Since(t0), err: err, retryAfter: resp.Header.Get("Retry-After")}
 }
 
 // small posts the n-th small message of sender B to a private chat.
