@@ -145,32 +145,28 @@ func TestReserveKeepsRoomForAlerts(t *testing.T) {
 // usedMemory reads Redis' used_memory.
 func usedMemory(t *testing.T, ctx context.Context, rdb *redis.Client) int64 {
 	t.Helper()
-	info, err := rdb.Info(ctx, "memory").Result()
+	n, err := strconv.ParseInt(infoField(t, ctx, rdb, "memory", "used_memory"), 10, 64)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("INFO memory: used_memory: %v", err)
 	}
-	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatal("INFO memory has no used_memory")
-	return 0
+	return n
 }
 
 // oomErrors is Redis' count of commands refused for memory ("" for none).
 func oomErrors(t *testing.T, ctx context.Context, rdb *redis.Client) string {
 	t.Helper()
-	info, err := rdb.Info(ctx, "errorstats").Result()
+	return infoField(t, ctx, rdb, "errorstats", "errorstat_OOM")
+}
+
+// infoField is the value of field in INFO section ("" when absent).
+func infoField(t *testing.T, ctx context.Context, rdb *redis.Client, section, field string) string {
+	t.Helper()
+	info, err := rdb.Info(ctx, section).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, "errorstat_OOM:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			return v
 		}
 	}
