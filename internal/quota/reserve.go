@@ -108,7 +108,7 @@ type memory struct{ used, limit, backlog int64 }
 // expected is the memory the sample stands for once its backlog is
 // deferred, plus what was admitted since.
 func (r *Reserve) expected(m *memory) int64 {
-	return m.used + m.backlog*DeferBytes + r.admitted.Load()
+	return m.used + m.backlog*DeferBytes
 }
 
 // NewReserve returns the reserve of rdb; cfg must have its defaults.
@@ -134,6 +134,8 @@ func (r *Reserve) Run(ctx context.Context) {
 
 // Sample reads Redis' memory once.
 func (r *Reserve) Sample(ctx context.Context) error {
+	// What is admitted from here on may not show in this reading.
+	before := r.admitted.Load()
 	info := r.rdb.Info(ctx, "memory")
 	pending := make([]*redis.IntCmd, len(bulkQueues))
 	for i, q := range bulkQueues {
@@ -154,7 +156,7 @@ func (r *Reserve) Sample(ctx context.Context) error {
 		m.limit = r.cfg.MemoryLimit
 	}
 	r.last.Store(&m)
-	r.admitted.Store(0)
+	r.admitted.Add(-before)
 	return nil
 }
 
@@ -212,13 +214,17 @@ func (r *Reserve) fits(asked int64, admit bool) error {
 	if m == nil || m.limit <= 0 {
 		return nil
 	}
-	if used := r.expected(m); (used+asked)*100 > m.limit*int64(100-r.cfg.Percent) {
-		return &ReserveError{Used: used, Asked: asked, Limit: m.limit, Percent: r.cfg.Percent}
+	// Checked and counted in one step (compare and swap), so that
+	// concurrent requests never take the same room.
+	for {
+		admitted := r.admitted.Load()
+		if used := r.expected(m) + admitted; (used+asked)*100 > m.limit*int64(100-r.cfg.Percent) {
+			return &ReserveError{Used: used, Asked: asked, Limit: m.limit, Percent: r.cfg.Percent}
+		}
+		if !admit || r.admitted.CompareAndSwap(admitted, admitted+asked) {
+			return nil
+		}
 	}
-	if admit {
-		r.admitted.Add(asked)
-	}
-	return nil
 }
 
 // Start samples in the background until ctx is done or stop is called;

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -115,6 +117,36 @@ func TestReserveCountsWhatBulkWorkWillTake(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "this request would add") {
 		t.Fatalf("the refusal does not say what the request would add: %v", err)
+	}
+}
+
+// TestReserveAdmitsConcurrentRequestsWithinTheRoom: requests checked at
+// the same moment see each other, so together they never take more than
+// the room under the line.
+func TestReserveAdmitsConcurrentRequestsWithinTheRoom(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	const limit = 64 << 20
+	r := quota.NewReserve(rdb, quota.ReserveConfig{MemoryLimit: limit}.WithDefaults(), slog.New(slog.DiscardHandler))
+	if err := r.Sample(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	const each = quota.MessageBytes + quota.DeferBytes
+	room := limit*8/10 - usedMemory(t, rdb)
+	n := int(room / each / 10) // ten such requests fit, not eleven
+	var wg sync.WaitGroup
+	var admitted atomic.Int32
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r.Fits(n, 0) == nil {
+				admitted.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := admitted.Load(); got != 10 {
+		t.Fatalf("%d of 64 concurrent requests of %d messages admitted, want 10 (room %d bytes)", got, n, room)
 	}
 }
 
