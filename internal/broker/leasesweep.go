@@ -62,6 +62,9 @@ type leaseSweeper struct {
 	wake       func(queue string)
 	recovered  func(queue string, n int)
 	log        *slog.Logger
+	// reach, when set, holds the sweep back until Redis has answered
+	// steadily for reachGrace after an outage (see reach).
+	reach *reach
 }
 
 // newLeaseSweeper returns a sweeper of queues that requeues a task whose
@@ -84,6 +87,12 @@ func (s *leaseSweeper) Sweep(ctx context.Context) int {
 	total := 0
 	for _, q := range s.queues {
 		if n, err := s.rdb.ZCount(ctx, LeaseKey(q), "-inf", "("+lenient).Result(); err == nil && n == 0 {
+			continue
+		}
+		if s.reach != nil && !s.reach.steady(reachGrace) {
+			// Every lease went stale in the outage, the live workers' too:
+			// they extend them at their next heartbeat.
+			s.log.Info("lease sweep waits: Redis answers again after an outage", "queue", q, "grace", reachGrace)
 			continue
 		}
 		res, err := sweepLeasesScript.Run(ctx, s.rdb,
@@ -110,7 +119,25 @@ func (s *leaseSweeper) Sweep(ctx context.Context) int {
 	return total
 }
 
-// Run sweeps every interval until ctx ends.
+// Run sweeps every interval until ctx ends, and once more as soon as an
+// outage's grace ends, so that a dead worker's tasks do not wait a whole
+// interval longer for it.
 func (s *leaseSweeper) Run(ctx context.Context) {
-	background.Every(ctx, background.Jitter(s.interval), s.interval, func() { s.Sweep(ctx) })
+	timer := time.NewTimer(background.Jitter(s.interval))
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		s.Sweep(ctx)
+		next := background.Jitter(s.interval)
+		if s.reach != nil {
+			if left := s.reach.left(reachGrace); left > 0 && left < next {
+				next = left + 100*time.Millisecond
+			}
+		}
+		timer.Reset(next)
+	}
 }

@@ -38,19 +38,7 @@ func TestLeaseSweeperRequeuesOnlyStaleLeases(t *testing.T) {
 	// asynq pops from the right of pending and pushes onto active.
 	lastExtended := map[string]time.Duration{"dead": 35 * time.Second, "stale": 20 * time.Second, "fresh": 2 * time.Second}
 	for _, id := range ids[:3] {
-		if err := rdb.LRem(ctx, PendingKey(q), 0, id).Err(); err != nil {
-			t.Fatal(err)
-		}
-		if err := rdb.LPush(ctx, ActiveKey(q), id).Err(); err != nil {
-			t.Fatal(err)
-		}
-		lease := now.Add(leaseDuration - lastExtended[id]).Unix()
-		if err := rdb.ZAdd(ctx, LeaseKey(q), redisZ(float64(lease), id)).Err(); err != nil {
-			t.Fatal(err)
-		}
-		if err := rdb.HSet(ctx, taskKey(q, id), "state", "active").Err(); err != nil {
-			t.Fatal(err)
-		}
+		activate(t, rdb, q, id, now.Add(leaseDuration-lastExtended[id]))
 	}
 	var (
 		mu        sync.Mutex
@@ -101,6 +89,25 @@ func TestLeaseSweeperRequeuesOnlyStaleLeases(t *testing.T) {
 	}
 	if n := newSweeper().Sweep(ctx); n != 0 {
 		t.Errorf("a second sweep moved %d tasks, want 0", n)
+	}
+}
+
+// activate moves pending task id of queue q to active the way asynq's
+// dequeue does, with its lease ending at lease.
+func activate(t *testing.T, rdb redis.Cmdable, q, id string, lease time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	if err := rdb.LRem(ctx, PendingKey(q), 0, id).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.LPush(ctx, ActiveKey(q), id).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.ZAdd(ctx, LeaseKey(q), redisZ(float64(lease.Unix()), id)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.HSet(ctx, taskKey(q, id), "state", "active").Err(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -197,6 +197,8 @@ func NewServer(rdb redis.UniversalClient, cfg ServerConfig) (*Server, error) {
 	if cfg.LeaseRecoveryAfter > 0 {
 		s.sweeper = newLeaseSweeper(rdb, s.queues, cfg.LeaseRecoveryAfter, cfg.LeaseSweepInterval,
 			s.waker.WakeQueue, cfg.OnLeaseRecovered, cfg.Logger)
+		s.sweeper.reach = newReach()
+		rdb.AddHook(s.sweeper.reach.hook())
 	}
 	reclaimAfter := cfg.Groups.ReclaimAfter
 	if reclaimAfter <= 0 {
