@@ -65,25 +65,28 @@ end
 return out
 `)
 
-// releaseScript takes a count back from one bucket, when the bucket is
-// still there (an expired bucket is not made again).
+// releaseScript takes counts back from buckets that are still there (an
+// expired bucket is not made again).
 //
 // KEYS[1]: the token's quota hash (keys.TokenQuota).
-// ARGV[1]: the field, "<quota>:<bucket>"; ARGV[2]: the count.
-// A bucket brought down to 0 is deleted (and the hash with its last
-// field), so that a request refused after its take, which gives its count
-// back, leaves nothing in Redis.
-// Returns the bucket's new count, or 0 when it was gone.
+// ARGV: pairs of a field, "<quota>:<bucket>", and the count to take back
+// from it. A bucket brought down to 0 is deleted (and the hash with its
+// last field), so that a request refused after its take, which gives its
+// count back, leaves nothing in Redis.
+// Returns the new count of the last bucket, or 0 when it was gone.
 var releaseScript = redis.NewScript(`
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
-  local n = redis.call('HINCRBY', KEYS[1], ARGV[1], -tonumber(ARGV[2]))
-  if n <= 0 then
-    redis.call('HDEL', KEYS[1], ARGV[1])
-    return 0
+local n = 0
+for i = 1, #ARGV, 2 do
+  n = 0
+  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 then
+    n = redis.call('HINCRBY', KEYS[1], ARGV[i], -tonumber(ARGV[i + 1]))
+    if n <= 0 then
+      redis.call('HDEL', KEYS[1], ARGV[i])
+      n = 0
+    end
   end
-  return n
 end
-return 0
+return n
 `)
 
 // audienceScript admits one audience of a token: a new name only while

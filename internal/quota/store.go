@@ -141,26 +141,37 @@ func (s *Store) Give(ctx context.Context, token, name string, at time.Time, n in
 	if !ok {
 		return fmt.Errorf("quota: %q is not a counting quota", name)
 	}
-	field := name + ":" + strconv.FormatInt(at.UnixMilli()/k.width.Milliseconds(), 10)
+	field := bucketField(name, k, at)
 	if err := releaseScript.Run(ctx, s.rdb, []string{keys.TokenQuota(token)}, field, n).Err(); err != nil {
 		return fmt.Errorf("quota: release %s: %w", token, err)
 	}
 	return nil
 }
 
+// bucketField is the quota hash's field of quota name's bucket that holds
+// the time at.
+func bucketField(name string, k kind, at time.Time) string {
+	return name + ":" + strconv.FormatInt(at.UnixMilli()/k.width.Milliseconds(), 10)
+}
+
+// settledQuota is the quota a message that left the queues is taken back
+// from: a broadcast's (queue broadcast) from its recipients', any other
+// from the messages'.
+func settledQuota(broadcast bool) string {
+	if broadcast {
+		return NameRecipients
+	}
+	return NameQueued
+}
+
 // Settled takes back one queued message of the token from, created at
-// created, that left the queues: a broadcast's (queue broadcast) from
-// its recipients' quota, any other from the messages'. Herald's own
-// messages (from "") count against no quota.
+// created, that left the queues (settledQuota). Herald's own messages
+// (from "") count against no quota. Workers gather these in Releases.
 func (s *Store) Settled(ctx context.Context, from string, broadcast bool, created time.Time) error {
 	if from == "" || created.IsZero() {
 		return nil
 	}
-	name := NameQueued
-	if broadcast {
-		name = NameRecipients
-	}
-	return s.Give(ctx, from, name, created, 1)
+	return s.Give(ctx, from, settledQuota(broadcast), created, 1)
 }
 
 // KeepAudience admits the token's audience name until expires: a name it

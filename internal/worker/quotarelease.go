@@ -12,12 +12,12 @@ import (
 
 // quotaRelease wraps the messages' handler: once a message's task ends
 // (sent, failed, cancelled, dropped) it leaves its token's queued count
-// (internal/quota), in the bucket of its creation time: one script, only
-// for messages a token sent.
+// (internal/quota), in the bucket of its creation time, with the other
+// messages the process settles in the next quota.DefaultReleaseEvery
+// (quota.Releases): only for messages a token sent.
 type quotaRelease struct {
-	next   broker.Handler
-	quotas *quota.Store
-	h      *handler
+	next     broker.Handler
+	releases *quota.Releases
 }
 
 // quotaFields are what the release reads of a payload.
@@ -35,10 +35,6 @@ func (q quotaRelease) Handle(ctx context.Context, t broker.Task) error {
 	if json.Unmarshal(t.Payload, &f) != nil || f.From == "" {
 		return err
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-	defer cancel()
-	if rerr := q.quotas.Settled(rctx, f.From, t.Queue == jobs.QueueBroadcast, f.CreatedAt); rerr != nil {
-		q.h.log.Warn("could not take a settled message out of its token's queued count; it leaves with its bucket", "task_id", t.ID, "error", rerr)
-	}
+	q.releases.Settled(f.From, t.Queue == jobs.QueueBroadcast, f.CreatedAt)
 	return err
 }

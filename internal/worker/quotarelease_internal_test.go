@@ -38,11 +38,12 @@ func TestQuotaReleaseOnlyWhenTheTaskEnds(t *testing.T) {
 		{nil, 2},
 		{broker.Archive("chat_blocked", errors.New("x")), 1},
 	} {
-		q := quotaRelease{next: broker.HandlerFunc(func(context.Context, broker.Task) error { return tc.outcome }),
-			quotas: store, h: &handler{log: slog.New(slog.DiscardHandler)}}
+		rel := quota.NewReleases(store, time.Hour, slog.New(slog.DiscardHandler))
+		q := quotaRelease{next: broker.HandlerFunc(func(context.Context, broker.Task) error { return tc.outcome }), releases: rel}
 		if err := q.Handle(ctx, broker.Task{Type: jobs.TypeSendMessage, Payload: payload, Queue: "default"}); err != tc.outcome {
 			t.Fatalf("outcome %v became %v", tc.outcome, err)
 		}
+		rel.Flush(ctx)
 		u, err := store.Take(ctx, "cron", lim, created, quota.Want{Name: quota.NameQueued, N: 0})
 		if err != nil || u[0].Used != tc.want {
 			t.Fatalf("after %v: %+v %v, want %d counted", tc.outcome, u, err, tc.want)

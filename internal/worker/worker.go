@@ -244,6 +244,8 @@ type Worker struct {
 	digests digestTasks
 	handler *handler
 	Metrics *metrics
+	// releases takes settled messages out of their tokens' counts.
+	releases *quota.Releases
 
 	// extra and components are what Handle and Attach added.
 	extra      map[string]broker.Handler
@@ -298,8 +300,9 @@ func New(cfg Config) (*Worker, error) {
 		rdb.Close()
 		return nil, err
 	}
+	releases := quota.NewReleases(quota.NewStore(rdb, nil), 0, h.log)
 	return &Worker{cfg: cfg, rdb: rdb, srv: srv, handler: h, Metrics: metrics, digests: digestTasks{h: h, d: dg},
-		components: []Component{h.stops}}, nil
+		releases: releases, components: []Component{h.stops, releases}}, nil
 }
 
 // Client is the worker's Redis client (closed when Run returns).
@@ -319,7 +322,7 @@ func (w *Worker) Ping(ctx context.Context) error { return durable.CheckPrimary(c
 // back to Redis.
 func (w *Worker) Run(ctx context.Context) error {
 	handlers := map[string]broker.Handler{
-		jobs.TypeSendMessage: quotaRelease{next: w.handler, quotas: quota.NewStore(w.rdb, nil), h: w.handler},
+		jobs.TypeSendMessage: quotaRelease{next: w.handler, releases: w.releases},
 		digest.TypeDigest:    w.digests,
 		jobs.TypeDigestItem:  w.digests,
 	}
