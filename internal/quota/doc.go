@@ -26,8 +26,9 @@
 // hour over a 24-hour horizon. The producer adds a message to the bucket
 // of its creation time (jobs.SendMessage.CreatedAt); the worker takes it
 // away from that bucket when the message leaves the queues: sent, failed
-// (archived), cancelled or dropped (Release, one HINCRBY by a script that
-// never recreates a bucket that expired). What this misses heals itself:
+// (archived), cancelled or dropped (Releases: a worker gathers 100 ms of
+// them and runs one script per token, which never recreates a bucket that
+// expired). What this misses heals itself:
 //   - a message that leaves without the worker's release (cancelled while
 //     pending, a worker killed between its last step and the release)
 //     keeps counting until its bucket leaves the horizon: at most 24 hours;
