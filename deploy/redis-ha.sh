@@ -5,10 +5,15 @@
 #   redis-ha.sh data [redis-server options...]   a Redis data node
 #   redis-ha.sh sentinel                         a sentinel
 #
-# Both ask the sentinels (SENTINEL get-master-addr-by-name) who the master
-# is before they start. A data node then starts as a replica of that master
-# (`--replicaof`), or as the master when the answer is its own address; a
-# sentinel monitors that master. The answer given by most sentinels wins.
+# Both ask the sentinels (SENTINEL MASTER) who the master is before they
+# start. A data node then starts as a replica of that master (`--replicaof`),
+# or as the master when the answer is its own address; a sentinel monitors
+# that master. The answer with the highest config epoch wins (the newest
+# failover), as it does among the sentinels themselves: right after a
+# failover only its leader names the new master until its hello messages
+# reach the others, so a majority would still name the old one, and a
+# restarted old master would start as a second master. Among answers of the
+# same epoch, the one most sentinels give wins.
 # When no sentinel answers in ASK_ROUNDS rounds (the group's first start, or
 # every sentinel down), the node falls back to FIRST_MASTER, the address the
 # group started with.
@@ -37,10 +42,10 @@ sentinel) NODE_PORT=${NODE_PORT:-26379} ;;
 *) NODE_PORT=${NODE_PORT:-6379} ;;
 esac
 
-# ask_master prints "ip port" of the master most sentinels name, or
-# nothing. It asks every sentinel at once, each for up to ASK_TIMEOUT
-# seconds, in up to ASK_ROUNDS rounds until one answers, and reports on
-# stderr why a sentinel gave no answer.
+# ask_master prints "ip port" of the master named under the newest config
+# epoch, or nothing. It asks every sentinel at once, each for up to
+# ASK_TIMEOUT seconds, in up to ASK_ROUNDS rounds until one answers, and
+# reports on stderr why a sentinel gave no answer.
 ask_master() {
 	dir=$(mktemp -d)
 	round=0
@@ -51,13 +56,17 @@ ask_master() {
 			i=$((i + 1))
 			[ "$s" = "$NODE_IP:$NODE_PORT" ] && continue
 			timeout "${ASK_TIMEOUT:-2}" redis-cli --raw -h "${s%:*}" -p "${s##*:}" \
-				SENTINEL get-master-addr-by-name "$MASTER_NAME" >"$dir/$i.out" 2>"$dir/$i.err" ||
+				SENTINEL MASTER "$MASTER_NAME" >"$dir/$i.out" 2>"$dir/$i.err" ||
 				echo "redis-ha: round $round: no answer from $s (exit $?) $(cat "$dir/$i.err")" >>"$dir/log" &
 		done
 		wait
+		# Each answer is field and value on alternate lines; keep
+		# "epoch ip port", then the most given address of the top epoch.
 		for f in "$dir"/*.out; do
-			[ -f "$f" ] && awk 'NR == 1 { ip = $0 } NR == 2 { print ip, $0 }' "$f"
-		done | grep -E '^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+ [0-9]+$' |
+			[ -f "$f" ] && awk 'NR % 2 == 1 { k = $0; next } { v[k] = $0 }
+				END { if (("ip" in v) && ("port" in v) && ("config-epoch" in v)) print v["config-epoch"], v["ip"], v["port"] }' "$f"
+		done | grep -E '^[0-9]+ [0-9]+\.[0-9]+\.[0-9]+\.[0-9]+ [0-9]+$' |
+			sort -k1,1nr | awk 'NR == 1 { top = $1 } $1 == top { print $2, $3 }' |
 			sort | uniq -c | sort -rn | awk 'NR == 1 { print $2, $3 }' >"$dir/answer"
 		[ -s "$dir/answer" ] && break
 	done

@@ -22,10 +22,22 @@ const redisHAScript = "deploy/redis-ha.sh"
 // instead of starting Redis, and returns those arguments.
 func runRedisHA(t *testing.T, env map[string]string, args ...string) []string {
 	t.Helper()
+	return runRedisHAWith(t, nil, env, args...)
+}
+
+// runRedisHAWith is runRedisHA with more commands on PATH: stubs maps a
+// command's name to its shell script.
+func runRedisHAWith(t *testing.T, stubs map[string]string, env map[string]string, args ...string) []string {
+	t.Helper()
 	bin := t.TempDir()
-	stub := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done\n"
-	if err := os.WriteFile(filepath.Join(bin, "docker-entrypoint.sh"), []byte(stub), 0o755); err != nil {
-		t.Fatal(err)
+	all := map[string]string{"docker-entrypoint.sh": "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done\n"}
+	for name, script := range stubs {
+		all[name] = script
+	}
+	for name, script := range all {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cmd := exec.Command("sh", append([]string{filepath.Join(repoRoot(t), redisHAScript)}, args...)...)
 	cmd.Env = []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "MASTER_NAME=herald"}
@@ -98,6 +110,34 @@ func TestRedisHAFollowsTheSentinels(t *testing.T) {
 	env["SENTINELS"] = "127.0.0.1:" + strconv.Itoa(closed)
 	if argv := runRedisHA(t, env, "data"); replicaOf(argv) != "127.0.0.9:6379" {
 		t.Errorf("no sentinel answering: %q, want a replica of FIRST_MASTER", argv)
+	}
+}
+
+// TestRedisHATakesTheNewestFailover: right after a failover only its
+// leader names the new master (config epoch 1) while two sentinels still
+// name the old one (epoch 0); the old master, restarted then, must start as
+// a replica of the new master, not as a second master because most
+// sentinels still name it. The sentinels here are a redis-cli on PATH that
+// answers SENTINEL MASTER as each of them would at that moment.
+func TestRedisHATakesTheNewestFailover(t *testing.T) {
+	t.Parallel()
+	cli := `#!/bin/sh
+port=; while [ $# -gt 0 ]; do [ "$1" = -p ] && port=$2; shift; done
+case $port in
+7001|7002) ip=127.0.0.21 p=6379 epoch=0 ;;
+7003) ip=127.0.0.22 p=6379 epoch=1 ;;
+*) echo "Could not connect" >&2; exit 1 ;;
+esac
+printf 'name\nherald\nip\n%s\nport\n%s\nrunid\nx\nflags\nmaster\nconfig-epoch\n%s\nnum-slaves\n1\n' "$ip" "$p" "$epoch"
+`
+	env := map[string]string{"NODE_IP": "127.0.0.21", "NODE_PORT": "6379", "FIRST_MASTER": "127.0.0.21",
+		"SENTINELS": "127.0.0.1:7001 127.0.0.1:7002 127.0.0.1:7003"}
+	if argv := runRedisHAWith(t, map[string]string{"redis-cli": cli}, env, "data"); replicaOf(argv) != "127.0.0.22:6379" {
+		t.Errorf("the old master, two sentinels naming it at epoch 0 and one naming 127.0.0.22 at epoch 1: %q", argv)
+	}
+	env["NODE_IP"] = "127.0.0.22"
+	if argv := runRedisHAWith(t, map[string]string{"redis-cli": cli}, env, "data"); replicaOf(argv) != "" {
+		t.Errorf("the new master restarted: %q, want no --replicaof", argv)
 	}
 }
 
