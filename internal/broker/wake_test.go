@@ -318,20 +318,11 @@ func startFleet(t *testing.T, workers int) *fleet {
 // a task or not (INFO commandstats counts the commands scripts call).
 func dequeues(t *testing.T, rdb *redis.Client) int64 {
 	t.Helper()
-	s, err := rdb.Info(context.Background(), "commandstats").Result()
+	by, err := redistest.CommandCalls(context.Background(), rdb)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(s, "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_rpoplpush:calls="); ok {
-			n, err := strconv.ParseInt(strings.SplitN(rest, ",", 2)[0], 10, 64)
-			if err != nil {
-				t.Fatalf("INFO commandstats: %q: %v", line, err)
-			}
-			return n
-		}
-	}
-	return 0
+	return by["rpoplpush"]
 }
 
 // quiet waits until no dequeue has reached Redis for a while (every worker

@@ -12,7 +12,8 @@ import "github.com/redis/go-redis/v9"
 // when allowed), then per quota: its count (after the take when allowed),
 // the Unix ms at which its oldest counted bucket leaves the horizon (0
 // when nothing is counted)}. Buckets that left their horizon are deleted
-// on the way; the hash expires one horizon after the last take.
+// on the way; the hash expires one horizon (one bucket more) after the take
+// that started its newest bucket.
 var takeScript = redis.NewScript(`
 local now = tonumber(ARGV[1])
 local qs, by = {}, {}
@@ -46,10 +47,10 @@ for i, q in ipairs(qs) do
     out[2] = i
   end
 end
-local ttl = 0
+local ttl, fresh = 0, false
 for _, q in ipairs(qs) do
   if out[1] == 1 and q.n > 0 then
-    redis.call('HINCRBY', KEYS[1], q.name .. ':' .. q.cur, q.n)
+    if redis.call('HINCRBY', KEYS[1], q.name .. ':' .. q.cur, q.n) == q.n then fresh = true end
     q.sum = q.sum + q.n
     if q.oldest < 0 then q.oldest = q.cur end
   end
@@ -59,9 +60,10 @@ for _, q in ipairs(qs) do
   out[#out+1] = reset
   if q.w * (q.b + 1) > ttl then ttl = q.w * (q.b + 1) end
 end
-if out[1] == 1 and redis.call('PTTL', KEYS[1]) < ttl then
-  redis.call('PEXPIRE', KEYS[1], ttl)
-end
+-- A bucket counts until its start plus the horizon, so the hash needs a
+-- longer life only when a take starts a new bucket; the takes after it in
+-- the same bucket leave the expiry alone (no PTTL per take).
+if fresh then redis.call('PEXPIRE', KEYS[1], ttl) end
 return out
 `)
 

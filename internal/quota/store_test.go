@@ -147,3 +147,52 @@ func TestAudiencesAreCountedUntilTheyExpire(t *testing.T) {
 		t.Fatalf("after the others expired: %v", err)
 	}
 }
+
+// TestTheHashLivesForItsNewestBucket: the quota hash lives one horizon past
+// the take that started its newest bucket; the takes after it in the same
+// bucket cost no expiry command (neither PTTL nor PEXPIRE), and a take in a
+// new bucket extends the life again.
+func TestTheHashLivesForItsNewestBucket(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	s, ctx := quota.NewStore(rdb, nil), context.Background()
+	lim := quota.Limits{QueuedMessages: 100}.WithDefaults()
+	key := keys.TokenQuota("cron")
+	at := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	take := func(at time.Time) {
+		t.Helper()
+		if _, err := s.Take(ctx, "cron", lim, at, quota.Want{Name: quota.NameQueued, N: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := func(cmd string) int64 {
+		t.Helper()
+		by, err := redistest.CommandCalls(ctx, rdb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return by[cmd]
+	}
+	take(at)
+	// The horizon is 24 one-hour buckets; the hash keeps one more.
+	if ttl := rdb.PTTL(ctx, key).Val(); ttl <= 24*time.Hour || ttl > 25*time.Hour {
+		t.Fatalf("after the first take the hash expires in %s, want 24h-25h", ttl)
+	}
+	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		take(at.Add(time.Duration(i) * time.Minute))
+	}
+	if n, m := calls("pttl"), calls("pexpire"); n != 0 || m != 0 {
+		t.Fatalf("10 takes in a started bucket ran PTTL %d and PEXPIRE %d times, want 0", n, m)
+	}
+	// Shorten the life, as time passing would: a take in the next bucket
+	// gives it a whole horizon again.
+	if err := rdb.PExpire(ctx, key, time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	take(at.Add(time.Hour))
+	if ttl := rdb.PTTL(ctx, key).Val(); ttl <= 24*time.Hour {
+		t.Fatalf("after a take in a new bucket the hash expires in %s, want over 24h", ttl)
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/herald-dev/herald/internal/jobs"
 	"github.com/herald-dev/herald/internal/ratelimit"
+	"github.com/herald-dev/herald/test/redistest"
 )
 
 // BenchmarkSaturatedThroughput measures one in-process worker with its
@@ -103,21 +104,13 @@ func redisCPU(tb testing.TB, rdb *redis.Client) time.Duration {
 // commandCount is the total of INFO commandstats, less the INFO calls,
 // and the calls by command.
 func commandCount(tb testing.TB, rdb *redis.Client) (int64, map[string]int64) {
-	s, err := rdb.Info(context.Background(), "commandstats").Result()
+	by, err := redistest.CommandCalls(context.Background(), rdb)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	var total int64
-	by := map[string]int64{}
-	for _, line := range strings.Split(s, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":calls=")
-		if !ok || name == "info" {
-			continue
-		}
-		v, _, _ := strings.Cut(rest, ",")
-		c, _ := strconv.ParseInt(v, 10, 64)
+	for _, c := range by {
 		total += c
-		by[name] = c
 	}
 	return total, by
 }

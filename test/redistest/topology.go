@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -363,4 +364,30 @@ func (c *Cluster) WaitNewMaster(ctx context.Context, key, old string) (string, e
 		case <-time.After(50 * time.Millisecond): // the cluster bus is not ours to listen to
 		}
 	}
+}
+
+// CommandCalls returns the calls per command name that INFO commandstats
+// reports on c's server (the commands scripts call count too), the INFO
+// calls themselves left out.
+func CommandCalls(ctx context.Context, c interface {
+	Info(ctx context.Context, section ...string) *redis.StringCmd
+}) (map[string]int64, error) {
+	s, err := c.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, line := range strings.Split(s, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":calls=")
+		if !ok || name == "info" {
+			continue
+		}
+		v, _, _ := strings.Cut(rest, ",")
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("INFO commandstats: %q: %w", line, err)
+		}
+		out[name] = n
+	}
+	return out, nil
 }

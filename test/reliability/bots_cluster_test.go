@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,19 +42,15 @@ func masterCommands(ctx context.Context, c *redistest.Cluster) (map[string]int64
 			continue
 		}
 		cl := redis.NewClient(&redis.Options{Addr: n.Addr})
-		s, err := cl.Info(ctx, "commandstats").Result()
+		by, err := redistest.CommandCalls(ctx, cl)
 		_ = cl.Close()
 		if err != nil {
 			return nil, err
 		}
-		for _, line := range strings.Split(s, "\n") {
-			name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":")
-			if !ok || name == "info" || name == "replconf" || !strings.HasPrefix(rest, "calls=") {
-				continue
+		for name, calls := range by {
+			if name != "replconf" {
+				out[n.Addr] += calls
 			}
-			v, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
-			calls, _ := strconv.ParseInt(v, 10, 64)
-			out[n.Addr] += calls
 		}
 	}
 	return out, nil
