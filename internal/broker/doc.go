@@ -26,7 +26,8 @@
 // worker's Redis client. The hook recognises asynq's dequeue script by its
 // keys; when a dequeue round finds every queue empty, it holds the round in a
 // blocking pop on Herald's wake list until there is news: a token a producer
-// pushed after an enqueue (Notify), a local wake-up (a deferred task made
+// pushed after an enqueue (Notify; Notifier pushes the tokens of a
+// producer's concurrent requests in one LPUSH), a local wake-up (a deferred task made
 // due, a forward of due tasks seen on the same client, recognised by the
 // forward script's keys) pushed to the worker's own inbox, or a second
 // elapsing (the next round is then answered from the empty marks below,

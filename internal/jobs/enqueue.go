@@ -107,12 +107,14 @@ type Enqueuer struct {
 	rdb    redis.UniversalClient
 	cfg    EnqueueConfig
 	now    func() time.Time
+	wake   *broker.Notifier // gathers the wake tokens of concurrent requests
 }
 
 // NewEnqueuer builds an Enqueuer on an existing go-redis client (shared with
 // the caller, not closed by Close).
 func NewEnqueuer(rdb redis.UniversalClient, cfg EnqueueConfig) *Enqueuer {
-	return &Enqueuer{client: asynq.NewClientFromRedisClient(rdb), rdb: rdb, cfg: cfg.WithDefaults(), now: time.Now}
+	return &Enqueuer{client: asynq.NewClientFromRedisClient(rdb), rdb: rdb, cfg: cfg.WithDefaults(), now: time.Now,
+		wake: broker.NewNotifier(rdb)}
 }
 
 // Settle returns once the writes recorded in ctx (durable.Track; Enqueue
@@ -278,8 +280,9 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (Result, error) {
 		e.claim(ctx, info.ID, info.Queue)
 	}
 	// Wake an idle worker now rather than at its next poll. Best effort: the
-	// task is already stored, and workers poll anyway.
-	_ = broker.Notify(ctx, e.rdb, queue)
+	// task is already stored, and workers poll anyway. Concurrent requests'
+	// tokens go in one push (broker.Notifier).
+	_ = e.wake.Notify(ctx, queue)
 	return Result{TaskID: info.ID, Queue: info.Queue}, nil
 }
 
