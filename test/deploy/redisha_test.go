@@ -22,12 +22,14 @@ const redisHAScript = "deploy/redis-ha.sh"
 // instead of starting Redis, and returns those arguments.
 func runRedisHA(t *testing.T, env map[string]string, args ...string) []string {
 	t.Helper()
-	return runRedisHAWith(t, nil, env, args...)
+	return runRedisHAWith(t, "", nil, env, args...)
 }
 
 // runRedisHAWith is runRedisHA with more commands on PATH: stubs maps a
-// command's name to its shell script.
-func runRedisHAWith(t *testing.T, stubs map[string]string, env map[string]string, args ...string) []string {
+// command's name to its shell script. With applets (a directory of
+// busybox's applets, see busyboxApplets), the script runs under busybox
+// with nothing else on PATH, as in the Alpine image the compose file names.
+func runRedisHAWith(t *testing.T, applets string, stubs map[string]string, env map[string]string, args ...string) []string {
 	t.Helper()
 	bin := t.TempDir()
 	all := map[string]string{"docker-entrypoint.sh": "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done\n"}
@@ -39,8 +41,12 @@ func runRedisHAWith(t *testing.T, stubs map[string]string, env map[string]string
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command("sh", append([]string{filepath.Join(repoRoot(t), redisHAScript)}, args...)...)
-	cmd.Env = []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "MASTER_NAME=herald"}
+	shell, path := "sh", bin+":"+os.Getenv("PATH")
+	if applets != "" {
+		shell, path = filepath.Join(applets, "sh"), bin+":"+applets
+	}
+	cmd := exec.Command(shell, append([]string{filepath.Join(repoRoot(t), redisHAScript)}, args...)...)
+	cmd.Env = []string{"PATH=" + path, "MASTER_NAME=herald"}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -118,7 +124,9 @@ func TestRedisHAFollowsTheSentinels(t *testing.T) {
 // name the old one (epoch 0); the old master, restarted then, must start as
 // a replica of the new master, not as a second master because most
 // sentinels still name it. The sentinels here are a redis-cli on PATH that
-// answers SENTINEL MASTER as each of them would at that moment.
+// answers SENTINEL MASTER as each of them would at that moment. The script
+// runs under the host's sh and, where installed, under busybox alone (the
+// Alpine image's shell and tools).
 func TestRedisHATakesTheNewestFailover(t *testing.T) {
 	t.Parallel()
 	cli := `#!/bin/sh
@@ -130,15 +138,39 @@ case $port in
 esac
 printf 'name\nherald\nip\n%s\nport\n%s\nrunid\nx\nflags\nmaster\nconfig-epoch\n%s\nnum-slaves\n1\n' "$ip" "$p" "$epoch"
 `
-	env := map[string]string{"NODE_IP": "127.0.0.21", "NODE_PORT": "6379", "FIRST_MASTER": "127.0.0.21",
-		"SENTINELS": "127.0.0.1:7001 127.0.0.1:7002 127.0.0.1:7003"}
-	if argv := runRedisHAWith(t, map[string]string{"redis-cli": cli}, env, "data"); replicaOf(argv) != "127.0.0.22:6379" {
-		t.Errorf("the old master, two sentinels naming it at epoch 0 and one naming 127.0.0.22 at epoch 1: %q", argv)
+	shells := map[string]string{"sh": ""}
+	if dir := busyboxApplets(t); dir != "" {
+		shells["busybox"] = dir
 	}
-	env["NODE_IP"] = "127.0.0.22"
-	if argv := runRedisHAWith(t, map[string]string{"redis-cli": cli}, env, "data"); replicaOf(argv) != "" {
-		t.Errorf("the new master restarted: %q, want no --replicaof", argv)
+	for name, applets := range shells {
+		env := map[string]string{"NODE_IP": "127.0.0.21", "NODE_PORT": "6379", "FIRST_MASTER": "127.0.0.21",
+			"SENTINELS": "127.0.0.1:7001 127.0.0.1:7002 127.0.0.1:7003"}
+		if argv := runRedisHAWith(t, applets, map[string]string{"redis-cli": cli}, env, "data"); replicaOf(argv) != "127.0.0.22:6379" {
+			t.Errorf("%s: the old master, two sentinels naming it at epoch 0 and one naming 127.0.0.22 at epoch 1: %q", name, argv)
+		}
+		env["NODE_IP"] = "127.0.0.22"
+		if argv := runRedisHAWith(t, applets, map[string]string{"redis-cli": cli}, env, "data"); replicaOf(argv) != "" {
+			t.Errorf("%s: the new master restarted: %q, want no --replicaof", name, argv)
+		}
 	}
+}
+
+// busyboxApplets returns a directory holding, as links to busybox, the
+// commands redis-ha.sh runs, or "" when busybox is not installed (.ci/run
+// installs it).
+func busyboxApplets(t *testing.T) string {
+	t.Helper()
+	bb, err := exec.LookPath("busybox")
+	if err != nil {
+		return ""
+	}
+	dir := t.TempDir()
+	for _, a := range []string{"sh", "awk", "sort", "grep", "uniq", "timeout", "mktemp", "cat", "rm", "id", "printf", "echo"} {
+		if err := os.Symlink(bb, filepath.Join(dir, a)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // TestRedisHASentinelConfig: a sentinel started by redis-ha.sh monitors
