@@ -95,5 +95,8 @@ func TestAcknowledgeFromSource(t *testing.T) {
 	edits := s.Fake.Edits(m.ChatID, m.MessageID)
 	if n := strings.Count(cur.Current().Text, "Acknowledged by"); n != 1 || len(edits) != 1 {
 		t.Errorf("after a second acknowledgement: %d lines, %d edits, want 1 and 1:\n%s", n, len(edits), cur.Current().Text)
+		for i, e := range edits {
+			t.Logf("edit %d at %s: %q, markup %+v", i, e.At.Format("15:04:05.000"), e.Text, e.ReplyMarkup)
+		}
 	}
 }

@@ -91,12 +91,14 @@ const (
 )
 
 // awaitThread waits, for at most threadWait, until the thread of p's
-// alert has its record. The worker writes it once Telegram has answered
-// the send, a moment after the message shows in the chat; an
-// acknowledgement that came in between would name the incident without
-// the thread's first message (incidentOf), and a repeat of the event after
-// the record would name another, adding the line twice. Without a thread,
-// or past the wait (the send failed or is still queued), it goes on.
+// alert has its record: a value naming the first message ("<id>:<kind>"),
+// not the producer's "pending" mark, which it holds from the enqueue until
+// the send. The worker writes the record once Telegram has answered the
+// send, a moment after the message shows in the chat; an acknowledgement
+// that came in between would name the incident without the thread's first
+// message (incidentOf), and a repeat of the event after the record would
+// name another, adding the line twice. Without a thread, or past the wait
+// (the send failed or is still queued), it goes on.
 func (s *SourceAcks) awaitThread(ctx context.Context, p *press) error {
 	if p.subj.ThreadKey == "" {
 		return nil
@@ -104,9 +106,16 @@ func (s *SourceAcks) awaitThread(ctx context.Context, p *press) error {
 	key := p.keys.Thread(p.subj.Chat, p.subj.ThreadKey)
 	deadline := time.Now().Add(threadWait)
 	for {
-		n, err := s.h.rdb.Exists(ctx, key).Result()
-		if err != nil || n > 0 || !time.Now().Before(deadline) {
+		v, err := s.h.rdb.Get(ctx, key).Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+		case err != nil:
 			return err
+		case strings.Contains(v, ":"):
+			return nil
+		}
+		if !time.Now().Before(deadline) {
+			return nil
 		}
 		select {
 		case <-ctx.Done():
