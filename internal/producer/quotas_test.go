@@ -81,7 +81,9 @@ func TestMessagesQuota(t *testing.T) {
 		t.Fatalf("invalid message: %d", rec.Code)
 	}
 	// The worker settles one of them.
-	if err := store.Settled(context.Background(), "api", false, time.Now()); err != nil {
+	rel := quota.NewReleases(store, time.Hour, slog.New(slog.DiscardHandler))
+	rel.Settled("api", false, time.Now())
+	if err := rel.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	accepted(t, post(h, `{"chat":"5","text":"room again"}`))

@@ -2,6 +2,7 @@ package quota
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -43,7 +44,7 @@ func NewReleases(s *Store, every time.Duration, log *slog.Logger) *Releases {
 }
 
 // Settled notes one message of token from, created at created, that left
-// the queues (see Store.Settled); it is taken back at the next flush.
+// the queues (settledQuota); it is taken back at the next flush.
 func (r *Releases) Settled(from string, broadcast bool, created time.Time) {
 	if from == "" || created.IsZero() {
 		return
@@ -69,13 +70,14 @@ func (r *Releases) Settled(from string, broadcast bool, created time.Time) {
 func (r *Releases) flushNow() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	r.Flush(ctx)
+	_ = r.Flush(ctx) // logged
 }
 
 // Flush takes back what was gathered: one script run per token. A token
 // whose run fails keeps its counts until they expire with their buckets;
-// the failure is logged.
-func (r *Releases) Flush(ctx context.Context) {
+// the failure is logged, and the failures are returned joined.
+func (r *Releases) Flush(ctx context.Context) error {
+	var errs []error
 	r.mu.Lock()
 	pending := r.pending
 	r.pending, r.armed = map[string]map[string]int{}, false
@@ -88,10 +90,12 @@ func (r *Releases) Flush(ctx context.Context) {
 			n += c
 		}
 		if err := releaseScript.Run(ctx, r.store.rdb, []string{keys.TokenQuota(token)}, args...).Err(); err != nil {
+			errs = append(errs, err)
 			r.log.Warn("could not take settled messages out of their token's queued count; they leave with their buckets",
 				"token", token, "messages", n, "error", err)
 		}
 	}
+	return errors.Join(errs...)
 }
 
 // Start implements the worker's Component; the batcher needs no

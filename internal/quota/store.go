@@ -155,23 +155,14 @@ func bucketField(name string, k kind, at time.Time) string {
 }
 
 // settledQuota is the quota a message that left the queues is taken back
-// from: a broadcast's (queue broadcast) from its recipients', any other
-// from the messages'.
+// from (Releases): a broadcast's (queue broadcast) from its recipients',
+// any other from the messages'. Herald's own messages (from "") count
+// against no quota.
 func settledQuota(broadcast bool) string {
 	if broadcast {
 		return NameRecipients
 	}
 	return NameQueued
-}
-
-// Settled takes back one queued message of the token from, created at
-// created, that left the queues (settledQuota). Herald's own messages
-// (from "") count against no quota. Workers gather these in Releases.
-func (s *Store) Settled(ctx context.Context, from string, broadcast bool, created time.Time) error {
-	if from == "" || created.IsZero() {
-		return nil
-	}
-	return s.Give(ctx, from, settledQuota(broadcast), created, 1)
 }
 
 // KeepAudience admits the token's audience name until expires: a name it

@@ -3,6 +3,7 @@ package quota_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -15,6 +16,17 @@ func newStore(t *testing.T) (*quota.Store, context.Context) {
 	t.Helper()
 	rdb := redistest.Start(t).Client(t)
 	return quota.NewStore(rdb, quota.NewMetrics(nil)), context.Background()
+}
+
+// settle takes one settled message of token back through a Releases, as
+// a worker does, flushed at once.
+func settle(t *testing.T, s *quota.Store, token string, broadcast bool, created time.Time) {
+	t.Helper()
+	r := quota.NewReleases(s, time.Hour, slog.New(slog.DiscardHandler))
+	r.Settled(token, broadcast, created)
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestQueuedMessagesAreBoundedAndFreedAsTheySettle(t *testing.T) {
@@ -37,16 +49,12 @@ func TestQueuedMessagesAreBoundedAndFreedAsTheySettle(t *testing.T) {
 		t.Fatalf("another token: %v", err)
 	}
 	// One settles (created in the same hour): one more fits.
-	if err := s.Settled(ctx, "cron", false, at.Add(time.Minute)); err != nil {
-		t.Fatal(err)
-	}
+	settle(t, s, "cron", false, at.Add(time.Minute))
 	if _, err := s.Take(ctx, "cron", lim, at.Add(2*time.Minute), quota.Want{Name: quota.NameQueued, N: 1}); err != nil {
 		t.Fatalf("after a settle: %v", err)
 	}
 	// A broadcast's message settling frees nothing of the messages.
-	if err := s.Settled(ctx, "cron", true, at); err != nil {
-		t.Fatal(err)
-	}
+	settle(t, s, "cron", true, at)
 	if _, err := s.Take(ctx, "cron", lim, at, quota.Want{Name: quota.NameQueued, N: 1}); err == nil {
 		t.Fatal("a broadcast's settle freed a message's place")
 	}
@@ -60,9 +68,7 @@ func TestAReleaseNeverRecreatesAnExpiredBucket(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	s, ctx := quota.NewStore(rdb, nil), context.Background()
 	at := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
-	if err := s.Settled(ctx, "cron", false, at); err != nil {
-		t.Fatal(err)
-	}
+	settle(t, s, "cron", false, at)
 	if n := rdb.Exists(ctx, keys.TokenQuota("cron")).Val(); n != 0 {
 		t.Fatalf("a release with nothing counted made the key (%d)", n)
 	}
@@ -77,7 +83,7 @@ func TestAReleaseNeverRecreatesAnExpiredBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		_ = s.Settled(ctx, "cron", false, at)
+		settle(t, s, "cron", false, at)
 	}
 	u, err := s.Take(ctx, "cron", lim, later, quota.Want{Name: quota.NameQueued, N: 1})
 	if err != nil || u[0].Used != 2 {

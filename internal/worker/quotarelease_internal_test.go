@@ -43,7 +43,9 @@ func TestQuotaReleaseOnlyWhenTheTaskEnds(t *testing.T) {
 		if err := q.Handle(ctx, broker.Task{Type: jobs.TypeSendMessage, Payload: payload, Queue: "default"}); err != tc.outcome {
 			t.Fatalf("outcome %v became %v", tc.outcome, err)
 		}
-		rel.Flush(ctx)
+		if err := rel.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
 		u, err := store.Take(ctx, "cron", lim, created, quota.Want{Name: quota.NameQueued, N: 0})
 		if err != nil || u[0].Used != tc.want {
 			t.Fatalf("after %v: %+v %v, want %d counted", tc.outcome, u, err, tc.want)
