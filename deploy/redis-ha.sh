@@ -5,15 +5,21 @@
 #   redis-ha.sh data [redis-server options...]   a Redis data node
 #   redis-ha.sh sentinel                         a sentinel
 #
-# Both ask the sentinels (SENTINEL MASTER) who the master is before they
-# start. A data node then starts as a replica of that master (`--replicaof`),
-# or as the master when the answer is its own address; a sentinel monitors
-# that master. The answer with the highest config epoch wins (the newest
-# failover), as it does among the sentinels themselves: right after a
-# failover only its leader names the new master until its hello messages
-# reach the others, so a majority would still name the old one, and a
-# restarted old master would start as a second master. Among answers of the
-# same epoch, the one most sentinels give wins.
+# Both ask the sentinels who the master is before they start. A data node
+# then starts as a replica of that master (`--replicaof`), or as the master
+# when the answer is its own address; a sentinel monitors that master. The
+# answer with the highest config epoch wins (the newest failover), as it does
+# among the sentinels themselves: right after a failover only its leader
+# names the new master until its hello messages reach the others, so a
+# majority would still name the old one, and a restarted old master would
+# start as a second master. Among answers of the same epoch, the one most
+# sentinels give wins.
+# Each sentinel is asked for its config epoch (SENTINEL MASTER), then for
+# the address (SENTINEL GET-MASTER-ADDR-BY-NAME), then for the epoch again.
+# The address must come from GET-MASTER-ADDR-BY-NAME: while the leader
+# reconfigures the replicas, its SENTINEL MASTER already shows the new epoch
+# next to the old master's ip. An answer whose epoch changed while it was
+# asked is dropped, and the round is asked again.
 # When no sentinel answers in ASK_ROUNDS rounds (the group's first start, or
 # every sentinel down), the node falls back to FIRST_MASTER, the address the
 # group started with.
@@ -42,10 +48,36 @@ sentinel) NODE_PORT=${NODE_PORT:-26379} ;;
 *) NODE_PORT=${NODE_PORT:-6379} ;;
 esac
 
+# sentinel_says prints what sentinel $1 answers to SENTINEL $2 about the
+# master, one field per line, within ASK_TIMEOUT seconds.
+sentinel_says() {
+	timeout "${ASK_TIMEOUT:-2}" redis-cli --raw -h "${1%:*}" -p "${1##*:}" SENTINEL "$2" "$MASTER_NAME"
+}
+
+# ask_one prints "epoch ip port" as sentinel $1 names the master, or nothing
+# (and why on stderr) when it gives no answer or its epoch changed meanwhile.
+ask_one() {
+	e1=$(master_epoch "$1")
+	[ -n "$e1" ] || { echo "no answer"; return; }
+	addr=$(sentinel_says "$1" GET-MASTER-ADDR-BY-NAME | awk 'NR == 1 { ip = $0 } NR == 2 { print ip, $0 }')
+	[ -n "$addr" ] || { echo "no address"; return; }
+	e2=$(master_epoch "$1")
+	if [ "$e1" != "$e2" ]; then
+		echo "its config epoch went from $e1 to $e2 while asked"
+		return
+	fi
+	echo "$e1 $addr" >&3
+}
+
+# master_epoch prints the config epoch sentinel $1 holds for the master.
+master_epoch() {
+	sentinel_says "$1" MASTER | awk 'NR % 2 == 1 { k = $0; next } k == "config-epoch" { print; exit }'
+}
+
 # ask_master prints "ip port" of the master named under the newest config
-# epoch, or nothing. It asks every sentinel at once, each for up to
-# ASK_TIMEOUT seconds, in up to ASK_ROUNDS rounds until one answers, and
-# reports on stderr why a sentinel gave no answer.
+# epoch, or nothing. It asks every sentinel at once in up to ASK_ROUNDS
+# rounds until one answers, and reports on stderr why a sentinel gave no
+# answer.
 ask_master() {
 	dir=$(mktemp -d)
 	round=0
@@ -55,20 +87,21 @@ ask_master() {
 		for s in $SENTINELS; do
 			i=$((i + 1))
 			[ "$s" = "$NODE_IP:$NODE_PORT" ] && continue
-			timeout "${ASK_TIMEOUT:-2}" redis-cli --raw -h "${s%:*}" -p "${s##*:}" \
-				SENTINEL MASTER "$MASTER_NAME" >"$dir/$i.out" 2>"$dir/$i.err" ||
-				echo "redis-ha: round $round: no answer from $s (exit $?) $(cat "$dir/$i.err")" >>"$dir/log" &
+			ask_one "$s" 3>"$dir/$i.out" >"$dir/$i.why" 2>&1 &
 		done
 		wait
-		# Each answer is field and value on alternate lines; keep
-		# "epoch ip port", then the most given address of the top epoch.
-		for f in "$dir"/*.out; do
-			[ -f "$f" ] && awk 'NR % 2 == 1 { k = $0; next } { v[k] = $0 }
-				END { if (("ip" in v) && ("port" in v) && ("config-epoch" in v)) print v["config-epoch"], v["ip"], v["port"] }' "$f"
-		done | grep -E '^[0-9]+ [0-9]+\.[0-9]+\.[0-9]+\.[0-9]+ [0-9]+$' |
+		i=0
+		for s in $SENTINELS; do
+			i=$((i + 1))
+			[ -s "$dir/$i.why" ] && echo "redis-ha: round $round: $s: $(cat "$dir/$i.why")" >>"$dir/log"
+		done
+		# Keep the answers of the top epoch, then the most given address.
+		cat "$dir"/*.out 2>/dev/null | grep -E '^[0-9]+ [0-9]+\.[0-9]+\.[0-9]+\.[0-9]+ [0-9]+$' |
 			sort -k1,1nr | awk 'NR == 1 { top = $1 } $1 == top { print $2, $3 }' |
 			sort | uniq -c | sort -rn | awk 'NR == 1 { print $2, $3 }' >"$dir/answer"
-		[ -s "$dir/answer" ] && break
+		# A sentinel that moved to a new epoch while asked is mid-failover:
+		# ask again rather than follow those that have not heard of it yet.
+		[ -s "$dir/answer" ] && ! cat "$dir"/*.why 2>/dev/null | grep -q "went from" && break
 	done
 	[ -f "$dir/log" ] && cat "$dir/log" >&2
 	cat "$dir/answer"

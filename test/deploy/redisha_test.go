@@ -123,34 +123,53 @@ func TestRedisHAFollowsTheSentinels(t *testing.T) {
 // leader names the new master (config epoch 1) while two sentinels still
 // name the old one (epoch 0); the old master, restarted then, must start as
 // a replica of the new master, not as a second master because most
-// sentinels still name it. The sentinels here are a redis-cli on PATH that
-// answers SENTINEL MASTER as each of them would at that moment. The script
-// runs under the host's sh and, where installed, under busybox alone (the
-// Alpine image's shell and tools).
+// sentinels still name it. While the leader reconfigures the replicas, its
+// SENTINEL MASTER already shows epoch 1 next to the old master's ip, and
+// only GET-MASTER-ADDR-BY-NAME names the new one (Redis's
+// sentinelGetCurrentMasterAddress); CI started the old master as a master
+// in that window. The sentinels here are a redis-cli on PATH that answers
+// as each of them would at that moment. The script runs under the host's
+// sh and, where installed, under busybox alone (the Alpine image's shell
+// and tools).
 func TestRedisHATakesTheNewestFailover(t *testing.T) {
 	t.Parallel()
+	// LEADER is the leader's state: "reconf" while it reconfigures the
+	// replicas, "done" once it switched to the promoted replica, "moving"
+	// when the failover's new epoch lands between the script's two
+	// questions (its first SENTINEL MASTER still shows epoch 0).
 	cli := `#!/bin/sh
-port=; while [ $# -gt 0 ]; do [ "$1" = -p ] && port=$2; shift; done
+port=; cmd=; while [ $# -gt 0 ]; do
+	case $1 in -p) port=$2 ;; MASTER|GET-MASTER-ADDR-BY-NAME) cmd=$1 ;; esac; shift
+done
 case $port in
-7001|7002) ip=127.0.0.21 p=6379 epoch=0 ;;
-7003) ip=127.0.0.22 p=6379 epoch=1 ;;
+7001|7002) ip=127.0.0.21 addr=127.0.0.21 epoch=0 ;;
+7003) ip=127.0.0.22 addr=127.0.0.22 epoch=1; [ "$LEADER" = reconf ] && ip=127.0.0.21
+	if [ "$LEADER" = moving ] && [ "$cmd" = MASTER ] && [ ! -e "$STATE/asked" ]; then
+		: >"$STATE/asked"; ip=127.0.0.21 epoch=0
+	fi ;;
 *) echo "Could not connect" >&2; exit 1 ;;
 esac
-printf 'name\nherald\nip\n%s\nport\n%s\nrunid\nx\nflags\nmaster\nconfig-epoch\n%s\nnum-slaves\n1\n' "$ip" "$p" "$epoch"
+case $cmd in
+MASTER) printf 'name\nherald\nip\n%s\nport\n6379\nrunid\nx\nflags\nmaster\nconfig-epoch\n%s\nnum-slaves\n1\n' "$ip" "$epoch" ;;
+*) printf '%s\n6379\n' "$addr" ;;
+esac
 `
 	shells := map[string]string{"sh": ""}
 	if dir := busyboxApplets(t); dir != "" {
 		shells["busybox"] = dir
 	}
 	for name, applets := range shells {
-		env := map[string]string{"NODE_IP": "127.0.0.21", "NODE_PORT": "6379", "FIRST_MASTER": "127.0.0.21",
-			"SENTINELS": "127.0.0.1:7001 127.0.0.1:7002 127.0.0.1:7003"}
-		if argv := runRedisHAWith(t, applets, map[string]string{"redis-cli": cli}, env, "data"); replicaOf(argv) != "127.0.0.22:6379" {
-			t.Errorf("%s: the old master, two sentinels naming it at epoch 0 and one naming 127.0.0.22 at epoch 1: %q", name, argv)
-		}
-		env["NODE_IP"] = "127.0.0.22"
-		if argv := runRedisHAWith(t, applets, map[string]string{"redis-cli": cli}, env, "data"); replicaOf(argv) != "" {
-			t.Errorf("%s: the new master restarted: %q, want no --replicaof", name, argv)
+		for _, leader := range []string{"reconf", "done", "moving"} {
+			env := map[string]string{"NODE_IP": "127.0.0.21", "NODE_PORT": "6379", "FIRST_MASTER": "127.0.0.21",
+				"SENTINELS": "127.0.0.1:7001 127.0.0.1:7002 127.0.0.1:7003", "LEADER": leader, "STATE": t.TempDir()}
+			stubs := map[string]string{"redis-cli": cli}
+			if argv := runRedisHAWith(t, applets, stubs, env, "data"); replicaOf(argv) != "127.0.0.22:6379" {
+				t.Errorf("%s, leader %s: the old master, two sentinels naming it at epoch 0 and the leader naming 127.0.0.22 at epoch 1: %q", name, leader, argv)
+			}
+			env["NODE_IP"] = "127.0.0.22"
+			if argv := runRedisHAWith(t, applets, stubs, env, "data"); replicaOf(argv) != "" {
+				t.Errorf("%s, leader %s: the new master restarted: %q, want no --replicaof", name, leader, argv)
+			}
 		}
 	}
 }
